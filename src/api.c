@@ -1,0 +1,509 @@
+/* api.c -- the rank-side API: worlds, requests, point to point, waits.
+ *
+ * Every operation passes the rank's gate, emits its post event, and hands the
+ * request to the engine (sends) or to the rank's own matcher (receives). A rank
+ * that must wait spins briefly, then sleeps on a futex word of its own; whoever
+ * completes one of its requests bumps the word and wakes it. The spin is what
+ * makes a message cost a microsecond instead of a condition variable's tens.
+ */
+#include "world.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- send modes */
+
+bool cs_send_mode_parse(const char *s, cs_send_mode *out) {
+    if (strcmp(s, "rendezvous") == 0) {
+        *out = (cs_send_mode){.eager_limit = 0, .rendezvous_only = true};
+        return true;
+    }
+    if (strcmp(s, "eager") == 0) {
+        *out = (cs_send_mode){.eager_limit = SIZE_MAX};
+        return true;
+    }
+    if (strncmp(s, "eager:", 6) == 0) {
+        const char *num = s + 6;
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(num, &end, 10);
+        if (*num < '0' || *num > '9' || errno || end == num) return false;
+        if (*end == 'k' || *end == 'K') n <<= 10, end++;
+        else if (*end == 'm' || *end == 'M') n <<= 20, end++;
+        if (*end) return false;
+        *out = (cs_send_mode){.eager_limit = (size_t)n};
+        return true;
+    }
+    return false;
+}
+
+const char *cs_send_mode_format(const cs_send_mode *m, char *buf, size_t len) {
+    if (m->rendezvous_only) snprintf(buf, len, "rendezvous");
+    else if (m->eager_limit == SIZE_MAX) snprintf(buf, len, "eager");
+    else snprintf(buf, len, "eager:%zu", m->eager_limit);
+    return buf;
+}
+
+bool cs_send_mode_is_eager(const cs_send_mode *m, size_t bytes) {
+    return !m->rendezvous_only && bytes <= m->eager_limit;
+}
+
+/* ---- futex: sleep on a rank's word until someone bumps it */
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t seen, const struct timespec *rel) {
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, seen, rel, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic uint32_t *word) {
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void cs_rank_wake(cs_rank *r) {
+    atomic_fetch_add(&r->futex, 1);
+    if (atomic_load(&r->sleeping)) futex_wake_all(&r->futex);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* ---- worlds */
+
+cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_t errlen) {
+    if (cfg->world < 1) {
+        snprintf(err, errlen, "world size must be at least 1 (got %d)", cfg->world);
+        return NULL;
+    }
+    const char *engine = cfg->engine ? cfg->engine : "thread";
+    if (strcmp(engine, "thread") != 0) {
+        snprintf(err, errlen, "unknown engine '%s'", engine);
+        return NULL;
+    }
+    cs_world *w = calloc(1, sizeof *w);
+    if (!w) goto nomem;
+    w->cfg = *cfg;
+    snprintf(w->engine_name, sizeof w->engine_name, "%s", engine);
+    w->cfg.engine = w->engine_name;
+    snprintf(w->script_name, sizeof w->script_name, "%s", cfg->script ? cfg->script : "script");
+    w->cfg.script = w->script_name;
+    w->bus = bus;
+    w->ranks = calloc((size_t)cfg->world, sizeof *w->ranks);
+    w->matchers = calloc((size_t)cfg->world, sizeof *w->matchers);
+    if (!w->ranks || !w->matchers) goto nomem;
+    for (int i = 0; i < cfg->world; i++) {
+        cs_rank *r = &w->ranks[i];
+        r->world = w;
+        r->rank = i;
+        r->next_req = 1;
+        r->budget.limit = cfg->mem_limit;
+        /* splitmix64 of seed and rank: distinct, reproducible streams */
+        uint64_t z = cfg->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        r->rng = (z ^ (z >> 31)) | 1;
+        cs_matcher_init(&w->matchers[i], i);
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    w->oversubscribed = cfg->world > (ncpu > 0 ? ncpu : 1);
+    /* Spinning pays only while the peer is running on another core; with more
+     * ranks than cores, yield instead so the peer gets to run at all. */
+    w->spin = w->oversubscribed ? 16 : 20000;
+    pthread_mutex_init(&w->end_lock, NULL);
+    pthread_cond_init(&w->end_cond, NULL);
+    w->engine = cs_engine_thread_new(w);
+    if (!w->engine) goto nomem;
+    return w;
+nomem:
+    snprintf(err, errlen, "out of memory creating a world of %d ranks", cfg->world);
+    cs_world_free(w);
+    return NULL;
+}
+
+void cs_world_free(cs_world *w) {
+    if (!w) return;
+    if (w->engine) w->engine->ops->destroy(w->engine);
+    if (w->matchers) {
+        for (int i = 0; i < w->cfg.world; i++) cs_matcher_destroy(&w->matchers[i]);
+        pthread_mutex_destroy(&w->end_lock);
+        pthread_cond_destroy(&w->end_cond);
+    }
+    free(w->matchers);
+    free(w->ranks);
+    free(w);
+}
+
+int cs_world_size(const cs_world *w) { return w->cfg.world; }
+cs_rank *cs_world_rank(cs_world *w, int rank) { return &w->ranks[rank]; }
+cs_bus *cs_world_bus(cs_world *w) { return w->bus; }
+const cs_world_config *cs_world_config_of(const cs_world *w) { return &w->cfg; }
+cs_end_reason cs_world_end_reason(const cs_world *w) { return (cs_end_reason)atomic_load(&w->end); }
+bool cs_world_aborted(const cs_world *w) { return atomic_load_explicit(&w->end, memory_order_acquire) != 0; }
+
+void cs_world_set_gate(cs_world *w, cs_gate_fn fn, void *ud) {
+    w->gate = fn;
+    w->gate_ud = ud;
+}
+
+bool cs_world_abort(cs_world *w, cs_end_reason why) {
+    int none = CS_END_NONE;
+    if (!atomic_compare_exchange_strong(&w->end, &none, (int)why)) return false;
+    for (int i = 0; i < w->cfg.world; i++) {
+        atomic_fetch_add(&w->ranks[i].futex, 1);
+        futex_wake_all(&w->ranks[i].futex);
+    }
+    pthread_mutex_lock(&w->end_lock);
+    pthread_cond_broadcast(&w->end_cond);
+    pthread_mutex_unlock(&w->end_lock);
+    return true;
+}
+
+int cs_world_wait(cs_world *w, double deadline, bool stop_on_abort) {
+    int rc = -1;
+    pthread_mutex_lock(&w->end_lock);
+    for (;;) {
+        if (w->nexited == w->cfg.world) { rc = 0; break; }
+        if (stop_on_abort && cs_world_aborted(w)) { rc = 1; break; }
+        double left = deadline - cs_now();
+        if (left <= 0) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double when = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + (left < 3600 ? left : 3600);
+        ts.tv_sec = (time_t)when;
+        ts.tv_nsec = (long)((when - (double)ts.tv_sec) * 1e9);
+        pthread_cond_timedwait(&w->end_cond, &w->end_lock, &ts);
+    }
+    pthread_mutex_unlock(&w->end_lock);
+    return rc;
+}
+
+/* ---- ranks */
+
+int cs_rank_id(const cs_rank *r) { return r->rank; }
+int cs_rank_world_size(const cs_rank *r) { return r->world->cfg.world; }
+cs_world *cs_rank_world(cs_rank *r) { return r->world; }
+cs_budget *cs_rank_budget(cs_rank *r) { return &r->budget; }
+uint64_t *cs_rank_rng(cs_rank *r) { return &r->rng; }
+const char *cs_rank_errmsg(const cs_rank *r) { return r->errmsg; }
+
+static void emit(cs_rank *r, cs_event *ev) {
+    ev->rank = r->rank;
+    cs_bus_emit(r->world->bus, ev);
+}
+
+static int fail_arg(cs_rank *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail_arg(cs_rank *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->errmsg, sizeof r->errmsg, fmt, ap);
+    va_end(ap);
+    return CS_EARG;
+}
+
+static int gate(cs_rank *r, cs_op op, int line) {
+    cs_world *w = r->world;
+    if (cs_world_aborted(w)) return CS_EABORT;
+    if (w->gate) return w->gate(w->gate_ud, r, op, line);
+    return CS_OK;
+}
+
+/* ---- requests */
+
+static cs_request *request_new(cs_rank *r, cs_op op, cs_tensor *t, int peer, int tag, int line) {
+    cs_request *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    atomic_init(&q->refs, 1);
+    atomic_init(&q->state, CS_REQ_PENDING);
+    q->op = op;
+    q->owner = r;
+    q->rank = r->rank;
+    q->id = r->next_req++;
+    q->peer = peer;
+    q->source = CS_NO_RANK;
+    q->tag = tag;
+    q->buf = cs_tensor_retain(t);
+    q->bytes = cs_tensor_nbytes(t);
+    q->line = line;
+    return q;
+}
+
+cs_request *cs_request_retain(cs_request *q) {
+    atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
+    return q;
+}
+
+void cs_request_release(cs_request *q) {
+    if (!q || atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel) != 1) return;
+    cs_tensor_release(q->buf);
+    free(q->errmsg);
+    free(q);
+}
+
+bool cs_request_is_completed(const cs_request *q) {
+    return atomic_load_explicit(&q->state, memory_order_acquire) != CS_REQ_PENDING;
+}
+
+cs_op cs_request_op(const cs_request *q) { return q->op; }
+uint64_t cs_request_id(const cs_request *q) { return q->id; }
+int cs_request_line(const cs_request *q) { return q->line; }
+int cs_request_source(const cs_request *q) { return q->source; }
+cs_tensor *cs_request_tensor(const cs_request *q) { return q->buf; }
+
+void cs_request_finish(cs_request *q, cs_err err, const char *msg) {
+    cs_rank *owner = q->owner;
+    cs_event ev = {.type = CS_EV_COMPLETE, .req = q->id, .op = q->op, .status = err};
+    emit(owner, &ev);
+    if (err != CS_OK) {
+        q->err = err;
+        q->errmsg = msg ? strdup(msg) : NULL;
+    }
+    atomic_store_explicit(&q->state, err == CS_OK ? CS_REQ_DONE : CS_REQ_FAILED,
+                          memory_order_release);
+    cs_rank_wake(owner);
+    cs_request_release(q); /* the engine's reference */
+}
+
+static void fill_post(cs_event *ev, const cs_request *q, const cs_tensor *t) {
+    ev->type = CS_EV_POST;
+    ev->req = q->id;
+    ev->op = q->op;
+    ev->peer = q->peer;
+    ev->tag = q->tag;
+    ev->ctx = q->ctx;
+    ev->bytes = q->bytes;
+    ev->dtype = t->dtype;
+    ev->ndim = t->ndim;
+    memcpy(ev->shape, t->shape, sizeof ev->shape);
+    ev->line = q->line;
+    ev->eager = q->eager;
+}
+
+/* ---- posting */
+
+static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
+    if (!t) return fail_arg(r, "%s: expected a tensor", what);
+    if (!cs_tensor_is_contiguous(t))
+        return fail_arg(r, "%s: the tensor must be contiguous (use t:contiguous())", what);
+    return CS_OK;
+}
+
+static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int line,
+                     cs_request **out) {
+    const char *name = cs_op_name(op);
+    cs_world *w = r->world;
+    int rc;
+    if ((rc = check_tensor(r, t, name)) != CS_OK) return rc;
+    if (dst < 0 || dst >= w->cfg.world)
+        return fail_arg(r, "%s: destination %d is outside the world (ranks 0 to %d)", name, dst,
+                        w->cfg.world - 1);
+    if (tag < 0) return fail_arg(r, "%s: tag must be >= 0 (got %d)", name, tag);
+    if ((rc = gate(r, op, line)) != CS_OK) return rc;
+    cs_request *q = request_new(r, op, t, dst, tag, line);
+    if (!q) return CS_ENOMEM;
+    q->eager = cs_send_mode_is_eager(&w->cfg.mode, q->bytes);
+    cs_event ev = {0};
+    fill_post(&ev, q, t);
+    emit(r, &ev);
+    rc = w->engine->ops->send(w->engine, cs_request_retain(q), q->eager);
+    if (rc != CS_OK) {
+        cs_request_release(q);
+        cs_request_release(q);
+        return rc;
+    }
+    *out = q;
+    return CS_OK;
+}
+
+static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int line,
+                     cs_request **out) {
+    const char *name = cs_op_name(op);
+    cs_world *w = r->world;
+    int rc;
+    if ((rc = check_tensor(r, t, name)) != CS_OK) return rc;
+    if (src != CS_ANY_SOURCE && (src < 0 || src >= w->cfg.world))
+        return fail_arg(r, "%s: source %d is outside the world (ranks 0 to %d)", name, src,
+                        w->cfg.world - 1);
+    if (tag < 0) return fail_arg(r, "%s: tag must be >= 0 (got %d)", name, tag);
+    if ((rc = gate(r, op, line)) != CS_OK) return rc;
+    cs_request *q = request_new(r, op, t, src, tag, line);
+    if (!q) return CS_ENOMEM;
+    cs_event ev = {0};
+    fill_post(&ev, q, t);
+    emit(r, &ev);
+    cs_match_post_recv(w, &w->matchers[r->rank], cs_request_retain(q));
+    *out = q;
+    return CS_OK;
+}
+
+/* ---- waiting */
+
+typedef struct waitset {
+    cs_request **qs;
+    int n;
+} waitset;
+
+static bool all_done(const waitset *ws) {
+    for (int i = 0; i < ws->n; i++)
+        if (!cs_request_is_completed(ws->qs[i])) return false;
+    return true;
+}
+
+static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
+    uint64_t small[16];
+    uint64_t *ids = ws->n <= 16 ? small : malloc((size_t)ws->n * sizeof *ids);
+    cs_event ev = {.type = block ? CS_EV_BLOCK : CS_EV_UNBLOCK, .line = line};
+    if (block && ids) {
+        for (int i = 0; i < ws->n; i++) ids[i] = ws->qs[i]->id;
+        ev.reqs = ids;
+        ev.nreqs = ws->n;
+    }
+    emit(r, &ev);
+    if (ids != small) free(ids);
+}
+
+/* Spin, then announce the block and sleep until every request is done or the
+ * run is aborted. The block event precedes the sleep, so the monitor always
+ * knows who sleeps on what. */
+static int wait_set(cs_rank *r, const waitset *ws, int line) {
+    cs_world *w = r->world;
+    for (int i = 0; i < w->spin; i++) {
+        if (all_done(ws)) return CS_OK;
+        if (cs_world_aborted(w)) return CS_EABORT;
+        if (w->oversubscribed) sched_yield();
+        else cpu_relax();
+    }
+    bool announced = false;
+    int rc = CS_OK;
+    for (;;) {
+        uint32_t seen = atomic_load(&r->futex);
+        if (all_done(ws)) break;
+        if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        if (!announced) {
+            emit_block(r, ws, line, true);
+            announced = true;
+            continue; /* look again: the event took time */
+        }
+        atomic_store(&r->sleeping, 1);
+        if (!all_done(ws) && !cs_world_aborted(w)) futex_wait(&r->futex, seen, NULL);
+        atomic_store(&r->sleeping, 0);
+    }
+    if (announced) emit_block(r, ws, line, false);
+    return rc;
+}
+
+static int finish_wait(cs_rank *r, cs_request **qs, int n) {
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&qs[i]->state) == CS_REQ_FAILED) {
+            snprintf(r->errmsg, sizeof r->errmsg, "%s",
+                     qs[i]->errmsg ? qs[i]->errmsg : "the operation failed");
+            return qs[i]->err;
+        }
+    return CS_OK;
+}
+
+int cs_wait(cs_rank *r, cs_request *q, int line) {
+    return cs_wait_all(r, &q, 1, line);
+}
+
+int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
+    for (int i = 0; i < n; i++)
+        if (qs[i]->owner != r) return fail_arg(r, "wait: the work handle belongs to rank %d", qs[i]->rank);
+    waitset ws = {qs, n};
+    int rc = wait_set(r, &ws, line);
+    return rc != CS_OK ? rc : finish_wait(r, qs, n);
+}
+
+/* ---- point to point */
+
+int cs_isend(cs_rank *r, cs_tensor *t, int dst, int tag, int line, cs_request **out) {
+    return post_send(r, CS_OP_ISEND, t, dst, tag, line, out);
+}
+
+int cs_irecv(cs_rank *r, cs_tensor *t, int src, int tag, int line, cs_request **out) {
+    return post_recv(r, CS_OP_IRECV, t, src, tag, line, out);
+}
+
+int cs_send(cs_rank *r, cs_tensor *t, int dst, int tag, int line) {
+    cs_request *q;
+    int rc = post_send(r, CS_OP_SEND, t, dst, tag, line, &q);
+    if (rc != CS_OK) return rc;
+    rc = cs_wait(r, q, line);
+    cs_request_release(q);
+    return rc;
+}
+
+int cs_recv(cs_rank *r, cs_tensor *t, int src, int tag, int line, int *from) {
+    cs_request *q;
+    int rc = post_recv(r, CS_OP_RECV, t, src, tag, line, &q);
+    if (rc != CS_OK) return rc;
+    rc = cs_wait(r, q, line);
+    if (from) *from = q->source;
+    cs_request_release(q);
+    return rc;
+}
+
+/* ---- the rest of a script's life */
+
+int cs_compute(cs_rank *r, double ms, int line) {
+    if (!(ms >= 0) || ms > 3600e3) return fail_arg(r, "compute: ms must be between 0 and 3600000");
+    cs_world *w = r->world;
+    cs_event ev = {.type = CS_EV_COMPUTE, .ms = ms, .begin = true, .line = line};
+    emit(r, &ev);
+    double until = cs_now() + ms / 1e3;
+    int rc = CS_OK;
+    for (;;) {
+        uint32_t seen = atomic_load(&r->futex);
+        if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        double left = until - cs_now();
+        if (left <= 0) break;
+        struct timespec rel = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        atomic_store(&r->sleeping, 1);
+        if (!cs_world_aborted(w)) futex_wait(&r->futex, seen, &rel);
+        atomic_store(&r->sleeping, 0);
+    }
+    ev.begin = false;
+    emit(r, &ev);
+    return rc;
+}
+
+double cs_time(const cs_rank *r) { return cs_now() - r->world->bus->t0; }
+
+void cs_print(cs_rank *r, const char *text, int line) {
+    cs_event ev = {.type = CS_EV_PRINT, .text = text, .line = line};
+    emit(r, &ev);
+}
+
+void cs_warn(cs_rank *r, const char *text, int line) {
+    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line};
+    emit(r, &ev);
+}
+
+void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) {
+    cs_event ev = {.type = CS_EV_ERROR, .text = msg, .status = (int)why};
+    emit(r, &ev);
+    cs_world_abort(r->world, why);
+}
+
+void cs_rank_exit(cs_rank *r, int status) {
+    cs_world *w = r->world;
+    cs_event ev = {.type = CS_EV_EXIT, .status = status};
+    emit(r, &ev);
+    atomic_store(&r->exited, 1);
+    pthread_mutex_lock(&w->end_lock);
+    w->nexited++;
+    pthread_cond_broadcast(&w->end_cond);
+    pthread_mutex_unlock(&w->end_lock);
+}

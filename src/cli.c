@@ -1,0 +1,152 @@
+/* cli.c -- `commsim run`: options (getopt_long), defaults, help. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "launch.h"
+#include "script.h"
+
+void cs_cli_usage(FILE *f) {
+    fputs("usage: commsim <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  run SCRIPT     run a lesson script on N ranks and report what happened\n"
+          "  help [CMD]     show this help, or a command's\n"
+          "  version        print the version\n"
+          "\n"
+          "Run 'commsim run --help' for the options of a run.\n"
+          "Exit status: 0 ok, 1 usage or setup error, 2 a script raised an error,\n"
+          "3 deadlock, 4 timeout or budget exceeded, 5 a rank process died.\n",
+          f);
+}
+
+static void run_usage(FILE *f) {
+    fprintf(f,
+            "usage: commsim run SCRIPT [options]\n"
+            "\n"
+            "Run a lesson script (Lua 5.4) on N ranks. Each rank's printed output is\n"
+            "tagged with its rank; at the end a summary gives the messages, the bytes and\n"
+            "the verdict (ok, error, deadlock, timeout).\n"
+            "\n"
+            "options:\n"
+            "  -n, --ranks N          number of ranks (default: the script's '--- world:'\n"
+            "                         header, else 2; at most 4096)\n"
+            "      --engine NAME      thread (default): every rank a thread of this process\n"
+            "      --send-mode MODE   rendezvous (default; a send completes once its receive\n"
+            "                         is posted), eager (sends complete once buffered), or\n"
+            "                         eager:N (eager up to N bytes, rendezvous above; N may\n"
+            "                         end in K or M). Default: the script's header.\n"
+            "      --no-tui           print the plain report (the default without a terminal)\n"
+            "      --trace FILE       write every event as JSON Lines to FILE\n"
+            "      --timeout S        end the run after S seconds with status 4 (default 60;\n"
+            "                         0 = none)\n"
+            "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
+            "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
+            "      --seed N           seed of tensor.randn (default 0)\n"
+            "  -h, --help             show this help\n"
+            "\n"
+            "example:\n"
+            "  commsim run lessons/02-point-to-point/chain.lua -n 4\n",
+            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT);
+}
+
+static int parse_u64(const char *opt, const char *s, unsigned long long max, unsigned long long *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *s == '-' || *end || errno || v > max) {
+        fprintf(stderr, "commsim run: %s: '%s' is not a whole number up to %llu\n", opt, s, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_seconds(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 0) || v > 1e7) {
+        fprintf(stderr, "commsim run: --timeout: '%s' is not a number of seconds\n", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
+       OPT_MEM, OPT_STEPS, OPT_SEED };
+
+int cs_cli_run(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"ranks", required_argument, NULL, 'n'},
+        {"engine", required_argument, NULL, OPT_ENGINE},
+        {"send-mode", required_argument, NULL, OPT_SEND_MODE},
+        {"no-tui", no_argument, NULL, OPT_NO_TUI},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"mem-limit", required_argument, NULL, OPT_MEM},
+        {"step-limit", required_argument, NULL, OPT_STEPS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    cs_run_opts o = {.mem_limit = CS_DEFAULT_MEM_LIMIT, .step_limit = CS_DEFAULT_STEP_LIMIT,
+                     .timeout = 60, .catch_signals = true};
+    unsigned long long v;
+    int c;
+    optind = 1;
+    /* '+' is not used: options may follow the script, as in "run chain.lua -n 4". */
+    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (parse_u64("-n", optarg, 4096, &v) < 0) return 1;
+            if (v < 1) {
+                fprintf(stderr, "commsim run: -n: need at least 1 rank\n");
+                return 1;
+            }
+            o.nranks = (int)v;
+            break;
+        case OPT_ENGINE:
+            if (strcmp(optarg, "thread") != 0) {
+                fprintf(stderr, "commsim run: --engine: unknown engine '%s' (available: thread)\n",
+                        optarg);
+                return 1;
+            }
+            o.engine = optarg;
+            break;
+        case OPT_SEND_MODE: o.send_mode = optarg; break;
+        case OPT_NO_TUI: break; /* the plain report is the only front end so far */
+        case OPT_TRACE: o.trace = optarg; break;
+        case OPT_TIMEOUT:
+            if (parse_seconds(optarg, &o.timeout) < 0) return 1;
+            break;
+        case OPT_MEM:
+            if (parse_u64("--mem-limit", optarg, 1ull << 20, &v) < 0) return 1;
+            o.mem_limit = (size_t)v << 20;
+            break;
+        case OPT_STEPS:
+            if (parse_u64("--step-limit", optarg, ~0ull, &v) < 0) return 1;
+            o.step_limit = v;
+            break;
+        case OPT_SEED:
+            if (parse_u64("--seed", optarg, ~0ull, &v) < 0) return 1;
+            o.seed = v;
+            break;
+        case 'h': run_usage(stdout); return 0;
+        default: run_usage(stderr); return 1;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind == argc ? "commsim run: which script? (commsim run SCRIPT)\n"
+                                       : "commsim run: one script at a time\n");
+        run_usage(stderr);
+        return 1;
+    }
+    o.script = argv[optind];
+    return cs_launch_run(&o);
+}

@@ -1,0 +1,10 @@
+/* cli.h -- the subcommands' option parsing and --help texts. */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <stdio.h>
+
+int cs_cli_run(int argc, char **argv);
+void cs_cli_usage(FILE *f);
+
+#endif

@@ -1,0 +1,124 @@
+/* events.h -- the event records every rank emits, and the bus that orders them.
+ *
+ * Ranks never talk to the report or the visualizer: they emit events. The bus
+ * gives each event its per-rank sequence number and its time, then hands it to
+ * every subscribed sink (the monitor, the trace writer, the live printer) while
+ * holding one lock, so every sink sees the same total order, and that order is
+ * consistent with what happened: matching emits its events under the same lock
+ * that orders them (see match.c). See docs/trace-format.md.
+ */
+#ifndef CS_EVENTS_H
+#define CS_EVENTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensor.h"
+
+typedef enum {
+    CS_EV_RUN = 0,  /* header: world, engine, send mode, script, seed */
+    CS_EV_POST,     /* an operation started: req, op, peer, tag, bytes, dtype, shape, line */
+    CS_EV_MATCH,    /* a receive matched a send: rank/req = the receive, peer/peer_req = the send */
+    CS_EV_COMPLETE, /* a request finished: rank, req */
+    CS_EV_BLOCK,    /* the rank sleeps on reqs[] (all of them, or any when any=true) */
+    CS_EV_UNBLOCK,
+    CS_EV_COLL,     /* collective enter/leave (collectives issue) */
+    CS_EV_COMPUTE,  /* dist.compute: phase begin/end, ms */
+    CS_EV_PRINT,    /* text printed by the script */
+    CS_EV_WARN,     /* a pitfall: text */
+    CS_EV_ERROR,    /* the rank failed: text (file:line: message), status */
+    CS_EV_EXIT,     /* the rank finished: status */
+    CS_EV_DEADLOCK, /* verdict, emitted by the monitor: text */
+    CS_EV_NTYPES
+} cs_event_type;
+
+/* What kind of operation a request is. */
+typedef enum {
+    CS_OP_SEND = 0, /* blocking send */
+    CS_OP_RECV,
+    CS_OP_ISEND,
+    CS_OP_IRECV,
+    CS_OP_NOPS
+} cs_op;
+
+#define CS_ANY_SOURCE (-1)
+#define CS_NO_RANK (-2)
+
+typedef struct cs_event {
+    cs_event_type type;
+    int rank;
+    uint64_t seq;   /* per rank, from 0; set by the bus */
+    double t;       /* seconds since the run started; set by the bus */
+    /* post / match / complete */
+    uint64_t req;
+    cs_op op;
+    int peer;       /* destination of a send, source of a receive (CS_ANY_SOURCE) */
+    int tag;
+    int ctx;        /* 0: user traffic; collectives use their own contexts */
+    size_t bytes;
+    cs_dtype dtype;
+    int ndim;
+    int64_t shape[CS_MAX_DIMS];
+    int line;
+    bool eager;     /* post of a send: it completes without a matching receive */
+    uint64_t peer_req; /* match: the send's request */
+    /* block */
+    const uint64_t *reqs; /* borrowed for the duration of the emit */
+    int nreqs;
+    bool any;
+    /* compute */
+    double ms;
+    bool begin;
+    /* print / warn / error / deadlock / run(script) */
+    const char *text;
+    int status;     /* exit / error */
+    /* run header */
+    int world;
+    const char *engine;
+    const char *send_mode;
+    uint64_t seed;
+} cs_event;
+
+const char *cs_event_type_name(cs_event_type t);
+bool cs_event_type_parse(const char *s, cs_event_type *out);
+const char *cs_op_name(cs_op op);
+bool cs_op_parse(const char *s, cs_op *out);
+static inline bool cs_op_is_send(cs_op op) { return op == CS_OP_SEND || op == CS_OP_ISEND; }
+
+/* A consumer of events. emit runs with the bus lock held: keep it short and never
+ * call back into the bus from it (use cs_bus_emit_locked for events a sink derives). */
+typedef struct cs_sink {
+    void (*emit)(void *ud, const cs_event *ev);
+    void *ud;
+} cs_sink;
+
+#define CS_BUS_MAX_SINKS 8
+
+typedef struct cs_bus {
+    pthread_mutex_t lock;
+    int world;
+    uint64_t *seq; /* next sequence number per rank */
+    double t0;
+    cs_sink sinks[CS_BUS_MAX_SINKS];
+    int nsinks;
+    int depth;                     /* > 0 while dispatching */
+    struct cs_pending *pending, *pending_tail; /* emitted by sinks during a dispatch */
+} cs_bus;
+
+int cs_bus_init(cs_bus *bus, int world);
+void cs_bus_destroy(cs_bus *bus);
+void cs_bus_subscribe(cs_bus *bus, cs_sink sink); /* before the run starts */
+/* Stamp ev (seq, t) and hand it to every sink. */
+void cs_bus_emit(cs_bus *bus, cs_event *ev);
+void cs_bus_lock(cs_bus *bus);
+void cs_bus_unlock(cs_bus *bus);
+/* Same, for a caller that already holds the bus lock. */
+void cs_bus_emit_locked(cs_bus *bus, cs_event *ev);
+/* Hand an already stamped event (replay, a remote rank) to the sinks unchanged. */
+void cs_bus_forward(cs_bus *bus, const cs_event *ev);
+
+double cs_now(void); /* CLOCK_MONOTONIC seconds */
+
+#endif

@@ -1,0 +1,214 @@
+/* launch.c -- the thread launcher: a world, one thread per rank, a monitor
+ * watching the event stream, and a controller that waits for the end.
+ *
+ * The controller never polls the ranks: the monitor tells it about a deadlock,
+ * a failing rank aborts the world itself, and the timeout is a deadline on a
+ * condition variable. After an abort the ranks get a grace period to unwind;
+ * a rank stuck inside a C call (a pathological string pattern) cannot be
+ * stopped, so the controller then reports and leaves without it.
+ */
+#include "launch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "header.h"
+#include "monitor.h"
+#include "report.h"
+#include "script.h"
+#include "trace.h"
+
+#define GRACE_SECONDS 2.0
+
+typedef struct rank_thread {
+    pthread_t tid;
+    cs_rank *rank;
+    const cs_script *script;
+    const cs_script_limits *limits;
+    bool started;
+} rank_thread;
+
+static void *rank_main(void *arg) {
+    rank_thread *rt = arg;
+    cs_script_run(rt->rank, rt->script, rt->limits);
+    return NULL;
+}
+
+static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
+
+/* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
+
+static cs_world *_Atomic signal_world;
+
+static void *signal_main(void *arg) {
+    sigset_t *set = arg;
+    int sig;
+    while (sigwait(set, &sig) == 0) {
+        cs_world *w = atomic_load(&signal_world);
+        if (w) cs_world_abort(w, CS_END_QUIT);
+    }
+    return NULL;
+}
+
+static void catch_signals(void) {
+    static sigset_t set;
+    static bool started;
+    if (started) return;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every rank thread */
+    pthread_t t;
+    if (pthread_create(&t, NULL, signal_main, &set) == 0) pthread_detach(t);
+    started = true;
+}
+
+/* ---- settings from the command line and the script header */
+
+static int resolve(const cs_run_opts *o, const cs_script *s, cs_header *h, int *world,
+                   cs_send_mode *mode, char *mode_name, size_t mode_len, FILE *err) {
+    char msg[512];
+    if (cs_header_parse(s->name, s->source, s->len, h, msg, sizeof msg) < 0) {
+        fprintf(err, "commsim: %s\n", msg);
+        return -1;
+    }
+    *world = o->nranks > 0 ? o->nranks : h->world > 0 ? h->world : 2;
+    const char *m = o->send_mode ? o->send_mode : h->send_mode[0] ? h->send_mode : "rendezvous";
+    if (!cs_send_mode_parse(m, mode)) {
+        fprintf(err, "commsim: %s: unknown send mode '%s' (rendezvous, eager or eager:N)\n",
+                o->send_mode ? "--send-mode" : s->name, m);
+        return -1;
+    }
+    cs_send_mode_format(mode, mode_name, mode_len);
+    return 0;
+}
+
+static void emit_run(cs_bus *bus, const cs_script *s, int world, const char *engine,
+                     const char *mode, uint64_t seed) {
+    cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
+                   .send_mode = mode, .text = s->name, .seed = seed};
+    cs_bus_emit(bus, &ev);
+}
+
+static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
+                       const cs_script_limits *lim, FILE *err) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 2u << 20);
+    int n = cs_world_size(w), rc = 0;
+    for (int i = 0; i < n; i++) {
+        rt[i] = (rank_thread){.rank = cs_world_rank(w, i), .script = s, .limits = lim};
+        if (pthread_create(&rt[i].tid, &attr, rank_main, &rt[i]) != 0) {
+            fprintf(err, "commsim: cannot start rank %d: %s\n", i, strerror(errno));
+            cs_world_abort(w, CS_END_ERROR);
+            /* ranks never started still count as exited for the wait */
+            for (int k = i; k < n; k++) cs_rank_exit(cs_world_rank(w, k), 1);
+            rc = -1;
+            break;
+        }
+        rt[i].started = true;
+    }
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
+/* Wait for the end; returns false if some rank never came back. */
+static bool await_end(cs_world *w, double timeout, FILE *err) {
+    double deadline = timeout > 0 ? cs_now() + timeout : cs_now() + 1e9;
+    int rc = cs_world_wait(w, deadline, true);
+    if (rc < 0 && cs_world_abort(w, CS_END_TIMEOUT))
+        fprintf(err, "commsim: timeout: the run did not finish within %g s (--timeout)\n", timeout);
+    if (rc != 0) rc = cs_world_wait(w, cs_now() + GRACE_SECONDS, false);
+    return rc == 0;
+}
+
+int cs_launch_run(const cs_run_opts *o) {
+    FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+    char msg[512], mode_name[64];
+    cs_script script;
+    if (cs_script_load(&script, o->script, msg, sizeof msg) < 0) {
+        fprintf(err, "commsim: %s\n", msg);
+        return 1;
+    }
+    cs_header h;
+    int world;
+    cs_send_mode mode;
+    if (resolve(o, &script, &h, &world, &mode, mode_name, sizeof mode_name, err) < 0) {
+        cs_script_free(&script);
+        return 1;
+    }
+    const char *engine = o->engine ? o->engine : "thread";
+
+    cs_bus bus;
+    cs_monitor mon;
+    cs_report rep = {.out = out, .err = err, .world = world};
+    cs_trace_writer *tw = NULL;
+    if (cs_bus_init(&bus, world) < 0 || cs_monitor_init(&mon, world) < 0) {
+        fprintf(err, "commsim: out of memory\n");
+        return 1;
+    }
+    if (o->trace && !(tw = cs_trace_open(o->trace, msg, sizeof msg))) {
+        fprintf(err, "commsim: %s\n", msg);
+        cs_monitor_destroy(&mon);
+        cs_bus_destroy(&bus);
+        cs_script_free(&script);
+        return 1;
+    }
+    cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
+                           .seed = o->seed, .engine = engine, .script = script.name};
+    cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
+    rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
+    if (!w || !rt) {
+        fprintf(err, "commsim: %s\n", w ? "out of memory" : msg);
+        cs_world_free(w);
+        if (tw) cs_trace_close(tw);
+        cs_monitor_destroy(&mon);
+        cs_bus_destroy(&bus);
+        cs_script_free(&script);
+        return 1;
+    }
+    mon.bus = &bus;
+    mon.on_deadlock = on_deadlock;
+    mon.ud = w;
+    cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
+    if (tw) cs_bus_subscribe(&bus, cs_trace_sink(tw));
+    cs_bus_subscribe(&bus, cs_report_sink(&rep));
+    emit_run(&bus, &script, world, engine, mode_name, o->seed);
+
+    if (o->catch_signals) {
+        catch_signals();
+        atomic_store(&signal_world, w);
+    }
+    cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
+    start_ranks(w, rt, &script, &lim, err);
+    bool clean = await_end(w, o->timeout, err);
+    if (o->catch_signals) atomic_store(&signal_world, NULL);
+
+    int status = (int)cs_world_end_reason(w);
+    cs_bus_lock(&bus); /* a straggler may still emit */
+    cs_report_summary(&rep, &mon, status);
+    cs_bus_unlock(&bus);
+    if (tw && cs_trace_close(tw) < 0) {
+        fprintf(err, "commsim: writing the trace %s failed\n", o->trace);
+        tw = NULL;
+    }
+    if (!clean) {
+        /* A rank is stuck in C code and still uses the world: leave without freeing it. */
+        fprintf(err, "commsim: a rank did not stop within %g s of the end; exiting without it\n",
+                GRACE_SECONDS);
+        fflush(NULL);
+        _exit(status);
+    }
+    for (int i = 0; i < world; i++)
+        if (rt[i].started) pthread_join(rt[i].tid, NULL);
+    free(rt);
+    cs_world_free(w);
+    cs_monitor_destroy(&mon);
+    cs_bus_destroy(&bus);
+    cs_script_free(&script);
+    return status;
+}

@@ -1,0 +1,167 @@
+/* match.c -- MPI matching over posted receives and unexpected messages. */
+#include "world.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cs_matcher_init(cs_matcher *m, int rank) {
+    memset(m, 0, sizeof *m);
+    m->rank = rank;
+    pthread_mutex_init(&m->lock, NULL);
+}
+
+void cs_msg_free(cs_msg *msg) {
+    if (!msg) return;
+    if (msg->sreq) cs_request_release(msg->sreq);
+    free(msg->data);
+    free(msg);
+}
+
+/* What is left at the end of a run was never matched: drop the engine's refs. */
+void cs_matcher_destroy(cs_matcher *m) {
+    while (m->unexpected) {
+        cs_msg *next = m->unexpected->next;
+        cs_msg_free(m->unexpected);
+        m->unexpected = next;
+    }
+    while (m->posted) {
+        cs_request *next = m->posted->next;
+        cs_request_release(m->posted);
+        m->posted = next;
+    }
+    pthread_mutex_destroy(&m->lock);
+}
+
+/* ---- queues */
+
+bool cs_match_fits(const cs_msg *msg, const cs_request *rq) {
+    return msg->ctx == rq->ctx && msg->tag == rq->tag &&
+           (rq->peer == CS_ANY_SOURCE || rq->peer == msg->src);
+}
+
+cs_msg *cs_match_take_unexpected(cs_matcher *m, const cs_request *rq) {
+    cs_msg *prev = NULL;
+    for (cs_msg *msg = m->unexpected; msg; prev = msg, msg = msg->next) {
+        if (!cs_match_fits(msg, rq)) continue;
+        if (prev) prev->next = msg->next;
+        else m->unexpected = msg->next;
+        if (m->unexpected_tail == msg) m->unexpected_tail = prev;
+        msg->next = NULL;
+        return msg;
+    }
+    return NULL;
+}
+
+cs_request *cs_match_take_posted(cs_matcher *m, const cs_msg *msg) {
+    cs_request *prev = NULL;
+    for (cs_request *rq = m->posted; rq; prev = rq, rq = rq->next) {
+        if (!cs_match_fits(msg, rq)) continue;
+        if (prev) prev->next = rq->next;
+        else m->posted = rq->next;
+        if (m->posted_tail == rq) m->posted_tail = prev;
+        rq->next = NULL;
+        return rq;
+    }
+    return NULL;
+}
+
+void cs_match_push_posted(cs_matcher *m, cs_request *rq) {
+    rq->next = NULL;
+    if (m->posted_tail) m->posted_tail->next = rq;
+    else m->posted = rq;
+    m->posted_tail = rq;
+}
+
+void cs_match_push_unexpected(cs_matcher *m, cs_msg *msg) {
+    msg->next = NULL;
+    if (m->unexpected_tail) m->unexpected_tail->next = msg;
+    else m->unexpected = msg;
+    m->unexpected_tail = msg;
+}
+
+void cs_msg_envelope(cs_msg *msg, const cs_request *sq) {
+    msg->src = sq->rank;
+    msg->tag = sq->tag;
+    msg->ctx = sq->ctx;
+    msg->bytes = sq->bytes;
+    msg->dtype = sq->buf->dtype;
+    msg->ndim = sq->buf->ndim;
+    memcpy(msg->shape, sq->buf->shape, sizeof msg->shape);
+    msg->line = sq->line;
+    msg->sreq_id = sq->id;
+}
+
+/* ---- agreement of the two sides */
+
+static void describe(char *buf, size_t len, cs_dtype d, int ndim, const int64_t *shape) {
+    char dims[96];
+    snprintf(buf, len, "%s %s", cs_dtype_name(d), cs_tensor_shape_str(ndim, shape, dims, sizeof dims));
+}
+
+bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script, char *err,
+                    size_t errlen) {
+    const cs_tensor *t = rq->buf;
+    if (msg->bytes == rq->bytes && msg->dtype == t->dtype) return true;
+    char sent[128], want[128];
+    describe(sent, sizeof sent, msg->dtype, msg->ndim, msg->shape);
+    describe(want, sizeof want, t->dtype, t->ndim, t->shape);
+    const char *s = script ? script : "line";
+    snprintf(err, errlen,
+             "size mismatch: rank %d receives %s (%zu bytes) at %s:%d, but rank %d sent %s "
+             "(%zu bytes) at %s:%d; both sides must use the same shape and dtype",
+             rq->rank, want, rq->bytes, s, rq->line, msg->src, sent, msg->bytes, s, msg->line);
+    return false;
+}
+
+/* ---- the protocol */
+
+static void emit_match(cs_world *w, const cs_msg *msg, const cs_request *rq) {
+    cs_event ev = {.type = CS_EV_MATCH, .rank = rq->rank, .req = rq->id, .op = rq->op,
+                   .peer = msg->src, .peer_req = msg->sreq_id, .tag = msg->tag,
+                   .ctx = msg->ctx, .bytes = msg->bytes};
+    cs_bus_emit(w->bus, &ev);
+}
+
+/* Pair msg with rq: check, announce, let the engine move the bytes. */
+static void pair(cs_world *w, cs_msg *msg, cs_request *rq) {
+    char err[512];
+    rq->source = msg->src;
+    emit_match(w, msg, rq);
+    if (!cs_match_check(msg, rq, w->script_name, err, sizeof err)) {
+        w->engine->ops->reject(w->engine, msg, err);
+        cs_request_finish(rq, CS_EMISMATCH, err);
+        return;
+    }
+    w->engine->ops->transfer(w->engine, msg, rq);
+}
+
+void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
+    pthread_mutex_lock(&m->lock);
+    cs_request *rq = cs_match_take_posted(m, msg);
+    if (rq) {
+        pair(w, msg, rq);
+    } else {
+        /* Nobody waits yet. An eager send is copied aside and completes now; a
+         * rendezvous send stays pending until a receive takes it. */
+        if (msg->sreq && msg->sreq->eager && !msg->data) {
+            msg->data = malloc(msg->bytes ? msg->bytes : 1);
+            if (msg->data) {
+                memcpy(msg->data, cs_tensor_data(msg->sreq->buf), msg->bytes);
+                cs_request *sq = msg->sreq;
+                msg->sreq = NULL;
+                cs_request_finish(sq, CS_OK, NULL);
+            }
+        }
+        cs_match_push_unexpected(m, msg);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void cs_match_post_recv(cs_world *w, cs_matcher *m, cs_request *rq) {
+    pthread_mutex_lock(&m->lock);
+    cs_msg *msg = cs_match_take_unexpected(m, rq);
+    if (msg) pair(w, msg, rq);
+    else cs_match_push_posted(m, rq);
+    pthread_mutex_unlock(&m->lock);
+}

@@ -1,0 +1,91 @@
+/* match.h -- requests, messages and MPI matching, shared by every engine.
+ *
+ * Each receiving rank has a matcher: its posted receives and the messages that
+ * arrived before a receive wanted them ("unexpected"), both in order. A receive
+ * takes the earliest message from its source (or any source) with its tag and
+ * context; a message takes the earliest posted receive that fits. Because an
+ * engine delivers the messages of one sender in the order they were sent,
+ * messages between one pair with one tag never overtake (MPI's rule).
+ *
+ * The matcher also checks that the two sides agree (size and dtype), emits the
+ * match event, and then asks the engine to move the bytes.
+ */
+#ifndef CS_MATCH_H
+#define CS_MATCH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "api.h"
+
+enum { CS_REQ_PENDING = 0, CS_REQ_DONE = 1, CS_REQ_FAILED = 2 };
+
+struct cs_request {
+    _Atomic int refs;
+    _Atomic int state;    /* CS_REQ_*; written last, after the complete event */
+    cs_op op;
+    cs_rank *owner;
+    int rank;             /* the owner's rank */
+    uint64_t id;          /* per owner, from 1 */
+    int peer;             /* destination of a send; requested source of a receive */
+    int source;           /* a matched receive: the actual sender */
+    int tag, ctx;
+    cs_tensor *buf;       /* retained until the request is freed */
+    size_t bytes;
+    int line;
+    bool eager;
+    cs_err err;           /* when failed */
+    char *errmsg;
+    struct cs_request *next; /* the matcher's posted queue */
+};
+
+/* A message as the receiving side sees it before it is matched. */
+typedef struct cs_msg {
+    int src, tag, ctx;
+    size_t bytes;
+    cs_dtype dtype;
+    int ndim;
+    int64_t shape[CS_MAX_DIMS];
+    int line;             /* the send's script line */
+    uint64_t sreq_id;     /* the send's request id */
+    void *data;           /* an eager message's buffered copy (owned), or NULL */
+    cs_request *sreq;     /* thread engine, rendezvous: the sender's request (ref held) */
+    void *engine_data;    /* anything else an engine needs to pull the bytes */
+    struct cs_msg *next;
+} cs_msg;
+
+typedef struct cs_matcher {
+    pthread_mutex_t lock;
+    int rank;
+    cs_request *posted, *posted_tail;
+    cs_msg *unexpected, *unexpected_tail;
+} cs_matcher;
+
+void cs_matcher_init(cs_matcher *m, int rank);
+void cs_matcher_destroy(cs_matcher *m); /* frees unexpected messages left over */
+
+/* ---- pure queue operations; the caller holds m->lock */
+bool cs_match_fits(const cs_msg *msg, const cs_request *rq);
+cs_msg *cs_match_take_unexpected(cs_matcher *m, const cs_request *rq);
+cs_request *cs_match_take_posted(cs_matcher *m, const cs_msg *msg);
+void cs_match_push_posted(cs_matcher *m, cs_request *rq);
+void cs_match_push_unexpected(cs_matcher *m, cs_msg *msg);
+
+/* Fill msg's envelope from a send request (not data, not sreq). */
+void cs_msg_envelope(cs_msg *msg, const cs_request *sq);
+void cs_msg_free(cs_msg *msg);
+
+/* Do the matched send and receive agree? If not, write the error naming both
+ * ranks, both lines and both shapes into err and return false. */
+bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
+                    char *err, size_t errlen);
+
+/* ---- the protocol, with locking and events */
+
+/* A message arrived at its destination's matcher. Takes ownership of msg. */
+void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg);
+/* The owner posts a receive (the request already carries a ref for the matcher). */
+void cs_match_post_recv(cs_world *w, cs_matcher *m, cs_request *rq);
+
+#endif

@@ -1,0 +1,84 @@
+/* report.c -- plain-text output for headless runs and replays. */
+#include "report.h"
+
+#include <string.h>
+
+#include "api.h"
+
+static void tagged(FILE *f, int rank, const char *prefix, const char *text) {
+    const char *line = text ? text : "";
+    do {
+        const char *nl = strchr(line, '\n');
+        int len = nl ? (int)(nl - line) : (int)strlen(line);
+        fprintf(f, "[rank %d] %s%.*s\n", rank, prefix, len, line);
+        line = nl ? nl + 1 : NULL;
+    } while (line && *line);
+}
+
+static void report_emit(void *ud, const cs_event *ev) {
+    cs_report *rep = ud;
+    switch (ev->type) {
+    case CS_EV_PRINT:
+        tagged(rep->out, ev->rank, "", ev->text);
+        fflush(rep->out);
+        break;
+    case CS_EV_WARN:
+        tagged(rep->err, ev->rank, "warning: ", ev->text);
+        break;
+    case CS_EV_ERROR:
+        fflush(rep->out);
+        tagged(rep->err, ev->rank, "error: ", ev->text);
+        break;
+    default: break;
+    }
+}
+
+cs_sink cs_report_sink(cs_report *rep) { return (cs_sink){report_emit, rep}; }
+
+int cs_report_status(const cs_monitor *m) {
+    if (m->deadlocked) return CS_END_DEADLOCK;
+    int worst = 0;
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_rank *r = &m->ranks[k];
+        if (r->state == CS_RS_FAILED && r->status > worst) worst = r->status;
+    }
+    return worst;
+}
+
+static const char *verdict_word(int status) {
+    switch (status) {
+    case 0: return "ok";
+    case CS_END_ERROR: return "error";
+    case CS_END_DEADLOCK: return "deadlock";
+    case CS_END_TIMEOUT: return "timeout or budget exceeded";
+    case CS_END_DIED: return "a rank died";
+    case CS_END_QUIT: return "quit";
+    default: return "failed";
+    }
+}
+
+void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
+    FILE *f = rep->err;
+    int counts[CS_RS_ABORTED + 1] = {0};
+    for (int k = 0; k < m->world; k++) counts[m->ranks[k].state]++;
+    fflush(rep->out);
+    fprintf(f, "--- %s: %d rank%s, %s engine, %s sends\n", m->script ? m->script : "run", m->world,
+            m->world == 1 ? "" : "s", m->engine ? m->engine : "?",
+            m->send_mode ? m->send_mode : "?");
+    fprintf(f, "messages: %llu, bytes: %llu\n", (unsigned long long)m->messages,
+            (unsigned long long)m->bytes);
+    fprintf(f, "ranks:");
+    const char *sep = " ";
+    for (int s = CS_RS_IDLE; s <= CS_RS_ABORTED; s++) {
+        if (!counts[s]) continue;
+        fprintf(f, "%s%d %s", sep, counts[s], cs_rank_state_name((cs_rank_state)s));
+        sep = ", ";
+    }
+    fprintf(f, "\n");
+    if (m->deadlocked && m->verdict) fputs(m->verdict, f);
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].state == CS_RS_FAILED && m->ranks[k].error)
+            fprintf(f, "rank %d failed: %s\n", k, m->ranks[k].error);
+    fprintf(f, "verdict: %s (exit status %d)\n", verdict_word(status), status);
+    fflush(f);
+}

@@ -1,0 +1,26 @@
+/* report.h -- the plain-text report of a headless run: the ranks' output as it
+ * happens, then a summary and the verdict. Replay prints the same report. */
+#ifndef CS_REPORT_H
+#define CS_REPORT_H
+
+#include <stdio.h>
+
+#include "monitor.h"
+
+typedef struct cs_report {
+    FILE *out;   /* the ranks' printed output */
+    FILE *err;   /* errors, warnings and the verdict */
+    int world;
+} cs_report;
+
+/* A sink that prints print events ("[rank 2] text", each line tagged), warnings
+ * and errors as they happen. */
+cs_sink cs_report_sink(cs_report *rep);
+
+/* The closing summary: messages, bytes, how each rank ended, the verdict. */
+void cs_report_summary(cs_report *rep, const cs_monitor *m, int status);
+
+/* The exit status that a monitor's final model implies (for replay). */
+int cs_report_status(const cs_monitor *m);
+
+#endif

@@ -1,0 +1,85 @@
+/* script_internal.h -- what script.c, script_tensor.c and script_dist.c share:
+ * the per-state context, the "this rank must stop" machinery, script lines, and
+ * the tensor userdata. Not part of any public interface.
+ */
+#ifndef CS_SCRIPT_INTERNAL_H
+#define CS_SCRIPT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "api.h"
+#include "script.h"
+#include "tensor.h"
+
+/* Registry names of the userdata metatables. They double as __name, which Lua
+ * uses in its messages ("tensor expected, got number"). */
+#define CS_TENSOR_MT "tensor"
+#define CS_WORK_MT "Work"
+#define CS_P2POP_MT "P2POp"
+#define CS_SIZE_MT "Size"
+
+/* Tensor work is charged to the instruction budget too: one step per this many
+ * elements touched, so a script cannot hide a long computation in one call. */
+#define CS_ELEMS_PER_STEP 8
+
+/* Why a rank is being stopped from inside its own Lua state. Once set it never
+ * goes back: the count hook keeps raising the sentinel until the state unwinds. */
+typedef enum {
+    CS_DIE_NONE = 0,
+    CS_DIE_ABORT,  /* the run is ending: leave silently */
+    CS_DIE_MEM,    /* the memory cap */
+    CS_DIE_STEPS   /* the instruction budget */
+} cs_die_reason;
+
+/* One per lua_State, reached through the state's extra space (threads created
+ * in the state copy it, so coroutines find it too). */
+typedef struct cs_script_ctx {
+    cs_rank *r;
+    cs_budget *budget;
+    const cs_script *script;
+    uint64_t steps;
+    uint64_t step_limit;    /* 0: none */
+    cs_die_reason dying;
+    int die_line;           /* the script line where it happened, 0 if unknown */
+    /* The allocator's last refusal. Lua retries a failed allocation once after an
+     * emergency collection; if that retry succeeds the refusal is forgotten,
+     * otherwise the memory error is final even if a pcall catches it. */
+    bool mem_refused;
+    const void *refused_ptr;
+    size_t refused_osize, refused_nsize;
+    bool oom;               /* malloc itself failed (not the budget) */
+} cs_script_ctx;
+
+cs_script_ctx *cs_script_ctx_of(lua_State *L);
+/* The line of the innermost Lua function on L's stack, 0 if none. */
+int cs_script_line(lua_State *L);
+/* Stop the rank: record why (first reason wins) and raise the sentinel. */
+int cs_script_die(lua_State *L, cs_die_reason why);
+/* Raise the sentinel again if the rank is already being stopped. Every API entry
+ * calls it so a script that caught the sentinel cannot block in a wait. */
+void cs_script_check(lua_State *L);
+/* Add n steps to the budget; stops the rank when it is exceeded. */
+void cs_script_charge(lua_State *L, uint64_t n);
+/* Turn a failing api.h return code into the right Lua outcome (never returns). */
+int cs_script_api_error(lua_State *L, int rc);
+
+/* Options tables: the last argument may be a table of named options. Returns
+ * true when index idx holds such a table, after checking that each key is one
+ * of allowed (NULL-terminated); an unknown key is an error naming it. */
+bool cs_script_opts(lua_State *L, int idx, const char *fn, const char *const *allowed);
+/* An integer argument (floats with an integral value are accepted). */
+lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char *what);
+
+/* ---- tensors (script_tensor.c) */
+int luaopen_cs_tensor(lua_State *L);
+cs_tensor *cs_lua_totensor(lua_State *L, int idx);    /* NULL if not a tensor */
+cs_tensor *cs_lua_checktensor(lua_State *L, int idx);
+
+/* ---- dist (script_dist.c) */
+int luaopen_cs_dist(lua_State *L);
+
+#endif

@@ -1,0 +1,988 @@
+/* tensor.c -- storage, views, elementwise ops, reductions and matmul.
+ *
+ * Every tensor is a strided view on a reference-counted storage, so the ops
+ * below never assume contiguity: they walk logical indices with cs_iter and
+ * load/store through one pair of dtype-dispatching helpers. Semantics follow
+ * torch where a student could notice the difference: type promotion, integer
+ * wrap-around, true division, broadcasting, and the wording of error messages.
+ * Printing lives in tensor_format.c.
+ */
+#include "tensor.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors */
+
+static _Thread_local char cs_errbuf[256];
+
+static void cs_tensor_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Record a message for cs_tensor_errmsg() and set errno (last, so that the
+ * formatting cannot clobber it). */
+static void cs_tensor_fail(int err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cs_errbuf, sizeof cs_errbuf, fmt, ap);
+    va_end(ap);
+    errno = err;
+}
+
+const char *cs_tensor_errmsg(void) {
+    return cs_errbuf;
+}
+
+/* ---- budget */
+
+bool cs_budget_charge(cs_budget *b, size_t n) {
+    if (!b) return true;
+    if (b->limit == 0) {
+        atomic_fetch_add(&b->used, n);
+        return true;
+    }
+    /* Compare-and-swap so that two threads sharing a budget can't both
+     * squeeze under the limit. */
+    size_t used = atomic_load(&b->used);
+    do {
+        if (n > b->limit || used > b->limit - n) return false;
+    } while (!atomic_compare_exchange_weak(&b->used, &used, used + n));
+    return true;
+}
+
+void cs_budget_refund(cs_budget *b, size_t n) {
+    if (b) atomic_fetch_sub(&b->used, n);
+}
+
+/* ---- dtypes */
+
+static const struct {
+    const char *name;  /* ours, and torch's after "torch." */
+    const char *alias; /* torch's other spelling */
+    const char *cname; /* torch's C++ ScalarType name, used in cast errors */
+    size_t size;
+} cs_dtypes[CS_NDTYPES] = {
+    [CS_FLOAT32] = {"float32", "float", "Float", 4},
+    [CS_FLOAT64] = {"float64", "double", "Double", 8},
+    [CS_INT32] = {"int32", "int", "Int", 4},
+    [CS_INT64] = {"int64", "long", "Long", 8},
+    [CS_UINT8] = {"uint8", "byte", "Byte", 1},
+};
+
+static bool cs_dtype_valid(cs_dtype d) {
+    return (unsigned)d < CS_NDTYPES;
+}
+
+size_t cs_dtype_size(cs_dtype d) {
+    return cs_dtype_valid(d) ? cs_dtypes[d].size : 0;
+}
+
+const char *cs_dtype_name(cs_dtype d) {
+    return cs_dtype_valid(d) ? cs_dtypes[d].name : "unknown";
+}
+
+bool cs_dtype_parse(const char *name, cs_dtype *out) {
+    if (!name) return false;
+    if (strncmp(name, "torch.", 6) == 0) name += 6;
+    for (int d = 0; d < CS_NDTYPES; d++) {
+        if (strcmp(name, cs_dtypes[d].name) == 0 || strcmp(name, cs_dtypes[d].alias) == 0) {
+            *out = (cs_dtype)d;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool cs_dtype_is_float(cs_dtype d) {
+    return d == CS_FLOAT32 || d == CS_FLOAT64;
+}
+
+/* Promotion in one line: the enum order is not the lattice, this is.
+ * uint8 < int32 < int64 < float32 < float64 (an int meeting a float takes
+ * the float, exactly as torch's promote_types does for these five). */
+static int cs_dtype_rank(cs_dtype d) {
+    static const int rank[CS_NDTYPES] = {[CS_UINT8] = 0, [CS_INT32] = 1, [CS_INT64] = 2,
+                                         [CS_FLOAT32] = 3, [CS_FLOAT64] = 4};
+    return rank[d];
+}
+
+static cs_dtype cs_dtype_promote(cs_dtype a, cs_dtype b) {
+    return cs_dtype_rank(a) >= cs_dtype_rank(b) ? a : b;
+}
+
+/* ---- conversions without undefined behaviour */
+
+/* double -> int64: NaN gives 0, out of range saturates, the rest truncates
+ * toward zero as a C cast would. (Casting an out-of-range double is UB.) */
+static int64_t cs_d2i(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 9223372036854775808.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Two's-complement wrap of an unsigned value, spelled out so it does not
+ * rely on implementation-defined conversions. */
+static int64_t cs_u2i64(uint64_t u) {
+    return u <= INT64_MAX ? (int64_t)u : -(int64_t)(UINT64_MAX - u) - 1;
+}
+
+static int32_t cs_u2i32(uint32_t u) {
+    return u <= INT32_MAX ? (int32_t)u : -(int32_t)(UINT32_MAX - u) - 1;
+}
+
+/* ---- element load/store at a storage offset: the only dtype switches */
+
+static double cs_ld(const cs_tensor *t, int64_t off) {
+    const void *p = t->st->data;
+    switch (t->dtype) {
+    case CS_FLOAT32: return ((const float *)p)[off];
+    case CS_FLOAT64: return ((const double *)p)[off];
+    case CS_INT32: return ((const int32_t *)p)[off];
+    case CS_INT64: return (double)((const int64_t *)p)[off];
+    case CS_UINT8: return ((const uint8_t *)p)[off];
+    default: return NAN;
+    }
+}
+
+static int64_t cs_ldi(const cs_tensor *t, int64_t off) {
+    const void *p = t->st->data;
+    switch (t->dtype) {
+    case CS_INT32: return ((const int32_t *)p)[off];
+    case CS_INT64: return ((const int64_t *)p)[off];
+    case CS_UINT8: return ((const uint8_t *)p)[off];
+    default: return cs_d2i(cs_ld(t, off));
+    }
+}
+
+/* Integers wrap modulo 2^bits, as C's unsigned arithmetic and torch do. */
+static void cs_sti(cs_tensor *t, int64_t off, int64_t v) {
+    void *p = t->st->data;
+    switch (t->dtype) {
+    case CS_FLOAT32: ((float *)p)[off] = (float)v; break;
+    case CS_FLOAT64: ((double *)p)[off] = (double)v; break;
+    case CS_INT32: ((int32_t *)p)[off] = cs_u2i32((uint32_t)(uint64_t)v); break;
+    case CS_INT64: ((int64_t *)p)[off] = v; break;
+    case CS_UINT8: ((uint8_t *)p)[off] = (uint8_t)(uint64_t)v; break;
+    default: break;
+    }
+}
+
+static void cs_st(cs_tensor *t, int64_t off, double v) {
+    void *p = t->st->data;
+    switch (t->dtype) {
+    case CS_FLOAT32: ((float *)p)[off] = (float)v; break;
+    case CS_FLOAT64: ((double *)p)[off] = v; break;
+    default: cs_sti(t, off, cs_d2i(v)); break;
+    }
+}
+
+/* ---- iteration over strided views: up to three operands of one shape */
+
+typedef struct {
+    int ndim, n;
+    int64_t shape[CS_MAX_DIMS], idx[CS_MAX_DIMS];
+    int64_t stride[3][CS_MAX_DIMS];
+    int64_t off[3];
+} cs_iter;
+
+static void cs_iter_init(cs_iter *it, int n, const cs_tensor *const *ts) {
+    memset(it, 0, sizeof *it);
+    it->ndim = ts[0]->ndim;
+    it->n = n;
+    memcpy(it->shape, ts[0]->shape, sizeof it->shape);
+    for (int k = 0; k < n; k++) {
+        memcpy(it->stride[k], ts[k]->stride, sizeof it->stride[k]);
+        it->off[k] = ts[k]->offset;
+    }
+}
+
+/* Odometer step: bump the last index, carry leftwards. */
+static void cs_iter_next(cs_iter *it) {
+    for (int d = it->ndim - 1; d >= 0; d--) {
+        if (++it->idx[d] < it->shape[d]) {
+            for (int k = 0; k < it->n; k++) it->off[k] += it->stride[k][d];
+            return;
+        }
+        it->idx[d] = 0;
+        for (int k = 0; k < it->n; k++) it->off[k] -= it->stride[k][d] * (it->shape[d] - 1);
+    }
+}
+
+/* Storage offset of a flat row-major logical index. */
+static int64_t cs_tensor_flat_offset(const cs_tensor *t, int64_t flat) {
+    int64_t off = t->offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] == 0) return off;
+        off += (flat % t->shape[d]) * t->stride[d];
+        flat /= t->shape[d];
+    }
+    return off;
+}
+
+/* ---- shapes */
+
+static int64_t cs_shape_numel(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+int64_t cs_tensor_numel(const cs_tensor *t) {
+    return cs_shape_numel(t->ndim, t->shape);
+}
+
+size_t cs_tensor_nbytes(const cs_tensor *t) {
+    return (size_t)cs_tensor_numel(t) * cs_dtype_size(t->dtype);
+}
+
+/* As torch: size-1 dims may have any stride, and empty tensors count. */
+bool cs_tensor_is_contiguous(const cs_tensor *t) {
+    if (cs_tensor_numel(t) == 0) return true;
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->stride[d] != expect) return false;
+        expect *= t->shape[d];
+    }
+    return true;
+}
+
+bool cs_tensor_same_shape(const cs_tensor *a, const cs_tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return false;
+    return true;
+}
+
+void *cs_tensor_data(const cs_tensor *t) {
+    return (char *)t->st->data + (size_t)t->offset * cs_dtype_size(t->dtype);
+}
+
+char *cs_tensor_shape_str(int ndim, const int64_t *shape, char *buf, size_t len) {
+    size_t used = 0;
+    if (len == 0) return buf;
+    buf[0] = '\0';
+    used += (size_t)snprintf(buf, len, "[");
+    for (int d = 0; d < ndim && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (used < len) snprintf(buf + used, len - used, "]");
+    return buf;
+}
+
+static void cs_set_contiguous_strides(cs_tensor *t) {
+    int64_t s = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        t->stride[d] = s;
+        s *= t->shape[d];
+    }
+}
+
+/* ---- lifetime */
+
+static void cs_storage_release(cs_storage *st) {
+    if (!st || atomic_fetch_sub(&st->refs, 1) != 1) return;
+    cs_budget_refund(st->budget, st->bytes);
+    free(st->data);
+    free(st);
+}
+
+/* Validate a shape, returning its byte size in *bytes; EINVAL otherwise. */
+static bool cs_shape_check(cs_dtype d, int ndim, const int64_t *shape, size_t *bytes) {
+    char buf[96];
+    if (!cs_dtype_valid(d)) {
+        cs_tensor_fail(EINVAL, "invalid dtype %d", (int)d);
+        return false;
+    }
+    if (ndim < 0 || ndim > CS_MAX_DIMS) {
+        cs_tensor_fail(EINVAL, "tensors have at most %d dimensions, got %d", CS_MAX_DIMS, ndim);
+        return false;
+    }
+    size_t n = cs_dtype_size(d);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            cs_tensor_fail(EINVAL, "Trying to create tensor with negative dimension %lld: %s",
+                           (long long)shape[i], cs_tensor_shape_str(ndim, shape, buf, sizeof buf));
+            return false;
+        }
+        if (shape[i] && n > SIZE_MAX / 2 / (uint64_t)shape[i]) {
+            cs_tensor_fail(ENOMEM, "tensor of shape %s is too large",
+                           cs_tensor_shape_str(ndim, shape, buf, sizeof buf));
+            return false;
+        }
+        n *= (size_t)shape[i];
+    }
+    *bytes = n;
+    return true;
+}
+
+static cs_storage *cs_storage_new(cs_budget *b, size_t bytes) {
+    if (!cs_budget_charge(b, bytes)) {
+        cs_tensor_fail(ENOMEM, "out of memory: a tensor of %zu bytes exceeds the memory limit "
+                       "(%zu of %zu bytes in use)", bytes, atomic_load(&b->used), b->limit);
+        return NULL;
+    }
+    cs_storage *st = malloc(sizeof *st);
+    void *data = calloc(bytes ? bytes : 1, 1); /* calloc(0) may legally return NULL */
+    if (!st || !data) {
+        free(st);
+        free(data);
+        cs_budget_refund(b, bytes);
+        cs_tensor_fail(ENOMEM, "out of memory allocating %zu bytes", bytes);
+        return NULL;
+    }
+    atomic_init(&st->refs, 1);
+    st->bytes = bytes;
+    st->budget = b;
+    st->data = data;
+    return st;
+}
+
+/* A new tensor header on st (taking a reference), copying the view fields
+ * of like. */
+static cs_tensor *cs_tensor_wrap(cs_storage *st, const cs_tensor *like) {
+    cs_tensor *t = malloc(sizeof *t);
+    if (!t) {
+        cs_tensor_fail(ENOMEM, "out of memory allocating a tensor");
+        return NULL;
+    }
+    *t = *like;
+    atomic_init(&t->refs, 1);
+    atomic_fetch_add(&st->refs, 1);
+    t->st = st;
+    return t;
+}
+
+cs_tensor *cs_tensor_new(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape) {
+    size_t bytes;
+    if (!cs_shape_check(d, ndim, shape, &bytes)) return NULL;
+    cs_storage *st = cs_storage_new(b, bytes);
+    if (!st) return NULL;
+    cs_tensor tmpl = {.dtype = d, .ndim = ndim};
+    for (int i = 0; i < ndim; i++) tmpl.shape[i] = shape[i];
+    cs_set_contiguous_strides(&tmpl);
+    cs_tensor *t = cs_tensor_wrap(st, &tmpl);
+    cs_storage_release(st); /* t holds the only reference now, or none */
+    return t;
+}
+
+cs_tensor *cs_tensor_retain(cs_tensor *t) {
+    if (t) atomic_fetch_add(&t->refs, 1);
+    return t;
+}
+
+void cs_tensor_release(cs_tensor *t) {
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
+    cs_storage_release(t->st);
+    free(t);
+}
+
+/* ---- element access */
+
+static bool cs_tensor_check_flat(const cs_tensor *t, int64_t flat) {
+    int64_t n = cs_tensor_numel(t);
+    if (flat >= 0 && flat < n) return true;
+    cs_tensor_fail(EINVAL, "index %lld is out of bounds for a tensor of %lld elements",
+                   (long long)flat, (long long)n);
+    return false;
+}
+
+double cs_tensor_get(const cs_tensor *t, int64_t flat) {
+    return cs_tensor_check_flat(t, flat) ? cs_ld(t, cs_tensor_flat_offset(t, flat)) : NAN;
+}
+
+void cs_tensor_set(cs_tensor *t, int64_t flat, double v) {
+    if (cs_tensor_check_flat(t, flat)) cs_st(t, cs_tensor_flat_offset(t, flat), v);
+}
+
+int64_t cs_tensor_get_i(const cs_tensor *t, int64_t flat) {
+    return cs_tensor_check_flat(t, flat) ? cs_ldi(t, cs_tensor_flat_offset(t, flat)) : 0;
+}
+
+void cs_tensor_set_i(cs_tensor *t, int64_t flat, int64_t v) {
+    if (cs_tensor_check_flat(t, flat)) cs_sti(t, cs_tensor_flat_offset(t, flat), v);
+}
+
+void cs_tensor_fill_(cs_tensor *t, double v) {
+    cs_iter it;
+    cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
+    for (int64_t i = 0, n = cs_tensor_numel(t); i < n; i++, cs_iter_next(&it))
+        cs_st(t, it.off[0], v);
+}
+
+/* ---- factories */
+
+cs_tensor *cs_tensor_full(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape, double v) {
+    cs_tensor *t = cs_tensor_new(b, d, ndim, shape);
+    if (t && v != 0) cs_tensor_fill_(t, v);
+    return t;
+}
+
+cs_tensor *cs_tensor_arange(cs_budget *b, cs_dtype d, int64_t n) {
+    cs_tensor *t = cs_tensor_new(b, d, 1, &n);
+    for (int64_t i = 0; t && i < n; i++) cs_sti(t, i, i);
+    return t;
+}
+
+/* xorshift64*: tiny, good enough for teaching, and reproducible per seed. */
+static uint64_t cs_rng_next(uint64_t *s) {
+    if (*s == 0) *s = 0x9E3779B97F4A7C15ull; /* zero is a fixed point */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+/* Uniform in (0, 1]: never 0, so log() below stays finite. */
+static double cs_rng_uniform(uint64_t *s) {
+    return (double)((cs_rng_next(s) >> 11) + 1) * 0x1.0p-53;
+}
+
+cs_tensor *cs_tensor_randn(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape, uint64_t *rng) {
+    if (cs_dtype_valid(d) && !cs_dtype_is_float(d)) {
+        cs_tensor_fail(EINVAL, "randn is only defined for floating point dtypes, got %s",
+                       cs_dtype_name(d));
+        return NULL;
+    }
+    cs_tensor *t = cs_tensor_new(b, d, ndim, shape);
+    if (!t) return NULL;
+    int64_t n = cs_tensor_numel(t);
+    for (int64_t i = 0; i < n; i += 2) { /* Box-Muller: two normals per pair */
+        double r = sqrt(-2.0 * log(cs_rng_uniform(rng)));
+        double th = 2.0 * M_PI * cs_rng_uniform(rng);
+        cs_st(t, i, r * cos(th));
+        if (i + 1 < n) cs_st(t, i + 1, r * sin(th));
+    }
+    return t;
+}
+
+cs_tensor *cs_tensor_from_doubles(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape,
+                                  const double *vals) {
+    cs_tensor *t = cs_tensor_new(b, d, ndim, shape);
+    for (int64_t i = 0, n = t ? cs_tensor_numel(t) : 0; i < n; i++) cs_st(t, i, vals[i]);
+    return t;
+}
+
+/* ---- views */
+
+/* torch's dim wrapping: -1 is the last dim. */
+static bool cs_wrap_dim(const cs_tensor *t, int *dim) {
+    int n = t->ndim;
+    if (*dim < -n || *dim >= n) {
+        cs_tensor_fail(EINVAL, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
+                       -n, n - 1, *dim);
+        return false;
+    }
+    if (*dim < 0) *dim += n;
+    return true;
+}
+
+static cs_tensor *cs_tensor_alias(cs_tensor *t) {
+    return cs_tensor_wrap(t->st, t);
+}
+
+cs_tensor *cs_tensor_narrow(cs_tensor *t, int dim, int64_t start, int64_t len) {
+    if (t->ndim == 0) {
+        cs_tensor_fail(EINVAL, "narrow() cannot be applied to a 0-dim tensor.");
+        return NULL;
+    }
+    if (!cs_wrap_dim(t, &dim)) return NULL;
+    int64_t size = t->shape[dim];
+    if (start < -size || start > size) {
+        cs_tensor_fail(EINVAL, "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                       -(long long)size, (long long)size, (long long)start);
+        return NULL;
+    }
+    if (start < 0) start += size;
+    if (len < 0) {
+        cs_tensor_fail(EINVAL, "narrow(): length must be non-negative.");
+        return NULL;
+    }
+    if (start > size - len) {
+        cs_tensor_fail(EINVAL, "start (%lld) + length (%lld) exceeds dimension size (%lld).",
+                       (long long)start, (long long)len, (long long)size);
+        return NULL;
+    }
+    cs_tensor *v = cs_tensor_alias(t);
+    if (v) {
+        v->offset += start * t->stride[dim];
+        v->shape[dim] = len;
+    }
+    return v;
+}
+
+cs_tensor *cs_tensor_select(cs_tensor *t, int dim, int64_t index) {
+    char buf[96];
+    if (t->ndim == 0) {
+        cs_tensor_fail(EINVAL, "select() cannot be applied to a 0-dim tensor.");
+        return NULL;
+    }
+    if (!cs_wrap_dim(t, &dim)) return NULL;
+    int64_t size = t->shape[dim];
+    if (index < -size || index >= size) {
+        cs_tensor_fail(EINVAL, "select(): index %lld out of range for tensor of size %s at dimension %d",
+                       (long long)index, cs_tensor_shape_str(t->ndim, t->shape, buf, sizeof buf), dim);
+        return NULL;
+    }
+    if (index < 0) index += size;
+    cs_tensor *v = cs_tensor_alias(t);
+    if (!v) return NULL;
+    v->offset += index * t->stride[dim];
+    for (int d = dim; d < t->ndim - 1; d++) {
+        v->shape[d] = t->shape[d + 1];
+        v->stride[d] = t->stride[d + 1];
+    }
+    v->ndim--;
+    v->shape[v->ndim] = 0;
+    v->stride[v->ndim] = 0;
+    return v;
+}
+
+/* Resolve a view shape with at most one -1 against numel; EINVAL otherwise. */
+static bool cs_infer_shape(int64_t numel, int ndim, const int64_t *shape, int64_t *out) {
+    char buf[96];
+    int infer = -1;
+    int64_t known = 1;
+    for (int d = 0; d < ndim; d++) {
+        out[d] = shape[d];
+        if (shape[d] == -1) {
+            if (infer >= 0) {
+                cs_tensor_fail(EINVAL, "only one dimension can be inferred");
+                return false;
+            }
+            infer = d;
+        } else if (shape[d] < 0) {
+            cs_tensor_fail(EINVAL, "invalid shape dimension %lld", (long long)shape[d]);
+            return false;
+        } else {
+            known *= shape[d];
+        }
+    }
+    cs_tensor_shape_str(ndim, shape, buf, sizeof buf);
+    if (infer >= 0 && known == 0) {
+        cs_tensor_fail(EINVAL, "cannot reshape tensor of 0 elements into shape %s because the "
+                       "unspecified dimension size -1 can be any value and is ambiguous", buf);
+        return false;
+    }
+    if (infer >= 0 && numel % known == 0) out[infer] = numel / known;
+    if (cs_shape_numel(ndim, out) != numel || (infer >= 0 && numel % known)) {
+        cs_tensor_fail(EINVAL, "shape '%s' is invalid for input of size %lld", buf, (long long)numel);
+        return false;
+    }
+    return true;
+}
+
+cs_tensor *cs_tensor_view(cs_tensor *t, int ndim, const int64_t *shape) {
+    int64_t out[CS_MAX_DIMS];
+    if (ndim < 0 || ndim > CS_MAX_DIMS) {
+        cs_tensor_fail(EINVAL, "tensors have at most %d dimensions, got %d", CS_MAX_DIMS, ndim);
+        return NULL;
+    }
+    if (!cs_infer_shape(cs_tensor_numel(t), ndim, shape, out)) return NULL;
+    if (!cs_tensor_is_contiguous(t)) {
+        cs_tensor_fail(EINVAL, "view size is not compatible with input tensor's size and stride (at "
+                       "least one dimension spans across two contiguous subspaces). Use "
+                       ".reshape(...) instead.");
+        return NULL;
+    }
+    cs_tensor *v = cs_tensor_alias(t);
+    if (!v) return NULL;
+    v->ndim = ndim;
+    memset(v->shape, 0, sizeof v->shape);
+    memcpy(v->shape, out, sizeof out[0] * (size_t)ndim);
+    cs_set_contiguous_strides(v);
+    return v;
+}
+
+int cs_tensor_chunk(cs_tensor *t, int n, int dim, cs_tensor **out, int max_out) {
+    if (t->ndim == 0) {
+        cs_tensor_fail(EINVAL, "chunk expects at least a 1-dimensional tensor");
+        return -1;
+    }
+    if (n <= 0) {
+        cs_tensor_fail(EINVAL, "chunk expects `chunks` to be greater than 0, got: %d", n);
+        return -1;
+    }
+    if (!cs_wrap_dim(t, &dim)) return -1;
+    /* torch.chunk: pieces of ceil(size/n), so fewer than n when size is small;
+     * an empty dim still gives n empty pieces. */
+    int64_t size = t->shape[dim];
+    int64_t piece = (size + n - 1) / n;
+    int count = size == 0 ? n : (int)((size + piece - 1) / piece);
+    if (count > max_out) {
+        cs_tensor_fail(EINVAL, "chunk needs room for %d pieces, got %d", count, max_out);
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        int64_t start = size == 0 ? 0 : i * piece;
+        int64_t len = size - start < piece ? size - start : piece;
+        out[i] = cs_tensor_narrow(t, dim, start, len);
+        if (!out[i]) {
+            while (i-- > 0) cs_tensor_release(out[i]);
+            return -1;
+        }
+    }
+    return count;
+}
+
+/* ---- copies */
+
+/* dst[i] = src[i] in row-major order (shapes may differ, numel may not);
+ * exact for integer pairs. */
+static void cs_copy_elems(cs_tensor *dst, const cs_tensor *src) {
+    bool exact = !cs_dtype_is_float(dst->dtype) && !cs_dtype_is_float(src->dtype);
+    cs_iter id, is;
+    cs_iter_init(&id, 1, (const cs_tensor *const[]){dst});
+    cs_iter_init(&is, 1, (const cs_tensor *const[]){src});
+    for (int64_t i = 0, n = cs_tensor_numel(dst); i < n; i++, cs_iter_next(&id), cs_iter_next(&is)) {
+        if (exact)
+            cs_sti(dst, id.off[0], cs_ldi(src, is.off[0]));
+        else
+            cs_st(dst, id.off[0], cs_ld(src, is.off[0]));
+    }
+}
+
+int cs_tensor_copy_(cs_tensor *dst, const cs_tensor *src) {
+    char a[96], b[96];
+    if (cs_tensor_numel(dst) != cs_tensor_numel(src)) {
+        cs_tensor_fail(EINVAL, "copy_(): destination of shape %s and source of shape %s have "
+                       "different numbers of elements",
+                       cs_tensor_shape_str(dst->ndim, dst->shape, a, sizeof a),
+                       cs_tensor_shape_str(src->ndim, src->shape, b, sizeof b));
+        return -1;
+    }
+    if (dst->st == src->st) { /* may overlap: go through a temporary */
+        cs_tensor *tmp = cs_tensor_clone(NULL, src);
+        if (!tmp) return -1;
+        cs_copy_elems(dst, tmp);
+        cs_tensor_release(tmp);
+        return 0;
+    }
+    cs_copy_elems(dst, src);
+    return 0;
+}
+
+cs_tensor *cs_tensor_to(cs_budget *b, const cs_tensor *t, cs_dtype d) {
+    cs_tensor *c = cs_tensor_new(b, d, t->ndim, t->shape);
+    if (c) cs_copy_elems(c, t);
+    return c;
+}
+
+cs_tensor *cs_tensor_clone(cs_budget *b, const cs_tensor *t) {
+    cs_tensor *c = cs_tensor_new(b, t->dtype, t->ndim, t->shape);
+    if (c && cs_tensor_is_contiguous(t))
+        memcpy(c->st->data, cs_tensor_data(t), cs_tensor_nbytes(t));
+    else if (c)
+        cs_copy_elems(c, t);
+    return c;
+}
+
+cs_tensor *cs_tensor_contiguous(cs_budget *b, cs_tensor *t) {
+    return cs_tensor_is_contiguous(t) ? cs_tensor_retain(t) : cs_tensor_clone(b, t);
+}
+
+/* ---- elementwise */
+
+/* A scalar counts as a float when it is not integral: we only get a double,
+ * so 2.0 behaves like torch's 2 and 2.5 like 2.5. */
+static bool cs_scalar_is_float(double s) {
+    return !isfinite(s) || s != trunc(s);
+}
+
+/* torch's result_type: tensors with dims outrank 0-d tensors, which outrank
+ * scalars, except that a higher category (float over int) always wins; a
+ * float scalar with an int tensor gives the default float, float32. */
+static cs_dtype cs_result_dtype(const cs_tensor *a, const cs_tensor *b, double s) {
+    if (!b) {
+        bool promote = cs_scalar_is_float(s) && !cs_dtype_is_float(a->dtype);
+        return promote ? CS_FLOAT32 : a->dtype;
+    }
+    if ((a->ndim == 0) == (b->ndim == 0)) return cs_dtype_promote(a->dtype, b->dtype);
+    const cs_tensor *dimmed = a->ndim ? a : b, *zero = a->ndim ? b : a;
+    if (cs_dtype_is_float(zero->dtype) && !cs_dtype_is_float(dimmed->dtype)) return zero->dtype;
+    return dimmed->dtype;
+}
+
+/* Broadcast shapes right-aligned, as torch's infer_size does, naming the
+ * offending output dimension on mismatch. */
+static bool cs_broadcast(const cs_tensor *a, const cs_tensor *b, int *ndim, int64_t *shape) {
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int i = n - 1; i >= 0; i--) {
+        int da = i - (n - a->ndim), db = i - (n - b->ndim);
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            cs_tensor_fail(EINVAL, "The size of tensor a (%lld) must match the size of tensor b "
+                           "(%lld) at non-singleton dimension %d", (long long)sa, (long long)sb, i);
+            return false;
+        }
+        shape[i] = sa == 1 ? sb : sa;
+    }
+    *ndim = n;
+    return true;
+}
+
+/* t seen with shape (broadcast of t's): stride 0 on the stretched dims. */
+static cs_tensor cs_expand(const cs_tensor *t, int ndim, const int64_t *shape) {
+    cs_tensor e = *t;
+    e.ndim = ndim;
+    for (int i = ndim - 1; i >= 0; i--) {
+        int d = i - (ndim - t->ndim);
+        e.shape[i] = shape[i];
+        e.stride[i] = d >= 0 && t->shape[d] == shape[i] ? t->stride[d] : 0;
+    }
+    return e;
+}
+
+static double cs_apply_d(cs_binop op, double x, double y) {
+    switch (op) {
+    case CS_ADD: return x + y;
+    case CS_SUB: return x - y;
+    case CS_MUL: return x * y;
+    case CS_DIV: return x / y;
+    case CS_POW: return pow(x, y);
+    case CS_MAXIMUM: return isnan(x) || isnan(y) ? NAN : x > y ? x : y;
+    case CS_MINIMUM: return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
+    }
+    return NAN;
+}
+
+/* Integer pow by squaring, wrapping; negative exponents as torch's powi. */
+static int64_t cs_powi(int64_t base, int64_t e) {
+    if (e < 0) return base == 1 ? 1 : base == -1 ? (e % 2 ? -1 : 1) : 0;
+    uint64_t r = 1, b = (uint64_t)base;
+    for (; e; e >>= 1, b *= b)
+        if (e & 1) r *= b;
+    return cs_u2i64(r);
+}
+
+/* Unsigned arithmetic so that overflow wraps instead of being UB. */
+static int64_t cs_apply_i(cs_binop op, int64_t x, int64_t y) {
+    switch (op) {
+    case CS_ADD: return cs_u2i64((uint64_t)x + (uint64_t)y);
+    case CS_SUB: return cs_u2i64((uint64_t)x - (uint64_t)y);
+    case CS_MUL: return cs_u2i64((uint64_t)x * (uint64_t)y);
+    case CS_POW: return cs_powi(x, y);
+    case CS_MAXIMUM: return x > y ? x : y;
+    case CS_MINIMUM: return x < y ? x : y;
+    case CS_DIV: break; /* always computed in floating point */
+    }
+    return 0;
+}
+
+/* out = a op b (or a op s, or s op a when swap), all of out's shape; a and b
+ * already expanded. fp selects double arithmetic, else exact int64. */
+static void cs_binop_run(cs_binop op, bool fp, cs_tensor *out, const cs_tensor *a,
+                         const cs_tensor *b, double s, bool swap) {
+    const cs_tensor *ops[3] = {out, a, b ? b : a};
+    cs_iter it;
+    cs_iter_init(&it, 3, ops);
+    int64_t si = cs_d2i(s);
+    for (int64_t i = 0, n = cs_tensor_numel(out); i < n; i++, cs_iter_next(&it)) {
+        if (fp) {
+            double x = cs_ld(a, it.off[1]), y = b ? cs_ld(b, it.off[2]) : s;
+            cs_st(out, it.off[0], swap ? cs_apply_d(op, y, x) : cs_apply_d(op, x, y));
+        } else {
+            int64_t x = cs_ldi(a, it.off[1]), y = b ? cs_ldi(b, it.off[2]) : si;
+            cs_sti(out, it.off[0], swap ? cs_apply_i(op, y, x) : cs_apply_i(op, x, y));
+        }
+    }
+}
+
+/* torch refuses int ** negative int scalar rather than returning 0. */
+static bool cs_check_int_pow(cs_binop op, cs_dtype rt, const cs_tensor *b, double s, bool swap) {
+    if (op != CS_POW || b || swap || cs_dtype_is_float(rt) || s >= 0) return true;
+    cs_tensor_fail(EINVAL, "Integers to negative integer powers are not allowed.");
+    return false;
+}
+
+cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, const cs_tensor *b,
+                           double s, bool scalar_first) {
+    int ndim = a->ndim;
+    int64_t shape[CS_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof shape);
+    if (b && !cs_broadcast(a, b, &ndim, shape)) return NULL;
+    cs_dtype rt = cs_result_dtype(a, b, s);
+    if (op == CS_DIV && !cs_dtype_is_float(rt)) rt = CS_FLOAT32; /* true division */
+    if (!cs_check_int_pow(op, rt, b, s, scalar_first)) return NULL;
+    cs_tensor *out = cs_tensor_new(bud, rt, ndim, shape);
+    if (!out) return NULL;
+    cs_tensor ea = cs_expand(a, ndim, shape), eb;
+    if (b) eb = cs_expand(b, ndim, shape);
+    cs_binop_run(op, cs_dtype_is_float(rt), out, &ea, b ? &eb : NULL, s, b ? false : scalar_first);
+    return out;
+}
+
+int cs_tensor_binop_(cs_binop op, cs_tensor *a, const cs_tensor *b, double s) {
+    char x[96], y[96];
+    int ndim = a->ndim;
+    int64_t shape[CS_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof shape);
+    if (b && !cs_broadcast(a, b, &ndim, shape)) return -1;
+    if (ndim != a->ndim || memcmp(shape, a->shape, sizeof(int64_t) * (size_t)ndim) != 0) {
+        cs_tensor_fail(EINVAL, "output with shape %s doesn't match the broadcast shape %s",
+                       cs_tensor_shape_str(a->ndim, a->shape, x, sizeof x),
+                       cs_tensor_shape_str(ndim, shape, y, sizeof y));
+        return -1;
+    }
+    /* The result must be castable to a's dtype: never float into int. */
+    cs_dtype rt = cs_result_dtype(a, b, s);
+    if (op == CS_DIV && !cs_dtype_is_float(rt)) rt = CS_FLOAT32;
+    if (cs_dtype_is_float(rt) && !cs_dtype_is_float(a->dtype)) {
+        cs_tensor_fail(EINVAL, "result type %s can't be cast to the desired output type %s",
+                       cs_dtypes[rt].cname, cs_dtypes[a->dtype].cname);
+        return -1;
+    }
+    if (!cs_check_int_pow(op, rt, b, s, false)) return -1;
+    cs_tensor eb;
+    if (b) eb = cs_expand(b, ndim, shape);
+    cs_binop_run(op, cs_dtype_is_float(a->dtype), a, a, b ? &eb : NULL, s, false);
+    return 0;
+}
+
+/* -x is x * -1 in every dtype, wrap-around and -0.0 included. */
+cs_tensor *cs_tensor_neg(cs_budget *bud, const cs_tensor *a) {
+    return cs_tensor_binop(bud, CS_MUL, a, NULL, -1, false);
+}
+
+/* maximum(x, 0): keeps NaN, as torch's relu does. */
+cs_tensor *cs_tensor_relu(cs_budget *bud, const cs_tensor *a) {
+    return cs_tensor_binop(bud, CS_MAXIMUM, a, NULL, 0, false);
+}
+
+void cs_tensor_relu_(cs_tensor *a) {
+    cs_tensor_binop_(CS_MAXIMUM, a, NULL, 0);
+}
+
+/* ---- reductions */
+
+double cs_tensor_sum(const cs_tensor *t) {
+    cs_iter it;
+    cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
+    int64_t n = cs_tensor_numel(t);
+    if (cs_dtype_is_float(t->dtype)) {
+        double acc = 0;
+        for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) acc += cs_ld(t, it.off[0]);
+        return acc;
+    }
+    uint64_t acc = 0; /* integer sums wrap like torch's int64 accumulator */
+    for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) acc += (uint64_t)cs_ldi(t, it.off[0]);
+    return (double)cs_u2i64(acc);
+}
+
+/* Fold with maximum/minimum, so that a NaN anywhere propagates. */
+static double cs_tensor_fold(const cs_tensor *t, cs_binop op) {
+    cs_iter it;
+    cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
+    int64_t n = cs_tensor_numel(t);
+    double acc = n ? cs_ld(t, it.off[0]) : NAN;
+    for (int64_t i = 1; i < n; i++) {
+        cs_iter_next(&it);
+        acc = cs_apply_d(op, acc, cs_ld(t, it.off[0]));
+    }
+    return acc;
+}
+
+double cs_tensor_max(const cs_tensor *t) {
+    return cs_tensor_fold(t, CS_MAXIMUM);
+}
+
+double cs_tensor_min(const cs_tensor *t) {
+    return cs_tensor_fold(t, CS_MINIMUM);
+}
+
+double cs_tensor_mean(const cs_tensor *t) {
+    int64_t n = cs_tensor_numel(t);
+    return n ? cs_tensor_sum(t) / (double)n : NAN;
+}
+
+/* ---- matmul */
+
+/* Shape errors worded as the torch kernel each case dispatches to. */
+static bool cs_matmul_check(const cs_tensor *a, const cs_tensor *b) {
+    long long k1 = a->shape[a->ndim - 1], k2 = b->shape[0];
+    if (k1 == k2) return true;
+    if (a->ndim == 1 && b->ndim == 1)
+        cs_tensor_fail(EINVAL, "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have "
+                       "the same number of elements, but got %lld and %lld elements respectively",
+                       k1, k2, k1, k2);
+    else if (b->ndim == 1)
+        cs_tensor_fail(EINVAL, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
+                       (long long)a->shape[0], (long long)a->shape[0], k1, k2);
+    else
+        cs_tensor_fail(EINVAL, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                       a->ndim == 2 ? (long long)a->shape[0] : 1LL, k1, k2, (long long)b->shape[1]);
+    return false;
+}
+
+cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b) {
+    if (a->ndim < 1 || b->ndim < 1 || a->ndim > 2 || b->ndim > 2) {
+        cs_tensor_fail(EINVAL, "matmul supports 1-D and 2-D operands, got %dD and %dD", a->ndim, b->ndim);
+        return NULL;
+    }
+    if (!cs_matmul_check(a, b)) return NULL;
+    /* A vector is a 1xk row on the left, a kx1 column on the right; its
+     * missing dim has stride 0 and disappears from the result. */
+    int64_t n = a->ndim == 2 ? a->shape[0] : 1, k = b->shape[0];
+    int64_t m = b->ndim == 2 ? b->shape[1] : 1;
+    int64_t ar = a->ndim == 2 ? a->stride[0] : 0, ac = a->stride[a->ndim - 1];
+    int64_t br = b->stride[0], bc = b->ndim == 2 ? b->stride[1] : 0;
+    int64_t shape[2], *sp = shape;
+    if (a->ndim == 2) *sp++ = n;
+    if (b->ndim == 2) *sp++ = m;
+    cs_dtype rt = cs_dtype_promote(a->dtype, b->dtype);
+    cs_tensor *out = cs_tensor_new(bud, rt, (int)(sp - shape), shape);
+    if (!out) return NULL;
+    bool fp = cs_dtype_is_float(rt);
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = 0; j < m; j++) {
+            int64_t pa = a->offset + i * ar, pb = b->offset + j * bc;
+            double acc = 0;
+            uint64_t iacc = 0;
+            for (int64_t p = 0; p < k; p++, pa += ac, pb += br) {
+                if (fp)
+                    acc += cs_ld(a, pa) * cs_ld(b, pb);
+                else
+                    iacc += (uint64_t)cs_ldi(a, pa) * (uint64_t)cs_ldi(b, pb);
+            }
+            if (fp)
+                cs_st(out, i * m + j, acc);
+            else
+                cs_sti(out, i * m + j, cs_u2i64(iacc));
+        }
+    }
+    return out;
+}
+
+/* ---- comparison */
+
+/* Walk a and b together (same shape), calling close() on each pair. */
+static bool cs_tensor_all_pairs(const cs_tensor *a, const cs_tensor *b, double rtol, double atol,
+                                bool exact) {
+    if (!cs_tensor_same_shape(a, b)) return false;
+    bool ints = !cs_dtype_is_float(a->dtype) && !cs_dtype_is_float(b->dtype);
+    const cs_tensor *ops[2] = {a, b};
+    cs_iter it;
+    cs_iter_init(&it, 2, ops);
+    for (int64_t i = 0, n = cs_tensor_numel(a); i < n; i++, cs_iter_next(&it)) {
+        if (ints) {
+            int64_t x = cs_ldi(a, it.off[0]), y = cs_ldi(b, it.off[1]);
+            if (x != y && (exact || fabs((double)x - (double)y) > atol + rtol * fabs((double)y)))
+                return false;
+            continue;
+        }
+        double x = cs_ld(a, it.off[0]), y = cs_ld(b, it.off[1]);
+        if (x == y) continue; /* also equal infinities */
+        if (exact || !isfinite(x) || !isfinite(y) || fabs(x - y) > atol + rtol * fabs(y)) return false;
+    }
+    return true;
+}
+
+bool cs_tensor_equal(const cs_tensor *a, const cs_tensor *b) {
+    return cs_tensor_all_pairs(a, b, 0, 0, true);
+}
+
+bool cs_tensor_allclose(const cs_tensor *a, const cs_tensor *b, double rtol, double atol) {
+    return cs_tensor_all_pairs(a, b, rtol, atol, false);
+}

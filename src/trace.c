@@ -1,0 +1,818 @@
+/* trace.c -- trace files as JSON Lines. See trace.h; the format itself is the
+ * contract in docs/trace-format.md.
+ *
+ * One table (fields[] and types[] below) says which fields each event type
+ * carries, how each is encoded and which values are legal. The encoder and the
+ * decoder both walk it, so a field added to the table is written, read and
+ * range-checked in one place.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+/* ======================================================================
+ * The field table
+ * ====================================================================== */
+
+typedef enum {
+    K_INT,    /* int member, lo..hi, or lo..world-1 when world_hi */
+    K_U64,    /* uint64_t member: JSON integer >= 0 */
+    K_SIZE,   /* size_t member: JSON integer >= 0 */
+    K_BOOL,   /* bool member */
+    K_DOUBLE, /* double member: finite number >= 0 */
+    K_STR,    /* const char * member: string, at most maxlen bytes written */
+    K_OP,     /* ev->op by name */
+    K_DTYPE,  /* ev->dtype by name */
+    K_SHAPE,  /* ev->ndim + ev->shape as an array */
+    K_REQS,   /* ev->reqs + ev->nreqs as an array */
+    K_SEED    /* ev->seed as a decimal string: 64 bits do not fit a JSON integer */
+} field_kind;
+
+typedef struct {
+    const char *name;
+    field_kind kind;
+    size_t off;    /* of the member, for the kinds that name one */
+    int lo, hi;    /* K_INT range */
+    bool world_hi; /* K_INT: the upper bound is world - 1 */
+    size_t maxlen; /* K_STR */
+} field;
+
+/* The order here is the order of the keys in a written line. */
+enum {
+    F_REQ, F_OP, F_NAME, F_BEGIN, F_PEER, F_ROOT, F_TAG, F_CTX, F_BYTES, F_DTYPE,
+    F_SHAPE, F_PEER_REQ, F_REQS, F_ANY, F_MS, F_EAGER, F_LINE, F_STATUS, F_TEXT,
+    F_WORLD, F_ENGINE, F_SEND_MODE, F_SEED, F_SCRIPT, F_NFIELDS
+};
+
+#define M(member) offsetof(cs_event, member)
+static const field fields[F_NFIELDS] = {
+    [F_REQ] = {"req", K_U64, M(req), 0, 0, false, 0},
+    [F_OP] = {"op", K_OP, 0, 0, 0, false, 0},
+    [F_NAME] = {"name", K_STR, M(text), 0, 0, false, CS_TRACE_MAX_NAME},
+    [F_BEGIN] = {"begin", K_BOOL, M(begin), 0, 0, false, 0},
+    [F_PEER] = {"peer", K_INT, M(peer), CS_ANY_SOURCE, 0, true, 0},
+    [F_ROOT] = {"root", K_INT, M(peer), -1, 0, true, 0},
+    [F_TAG] = {"tag", K_INT, M(tag), 0, INT_MAX, false, 0},
+    [F_CTX] = {"ctx", K_INT, M(ctx), 0, INT_MAX, false, 0},
+    [F_BYTES] = {"bytes", K_SIZE, M(bytes), 0, 0, false, 0},
+    [F_DTYPE] = {"dtype", K_DTYPE, 0, 0, 0, false, 0},
+    [F_SHAPE] = {"shape", K_SHAPE, 0, 0, 0, false, 0},
+    [F_PEER_REQ] = {"peer_req", K_U64, M(peer_req), 0, 0, false, 0},
+    [F_REQS] = {"reqs", K_REQS, 0, 0, 0, false, 0},
+    [F_ANY] = {"any", K_BOOL, M(any), 0, 0, false, 0},
+    [F_MS] = {"ms", K_DOUBLE, M(ms), 0, 0, false, 0},
+    [F_EAGER] = {"eager", K_BOOL, M(eager), 0, 0, false, 0},
+    [F_LINE] = {"line", K_INT, M(line), 0, INT_MAX, false, 0},
+    [F_STATUS] = {"status", K_INT, M(status), INT_MIN, INT_MAX, false, 0},
+    [F_TEXT] = {"text", K_STR, M(text), 0, 0, false, CS_TRACE_MAX_TEXT},
+    [F_WORLD] = {"world", K_INT, M(world), 1, CS_TRACE_MAX_WORLD, false, 0},
+    [F_ENGINE] = {"engine", K_STR, M(engine), 0, 0, false, CS_TRACE_MAX_NAME},
+    [F_SEND_MODE] = {"send_mode", K_STR, M(send_mode), 0, 0, false, CS_TRACE_MAX_NAME},
+    [F_SEED] = {"seed", K_SEED, 0, 0, 0, false, 0},
+    [F_SCRIPT] = {"script", K_STR, M(text), 0, 0, false, CS_TRACE_MAX_TEXT},
+};
+#undef M
+
+#define B(f) (1u << (f))
+/* need: always written, must be present. opt: written only when not zero,
+ * zero when absent. rankless: may carry rank -1 or CS_NO_RANK (not from one rank). */
+static const struct {
+    uint32_t need, opt;
+    bool rankless;
+} types[CS_EV_NTYPES] = {
+    [CS_EV_RUN] = {B(F_WORLD) | B(F_ENGINE) | B(F_SEND_MODE) | B(F_SEED) | B(F_SCRIPT), 0, true},
+    [CS_EV_POST] = {B(F_REQ) | B(F_OP) | B(F_PEER) | B(F_TAG) | B(F_CTX) | B(F_BYTES) |
+                        B(F_DTYPE) | B(F_SHAPE) | B(F_EAGER) | B(F_LINE), 0, false},
+    [CS_EV_MATCH] = {B(F_REQ) | B(F_PEER) | B(F_PEER_REQ), 0, false},
+    [CS_EV_COMPLETE] = {B(F_REQ), 0, false},
+    [CS_EV_BLOCK] = {B(F_REQS) | B(F_ANY) | B(F_LINE), 0, false},
+    [CS_EV_UNBLOCK] = {0, 0, false},
+    [CS_EV_COLL] = {B(F_NAME) | B(F_BEGIN) | B(F_ROOT) | B(F_CTX) | B(F_BYTES) | B(F_LINE), 0, false},
+    [CS_EV_COMPUTE] = {B(F_BEGIN) | B(F_MS), B(F_LINE), false},
+    [CS_EV_PRINT] = {B(F_TEXT), B(F_LINE), false},
+    [CS_EV_WARN] = {B(F_TEXT), B(F_LINE), true},
+    [CS_EV_ERROR] = {B(F_STATUS) | B(F_TEXT), B(F_LINE), true},
+    [CS_EV_EXIT] = {B(F_STATUS), 0, false},
+    [CS_EV_DEADLOCK] = {B(F_TEXT), B(F_LINE), true},
+};
+#undef B
+
+/* Member access through a field's offset. */
+#define AT(ev, f, T) (*(T *)((char *)(ev) + (f)->off))
+#define CAT(ev, f, T) (*(const T *)((const char *)(ev) + (f)->off))
+
+/* ======================================================================
+ * Encoding
+ * ====================================================================== */
+
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), or 0. The same
+ * rules as jansson's check: no overlong forms, no surrogates, at most U+10FFFF. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp, min;
+
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* A JSON string for s. Lua strings are bytes and JSON strings are Unicode, so
+ * a script may print something JSON cannot hold: each byte that does not start
+ * a well-formed sequence becomes U+FFFD. Longer than max: cut at a character
+ * boundary, so no line grows past what the reader accepts. */
+static json_t *json_text(const char *s, size_t max) {
+    const unsigned char *u;
+    size_t n, i = 0, o = 0;
+    char *buf;
+    json_t *j;
+
+    if (!s) s = "";
+    u = (const unsigned char *)s;
+    n = strlen(s);
+    while (i < n) { /* the common case: already valid and short */
+        size_t k = utf8_seq(u + i, n - i);
+        if (!k || i + k > max) break;
+        i += k;
+    }
+    if (i == n) return json_stringn(s, n);
+
+    if (!(buf = malloc(max + 1))) return NULL;
+    for (i = 0; i < n;) {
+        size_t k = utf8_seq(u + i, n - i), adv = k;
+        const char *src = s + i;
+        if (!k) { src = "\xEF\xBF\xBD"; k = 3; adv = 1; }
+        if (o + k > max) break;
+        memcpy(buf + o, src, k);
+        o += k;
+        i += adv;
+    }
+    j = json_stringn(buf, o);
+    free(buf);
+    return j;
+}
+
+/* JSON integers are signed 64-bit in jansson: clamp rather than wrap negative. */
+static json_t *json_u64(uint64_t v) {
+    return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *json_name(const char *name) {
+    return json_string(name ? name : "?");
+}
+
+static json_t *field_to_json(const cs_event *ev, const field *f) {
+    json_t *a;
+    char num[32];
+
+    switch (f->kind) {
+    case K_INT: return json_integer(CAT(ev, f, int));
+    case K_U64: return json_u64(CAT(ev, f, uint64_t));
+    case K_SIZE: return json_u64(CAT(ev, f, size_t));
+    case K_BOOL: return json_boolean(CAT(ev, f, bool));
+    case K_DOUBLE: {
+        double v = CAT(ev, f, double);
+        return json_real(isfinite(v) ? v : 0.0); /* jansson refuses NaN and inf */
+    }
+    case K_STR: return json_text(CAT(ev, f, char *), f->maxlen);
+    case K_OP: return json_name(cs_op_name(ev->op));
+    case K_DTYPE: return json_name(cs_dtype_name(ev->dtype));
+    case K_SHAPE: {
+        int nd = ev->ndim < 0 ? 0 : ev->ndim > CS_MAX_DIMS ? CS_MAX_DIMS : ev->ndim;
+        if (!(a = json_array())) return NULL;
+        for (int i = 0; i < nd; i++)
+            if (json_array_append_new(a, json_integer(ev->shape[i])) < 0) goto fail;
+        return a;
+    }
+    case K_REQS: {
+        int n = ev->reqs ? ev->nreqs : 0;
+        if (n > CS_TRACE_MAX_REQS) n = CS_TRACE_MAX_REQS;
+        if (!(a = json_array())) return NULL;
+        for (int i = 0; i < n; i++)
+            if (json_array_append_new(a, json_u64(ev->reqs[i])) < 0) goto fail;
+        return a;
+    }
+    case K_SEED:
+        snprintf(num, sizeof num, "%" PRIu64, ev->seed);
+        return json_string(num);
+    }
+    return NULL;
+fail:
+    json_decref(a);
+    return NULL;
+}
+
+static bool field_is_zero(const cs_event *ev, const field *f) {
+    switch (f->kind) {
+    case K_INT: return CAT(ev, f, int) == 0;
+    case K_U64: return CAT(ev, f, uint64_t) == 0;
+    case K_SIZE: return CAT(ev, f, size_t) == 0;
+    case K_BOOL: return !CAT(ev, f, bool);
+    case K_DOUBLE: return CAT(ev, f, double) == 0.0;
+    case K_STR: return !CAT(ev, f, char *) || !*CAT(ev, f, char *);
+    default: return false; /* the other kinds are never optional */
+    }
+}
+
+/* Adds v under key; false (v released) when v is NULL or the set fails. */
+static bool put(json_t *o, const char *key, json_t *v) {
+    return json_object_set_new_nocheck(o, key, v) == 0;
+}
+
+json_t *cs_event_to_json(const cs_event *ev) {
+    json_t *o;
+    bool ok;
+
+    if (!ev || (unsigned)ev->type >= CS_EV_NTYPES) return NULL;
+    if (!(o = json_object())) return NULL;
+    ok = put(o, "type", json_name(cs_event_type_name(ev->type)));
+    if (ok && ev->type == CS_EV_RUN)
+        ok = put(o, "format", json_string(CS_TRACE_FORMAT)) &&
+             put(o, "version", json_integer(CS_TRACE_VERSION));
+    ok = ok && put(o, "rank", json_integer(ev->rank)) && put(o, "seq", json_u64(ev->seq)) &&
+         put(o, "t", json_real(isfinite(ev->t) ? ev->t : 0.0));
+    for (int i = 0; ok && i < F_NFIELDS; i++) {
+        uint32_t bit = 1u << i;
+        if ((types[ev->type].need & bit) ||
+            ((types[ev->type].opt & bit) && !field_is_zero(ev, &fields[i])))
+            ok = put(o, fields[i].name, field_to_json(ev, &fields[i]));
+    }
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ======================================================================
+ * Decoding
+ * ====================================================================== */
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* A copy of an untrusted string safe to put in a message: short, printable. */
+static const char *show(const char *s, char *buf, size_t len) {
+    size_t i;
+    for (i = 0; s[i] && i + 4 < len; i++)
+        buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    if (s[i]) { memcpy(buf + i, "...", 3); i += 3; }
+    buf[i] = '\0';
+    return buf;
+}
+
+void cs_trace_strings_free(cs_trace_strings *store) {
+    if (!store) return;
+    json_decref(store->held);
+    free(store->reqs);
+    memset(store, 0, sizeof *store);
+}
+
+/* Keep obj alive in store: the event's strings point into it. */
+static void hold(cs_trace_strings *store, json_t *obj) {
+    json_incref(obj);
+    json_decref(store->held);
+    store->held = obj;
+}
+
+/* The integer under name, lo..hi. Missing: -1 with a message unless !need. */
+static int get_int(json_t *o, const char *name, json_int_t lo, json_int_t hi, json_int_t *out,
+                   char *err, size_t errlen) {
+    json_t *v = json_object_get(o, name);
+    if (!v) return fail(err, errlen, "missing field \"%s\"", name);
+    if (!json_is_integer(v)) return fail(err, errlen, "field \"%s\" must be an integer", name);
+    *out = json_integer_value(v);
+    if (*out < lo || *out > hi)
+        return fail(err, errlen, "field \"%s\" out of range: %lld", name, (long long)*out);
+    return 0;
+}
+
+static const char *get_str(json_t *o, const char *name, char *err, size_t errlen) {
+    json_t *v = json_object_get(o, name);
+    if (!v) {
+        fail(err, errlen, "missing field \"%s\"", name);
+        return NULL;
+    }
+    if (!json_is_string(v)) {
+        fail(err, errlen, "field \"%s\" must be a string", name);
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+static int get_u64_array(json_t *a, const char *name, size_t max, char *err, size_t errlen) {
+    if (!json_is_array(a)) return fail(err, errlen, "field \"%s\" must be an array", name);
+    if (json_array_size(a) > max)
+        return fail(err, errlen, "field \"%s\" has %zu entries, at most %zu", name,
+                    json_array_size(a), max);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return fail(err, errlen, "field \"%s\" must hold integers >= 0", name);
+    }
+    return 0;
+}
+
+static int parse_seed(json_t *v, uint64_t *out, char *err, size_t errlen) {
+    const char *s;
+    uint64_t x = 0;
+
+    if (json_is_integer(v) && json_integer_value(v) >= 0) { /* hand-written traces */
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    if (!json_is_string(v) || !*(s = json_string_value(v))) goto bad;
+    for (; *s; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (d > 9 || x > (UINT64_MAX - d) / 10) goto bad;
+        x = x * 10 + d;
+    }
+    *out = x;
+    return 0;
+bad:
+    return fail(err, errlen, "field \"seed\" must be a decimal string of a 64-bit integer");
+}
+
+/* Decode one field into ev; world > 0 bounds world_hi fields. */
+static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
+                           cs_trace_strings *store, char *err, size_t errlen) {
+    json_t *v = json_object_get(o, f->name);
+    json_int_t x;
+    char tmp[48];
+
+    switch (f->kind) {
+    case K_INT: {
+        json_int_t hi = f->world_hi ? (world > 0 ? world - 1 : INT_MAX) : f->hi;
+        if (get_int(o, f->name, f->lo, INT_MAX, &x, err, errlen) < 0) return -1;
+        if (x > hi) {
+            if (f->world_hi)
+                return fail(err, errlen, "%s %lld out of range (world %d)", f->name, (long long)x, world);
+            return fail(err, errlen, "field \"%s\" out of range: %lld", f->name, (long long)x);
+        }
+        AT(ev, f, int) = (int)x;
+        return 0;
+    }
+    case K_U64:
+    case K_SIZE:
+        if (get_int(o, f->name, 0, INT64_MAX, &x, err, errlen) < 0) return -1;
+        if (f->kind == K_U64) AT(ev, f, uint64_t) = (uint64_t)x;
+        else if ((uint64_t)x > SIZE_MAX) return fail(err, errlen, "field \"%s\" too large", f->name);
+        else AT(ev, f, size_t) = (size_t)x;
+        return 0;
+    case K_BOOL:
+        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
+        if (!json_is_boolean(v)) return fail(err, errlen, "field \"%s\" must be true or false", f->name);
+        AT(ev, f, bool) = json_is_true(v);
+        return 0;
+    case K_DOUBLE:
+        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
+        if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+            return fail(err, errlen, "field \"%s\" must be a number >= 0", f->name);
+        AT(ev, f, double) = json_number_value(v);
+        return 0;
+    case K_STR: {
+        const char *s = get_str(o, f->name, err, errlen);
+        if (!s) return -1;
+        AT(ev, f, const char *) = s; /* lives as long as store->held */
+        return 0;
+    }
+    case K_OP: {
+        const char *s = get_str(o, f->name, err, errlen);
+        if (!s) return -1;
+        if (!cs_op_parse(s, &ev->op)) return fail(err, errlen, "unknown op \"%s\"", show(s, tmp, sizeof tmp));
+        return 0;
+    }
+    case K_DTYPE: {
+        const char *s = get_str(o, f->name, err, errlen);
+        if (!s) return -1;
+        if (!cs_dtype_parse(s, &ev->dtype))
+            return fail(err, errlen, "unknown dtype \"%s\"", show(s, tmp, sizeof tmp));
+        return 0;
+    }
+    case K_SHAPE:
+        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
+        if (get_u64_array(v, f->name, CS_MAX_DIMS, err, errlen) < 0) return -1;
+        ev->ndim = (int)json_array_size(v);
+        for (int i = 0; i < ev->ndim; i++) ev->shape[i] = json_integer_value(json_array_get(v, i));
+        return 0;
+    case K_REQS: {
+        size_t n;
+        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
+        if (get_u64_array(v, f->name, CS_TRACE_MAX_REQS, err, errlen) < 0) return -1;
+        n = json_array_size(v);
+        if (n > store->reqs_cap) {
+            uint64_t *p = realloc(store->reqs, n * sizeof *p);
+            if (!p) return fail(err, errlen, "out of memory");
+            store->reqs = p;
+            store->reqs_cap = n;
+        }
+        for (size_t i = 0; i < n; i++) store->reqs[i] = (uint64_t)json_integer_value(json_array_get(v, i));
+        ev->reqs = store->reqs;
+        ev->nreqs = (int)n;
+        return 0;
+    }
+    case K_SEED:
+        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
+        return parse_seed(v, &ev->seed, err, errlen);
+    }
+    return fail(err, errlen, "internal: field kind %d", (int)f->kind);
+}
+
+/* The run header says what it is before anything else is read: a reader facing
+ * a newer version must say so, not complain about a field it does not know. */
+static int check_header(json_t *o, char *err, size_t errlen) {
+    const char *fmt = get_str(o, "format", err, errlen);
+    json_t *v;
+    char tmp[48];
+
+    if (!fmt) return -1;
+    if (strcmp(fmt, CS_TRACE_FORMAT) != 0)
+        return fail(err, errlen, "not a commsim trace (format \"%s\")", show(fmt, tmp, sizeof tmp));
+    if (!(v = json_object_get(o, "version"))) return fail(err, errlen, "missing field \"version\"");
+    if (!json_is_integer(v)) return fail(err, errlen, "field \"version\" must be an integer");
+    if (json_integer_value(v) != CS_TRACE_VERSION)
+        return fail(err, errlen, "unsupported version %lld (this reader reads version %d)",
+                    (long long)json_integer_value(v), CS_TRACE_VERSION);
+    return 0;
+}
+
+int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *store,
+                       char *err, size_t errlen) {
+    const char *tname;
+    json_int_t x;
+    json_t *t;
+    char tmp[48];
+    int ty;
+
+    *ev = (cs_event){0};
+    if (!json_is_object(obj)) return fail(err, errlen, "not an object");
+    hold(store, obj);
+    if (!(tname = get_str(obj, "type", err, errlen))) return -1;
+    if (!cs_event_type_parse(tname, &ev->type) || (unsigned)ev->type >= CS_EV_NTYPES)
+        return fail(err, errlen, "unknown type \"%s\"", show(tname, tmp, sizeof tmp));
+    ty = ev->type;
+    if (ty == CS_EV_RUN && check_header(obj, err, errlen) < 0) return -1;
+
+    if (get_int(obj, "rank", CS_NO_RANK, INT_MAX, &x, err, errlen) < 0) return -1;
+    ev->rank = (int)x;
+    if (get_int(obj, "seq", 0, INT64_MAX, &x, err, errlen) < 0) return -1;
+    ev->seq = (uint64_t)x;
+    if (!(t = json_object_get(obj, "t"))) return fail(err, errlen, "missing field \"t\"");
+    if (!json_is_number(t) || json_number_value(t) < 0)
+        return fail(err, errlen, "field \"t\" must be a number >= 0");
+    ev->t = json_number_value(t);
+
+    /* A run bounds its own ranks; the world field comes first in the table. */
+    for (int i = 0; i < F_NFIELDS; i++) {
+        uint32_t bit = 1u << i;
+        if (!(types[ty].need & bit) && !((types[ty].opt & bit) && json_object_get(obj, fields[i].name)))
+            continue;
+        if (field_from_json(obj, &fields[i], world, ev, store, err, errlen) < 0) return -1;
+        if (i == F_WORLD) world = ev->world;
+    }
+
+    /* Events not from one rank (the header, verdicts) say so with -1 or -2. */
+    if (ev->rank < 0 && !types[ty].rankless)
+        return fail(err, errlen, "a %s event needs a rank >= 0, not %d", tname, ev->rank);
+    if (world > 0 && ev->rank >= world)
+        return fail(err, errlen, "rank %d out of range (world %d)", ev->rank, world);
+    return 0;
+}
+
+/* ======================================================================
+ * The writer
+ * ====================================================================== */
+
+struct cs_trace_writer {
+    int fd;
+    char *path;
+    char *buf; /* the line being written */
+    size_t cap;
+    bool seen_run;
+    bool stopped; /* after a write error: nothing more is written */
+    int err;      /* errno of the first error; 0 when none */
+    char errmsg[512];
+};
+
+static void writer_error(cs_trace_writer *w, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void writer_error(cs_trace_writer *w, int code, const char *fmt, ...) {
+    va_list ap;
+    if (w->err) return; /* the first error is the one worth reporting */
+    w->err = code ? code : EIO;
+    va_start(ap, fmt);
+    vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen) {
+    cs_trace_writer *w = calloc(1, sizeof *w);
+
+    if (!w || !(w->path = strdup(path))) {
+        free(w);
+        fail(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (w->fd < 0) {
+        fail(err, errlen, "%s: %s", path, strerror(errno));
+        free(w->path);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Fewest significant digits that read back as exactly v: traces stay exact
+ * (replay sees the very same times) without printing 0.10000000000000001. */
+static int shortest_digits(double v) {
+    char buf[40];
+    int p = 15;
+
+    snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (strtod(buf, NULL) != v) {
+        snprintf(buf, sizeof buf, "%.*g", 16, v);
+        return strtod(buf, NULL) == v ? 16 : 17;
+    }
+    for (p = 1; p < 15; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return p;
+}
+
+/* write(2) all of buf: one call per line in practice, so a crash cuts at most
+ * the line being written. */
+static int write_all(int fd, const char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t k = write(fd, buf, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        buf += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static const char *type_name(cs_event_type t) {
+    const char *s = cs_event_type_name(t);
+    return s ? s : "?";
+}
+
+static void trace_emit(void *ud, const cs_event *ev) {
+    cs_trace_writer *w = ud;
+    json_t *o;
+    size_t n, flags;
+    int prec;
+
+    if (!w || w->stopped) return;
+    if (!w->seen_run && ev->type != CS_EV_RUN) {
+        writer_error(w, EINVAL, "%s: %s event before the run header, not written", w->path,
+                     type_name(ev->type));
+        return;
+    }
+    if (w->seen_run && ev->type == CS_EV_RUN) {
+        writer_error(w, EINVAL, "%s: second run header, not written", w->path);
+        return;
+    }
+    if (!(o = cs_event_to_json(ev))) {
+        writer_error(w, ENOMEM, "%s: cannot encode a %s event", w->path, type_name(ev->type));
+        return;
+    }
+    prec = shortest_digits(isfinite(ev->t) ? ev->t : 0.0);
+    if (ev->type == CS_EV_COMPUTE && isfinite(ev->ms) && shortest_digits(ev->ms) > prec)
+        prec = shortest_digits(ev->ms);
+    flags = JSON_COMPACT | JSON_REAL_PRECISION(prec);
+    n = json_dumpb(o, w->buf, w->cap, flags);
+    if (n + 1 > w->cap) { /* + 1: the newline */
+        char *p = realloc(w->buf, n + 1 + 256);
+        if (!p) {
+            json_decref(o);
+            writer_error(w, ENOMEM, "%s: out of memory", w->path);
+            return;
+        }
+        w->buf = p;
+        w->cap = n + 1 + 256;
+        n = json_dumpb(o, w->buf, w->cap, flags);
+    }
+    json_decref(o);
+    if (n == 0 || n + 1 > w->cap) {
+        writer_error(w, EINVAL, "%s: cannot encode a %s event", w->path, type_name(ev->type));
+        return;
+    }
+    w->buf[n] = '\n';
+    if (write_all(w->fd, w->buf, n + 1) < 0) {
+        w->stopped = true; /* a later line after a partial one would be garbage */
+        writer_error(w, errno, "%s: %s", w->path, strerror(errno));
+        return;
+    }
+    if (ev->type == CS_EV_RUN) w->seen_run = true;
+}
+
+cs_sink cs_trace_sink(cs_trace_writer *w) {
+    return (cs_sink){.emit = trace_emit, .ud = w};
+}
+
+const char *cs_trace_error(const cs_trace_writer *w) {
+    return w && w->err ? w->errmsg : NULL;
+}
+
+int cs_trace_close(cs_trace_writer *w) {
+    int code;
+
+    if (!w) return 0;
+    if (close(w->fd) < 0 && errno != EINTR) writer_error(w, errno, "%s: %s", w->path, strerror(errno));
+    code = w->err;
+    free(w->buf);
+    free(w->path);
+    free(w);
+    if (code) {
+        errno = code;
+        return -1;
+    }
+    return 0;
+}
+
+/* ======================================================================
+ * The reader
+ * ====================================================================== */
+
+struct cs_trace_reader {
+    FILE *f;
+    char *path;
+    long lineno;         /* of the line last read */
+    char *buf;
+    size_t cap;
+    int world;           /* 0 until the run header */
+    uint64_t *next_seq;  /* per rank, the seq its next event must carry */
+    cs_trace_strings store;
+    int done;            /* 0 while reading; then the result every read repeats */
+    char msg[512];       /* the message that goes with done */
+};
+
+enum { LINE_OK, LINE_LAST, LINE_EOF, LINE_LONG, LINE_NOMEM, LINE_IOERR };
+
+cs_trace_reader *cs_trace_reader_open(const char *path, char *err, size_t errlen) {
+    cs_trace_reader *r = calloc(1, sizeof *r);
+
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
+        fail(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    if (!(r->f = fopen(path, "re"))) {
+        fail(err, errlen, "%s: %s", path, strerror(errno));
+        free(r->path);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* One line into r->buf, NUL-terminated, without its newline (nor a CR before
+ * it). Refuses to grow past CS_TRACE_MAX_LINE: a trace is untrusted input. */
+static int read_line(cs_trace_reader *r, size_t *len) {
+    size_t n = 0;
+    int c;
+
+    while ((c = getc_unlocked(r->f)) != EOF && c != '\n') {
+        if (n == CS_TRACE_MAX_LINE) return LINE_LONG;
+        if (n + 1 >= r->cap) {
+            size_t cap = r->cap ? r->cap * 2 : 4096;
+            char *p;
+            if (cap > CS_TRACE_MAX_LINE + 1) cap = CS_TRACE_MAX_LINE + 1;
+            if (!(p = realloc(r->buf, cap))) return LINE_NOMEM;
+            r->buf = p;
+            r->cap = cap;
+        }
+        r->buf[n++] = (char)c;
+    }
+    if (c == EOF && ferror(r->f)) return LINE_IOERR;
+    if (c == EOF && n == 0) return LINE_EOF;
+    if (n > 0 && r->buf[n - 1] == '\r') n--;
+    if (r->buf) r->buf[n] = '\0';
+    *len = n;
+    return c == EOF ? LINE_LAST : LINE_OK;
+}
+
+/* End the reader with result rc and message; every later read repeats it. */
+static int finish(cs_trace_reader *r, int rc, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int finish(cs_trace_reader *r, int rc, char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    r->done = rc == 0 ? 3 : rc; /* 3: a clean end, stored as non-zero */
+    r->msg[0] = '\0';
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+        va_end(ap);
+    }
+    if (err && errlen) snprintf(err, errlen, "%s", r->msg);
+    return rc;
+}
+
+/* Checks that need the whole trace so far: the header comes first and once,
+ * and each rank's seq counts up from 0 without a gap. */
+static int check_order(cs_trace_reader *r, const cs_event *ev, char *why, size_t len) {
+    if (!r->world && ev->type != CS_EV_RUN)
+        return fail(why, len, "first event is \"%s\", expected \"run\"", cs_event_type_name(ev->type));
+    if (r->world && ev->type == CS_EV_RUN) return fail(why, len, "second run event");
+    if (ev->type == CS_EV_RUN) {
+        if (!(r->next_seq = calloc((size_t)ev->world, sizeof *r->next_seq)))
+            return fail(why, len, "out of memory");
+        r->world = ev->world;
+    }
+    if (ev->rank >= 0) {
+        uint64_t want = r->next_seq[ev->rank];
+        if (ev->seq != want)
+            return fail(why, len, "rank %d: seq %" PRIu64 ", expected %" PRIu64, ev->rank, ev->seq, want);
+        r->next_seq[ev->rank]++;
+    }
+    return 0;
+}
+
+int cs_trace_read(cs_trace_reader *r, cs_event *ev, char *err, size_t errlen) {
+    json_error_t je;
+    json_t *obj;
+    char why[256], tmp[160];
+    size_t len = 0;
+    int got, rc;
+
+    if (r->done) {
+        if (err && errlen) snprintf(err, errlen, "%s", r->msg);
+        return r->done == 3 ? 0 : r->done;
+    }
+    r->lineno++;
+    got = read_line(r, &len);
+    switch (got) {
+    case LINE_EOF:
+        if (!r->world) return finish(r, -1, err, errlen, "%s:%ld: empty trace: no run event", r->path, r->lineno);
+        return finish(r, 0, err, errlen, NULL);
+    case LINE_LONG:
+        return finish(r, -1, err, errlen, "%s:%ld: line longer than %d bytes", r->path, r->lineno,
+                      CS_TRACE_MAX_LINE);
+    case LINE_NOMEM: return finish(r, -1, err, errlen, "%s:%ld: out of memory", r->path, r->lineno);
+    case LINE_IOERR:
+        return finish(r, -1, err, errlen, "%s:%ld: read error: %s", r->path, r->lineno, strerror(errno));
+    }
+    if (len == 0) {
+        if (got == LINE_LAST) return finish(r, CS_TRACE_CUT, err, errlen, "%s:%ld: trace cut off mid-event", r->path, r->lineno);
+        return finish(r, -1, err, errlen, "%s:%ld: empty line", r->path, r->lineno);
+    }
+    obj = json_loadb(r->buf, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    if (!obj) {
+        /* A line the writer did not finish is never valid JSON: it lacks the
+         * closing brace. Without its newline, that is a crash, not corruption. */
+        if (got == LINE_LAST)
+            return finish(r, CS_TRACE_CUT, err, errlen, "%s:%ld: trace cut off mid-event", r->path, r->lineno);
+        return finish(r, -1, err, errlen, "%s:%ld: not JSON: %s (column %d)", r->path, r->lineno,
+                      show(je.text, tmp, sizeof tmp), je.column);
+    }
+    rc = cs_event_from_json(obj, r->world, ev, &r->store, why, sizeof why);
+    json_decref(obj); /* the store keeps what ev points into */
+    if (rc == 0) rc = check_order(r, ev, why, sizeof why);
+    if (rc < 0) return finish(r, -1, err, errlen, "%s:%ld: %s", r->path, r->lineno, why);
+    return 1;
+}
+
+int cs_trace_reader_world(const cs_trace_reader *r) {
+    return r ? r->world : 0;
+}
+
+void cs_trace_reader_close(cs_trace_reader *r) {
+    if (!r) return;
+    if (r->f) fclose(r->f);
+    cs_trace_strings_free(&r->store);
+    free(r->next_seq);
+    free(r->buf);
+    free(r->path);
+    free(r);
+}

@@ -1,0 +1,49 @@
+/* world.h -- the private layout of a world and its ranks, shared by api.c,
+ * match.c and the engines. Scripts and the CLI use api.h only. */
+#ifndef CS_WORLD_H
+#define CS_WORLD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "api.h"
+#include "engine.h"
+#include "match.h"
+
+struct cs_rank {
+    cs_world *world;
+    int rank;
+    uint64_t next_req;      /* request ids, from 1 */
+    cs_budget budget;
+    uint64_t rng;
+    _Atomic uint32_t futex; /* bumped on every wake-up; the waiter sleeps on it */
+    _Atomic int sleeping;
+    _Atomic int exited;
+    char errmsg[512];
+};
+
+struct cs_world {
+    cs_world_config cfg;
+    char engine_name[32];
+    char script_name[256];
+    cs_bus *bus;
+    cs_engine *engine;
+    cs_matcher *matchers;   /* one per rank of this process */
+    cs_rank *ranks;
+    int spin;               /* busy-poll iterations before sleeping */
+    bool oversubscribed;    /* more ranks than cores: yield while spinning */
+    _Atomic int end;        /* cs_end_reason; CS_END_NONE while running */
+    cs_gate_fn gate;
+    void *gate_ud;
+    pthread_mutex_t end_lock;  /* guards nexited for cs_world_wait */
+    pthread_cond_t end_cond;
+    int nexited;
+};
+
+/* Finish request q: emit its complete event, publish its state, wake its owner
+ * and drop the reference the engine held. err != CS_OK fails it with msg. */
+void cs_request_finish(cs_request *q, cs_err err, const char *msg);
+/* Wake rank r if it sleeps in a wait (any thread). */
+void cs_rank_wake(cs_rank *r);
+
+#endif

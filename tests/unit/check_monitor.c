@@ -1,0 +1,241 @@
+/* check_monitor.c -- the world model and the progress verdict, on hand-written
+ * event sequences: what is a deadlock, and what only looks like one. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor.h"
+
+static cs_monitor mon;
+
+static void start(int world, const char *mode) {
+    ck_assert_int_eq(cs_monitor_init(&mon, world), 0);
+    cs_event run = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = "thread",
+                    .send_mode = mode, .text = "t.lua"};
+    ck_assert_int_eq(cs_monitor_fold(&mon, &run), 0);
+}
+
+static void post(int rank, uint64_t req, cs_op op, int peer, size_t bytes, int line, bool eager) {
+    cs_event ev = {.type = CS_EV_POST, .rank = rank, .req = req, .op = op, .peer = peer,
+                   .bytes = bytes, .dtype = CS_FLOAT32, .ndim = 1, .shape = {(int64_t)bytes / 4},
+                   .line = line, .eager = eager};
+    ck_assert_int_eq(cs_monitor_fold(&mon, &ev), 0);
+}
+
+static void match(int rrank, uint64_t rreq, int srank, uint64_t sreq, size_t bytes) {
+    cs_event ev = {.type = CS_EV_MATCH, .rank = rrank, .req = rreq, .peer = srank,
+                   .peer_req = sreq, .bytes = bytes};
+    cs_monitor_fold(&mon, &ev);
+}
+
+static void complete(int rank, uint64_t req) {
+    cs_event ev = {.type = CS_EV_COMPLETE, .rank = rank, .req = req};
+    cs_monitor_fold(&mon, &ev);
+}
+
+static void block(int rank, int line, int n, const uint64_t *reqs) {
+    cs_event ev = {.type = CS_EV_BLOCK, .rank = rank, .line = line, .nreqs = n, .reqs = reqs};
+    cs_monitor_fold(&mon, &ev);
+}
+
+static void unblock(int rank) {
+    cs_event ev = {.type = CS_EV_UNBLOCK, .rank = rank};
+    cs_monitor_fold(&mon, &ev);
+}
+
+static void quit(int rank) {
+    cs_event ev = {.type = CS_EV_EXIT, .rank = rank, .status = 0};
+    cs_monitor_fold(&mon, &ev);
+}
+
+static const uint64_t R1[] = {1}, R2[] = {2}, R12[] = {1, 2};
+
+START_TEST(test_both_send_first) {
+    start(2, "rendezvous");
+    post(0, 1, CS_OP_SEND, 1, 40, 5, false);
+    post(1, 1, CS_OP_SEND, 0, 40, 5, false);
+    block(0, 5, 1, R1);
+    ck_assert(!mon.deadlocked); /* rank 1 still runs */
+    block(1, 5, 1, R1);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "rank 0 is blocked in send to rank 1 (tag 0, float32 [10], 40 bytes) at t.lua:5"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "rank 1 is blocked in send to rank 0"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "every blocked rank is sending"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "fix: reorder"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_completed_before_block_is_no_deadlock) {
+    start(2, "rendezvous");
+    post(0, 1, CS_OP_SEND, 1, 4, 1, false);
+    post(1, 1, CS_OP_RECV, 0, 4, 2, false);
+    match(1, 1, 0, 1, 4);
+    complete(1, 1);
+    complete(0, 1);
+    post(1, 2, CS_OP_RECV, 0, 4, 3, false);
+    block(1, 3, 1, R2);
+    block(0, 1, 1, R1); /* late block on a request already complete: about to wake */
+    ck_assert(!mon.deadlocked);
+    unblock(0);
+    quit(0);
+    ck_assert(mon.deadlocked); /* now rank 1 waits on a finished rank */
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "rank 1 waits to receive from rank 0, but rank 0 has already finished"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "mismatched send/recv"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* An isend waited on before the peer posts its irecv: the peer is running. */
+START_TEST(test_pending_isend_then_irecv) {
+    start(2, "rendezvous");
+    post(0, 1, CS_OP_ISEND, 1, 8, 1, false);
+    block(0, 2, 1, R1);
+    ck_assert(!mon.deadlocked);
+    post(1, 1, CS_OP_IRECV, 0, 8, 4, false);
+    match(1, 1, 0, 1, 8);
+    complete(1, 1);
+    complete(0, 1);
+    unblock(0);
+    ck_assert(!mon.deadlocked);
+    ck_assert_ptr_null(cs_monitor_find(&mon, 0, 1)); /* settled and forgotten */
+    ck_assert_int_eq(mon.messages, 1);
+    ck_assert_int_eq(mon.bytes, 8);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* A send in flight (posted, not yet matched: a TCP frame on its way) can still
+ * satisfy a blocked receive, even if every rank sleeps. */
+START_TEST(test_partner_in_flight) {
+    start(2, "rendezvous");
+    post(1, 1, CS_OP_RECV, 0, 4, 2, false);
+    block(1, 2, 1, R1);
+    post(0, 1, CS_OP_SEND, 1, 4, 1, false);
+    block(0, 1, 1, R1);
+    ck_assert(!mon.deadlocked);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* An eager send completes before anyone receives it; its message still counts. */
+START_TEST(test_buffered_eager_message) {
+    start(2, "eager");
+    post(0, 1, CS_OP_SEND, 1, 4, 1, true);
+    complete(0, 1);
+    post(0, 2, CS_OP_RECV, 1, 4, 2, false);
+    block(0, 2, 1, R2);
+    post(1, 1, CS_OP_RECV, 0, 4, 3, false);
+    ck_assert(!mon.deadlocked);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_any_source_with_live_sender) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 1, false);
+    block(0, 1, 1, R1);
+    quit(1);
+    ck_assert(!mon.deadlocked); /* rank 2 may still send */
+    quit(2);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "from any rank"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_wait_all_partially_done) {
+    start(2, "rendezvous");
+    post(0, 1, CS_OP_ISEND, 1, 4, 1, false);
+    post(0, 2, CS_OP_IRECV, 1, 4, 2, false);
+    post(1, 1, CS_OP_IRECV, 0, 4, 5, false);
+    match(1, 1, 0, 1, 4);
+    complete(1, 1);
+    complete(0, 1);
+    block(0, 3, 2, R12); /* one of two done; rank 1 runs */
+    ck_assert(!mon.deadlocked);
+    quit(1);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "waiting (t.lua:3) for the irecv posted at line 2 from rank 1"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_eager_limit_explained) {
+    start(2, "eager:1024");
+    post(0, 1, CS_OP_SEND, 1, 4096, 1, false);
+    post(1, 1, CS_OP_SEND, 0, 4096, 1, false);
+    block(0, 1, 1, R1);
+    block(1, 1, 1, R1);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "sends of up to 1024 bytes are buffered"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "4096 bytes is larger"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_receive_cycle) {
+    start(3, "rendezvous");
+    for (int k = 0; k < 3; k++) post(k, 1, CS_OP_RECV, (k + 2) % 3, 4, 7, false);
+    for (int k = 0; k < 3; k++) block(k, 7, 1, R1);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "waiting to receive and none is sending"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_computing_rank_is_live) {
+    start(2, "rendezvous");
+    post(0, 1, CS_OP_RECV, 1, 4, 1, false);
+    block(0, 1, 1, R1);
+    cs_event c = {.type = CS_EV_COMPUTE, .rank = 1, .ms = 100, .begin = true};
+    cs_monitor_fold(&mon, &c);
+    ck_assert_int_eq(mon.ranks[1].state, CS_RS_COMPUTING);
+    ck_assert(!mon.deadlocked);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_bad_rank_rejected) {
+    start(2, "rendezvous");
+    cs_event ev = {.type = CS_EV_POST, .rank = 7};
+    ck_assert_int_eq(cs_monitor_fold(&mon, &ev), -1);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* Many outstanding requests on one rank exercise the table's growth and deletes. */
+START_TEST(test_many_requests) {
+    start(2, "eager");
+    for (uint64_t i = 1; i <= 5000; i++) post(0, i, CS_OP_ISEND, 1, 4, 1, true);
+    for (uint64_t i = 1; i <= 5000; i++) complete(0, i);
+    for (uint64_t i = 1; i <= 5000; i += 2) match(1, i, 0, i, 4);
+    for (uint64_t i = 1; i <= 5000; i++)
+        ck_assert((cs_monitor_find(&mon, 0, i) == NULL) == (i % 2 == 1));
+    ck_assert_int_eq(mon.messages, 2500);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("monitor");
+    TCase *tc = tcase_create("verdicts");
+    tcase_add_test(tc, test_both_send_first);
+    tcase_add_test(tc, test_completed_before_block_is_no_deadlock);
+    tcase_add_test(tc, test_pending_isend_then_irecv);
+    tcase_add_test(tc, test_partner_in_flight);
+    tcase_add_test(tc, test_buffered_eager_message);
+    tcase_add_test(tc, test_any_source_with_live_sender);
+    tcase_add_test(tc, test_wait_all_partially_done);
+    tcase_add_test(tc, test_eager_limit_explained);
+    tcase_add_test(tc, test_receive_cycle);
+    tcase_add_test(tc, test_computing_rank_is_live);
+    tcase_add_test(tc, test_bad_rank_rejected);
+    tcase_add_test(tc, test_many_requests);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
