@@ -1,13 +1,15 @@
-/* tensor.c -- storage, views, elementwise ops, reductions and matmul.
+/* tensor.c -- the tensor object: memory budget, dtypes, reference-counted
+ * storage and lifetime, factories, shape queries, element access, views, and
+ * copies/fill/dtype conversion.
  *
- * Every tensor is a strided view on a reference-counted storage, so the ops
- * below never assume contiguity: they walk logical indices with cs_iter and
- * load/store through one pair of dtype-dispatching helpers. Semantics follow
- * torch where a student could notice the difference: type promotion, integer
- * wrap-around, true division, broadcasting, and the wording of error messages.
- * Printing lives in tensor_format.c.
+ * Every tensor is a strided view on a reference-counted storage, so nothing
+ * here assumes contiguity: logical indices are walked with cs_iter and elements
+ * go through the dtype-dispatching helpers of tensor_internal.h. Arithmetic
+ * (elementwise ops, reductions, matmul, comparison) lives in tensor_ops.c and
+ * printing in tensor_format.c.
  */
 #include "tensor.h"
+#include "tensor_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,11 +22,9 @@
 
 static _Thread_local char cs_errbuf[256];
 
-static void cs_tensor_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* Record a message for cs_tensor_errmsg() and set errno (last, so that the
  * formatting cannot clobber it). */
-static void cs_tensor_fail(int err, const char *fmt, ...) {
+void cs_tensor_fail(int err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cs_errbuf, sizeof cs_errbuf, fmt, ap);
@@ -84,6 +84,10 @@ const char *cs_dtype_name(cs_dtype d) {
     return cs_dtype_valid(d) ? cs_dtypes[d].name : "unknown";
 }
 
+const char *cs_dtype_cname(cs_dtype d) {
+    return cs_dtype_valid(d) ? cs_dtypes[d].cname : "unknown";
+}
+
 bool cs_dtype_parse(const char *name, cs_dtype *out) {
     if (!name) return false;
     if (strncmp(name, "torch.", 6) == 0) name += 6;
@@ -98,129 +102,6 @@ bool cs_dtype_parse(const char *name, cs_dtype *out) {
 
 bool cs_dtype_is_float(cs_dtype d) {
     return d == CS_FLOAT32 || d == CS_FLOAT64;
-}
-
-/* Promotion in one line: the enum order is not the lattice, this is.
- * uint8 < int32 < int64 < float32 < float64 (an int meeting a float takes
- * the float, exactly as torch's promote_types does for these five). */
-static int cs_dtype_rank(cs_dtype d) {
-    static const int rank[CS_NDTYPES] = {[CS_UINT8] = 0, [CS_INT32] = 1, [CS_INT64] = 2,
-                                         [CS_FLOAT32] = 3, [CS_FLOAT64] = 4};
-    return rank[d];
-}
-
-static cs_dtype cs_dtype_promote(cs_dtype a, cs_dtype b) {
-    return cs_dtype_rank(a) >= cs_dtype_rank(b) ? a : b;
-}
-
-/* ---- conversions without undefined behaviour */
-
-/* double -> int64: NaN gives 0, out of range saturates, the rest truncates
- * toward zero as a C cast would. (Casting an out-of-range double is UB.) */
-static int64_t cs_d2i(double v) {
-    if (isnan(v)) return 0;
-    if (v >= 9223372036854775808.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
-}
-
-/* Two's-complement wrap of an unsigned value, spelled out so it does not
- * rely on implementation-defined conversions. */
-static int64_t cs_u2i64(uint64_t u) {
-    return u <= INT64_MAX ? (int64_t)u : -(int64_t)(UINT64_MAX - u) - 1;
-}
-
-static int32_t cs_u2i32(uint32_t u) {
-    return u <= INT32_MAX ? (int32_t)u : -(int32_t)(UINT32_MAX - u) - 1;
-}
-
-/* ---- element load/store at a storage offset: the only dtype switches */
-
-static double cs_ld(const cs_tensor *t, int64_t off) {
-    const void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_FLOAT32: return ((const float *)p)[off];
-    case CS_FLOAT64: return ((const double *)p)[off];
-    case CS_INT32: return ((const int32_t *)p)[off];
-    case CS_INT64: return (double)((const int64_t *)p)[off];
-    case CS_UINT8: return ((const uint8_t *)p)[off];
-    default: return NAN;
-    }
-}
-
-static int64_t cs_ldi(const cs_tensor *t, int64_t off) {
-    const void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_INT32: return ((const int32_t *)p)[off];
-    case CS_INT64: return ((const int64_t *)p)[off];
-    case CS_UINT8: return ((const uint8_t *)p)[off];
-    default: return cs_d2i(cs_ld(t, off));
-    }
-}
-
-/* Integers wrap modulo 2^bits, as C's unsigned arithmetic and torch do. */
-static void cs_sti(cs_tensor *t, int64_t off, int64_t v) {
-    void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_FLOAT32: ((float *)p)[off] = (float)v; break;
-    case CS_FLOAT64: ((double *)p)[off] = (double)v; break;
-    case CS_INT32: ((int32_t *)p)[off] = cs_u2i32((uint32_t)(uint64_t)v); break;
-    case CS_INT64: ((int64_t *)p)[off] = v; break;
-    case CS_UINT8: ((uint8_t *)p)[off] = (uint8_t)(uint64_t)v; break;
-    default: break;
-    }
-}
-
-static void cs_st(cs_tensor *t, int64_t off, double v) {
-    void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_FLOAT32: ((float *)p)[off] = (float)v; break;
-    case CS_FLOAT64: ((double *)p)[off] = v; break;
-    default: cs_sti(t, off, cs_d2i(v)); break;
-    }
-}
-
-/* ---- iteration over strided views: up to three operands of one shape */
-
-typedef struct {
-    int ndim, n;
-    int64_t shape[CS_MAX_DIMS], idx[CS_MAX_DIMS];
-    int64_t stride[3][CS_MAX_DIMS];
-    int64_t off[3];
-} cs_iter;
-
-static void cs_iter_init(cs_iter *it, int n, const cs_tensor *const *ts) {
-    memset(it, 0, sizeof *it);
-    it->ndim = ts[0]->ndim;
-    it->n = n;
-    memcpy(it->shape, ts[0]->shape, sizeof it->shape);
-    for (int k = 0; k < n; k++) {
-        memcpy(it->stride[k], ts[k]->stride, sizeof it->stride[k]);
-        it->off[k] = ts[k]->offset;
-    }
-}
-
-/* Odometer step: bump the last index, carry leftwards. */
-static void cs_iter_next(cs_iter *it) {
-    for (int d = it->ndim - 1; d >= 0; d--) {
-        if (++it->idx[d] < it->shape[d]) {
-            for (int k = 0; k < it->n; k++) it->off[k] += it->stride[k][d];
-            return;
-        }
-        it->idx[d] = 0;
-        for (int k = 0; k < it->n; k++) it->off[k] -= it->stride[k][d] * (it->shape[d] - 1);
-    }
-}
-
-/* Storage offset of a flat row-major logical index. */
-static int64_t cs_tensor_flat_offset(const cs_tensor *t, int64_t flat) {
-    int64_t off = t->offset;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        if (t->shape[d] == 0) return off;
-        off += (flat % t->shape[d]) * t->stride[d];
-        flat /= t->shape[d];
-    }
-    return off;
 }
 
 /* ---- shapes */
@@ -340,6 +221,7 @@ static cs_storage *cs_storage_new(cs_budget *b, size_t bytes) {
     return st;
 }
 
+
 /* A new tensor header on st (taking a reference), copying the view fields
  * of like. */
 static cs_tensor *cs_tensor_wrap(cs_storage *st, const cs_tensor *like) {
@@ -348,7 +230,7 @@ static cs_tensor *cs_tensor_wrap(cs_storage *st, const cs_tensor *like) {
         cs_tensor_fail(ENOMEM, "out of memory allocating a tensor");
         return NULL;
     }
-    *t = *like;
+    cs_tensor_copy_view(t, like);
     atomic_init(&t->refs, 1);
     atomic_fetch_add(&st->refs, 1);
     t->st = st;
@@ -380,6 +262,17 @@ void cs_tensor_release(cs_tensor *t) {
 }
 
 /* ---- element access */
+
+/* Storage offset of a flat row-major logical index. */
+static int64_t cs_tensor_flat_offset(const cs_tensor *t, int64_t flat) {
+    int64_t off = t->offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] == 0) return off;
+        off += (flat % t->shape[d]) * t->stride[d];
+        flat /= t->shape[d];
+    }
+    return off;
+}
 
 static bool cs_tensor_check_flat(const cs_tensor *t, int64_t flat) {
     int64_t n = cs_tensor_numel(t);
@@ -451,7 +344,7 @@ cs_tensor *cs_tensor_randn(cs_budget *b, cs_dtype d, int ndim, const int64_t *sh
     int64_t n = cs_tensor_numel(t);
     for (int64_t i = 0; i < n; i += 2) { /* Box-Muller: two normals per pair */
         double r = sqrt(-2.0 * log(cs_rng_uniform(rng)));
-        double th = 2.0 * M_PI * cs_rng_uniform(rng);
+        double th = 6.283185307179586 * cs_rng_uniform(rng); /* 2 pi; M_PI is not C11 */
         cs_st(t, i, r * cos(th));
         if (i + 1 < n) cs_st(t, i + 1, r * sin(th));
     }
@@ -681,308 +574,4 @@ cs_tensor *cs_tensor_clone(cs_budget *b, const cs_tensor *t) {
 
 cs_tensor *cs_tensor_contiguous(cs_budget *b, cs_tensor *t) {
     return cs_tensor_is_contiguous(t) ? cs_tensor_retain(t) : cs_tensor_clone(b, t);
-}
-
-/* ---- elementwise */
-
-/* A scalar counts as a float when it is not integral: we only get a double,
- * so 2.0 behaves like torch's 2 and 2.5 like 2.5. */
-static bool cs_scalar_is_float(double s) {
-    return !isfinite(s) || s != trunc(s);
-}
-
-/* torch's result_type: tensors with dims outrank 0-d tensors, which outrank
- * scalars, except that a higher category (float over int) always wins; a
- * float scalar with an int tensor gives the default float, float32. */
-static cs_dtype cs_result_dtype(const cs_tensor *a, const cs_tensor *b, double s) {
-    if (!b) {
-        bool promote = cs_scalar_is_float(s) && !cs_dtype_is_float(a->dtype);
-        return promote ? CS_FLOAT32 : a->dtype;
-    }
-    if ((a->ndim == 0) == (b->ndim == 0)) return cs_dtype_promote(a->dtype, b->dtype);
-    const cs_tensor *dimmed = a->ndim ? a : b, *zero = a->ndim ? b : a;
-    if (cs_dtype_is_float(zero->dtype) && !cs_dtype_is_float(dimmed->dtype)) return zero->dtype;
-    return dimmed->dtype;
-}
-
-/* Broadcast shapes right-aligned, as torch's infer_size does, naming the
- * offending output dimension on mismatch. */
-static bool cs_broadcast(const cs_tensor *a, const cs_tensor *b, int *ndim, int64_t *shape) {
-    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
-    for (int i = n - 1; i >= 0; i--) {
-        int da = i - (n - a->ndim), db = i - (n - b->ndim);
-        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
-        if (sa != sb && sa != 1 && sb != 1) {
-            cs_tensor_fail(EINVAL, "The size of tensor a (%lld) must match the size of tensor b "
-                           "(%lld) at non-singleton dimension %d", (long long)sa, (long long)sb, i);
-            return false;
-        }
-        shape[i] = sa == 1 ? sb : sa;
-    }
-    *ndim = n;
-    return true;
-}
-
-/* t seen with shape (broadcast of t's): stride 0 on the stretched dims. */
-static cs_tensor cs_expand(const cs_tensor *t, int ndim, const int64_t *shape) {
-    cs_tensor e = *t;
-    e.ndim = ndim;
-    for (int i = ndim - 1; i >= 0; i--) {
-        int d = i - (ndim - t->ndim);
-        e.shape[i] = shape[i];
-        e.stride[i] = d >= 0 && t->shape[d] == shape[i] ? t->stride[d] : 0;
-    }
-    return e;
-}
-
-static double cs_apply_d(cs_binop op, double x, double y) {
-    switch (op) {
-    case CS_ADD: return x + y;
-    case CS_SUB: return x - y;
-    case CS_MUL: return x * y;
-    case CS_DIV: return x / y;
-    case CS_POW: return pow(x, y);
-    case CS_MAXIMUM: return isnan(x) || isnan(y) ? NAN : x > y ? x : y;
-    case CS_MINIMUM: return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
-    }
-    return NAN;
-}
-
-/* Integer pow by squaring, wrapping; negative exponents as torch's powi. */
-static int64_t cs_powi(int64_t base, int64_t e) {
-    if (e < 0) return base == 1 ? 1 : base == -1 ? (e % 2 ? -1 : 1) : 0;
-    uint64_t r = 1, b = (uint64_t)base;
-    for (; e; e >>= 1, b *= b)
-        if (e & 1) r *= b;
-    return cs_u2i64(r);
-}
-
-/* Unsigned arithmetic so that overflow wraps instead of being UB. */
-static int64_t cs_apply_i(cs_binop op, int64_t x, int64_t y) {
-    switch (op) {
-    case CS_ADD: return cs_u2i64((uint64_t)x + (uint64_t)y);
-    case CS_SUB: return cs_u2i64((uint64_t)x - (uint64_t)y);
-    case CS_MUL: return cs_u2i64((uint64_t)x * (uint64_t)y);
-    case CS_POW: return cs_powi(x, y);
-    case CS_MAXIMUM: return x > y ? x : y;
-    case CS_MINIMUM: return x < y ? x : y;
-    case CS_DIV: break; /* always computed in floating point */
-    }
-    return 0;
-}
-
-/* out = a op b (or a op s, or s op a when swap), all of out's shape; a and b
- * already expanded. fp selects double arithmetic, else exact int64. */
-static void cs_binop_run(cs_binop op, bool fp, cs_tensor *out, const cs_tensor *a,
-                         const cs_tensor *b, double s, bool swap) {
-    const cs_tensor *ops[3] = {out, a, b ? b : a};
-    cs_iter it;
-    cs_iter_init(&it, 3, ops);
-    int64_t si = cs_d2i(s);
-    for (int64_t i = 0, n = cs_tensor_numel(out); i < n; i++, cs_iter_next(&it)) {
-        if (fp) {
-            double x = cs_ld(a, it.off[1]), y = b ? cs_ld(b, it.off[2]) : s;
-            cs_st(out, it.off[0], swap ? cs_apply_d(op, y, x) : cs_apply_d(op, x, y));
-        } else {
-            int64_t x = cs_ldi(a, it.off[1]), y = b ? cs_ldi(b, it.off[2]) : si;
-            cs_sti(out, it.off[0], swap ? cs_apply_i(op, y, x) : cs_apply_i(op, x, y));
-        }
-    }
-}
-
-/* torch refuses int ** negative int scalar rather than returning 0. */
-static bool cs_check_int_pow(cs_binop op, cs_dtype rt, const cs_tensor *b, double s, bool swap) {
-    if (op != CS_POW || b || swap || cs_dtype_is_float(rt) || s >= 0) return true;
-    cs_tensor_fail(EINVAL, "Integers to negative integer powers are not allowed.");
-    return false;
-}
-
-cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, const cs_tensor *b,
-                           double s, bool scalar_first) {
-    int ndim = a->ndim;
-    int64_t shape[CS_MAX_DIMS];
-    memcpy(shape, a->shape, sizeof shape);
-    if (b && !cs_broadcast(a, b, &ndim, shape)) return NULL;
-    cs_dtype rt = cs_result_dtype(a, b, s);
-    if (op == CS_DIV && !cs_dtype_is_float(rt)) rt = CS_FLOAT32; /* true division */
-    if (!cs_check_int_pow(op, rt, b, s, scalar_first)) return NULL;
-    cs_tensor *out = cs_tensor_new(bud, rt, ndim, shape);
-    if (!out) return NULL;
-    cs_tensor ea = cs_expand(a, ndim, shape), eb;
-    if (b) eb = cs_expand(b, ndim, shape);
-    cs_binop_run(op, cs_dtype_is_float(rt), out, &ea, b ? &eb : NULL, s, b ? false : scalar_first);
-    return out;
-}
-
-int cs_tensor_binop_(cs_binop op, cs_tensor *a, const cs_tensor *b, double s) {
-    char x[96], y[96];
-    int ndim = a->ndim;
-    int64_t shape[CS_MAX_DIMS];
-    memcpy(shape, a->shape, sizeof shape);
-    if (b && !cs_broadcast(a, b, &ndim, shape)) return -1;
-    if (ndim != a->ndim || memcmp(shape, a->shape, sizeof(int64_t) * (size_t)ndim) != 0) {
-        cs_tensor_fail(EINVAL, "output with shape %s doesn't match the broadcast shape %s",
-                       cs_tensor_shape_str(a->ndim, a->shape, x, sizeof x),
-                       cs_tensor_shape_str(ndim, shape, y, sizeof y));
-        return -1;
-    }
-    /* The result must be castable to a's dtype: never float into int. */
-    cs_dtype rt = cs_result_dtype(a, b, s);
-    if (op == CS_DIV && !cs_dtype_is_float(rt)) rt = CS_FLOAT32;
-    if (cs_dtype_is_float(rt) && !cs_dtype_is_float(a->dtype)) {
-        cs_tensor_fail(EINVAL, "result type %s can't be cast to the desired output type %s",
-                       cs_dtypes[rt].cname, cs_dtypes[a->dtype].cname);
-        return -1;
-    }
-    if (!cs_check_int_pow(op, rt, b, s, false)) return -1;
-    cs_tensor eb;
-    if (b) eb = cs_expand(b, ndim, shape);
-    cs_binop_run(op, cs_dtype_is_float(a->dtype), a, a, b ? &eb : NULL, s, false);
-    return 0;
-}
-
-/* -x is x * -1 in every dtype, wrap-around and -0.0 included. */
-cs_tensor *cs_tensor_neg(cs_budget *bud, const cs_tensor *a) {
-    return cs_tensor_binop(bud, CS_MUL, a, NULL, -1, false);
-}
-
-/* maximum(x, 0): keeps NaN, as torch's relu does. */
-cs_tensor *cs_tensor_relu(cs_budget *bud, const cs_tensor *a) {
-    return cs_tensor_binop(bud, CS_MAXIMUM, a, NULL, 0, false);
-}
-
-void cs_tensor_relu_(cs_tensor *a) {
-    cs_tensor_binop_(CS_MAXIMUM, a, NULL, 0);
-}
-
-/* ---- reductions */
-
-double cs_tensor_sum(const cs_tensor *t) {
-    cs_iter it;
-    cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
-    int64_t n = cs_tensor_numel(t);
-    if (cs_dtype_is_float(t->dtype)) {
-        double acc = 0;
-        for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) acc += cs_ld(t, it.off[0]);
-        return acc;
-    }
-    uint64_t acc = 0; /* integer sums wrap like torch's int64 accumulator */
-    for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) acc += (uint64_t)cs_ldi(t, it.off[0]);
-    return (double)cs_u2i64(acc);
-}
-
-/* Fold with maximum/minimum, so that a NaN anywhere propagates. */
-static double cs_tensor_fold(const cs_tensor *t, cs_binop op) {
-    cs_iter it;
-    cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
-    int64_t n = cs_tensor_numel(t);
-    double acc = n ? cs_ld(t, it.off[0]) : NAN;
-    for (int64_t i = 1; i < n; i++) {
-        cs_iter_next(&it);
-        acc = cs_apply_d(op, acc, cs_ld(t, it.off[0]));
-    }
-    return acc;
-}
-
-double cs_tensor_max(const cs_tensor *t) {
-    return cs_tensor_fold(t, CS_MAXIMUM);
-}
-
-double cs_tensor_min(const cs_tensor *t) {
-    return cs_tensor_fold(t, CS_MINIMUM);
-}
-
-double cs_tensor_mean(const cs_tensor *t) {
-    int64_t n = cs_tensor_numel(t);
-    return n ? cs_tensor_sum(t) / (double)n : NAN;
-}
-
-/* ---- matmul */
-
-/* Shape errors worded as the torch kernel each case dispatches to. */
-static bool cs_matmul_check(const cs_tensor *a, const cs_tensor *b) {
-    long long k1 = a->shape[a->ndim - 1], k2 = b->shape[0];
-    if (k1 == k2) return true;
-    if (a->ndim == 1 && b->ndim == 1)
-        cs_tensor_fail(EINVAL, "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have "
-                       "the same number of elements, but got %lld and %lld elements respectively",
-                       k1, k2, k1, k2);
-    else if (b->ndim == 1)
-        cs_tensor_fail(EINVAL, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
-                       (long long)a->shape[0], (long long)a->shape[0], k1, k2);
-    else
-        cs_tensor_fail(EINVAL, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                       a->ndim == 2 ? (long long)a->shape[0] : 1LL, k1, k2, (long long)b->shape[1]);
-    return false;
-}
-
-cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b) {
-    if (a->ndim < 1 || b->ndim < 1 || a->ndim > 2 || b->ndim > 2) {
-        cs_tensor_fail(EINVAL, "matmul supports 1-D and 2-D operands, got %dD and %dD", a->ndim, b->ndim);
-        return NULL;
-    }
-    if (!cs_matmul_check(a, b)) return NULL;
-    /* A vector is a 1xk row on the left, a kx1 column on the right; its
-     * missing dim has stride 0 and disappears from the result. */
-    int64_t n = a->ndim == 2 ? a->shape[0] : 1, k = b->shape[0];
-    int64_t m = b->ndim == 2 ? b->shape[1] : 1;
-    int64_t ar = a->ndim == 2 ? a->stride[0] : 0, ac = a->stride[a->ndim - 1];
-    int64_t br = b->stride[0], bc = b->ndim == 2 ? b->stride[1] : 0;
-    int64_t shape[2], *sp = shape;
-    if (a->ndim == 2) *sp++ = n;
-    if (b->ndim == 2) *sp++ = m;
-    cs_dtype rt = cs_dtype_promote(a->dtype, b->dtype);
-    cs_tensor *out = cs_tensor_new(bud, rt, (int)(sp - shape), shape);
-    if (!out) return NULL;
-    bool fp = cs_dtype_is_float(rt);
-    for (int64_t i = 0; i < n; i++) {
-        for (int64_t j = 0; j < m; j++) {
-            int64_t pa = a->offset + i * ar, pb = b->offset + j * bc;
-            double acc = 0;
-            uint64_t iacc = 0;
-            for (int64_t p = 0; p < k; p++, pa += ac, pb += br) {
-                if (fp)
-                    acc += cs_ld(a, pa) * cs_ld(b, pb);
-                else
-                    iacc += (uint64_t)cs_ldi(a, pa) * (uint64_t)cs_ldi(b, pb);
-            }
-            if (fp)
-                cs_st(out, i * m + j, acc);
-            else
-                cs_sti(out, i * m + j, cs_u2i64(iacc));
-        }
-    }
-    return out;
-}
-
-/* ---- comparison */
-
-/* Walk a and b together (same shape), calling close() on each pair. */
-static bool cs_tensor_all_pairs(const cs_tensor *a, const cs_tensor *b, double rtol, double atol,
-                                bool exact) {
-    if (!cs_tensor_same_shape(a, b)) return false;
-    bool ints = !cs_dtype_is_float(a->dtype) && !cs_dtype_is_float(b->dtype);
-    const cs_tensor *ops[2] = {a, b};
-    cs_iter it;
-    cs_iter_init(&it, 2, ops);
-    for (int64_t i = 0, n = cs_tensor_numel(a); i < n; i++, cs_iter_next(&it)) {
-        if (ints) {
-            int64_t x = cs_ldi(a, it.off[0]), y = cs_ldi(b, it.off[1]);
-            if (x != y && (exact || fabs((double)x - (double)y) > atol + rtol * fabs((double)y)))
-                return false;
-            continue;
-        }
-        double x = cs_ld(a, it.off[0]), y = cs_ld(b, it.off[1]);
-        if (x == y) continue; /* also equal infinities */
-        if (exact || !isfinite(x) || !isfinite(y) || fabs(x - y) > atol + rtol * fabs(y)) return false;
-    }
-    return true;
-}
-
-bool cs_tensor_equal(const cs_tensor *a, const cs_tensor *b) {
-    return cs_tensor_all_pairs(a, b, 0, 0, true);
-}
-
-bool cs_tensor_allclose(const cs_tensor *a, const cs_tensor *b, double rtol, double atol) {
-    return cs_tensor_all_pairs(a, b, rtol, atol, false);
 }
