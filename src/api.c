@@ -492,9 +492,10 @@ void cs_warn(cs_rank *r, const char *text, int line) {
 }
 
 void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) {
+    /* End the run first, so the error (not its consequences) decides the status. */
+    cs_world_abort(r->world, why);
     cs_event ev = {.type = CS_EV_ERROR, .text = msg, .status = (int)why};
     emit(r, &ev);
-    cs_world_abort(r->world, why);
 }
 
 void cs_rank_exit(cs_rank *r, int status) {

@@ -287,7 +287,9 @@ static void declare_deadlock(cs_monitor *m) {
 }
 
 static void check_progress(cs_monitor *m) {
-    if (m->deadlocked || m->nlive == 0 || m->nblocked < m->nlive) return;
+    /* After a failure the run is ending with that error: waits on the failed
+     * rank are its consequence, not a second verdict. */
+    if (m->deadlocked || m->nfailed || m->nlive == 0 || m->nblocked < m->nlive) return;
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_BLOCKED && !stuck(m, k)) return;
     declare_deadlock(m);
@@ -384,6 +386,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_ERROR:
         copy_text(&r->error, ev->text);
         r->status = ev->status;
+        if (r->state != CS_RS_FAILED) m->nfailed++;
         set_state(m, ev->rank, CS_RS_FAILED, ev->t);
         break;
     case CS_EV_EXIT:

@@ -62,7 +62,7 @@ typedef struct cs_monitor {
     int world;
     char *script, *engine, *send_mode;
     cs_mon_rank *ranks;
-    int nlive, nblocked;
+    int nlive, nblocked, nfailed;
     uint64_t messages, bytes; /* user messages matched */
     bool deadlocked;
     char *verdict;            /* the deadlock report, once found */

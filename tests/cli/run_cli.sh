@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# run_cli.sh -- commsim as a user runs it: exit statuses, error messages with
+# file and line, hostile scripts, limits, many ranks, the trace file.
+set -u
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+bin="$top_builddir/src/commsim"
+dir="$top_srcdir/tests/cli/scripts"
+[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; sed 's/^/    | /' "$tmp/out" "$tmp/err" | head -40; }
+
+# expect NAME STATUS PATTERN -- ARGS...: run commsim ARGS; the exit status must be
+# STATUS and stdout+stderr must contain PATTERN (a fixed string; "" for none).
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  timeout 120 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "    exit status $got, expected $want"
+    bad "$name"
+  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/out" "$tmp/err"; then
+    echo "    output lacks: $pattern"
+    bad "$name"
+  else
+    ok "$name"
+  fi
+}
+
+# ---- usage
+expect "no arguments is a usage error"      1 "usage: commsim" --
+expect "unknown command"                    1 "unknown command 'bogus'" -- bogus
+expect "run --help"                         0 "usage: commsim run SCRIPT" -- run --help
+expect "help run"                           0 "--send-mode MODE" -- help run
+expect "run without a script"               1 "which script?" -- run
+expect "missing script file"                1 "nope.lua" -- run "$tmp/nope.lua"
+expect "-n 0"                               1 "need at least 1 rank" -- run "$dir/hello_all.lua" -n 0
+expect "-n not a number"                    1 "'x' is not a whole number" -- run "$dir/hello_all.lua" -n x
+expect "bad send mode"                      1 "unknown send mode 'fast'" -- run "$dir/hello_all.lua" --send-mode fast
+expect "bad engine"                         1 "unknown engine 'carrier-pigeon'" -- run "$dir/hello_all.lua" --engine carrier-pigeon
+expect "bad header names file and line"     1 "badheader.lua:2:" -- run "$dir/badheader.lua"
+
+# ---- scripts that fail: file:line, status 2, nobody hangs
+expect "runtime error: file:line"           2 "error.lua:6: attempt to index a nil value (local 'x')" -- run "$dir/error.lua"
+expect "syntax error: file:line"            2 "syntax.lua:3:" -- run "$dir/syntax.lua"
+expect "bad destination: file:line"         2 "badarg.lua:3:" -- run "$dir/badarg.lua"
+expect "bad destination: message"           2 "destination 2 is outside the world" -- run "$dir/badarg.lua"
+expect "size mismatch names both sides"     2 "rank 1 receives float32 [3] (12 bytes) at mismatch.lua:7, but rank 0 sent float32 [4] (16 bytes) at mismatch.lua:4" -- run "$dir/mismatch.lua"
+
+# ---- hostile scripts
+expect "sandbox: io"                        2 "global 'io'" -- run "$dir/sandbox_io.lua"
+expect "sandbox: os"                        2 "global 'os'" -- run "$dir/sandbox_os.lua"
+[ ! -e /tmp/commsim-escaped ] && ok "sandbox: os.execute ran nothing" || { echo > "$tmp/out"; : > "$tmp/err"; bad "sandbox: os.execute ran nothing"; }
+expect "sandbox: require"                   2 "global 'require'" -- run "$dir/sandbox_require.lua"
+expect "sandbox: binary chunk refused"      2 "binary chunk" -- run "$dir/sandbox_binary.lua"
+expect "infinite loop: instruction budget"  4 "instruction budget exceeded" -- run "$dir/loop.lua" --step-limit 1000000
+expect "pcall cannot swallow the budget"    4 "instruction budget exceeded" -- run "$dir/pcall_loop.lua" --step-limit 1000000
+expect "memory bomb: memory cap"            4 "memory limit exceeded" -- run "$dir/membomb.lua" --mem-limit 64
+expect "huge tensor: memory cap"            4 "memory limit exceeded" -- run "$dir/tensorbomb.lua" --mem-limit 64
+expect "timeout ends the run"               4 "did not finish within 1 s" -- run "$dir/sleeper.lua" --timeout 1
+
+# ---- scale and semantics
+expect "any-source receive returns the sender" 0 "[rank 0] sum of senders	6" -- run "$dir/any_source.lua"
+expect "64-rank ring, 1000 iterations"      0 "after 1000 steps rank 0 holds	24.0" -- run "$dir/ring_many.lua" -n 64
+expect "256 ranks start and end"            0 "ranks: 256 done" -- run "$dir/hello_all.lua" -n 256
+if [ "$(grep -c '^\[rank [0-9]*\] hello from' "$tmp/out")" = 256 ]; then ok "256 ranks each print once"
+else bad "256 ranks each print once"; fi
+
+# ---- the trace: JSON Lines, header first, written through
+expect "trace written"                      0 "" -- run "$top_srcdir/tests/cli/scripts/any_source.lua" --trace "$tmp/t.jsonl"
+if head -n1 "$tmp/t.jsonl" | grep -q '"type": *"run"' && head -n1 "$tmp/t.jsonl" | grep -q '"version": *1' \
+   && [ "$(grep -c '"type": *"exit"' "$tmp/t.jsonl")" = 4 ] && [ "$(grep -c '"type": *"match"' "$tmp/t.jsonl")" = 3 ]; then
+  ok "trace has the run header, 3 matches and 4 exits"
+else
+  cp "$tmp/t.jsonl" "$tmp/out"; : > "$tmp/err"; bad "trace has the run header, 3 matches and 4 exits"
+fi
+expect "trace to an unwritable path"        1 "/nonexistent/dir/t.jsonl" -- run "$dir/hello_all.lua" --trace /nonexistent/dir/t.jsonl
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

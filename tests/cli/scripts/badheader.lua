@@ -1,0 +1,3 @@
+--- title: a header with a bad world
+--- world: many
+print("never")

@@ -1,0 +1,1 @@
+print("hello from", rank, "of", world_size)

@@ -1,0 +1,3 @@
+--- title: an infinite loop
+--- world: 2
+while true do end

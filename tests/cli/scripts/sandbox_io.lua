@@ -1,0 +1,2 @@
+--- world: 1
+io.open("/etc/passwd")

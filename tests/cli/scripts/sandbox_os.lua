@@ -1,0 +1,2 @@
+--- world: 1
+os.execute("touch /tmp/commsim-escaped")

@@ -1,0 +1,3 @@
+--- title: computes for longer than the timeout allows
+--- world: 2
+dist.compute(600000)

@@ -1,0 +1,3 @@
+--- title: a tensor larger than the memory cap
+--- world: 1
+local t = tensor.zeros(1 << 30)
