@@ -121,7 +121,8 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     w->oversubscribed = cfg->world > (ncpu > 0 ? ncpu : 1);
     /* Spinning pays only while the peer is running on another core; with more
      * ranks than cores, yield instead so the peer gets to run at all. */
-    w->spin = w->oversubscribed ? 16 : 20000;
+    w->spin = w->oversubscribed ? 0 : 4000;
+    w->yields = 32;
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = cs_engine_thread_new(w);
@@ -379,11 +380,13 @@ static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
  * knows who sleeps on what. */
 static int wait_set(cs_rank *r, const waitset *ws, int line) {
     cs_world *w = r->world;
-    for (int i = 0; i < w->spin; i++) {
+    /* Poll with pause while the peer likely runs on another core, then yield
+     * the core a few times (the peer may be waiting for it), then sleep. */
+    for (int i = 0; i < w->spin + w->yields; i++) {
         if (all_done(ws)) return CS_OK;
         if (cs_world_aborted(w)) return CS_EABORT;
-        if (w->oversubscribed) sched_yield();
-        else cpu_relax();
+        if (i < w->spin) cpu_relax();
+        else sched_yield();
     }
     bool announced = false;
     int rc = CS_OK;

@@ -120,5 +120,7 @@ void cs_bus_emit_locked(cs_bus *bus, cs_event *ev);
 void cs_bus_forward(cs_bus *bus, const cs_event *ev);
 
 double cs_now(void); /* CLOCK_MONOTONIC seconds */
+/* A mutex for short critical sections shared between ranks. */
+void cs_mutex_init_adaptive(pthread_mutex_t *mu);
 
 #endif

@@ -192,9 +192,12 @@ int cs_launch_run(const cs_run_opts *o) {
     cs_bus_lock(&bus); /* a straggler may still emit */
     cs_report_summary(&rep, &mon, status);
     cs_bus_unlock(&bus);
-    if (tw && cs_trace_close(tw) < 0) {
-        fprintf(err, "commsim: writing the trace %s failed\n", o->trace);
-        tw = NULL;
+    if (tw) {
+        char why[256];
+        const char *e = cs_trace_error(tw);
+        snprintf(why, sizeof why, "%s", e ? e : "");
+        if (cs_trace_close(tw) < 0)
+            fprintf(err, "commsim: writing the trace %s failed: %s\n", o->trace, why);
     }
     if (!clean) {
         /* A rank is stuck in C code and still uses the world: leave without freeing it. */

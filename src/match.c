@@ -8,7 +8,7 @@
 void cs_matcher_init(cs_matcher *m, int rank) {
     memset(m, 0, sizeof *m);
     m->rank = rank;
-    pthread_mutex_init(&m->lock, NULL);
+    cs_mutex_init_adaptive(&m->lock);
 }
 
 void cs_msg_free(cs_msg *msg) {

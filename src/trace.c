@@ -93,11 +93,13 @@ static const struct {
     [CS_EV_RUN] = {B(F_WORLD) | B(F_ENGINE) | B(F_SEND_MODE) | B(F_SEED) | B(F_SCRIPT), 0, true},
     [CS_EV_POST] = {B(F_REQ) | B(F_OP) | B(F_PEER) | B(F_TAG) | B(F_CTX) | B(F_BYTES) |
                         B(F_DTYPE) | B(F_SHAPE) | B(F_EAGER) | B(F_LINE), 0, false},
-    [CS_EV_MATCH] = {B(F_REQ) | B(F_PEER) | B(F_PEER_REQ), 0, false},
-    [CS_EV_COMPLETE] = {B(F_REQ), 0, false},
+    [CS_EV_MATCH] = {B(F_REQ) | B(F_OP) | B(F_PEER) | B(F_TAG) | B(F_CTX) | B(F_BYTES) |
+                         B(F_PEER_REQ), 0, false},
+    [CS_EV_COMPLETE] = {B(F_REQ) | B(F_OP), B(F_STATUS), false},
     [CS_EV_BLOCK] = {B(F_REQS) | B(F_ANY) | B(F_LINE), 0, false},
-    [CS_EV_UNBLOCK] = {0, 0, false},
-    [CS_EV_COLL] = {B(F_NAME) | B(F_BEGIN) | B(F_ROOT) | B(F_CTX) | B(F_BYTES) | B(F_LINE), 0, false},
+    [CS_EV_UNBLOCK] = {0, B(F_LINE), false},
+    [CS_EV_COLL] = {B(F_NAME) | B(F_BEGIN) | B(F_ROOT) | B(F_CTX) | B(F_BYTES) | B(F_LINE), 0,
+                    false},
     [CS_EV_COMPUTE] = {B(F_BEGIN) | B(F_MS), B(F_LINE), false},
     [CS_EV_PRINT] = {B(F_TEXT), B(F_LINE), false},
     [CS_EV_WARN] = {B(F_TEXT), B(F_LINE), true},
@@ -303,7 +305,7 @@ static void hold(cs_trace_strings *store, json_t *obj) {
     store->held = obj;
 }
 
-/* The integer under name, lo..hi. Missing: -1 with a message unless !need. */
+/* The integer under name, lo..hi; else -1 with the reason. */
 static int get_int(json_t *o, const char *name, json_int_t lo, json_int_t hi, json_int_t *out,
                    char *err, size_t errlen) {
     json_t *v = json_object_get(o, name);
@@ -368,13 +370,15 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
     json_int_t x;
     char tmp[48];
 
+    if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
     switch (f->kind) {
     case K_INT: {
         json_int_t hi = f->world_hi ? (world > 0 ? world - 1 : INT_MAX) : f->hi;
         if (get_int(o, f->name, f->lo, INT_MAX, &x, err, errlen) < 0) return -1;
         if (x > hi) {
             if (f->world_hi)
-                return fail(err, errlen, "%s %lld out of range (world %d)", f->name, (long long)x, world);
+                return fail(err, errlen, "%s %lld out of range (world %d)", f->name,
+                            (long long)x, world);
             return fail(err, errlen, "field \"%s\" out of range: %lld", f->name, (long long)x);
         }
         AT(ev, f, int) = (int)x;
@@ -384,16 +388,16 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
     case K_SIZE:
         if (get_int(o, f->name, 0, INT64_MAX, &x, err, errlen) < 0) return -1;
         if (f->kind == K_U64) AT(ev, f, uint64_t) = (uint64_t)x;
-        else if ((uint64_t)x > SIZE_MAX) return fail(err, errlen, "field \"%s\" too large", f->name);
+        else if ((uint64_t)x > SIZE_MAX)
+            return fail(err, errlen, "field \"%s\" too large", f->name);
         else AT(ev, f, size_t) = (size_t)x;
         return 0;
     case K_BOOL:
-        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
-        if (!json_is_boolean(v)) return fail(err, errlen, "field \"%s\" must be true or false", f->name);
+        if (!json_is_boolean(v))
+            return fail(err, errlen, "field \"%s\" must be true or false", f->name);
         AT(ev, f, bool) = json_is_true(v);
         return 0;
     case K_DOUBLE:
-        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
         if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
             return fail(err, errlen, "field \"%s\" must be a number >= 0", f->name);
         AT(ev, f, double) = json_number_value(v);
@@ -407,7 +411,8 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
     case K_OP: {
         const char *s = get_str(o, f->name, err, errlen);
         if (!s) return -1;
-        if (!cs_op_parse(s, &ev->op)) return fail(err, errlen, "unknown op \"%s\"", show(s, tmp, sizeof tmp));
+        if (!cs_op_parse(s, &ev->op))
+            return fail(err, errlen, "unknown op \"%s\"", show(s, tmp, sizeof tmp));
         return 0;
     }
     case K_DTYPE: {
@@ -418,14 +423,12 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
         return 0;
     }
     case K_SHAPE:
-        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
         if (get_u64_array(v, f->name, CS_MAX_DIMS, err, errlen) < 0) return -1;
         ev->ndim = (int)json_array_size(v);
         for (int i = 0; i < ev->ndim; i++) ev->shape[i] = json_integer_value(json_array_get(v, i));
         return 0;
     case K_REQS: {
         size_t n;
-        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
         if (get_u64_array(v, f->name, CS_TRACE_MAX_REQS, err, errlen) < 0) return -1;
         n = json_array_size(v);
         if (n > store->reqs_cap) {
@@ -434,13 +437,13 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
             store->reqs = p;
             store->reqs_cap = n;
         }
-        for (size_t i = 0; i < n; i++) store->reqs[i] = (uint64_t)json_integer_value(json_array_get(v, i));
+        for (size_t i = 0; i < n; i++)
+            store->reqs[i] = (uint64_t)json_integer_value(json_array_get(v, i));
         ev->reqs = store->reqs;
         ev->nreqs = (int)n;
         return 0;
     }
     case K_SEED:
-        if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
         return parse_seed(v, &ev->seed, err, errlen);
     }
     return fail(err, errlen, "internal: field kind %d", (int)f->kind);
@@ -490,11 +493,11 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
         return fail(err, errlen, "field \"t\" must be a number >= 0");
     ev->t = json_number_value(t);
 
-    /* A run bounds its own ranks; the world field comes first in the table. */
+    /* Table order; a run bounds its own rank with the world it declares. */
     for (int i = 0; i < F_NFIELDS; i++) {
         uint32_t bit = 1u << i;
-        if (!(types[ty].need & bit) && !((types[ty].opt & bit) && json_object_get(obj, fields[i].name)))
-            continue;
+        bool present = (types[ty].opt & bit) && json_object_get(obj, fields[i].name);
+        if (!(types[ty].need & bit) && !present) continue;
         if (field_from_json(obj, &fields[i], world, ev, store, err, errlen) < 0) return -1;
         if (i == F_WORLD) world = ev->world;
     }
@@ -649,7 +652,8 @@ int cs_trace_close(cs_trace_writer *w) {
     int code;
 
     if (!w) return 0;
-    if (close(w->fd) < 0 && errno != EINTR) writer_error(w, errno, "%s: %s", w->path, strerror(errno));
+    if (close(w->fd) < 0 && errno != EINTR)
+        writer_error(w, errno, "%s: %s", w->path, strerror(errno));
     code = w->err;
     free(w->buf);
     free(w->path);
@@ -723,7 +727,8 @@ static int read_line(cs_trace_reader *r, size_t *len) {
     return c == EOF ? LINE_LAST : LINE_OK;
 }
 
-/* End the reader with result rc and message; every later read repeats it. */
+/* End the reader with result rc; every later read repeats it. The message,
+ * when there is one, is about the current line: "FILE:LINE: ..." */
 static int finish(cs_trace_reader *r, int rc, char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int finish(cs_trace_reader *r, int rc, char *err, size_t errlen, const char *fmt, ...) {
@@ -731,9 +736,12 @@ static int finish(cs_trace_reader *r, int rc, char *err, size_t errlen, const ch
     r->done = rc == 0 ? 3 : rc; /* 3: a clean end, stored as non-zero */
     r->msg[0] = '\0';
     if (fmt) {
-        va_start(ap, fmt);
-        vsnprintf(r->msg, sizeof r->msg, fmt, ap);
-        va_end(ap);
+        int n = snprintf(r->msg, sizeof r->msg, "%s:%ld: ", r->path, r->lineno);
+        if (n > 0 && (size_t)n < sizeof r->msg) {
+            va_start(ap, fmt);
+            vsnprintf(r->msg + n, sizeof r->msg - (size_t)n, fmt, ap);
+            va_end(ap);
+        }
     }
     if (err && errlen) snprintf(err, errlen, "%s", r->msg);
     return rc;
@@ -743,7 +751,8 @@ static int finish(cs_trace_reader *r, int rc, char *err, size_t errlen, const ch
  * and each rank's seq counts up from 0 without a gap. */
 static int check_order(cs_trace_reader *r, const cs_event *ev, char *why, size_t len) {
     if (!r->world && ev->type != CS_EV_RUN)
-        return fail(why, len, "first event is \"%s\", expected \"run\"", cs_event_type_name(ev->type));
+        return fail(why, len, "first event is \"%s\", expected \"run\"",
+                    cs_event_type_name(ev->type));
     if (r->world && ev->type == CS_EV_RUN) return fail(why, len, "second run event");
     if (ev->type == CS_EV_RUN) {
         if (!(r->next_seq = calloc((size_t)ev->world, sizeof *r->next_seq)))
@@ -753,7 +762,8 @@ static int check_order(cs_trace_reader *r, const cs_event *ev, char *why, size_t
     if (ev->rank >= 0) {
         uint64_t want = r->next_seq[ev->rank];
         if (ev->seq != want)
-            return fail(why, len, "rank %d: seq %" PRIu64 ", expected %" PRIu64, ev->rank, ev->seq, want);
+            return fail(why, len, "rank %d: seq %" PRIu64 ", expected %" PRIu64, ev->rank,
+                        ev->seq, want);
         r->next_seq[ev->rank]++;
     }
     return 0;
@@ -774,32 +784,27 @@ int cs_trace_read(cs_trace_reader *r, cs_event *ev, char *err, size_t errlen) {
     got = read_line(r, &len);
     switch (got) {
     case LINE_EOF:
-        if (!r->world) return finish(r, -1, err, errlen, "%s:%ld: empty trace: no run event", r->path, r->lineno);
+        if (!r->world) return finish(r, -1, err, errlen, "empty trace: no run event");
         return finish(r, 0, err, errlen, NULL);
     case LINE_LONG:
-        return finish(r, -1, err, errlen, "%s:%ld: line longer than %d bytes", r->path, r->lineno,
-                      CS_TRACE_MAX_LINE);
-    case LINE_NOMEM: return finish(r, -1, err, errlen, "%s:%ld: out of memory", r->path, r->lineno);
-    case LINE_IOERR:
-        return finish(r, -1, err, errlen, "%s:%ld: read error: %s", r->path, r->lineno, strerror(errno));
+        return finish(r, -1, err, errlen, "line longer than %d bytes", CS_TRACE_MAX_LINE);
+    case LINE_NOMEM: return finish(r, -1, err, errlen, "out of memory");
+    case LINE_IOERR: return finish(r, -1, err, errlen, "read error: %s", strerror(errno));
     }
-    if (len == 0) {
-        if (got == LINE_LAST) return finish(r, CS_TRACE_CUT, err, errlen, "%s:%ld: trace cut off mid-event", r->path, r->lineno);
-        return finish(r, -1, err, errlen, "%s:%ld: empty line", r->path, r->lineno);
-    }
-    obj = json_loadb(r->buf, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    obj = len ? json_loadb(r->buf, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je) : NULL;
     if (!obj) {
         /* A line the writer did not finish is never valid JSON: it lacks the
          * closing brace. Without its newline, that is a crash, not corruption. */
         if (got == LINE_LAST)
-            return finish(r, CS_TRACE_CUT, err, errlen, "%s:%ld: trace cut off mid-event", r->path, r->lineno);
-        return finish(r, -1, err, errlen, "%s:%ld: not JSON: %s (column %d)", r->path, r->lineno,
+            return finish(r, CS_TRACE_CUT, err, errlen, "trace cut off mid-event");
+        if (!len) return finish(r, -1, err, errlen, "empty line");
+        return finish(r, -1, err, errlen, "not JSON: %s (column %d)",
                       show(je.text, tmp, sizeof tmp), je.column);
     }
     rc = cs_event_from_json(obj, r->world, ev, &r->store, why, sizeof why);
     json_decref(obj); /* the store keeps what ev points into */
     if (rc == 0) rc = check_order(r, ev, why, sizeof why);
-    if (rc < 0) return finish(r, -1, err, errlen, "%s:%ld: %s", r->path, r->lineno, why);
+    if (rc < 0) return finish(r, -1, err, errlen, "%s", why);
     return 1;
 }
 

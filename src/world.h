@@ -30,7 +30,8 @@ struct cs_world {
     cs_engine *engine;
     cs_matcher *matchers;   /* one per rank of this process */
     cs_rank *ranks;
-    int spin;               /* busy-poll iterations before sleeping */
+    int spin;               /* busy-poll iterations before yielding */
+    int yields;             /* sched_yield calls before sleeping */
     bool oversubscribed;    /* more ranks than cores: yield while spinning */
     _Atomic int end;        /* cs_end_reason; CS_END_NONE while running */
     cs_gate_fn gate;

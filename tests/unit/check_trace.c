@@ -1,0 +1,668 @@
+/* check_trace.c -- trace files: every event type through the writer and back,
+ * exact strings and times, write-through, write errors, and the reader's answer
+ * to every kind of bad line (cut, malformed, over-long, wrong version, empty). */
+#include <check.h>
+#include <errno.h>
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+/* ---- helpers */
+
+static char path[64];
+
+/* A fresh temporary file name in path; the file exists and is empty. */
+static void new_path(void) {
+    strcpy(path, "/tmp/check_trace_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+}
+
+static void put_file(const char *text, size_t len) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+}
+
+static char *get_file(void) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static const char *str_or_null(const char *s) { return s ? s : "(null)"; }
+
+static void assert_str_field(const char *name, const char *a, const char *b) {
+    ck_assert_msg((a == NULL) == (b == NULL) && (!a || strcmp(a, b) == 0),
+                  "%s: \"%s\" != \"%s\"", name, str_or_null(a), str_or_null(b));
+}
+
+/* Every member of cs_event, so a field the codec forgets shows up here. */
+static void assert_events_equal(const cs_event *a, const cs_event *b) {
+    ck_assert_int_eq(a->type, b->type);
+    ck_assert_int_eq(a->rank, b->rank);
+    ck_assert_uint_eq(a->seq, b->seq);
+    ck_assert_msg(a->t == b->t, "t: %.17g != %.17g", a->t, b->t);
+    ck_assert_uint_eq(a->req, b->req);
+    ck_assert_int_eq(a->op, b->op);
+    ck_assert_int_eq(a->peer, b->peer);
+    ck_assert_int_eq(a->tag, b->tag);
+    ck_assert_int_eq(a->ctx, b->ctx);
+    ck_assert_uint_eq(a->bytes, b->bytes);
+    ck_assert_int_eq(a->dtype, b->dtype);
+    ck_assert_int_eq(a->ndim, b->ndim);
+    for (int i = 0; i < CS_MAX_DIMS; i++) ck_assert_int_eq(a->shape[i], b->shape[i]);
+    ck_assert_int_eq(a->line, b->line);
+    ck_assert_int_eq(a->eager, b->eager);
+    ck_assert_uint_eq(a->peer_req, b->peer_req);
+    ck_assert_int_eq(a->nreqs, b->nreqs);
+    for (int i = 0; i < a->nreqs; i++) ck_assert_uint_eq(a->reqs[i], b->reqs[i]);
+    ck_assert_int_eq(a->any, b->any);
+    ck_assert_msg(a->ms == b->ms, "ms: %.17g != %.17g", a->ms, b->ms);
+    ck_assert_int_eq(a->begin, b->begin);
+    assert_str_field("text", a->text, b->text);
+    ck_assert_int_eq(a->status, b->status);
+    ck_assert_int_eq(a->world, b->world);
+    assert_str_field("engine", a->engine, b->engine);
+    assert_str_field("send_mode", a->send_mode, b->send_mode);
+    ck_assert_uint_eq(a->seed, b->seed);
+}
+
+static void write_events(const cs_event *evs, int n) {
+    char err[256];
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    cs_sink s = cs_trace_sink(w);
+    for (int i = 0; i < n; i++) s.emit(s.ud, &evs[i]);
+    ck_assert_ptr_null(cs_trace_error(w));
+    ck_assert_int_eq(cs_trace_close(w), 0);
+}
+
+/* Read path back and compare with evs; the trace must then end cleanly. */
+static void read_back(const cs_event *evs, int n) {
+    char err[256];
+    cs_event ev;
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    for (int i = 0; i < n; i++) {
+        int rc = cs_trace_read(r, &ev, err, sizeof err);
+        ck_assert_msg(rc == 1, "event %d: rc %d: %s", i, rc, err);
+        assert_events_equal(&evs[i], &ev);
+    }
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 0);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 0);
+    cs_trace_reader_close(r);
+}
+
+/* The error the reader gives for a trace with this content (after its events). */
+static int read_error(const char *text, char *err, size_t errlen) {
+    cs_event ev;
+    int rc;
+    put_file(text, strlen(text));
+    cs_trace_reader *r = cs_trace_reader_open(path, err, errlen);
+    ck_assert_ptr_nonnull(r);
+    while ((rc = cs_trace_read(r, &ev, err, errlen)) == 1)
+        ;
+    cs_trace_reader_close(r);
+    return rc;
+}
+
+static cs_event run_event(int world) {
+    return (cs_event){.type = CS_EV_RUN, .rank = -1, .world = world, .engine = "thread",
+                      .send_mode = "rendezvous", .text = "lessons/01/ring.lua", .seed = 42};
+}
+
+/* ---- round trips */
+
+static const uint64_t some_reqs[] = {3, 4, 9007199254740993ull};
+
+/* One of every type, with every field of the type set (and a few variants). */
+static int sample_events(cs_event *evs) {
+    int n = 0;
+    evs[n++] = run_event(3);
+    evs[n++] = (cs_event){.type = CS_EV_POST, .rank = 0, .seq = 0, .t = 0.001, .req = 1,
+                          .op = CS_OP_ISEND, .peer = 2, .tag = 7, .ctx = 0, .bytes = 48,
+                          .dtype = CS_FLOAT64, .ndim = 2, .shape = {2, 3}, .line = 12,
+                          .eager = true};
+    evs[n++] = (cs_event){.type = CS_EV_POST, .rank = 2, .seq = 0, .t = 0.0015, .req = 5,
+                          .op = CS_OP_IRECV, .peer = CS_ANY_SOURCE, .tag = 7, .ctx = 3, .bytes = 0,
+                          .dtype = CS_UINT8, .ndim = 0, .line = 4};
+    evs[n++] = (cs_event){.type = CS_EV_POST, .rank = 1, .seq = 0, .t = 0.002, .req = 2,
+                          .op = CS_OP_RECV, .peer = 0, .tag = 0, .bytes = 16, .dtype = CS_INT32,
+                          .ndim = 4, .shape = {1, 1, 2, 2}, .line = 9};
+    evs[n++] = (cs_event){.type = CS_EV_POST, .rank = 1, .seq = 1, .t = 0.002, .req = 3,
+                          .op = CS_OP_SEND, .peer = 2, .bytes = 8, .dtype = CS_INT64, .ndim = 1,
+                          .shape = {1}, .line = 10};
+    evs[n++] = (cs_event){.type = CS_EV_MATCH, .rank = 2, .seq = 1, .t = 0.003, .req = 5,
+                          .op = CS_OP_IRECV, .peer = 0, .tag = 7, .ctx = 3, .bytes = 48,
+                          .peer_req = 1};
+    evs[n++] = (cs_event){.type = CS_EV_COMPLETE, .rank = 2, .seq = 2, .t = 0.004, .req = 5,
+                          .op = CS_OP_IRECV, .status = -2};
+    evs[n++] = (cs_event){.type = CS_EV_COMPLETE, .rank = 2, .seq = 3, .t = 0.004, .req = 6,
+                          .op = CS_OP_ISEND};
+    evs[n++] = (cs_event){.type = CS_EV_BLOCK, .rank = 0, .seq = 1, .t = 0.005, .reqs = some_reqs,
+                          .nreqs = 3, .any = true, .line = 13};
+    evs[n++] = (cs_event){.type = CS_EV_BLOCK, .rank = 1, .seq = 2, .t = 0.005, .reqs = some_reqs,
+                          .nreqs = 1, .any = false, .line = 11};
+    evs[n++] = (cs_event){.type = CS_EV_UNBLOCK, .rank = 0, .seq = 2, .t = 0.006, .line = 13};
+    evs[n++] = (cs_event){.type = CS_EV_COLL, .rank = 0, .seq = 3, .t = 0.007, .text = "all_reduce",
+                          .begin = true, .peer = -1, .ctx = 1, .bytes = 40, .line = 20};
+    evs[n++] = (cs_event){.type = CS_EV_COLL, .rank = 0, .seq = 4, .t = 0.008, .text = "broadcast",
+                          .begin = false, .peer = 2, .ctx = 2, .bytes = 4, .line = 21};
+    evs[n++] = (cs_event){.type = CS_EV_COMPUTE, .rank = 1, .seq = 3, .t = 0.009, .ms = 2.5,
+                          .begin = true, .line = 30};
+    evs[n++] = (cs_event){.type = CS_EV_COMPUTE, .rank = 1, .seq = 4, .t = 0.0115, .ms = 2.5};
+    evs[n++] = (cs_event){.type = CS_EV_PRINT, .rank = 2, .seq = 4, .t = 0.012,
+                          .text = "[rank 2] tensor([1., 2.])", .line = 5};
+    evs[n++] = (cs_event){.type = CS_EV_PRINT, .rank = 2, .seq = 5, .t = 0.012, .text = ""};
+    evs[n++] = (cs_event){.type = CS_EV_WARN, .rank = 0, .seq = 5, .t = 0.013,
+                          .text = "buffer written before wait", .line = 14};
+    evs[n++] = (cs_event){.type = CS_EV_WARN, .rank = -1, .t = 0.013, .text = "unreceived message"};
+    evs[n++] = (cs_event){.type = CS_EV_ERROR, .rank = 1, .seq = 5, .t = 0.014,
+                          .text = "ring.lua:9: size mismatch", .status = 2, .line = 9};
+    evs[n++] = (cs_event){.type = CS_EV_EXIT, .rank = 0, .seq = 6, .t = 0.015, .status = 0};
+    evs[n++] = (cs_event){.type = CS_EV_EXIT, .rank = 1, .seq = 6, .t = 0.015, .status = -7};
+    evs[n++] = (cs_event){.type = CS_EV_DEADLOCK, .rank = -1, .t = 0.016,
+                          .text = "ranks 0 and 1 both call send first"};
+    evs[n++] = (cs_event){.type = CS_EV_DEADLOCK, .rank = CS_NO_RANK, .t = 0.017, .text = "x",
+                          .line = 3};
+    return n;
+}
+
+START_TEST(test_roundtrip_every_type) {
+    cs_event evs[32];
+    int n = sample_events(evs);
+    bool seen[CS_EV_NTYPES] = {false};
+    for (int i = 0; i < n; i++) seen[evs[i].type] = true;
+    for (int t = 0; t < CS_EV_NTYPES; t++) ck_assert_msg(seen[t], "type %d not sampled", t);
+    new_path();
+    write_events(evs, n);
+    read_back(evs, n);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_run_header_line) {
+    cs_event ev = run_event(2);
+    ev.seed = UINT64_MAX; /* does not fit a JSON integer: written as a string */
+    new_path();
+    write_events(&ev, 1);
+    ck_assert_str_eq(get_file(),
+                     "{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,"
+                     "\"seq\":0,\"t\":0.0,\"world\":2,\"engine\":\"thread\",\"send_mode\":"
+                     "\"rendezvous\",\"seed\":\"18446744073709551615\",\"script\":"
+                     "\"lessons/01/ring.lua\"}\n");
+    read_back(&ev, 1);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_strings_exact) {
+    static const char *texts[] = {
+        "say \"hi\" and \\back\\slash",
+        "two\nlines\r\nand a\ttab",
+        "control \x01\x1f and DEL \x7f",
+        "UTF-8: h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89",
+        "{\"type\":\"run\"}\n{\"not\":\"a line\"}",
+        "/* \\u0041 stays six characters */",
+    };
+    enum { N = sizeof texts / sizeof *texts };
+    cs_event evs[N + 1];
+    evs[0] = run_event(1);
+    for (int i = 0; i < N; i++)
+        evs[i + 1] = (cs_event){.type = CS_EV_PRINT, .rank = 0, .seq = (uint64_t)i, .t = 0.5,
+                                .text = texts[i], .line = i + 1};
+    new_path();
+    write_events(evs, N + 1);
+    read_back(evs, N + 1);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_invalid_utf8_repaired) {
+    cs_event evs[2] = {run_event(1), {.type = CS_EV_PRINT, .rank = 0, .text = "a\xff" "b\xc3"}};
+    char err[256];
+    cs_event ev;
+    new_path();
+    write_events(evs, 2);
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_str_eq(ev.text, "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+    cs_trace_reader_close(r);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_long_text_truncated) {
+    size_t n = 100000; /* "é" repeated: the cut must fall between characters */
+    char *big = malloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++) memcpy(big + 2 * i, "\xc3\xa9", 2);
+    big[2 * n] = '\0';
+    cs_event evs[2] = {run_event(1), {.type = CS_EV_PRINT, .rank = 0, .text = big}};
+    char err[256];
+    cs_event ev;
+    new_path();
+    write_events(evs, 2);
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_uint_eq(strlen(ev.text), CS_TRACE_MAX_TEXT);
+    ck_assert_int_eq(strncmp(ev.text, big, CS_TRACE_MAX_TEXT), 0);
+    cs_trace_reader_close(r);
+    free(big);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_times_exact_and_short) {
+    static const double ts[] = {0.1, 1.0 / 3, 1e-9, 123456.789, 2.5e-300, DBL_MAX, 0.0};
+    enum { N = sizeof ts / sizeof *ts };
+    cs_event evs[N + 1];
+    evs[0] = run_event(1);
+    for (int i = 0; i < N; i++)
+        evs[i + 1] = (cs_event){.type = CS_EV_COMPUTE, .rank = 0, .seq = (uint64_t)i, .t = ts[i],
+                                .ms = ts[N - 1 - i], .begin = i % 2};
+    new_path();
+    write_events(evs, N + 1);
+    ck_assert_ptr_nonnull(strstr(get_file(), "\"t\":0.1,"));
+    ck_assert_ptr_nonnull(strstr(get_file(), "\"t\":123456.789,"));
+    read_back(evs, N + 1);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_write_through) {
+    char err[256];
+    cs_event ev, evs[2] = {run_event(2), {.type = CS_EV_EXIT, .rank = 1, .t = 1}};
+    new_path();
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    cs_sink s = cs_trace_sink(w);
+    s.emit(s.ud, &evs[0]);
+    s.emit(s.ud, &evs[1]);
+    /* still open: everything emitted is already in the file */
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    assert_events_equal(&evs[1], &ev);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 0);
+    cs_trace_reader_close(r);
+    ck_assert_int_eq(cs_trace_close(w), 0);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_disk_full) {
+    char err[256];
+    cs_event evs[2] = {run_event(1), {.type = CS_EV_EXIT, .rank = 0}};
+    cs_trace_writer *w = cs_trace_open("/dev/full", err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    cs_sink s = cs_trace_sink(w);
+    s.emit(s.ud, &evs[0]);
+    s.emit(s.ud, &evs[1]); /* does not crash, does not write */
+    ck_assert_str_eq(cs_trace_error(w), "/dev/full: No space left on device");
+    errno = 0;
+    ck_assert_int_eq(cs_trace_close(w), -1);
+    ck_assert_int_eq(errno, ENOSPC);
+}
+END_TEST
+
+START_TEST(test_writer_wants_run_first) {
+    char err[256];
+    cs_event post = {.type = CS_EV_EXIT, .rank = 0}, run = run_event(1);
+    new_path();
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    cs_sink s = cs_trace_sink(w);
+    s.emit(s.ud, &post);
+    ck_assert_ptr_nonnull(strstr(cs_trace_error(w), "exit event before the run header"));
+    s.emit(s.ud, &run);
+    s.emit(s.ud, &post);
+    s.emit(s.ud, &run);
+    ck_assert_int_eq(cs_trace_close(w), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    cs_event evs[2] = {run, post}; /* the first post and the second run were dropped */
+    read_back(evs, 2);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_unencodable_event) {
+    char err[256];
+    cs_event run = run_event(1), bogus = {.type = CS_EV_NTYPES, .rank = 0};
+    new_path();
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    cs_sink s = cs_trace_sink(w);
+    s.emit(s.ud, &run);
+    s.emit(s.ud, &bogus); /* reported, skipped; the writer goes on */
+    ck_assert_ptr_nonnull(strstr(cs_trace_error(w), "cannot encode"));
+    ck_assert_int_eq(cs_trace_close(w), -1);
+    read_back(&run, 1);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_open_errors) {
+    char err[256];
+    cs_event ev;
+    cs_trace_reader *r = cs_trace_reader_open("/tmp", err, sizeof err); /* a directory */
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), -1);
+    ck_assert_str_eq(err, "/tmp:1: read error: Is a directory");
+    cs_trace_reader_close(r);
+    ck_assert_ptr_null(cs_trace_open("/nonexistent/dir/t.jsonl", err, sizeof err));
+    ck_assert_str_eq(err, "/nonexistent/dir/t.jsonl: No such file or directory");
+    ck_assert_ptr_null(cs_trace_reader_open("/nonexistent.jsonl", err, sizeof err));
+    ck_assert_str_eq(err, "/nonexistent.jsonl: No such file or directory");
+    ck_assert_int_eq(cs_trace_close(NULL), 0);
+    cs_trace_reader_close(NULL);
+}
+END_TEST
+
+/* ---- the reader on bad input */
+
+#define RUN2 "{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0," \
+             "\"t\":0,\"world\":2,\"engine\":\"thread\",\"send_mode\":\"eager\",\"seed\":\"1\"," \
+             "\"script\":\"s.lua\"}\n"
+#define POST(extra) "{\"type\":\"post\",\"rank\":0,\"seq\":0,\"t\":0.5,\"req\":1,\"op\":\"send\"," \
+                    "\"tag\":0,\"ctx\":0,\"bytes\":4,\"dtype\":\"float32\",\"eager\":false," \
+                    "\"line\":3" extra "}\n"
+
+static const struct {
+    const char *text;
+    const char *want; /* the message after "PATH:" */
+} bad[] = {
+    {RUN2 "{\"type\":\n", "2: not JSON: "},
+    {RUN2 "[1, 2]\n", "2: not an object"},
+    {RUN2 "42\n", "2: not an object"},
+    {RUN2 "\n", "2: empty line"},
+    {RUN2 "{\"rank\":0,\"seq\":0,\"t\":0}\n", "2: missing field \"type\""},
+    {RUN2 "{\"type\":7,\"rank\":0,\"seq\":0,\"t\":0}\n", "2: field \"type\" must be a string"},
+    {RUN2 "{\"type\":\"foo\",\"rank\":0,\"seq\":0,\"t\":0}\n", "2: unknown type \"foo\""},
+    {RUN2 "{\"type\":\"complete\",\"rank\":0,\"t\":0,\"req\":1,\"op\":\"send\"}\n",
+     "2: missing field \"seq\""},
+    {RUN2 "{\"type\":\"complete\",\"rank\":0,\"seq\":\"0\",\"t\":0,\"req\":1,\"op\":\"send\"}\n",
+     "2: field \"seq\" must be an integer"},
+    {RUN2 "{\"type\":\"complete\",\"rank\":0,\"seq\":-1,\"t\":0,\"req\":1,\"op\":\"send\"}\n",
+     "2: field \"seq\" out of range: -1"},
+    {RUN2 "{\"type\":\"complete\",\"rank\":0,\"seq\":0,\"t\":-1,\"req\":1,\"op\":\"send\"}\n",
+     "2: field \"t\" must be a number >= 0"},
+    {RUN2 "{\"type\":\"complete\",\"rank\":0,\"seq\":0,\"t\":0}\n", "2: missing field \"req\""},
+    {RUN2 "{\"type\":\"complete\",\"rank\":2,\"seq\":0,\"t\":0,\"req\":1,\"op\":\"send\"}\n",
+     "2: rank 2 out of range (world 2)"},
+    {RUN2 "{\"type\":\"complete\",\"rank\":-1,\"seq\":0,\"t\":0,\"req\":1,\"op\":\"send\"}\n",
+     "2: a complete event needs a rank >= 0, not -1"},
+    {RUN2 "{\"type\":\"complete\",\"rank\":-3,\"seq\":0,\"t\":0,\"req\":1,\"op\":\"send\"}\n",
+     "2: field \"rank\" out of range: -3"},
+    {RUN2 POST(",\"peer\":2,\"shape\":[1]"), "2: peer 2 out of range (world 2)"},
+    {RUN2 POST(",\"peer\":-2,\"shape\":[1]"), "2: field \"peer\" out of range: -2"},
+    {RUN2 POST(",\"peer\":1,\"shape\":[1,1,1,1,1]"), "2: field \"shape\" has 5 entries, at most 4"},
+    {RUN2 POST(",\"peer\":1,\"shape\":[-1]"), "2: field \"shape\" must hold integers >= 0"},
+    {RUN2 POST(",\"peer\":1,\"shape\":3"), "2: field \"shape\" must be an array"},
+    {RUN2 POST(",\"peer\":1,\"shape\":[1],\"tag\":-1"), "2: not JSON: duplicate object key"},
+    {RUN2 POST(",\"peer\":1,\"shape\":[1.5]"), "2: field \"shape\" must hold integers >= 0"},
+    {RUN2 POST(",\"peer\":1"), "2: missing field \"shape\""},
+    {RUN2 "{\"type\":\"post\",\"rank\":0,\"seq\":0,\"t\":0,\"req\":1,\"op\":\"bcast\"}\n",
+     "2: unknown op \"bcast\""},
+    {RUN2 "{\"type\":\"post\",\"rank\":0,\"seq\":0,\"t\":0,\"req\":1,\"op\":\"recv\",\"peer\":1,"
+          "\"tag\":0,\"ctx\":0,\"bytes\":0,\"dtype\":\"bfloat\"}\n", "2: unknown dtype \"bfloat\""},
+    {RUN2 "{\"type\":\"post\",\"rank\":0,\"seq\":0,\"t\":0,\"req\":1,\"op\":\"recv\",\"peer\":1,"
+          "\"tag\":-5}\n", "2: field \"tag\" out of range: -5"},
+    {RUN2 "{\"type\":\"block\",\"rank\":0,\"seq\":0,\"t\":0,\"reqs\":[1],\"any\":1,\"line\":1}\n",
+     "2: field \"any\" must be true or false"},
+    {RUN2 "{\"type\":\"block\",\"rank\":0,\"seq\":0,\"t\":0,\"reqs\":[\"1\"]}\n",
+     "2: field \"reqs\" must hold integers >= 0"},
+    {RUN2 "{\"type\":\"compute\",\"rank\":0,\"seq\":0,\"t\":0,\"begin\":true,\"ms\":-2}\n",
+     "2: field \"ms\" must be a number >= 0"},
+    {RUN2 "{\"type\":\"print\",\"rank\":0,\"seq\":0,\"t\":0,\"text\":5}\n",
+     "2: field \"text\" must be a string"},
+    {RUN2 "{\"type\":\"print\",\"rank\":0,\"seq\":0,\"t\":0,\"text\":\"a\",\"line\":-1}\n",
+     "2: field \"line\" out of range: -1"},
+    {RUN2 "{\"type\":\"exit\",\"rank\":0,\"seq\":1,\"t\":0,\"status\":0}\n",
+     "2: rank 0: seq 1, expected 0"},
+    {RUN2 "{\"type\":\"exit\",\"rank\":1,\"seq\":0,\"t\":0,\"status\":0}\n"
+          "{\"type\":\"exit\",\"rank\":1,\"seq\":0,\"t\":0,\"status\":0}\n",
+     "3: rank 1: seq 0, expected 1"},
+    {RUN2 RUN2, "2: second run event"},
+    {"{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":0,\"status\":0}\n",
+     "1: first event is \"exit\", expected \"run\""},
+    {"{\"type\":\"run\",\"format\":\"other\",\"version\":1}\n",
+     "1: not a commsim trace (format \"other\")"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\"}\n", "1: missing field \"version\""},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":\"1\"}\n",
+     "1: field \"version\" must be an integer"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":2,\"future\":true}\n",
+     "1: unsupported version 2 (this reader reads version 1)"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
+     "\"world\":0}\n", "1: field \"world\" out of range: 0"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
+     "\"world\":99999999999}\n", "1: field \"world\" out of range: 99999999999"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
+     "\"world\":65537}\n", "1: field \"world\" out of range: 65537"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":3,\"seq\":0,\"t\":0,"
+     "\"world\":2,\"engine\":\"\",\"send_mode\":\"\",\"seed\":\"1\",\"script\":\"\"}\n",
+     "1: rank 3 out of range (world 2)"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
+     "\"world\":2,\"engine\":\"\",\"send_mode\":\"\",\"seed\":\"18446744073709551616\"}\n",
+     "1: field \"seed\" must be a decimal string of a 64-bit integer"},
+    {"\xef\xbb\xbf{}\n", "1: not JSON: "},
+    {"", "1: empty trace: no run event"},
+};
+
+START_TEST(test_malformed_lines) {
+    char err[512], want[512];
+    new_path();
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = read_error(bad[i].text, err, sizeof err);
+        snprintf(want, sizeof want, "%s:%s", path, bad[i].want);
+        ck_assert_msg(rc == -1, "case %zu: rc %d (%s)", i, rc, err);
+        ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "case %zu: got \"%s\", want \"%s\"", i,
+                      err, want);
+    }
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_errors_repeat) {
+    char err[256], again[256];
+    cs_event ev;
+    new_path();
+    put_file(RUN2 "[]\n" RUN2, strlen(RUN2 "[]\n" RUN2));
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_int_eq(cs_trace_reader_world(r), 2);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), -1);
+    ck_assert_int_eq(cs_trace_read(r, &ev, again, sizeof again), -1);
+    ck_assert_str_eq(err, again);
+    cs_trace_reader_close(r);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_cut_last_line) {
+    static const char *cuts[] = {"{\"type\":\"exit\",\"rank\":1,\"seq\":0,\"t\":0,\"sta", "{", " "};
+    char err[256], want[256];
+    cs_event ev;
+    new_path();
+    snprintf(want, sizeof want, "%s:3: trace cut off mid-event", path);
+    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, RUN2 "%s%s",
+                 "{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":0,\"status\":0}\n", cuts[i]);
+        put_file(text, strlen(text));
+        cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+        ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+        ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+        ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), CS_TRACE_CUT);
+        ck_assert_str_eq(err, want);
+        ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), CS_TRACE_CUT);
+        ck_assert_str_eq(err, want);
+        cs_trace_reader_close(r);
+    }
+    /* The same bytes with a newline are a malformed line, not a cut. */
+    ck_assert_int_eq(read_error(RUN2 "{\"type\":\n", err, sizeof err), -1);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_last_line_without_newline) {
+    const char *text = RUN2 "{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":0,\"status\":3}";
+    char err[256];
+    cs_event ev;
+    new_path();
+    put_file(text, strlen(text));
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+    ck_assert_int_eq(ev.status, 3);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 0);
+    cs_trace_reader_close(r);
+    /* A complete line that is wrong stays an error, even as the last line. */
+    ck_assert_int_eq(read_error(RUN2 "{\"type\":\"exit\"}", err, sizeof err), -1);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_long_lines) {
+    /* A valid event padded with spaces to exactly the limit is read; one more
+     * byte is refused without reading the rest. */
+    const char *ev = "{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":0,\"status\":0}";
+    size_t hdr = strlen(RUN2), len = hdr + CS_TRACE_MAX_LINE + 2;
+    char *text = malloc(len + 1), err[256], want[256];
+    cs_event e;
+    memcpy(text, RUN2, hdr);
+    memset(text + hdr, ' ', CS_TRACE_MAX_LINE);
+    memcpy(text + hdr, ev, strlen(ev));
+    text[hdr + CS_TRACE_MAX_LINE] = '\n';
+    text[hdr + CS_TRACE_MAX_LINE + 1] = '\0';
+    new_path();
+    put_file(text, strlen(text));
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_int_eq(cs_trace_read(r, &e, err, sizeof err), 1);
+    ck_assert_msg(cs_trace_read(r, &e, err, sizeof err) == 1, "%s", err);
+    ck_assert_int_eq(cs_trace_read(r, &e, err, sizeof err), 0);
+    cs_trace_reader_close(r);
+
+    text[hdr + CS_TRACE_MAX_LINE] = ' ';
+    text[hdr + CS_TRACE_MAX_LINE + 1] = '\n';
+    text[hdr + CS_TRACE_MAX_LINE + 2] = '\0';
+    snprintf(want, sizeof want, "%s:2: line longer than %d bytes", path, CS_TRACE_MAX_LINE);
+    ck_assert_int_eq(read_error(text, err, sizeof err), -1);
+    ck_assert_str_eq(err, want);
+    free(text);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_empty_file) {
+    char err[256], want[256];
+    new_path();
+    snprintf(want, sizeof want, "%s:1: empty trace: no run event", path);
+    ck_assert_int_eq(read_error("", err, sizeof err), -1);
+    ck_assert_str_eq(err, want);
+    /* only the header: a valid, empty run */
+    ck_assert_int_eq(read_error(RUN2, err, sizeof err), 0);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_lenient_on_what_is_harmless) {
+    /* CRLF line ends, unknown fields (later minor additions), a seed as an
+     * integer and t as an integer are all accepted. */
+    const char *text =
+        "{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,"
+        "\"t\":0,\"world\":1,\"engine\":\"tcp\",\"send_mode\":\"eager:64\",\"seed\":7,"
+        "\"script\":\"a\",\"host\":\"x\"}\r\n"
+        "{\"type\":\"unblock\",\"rank\":0,\"seq\":0,\"t\":2,\"why\":{\"deep\":[1,2]}}\r\n";
+    char err[256];
+    cs_event ev;
+    new_path();
+    put_file(text, strlen(text));
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_msg(cs_trace_read(r, &ev, err, sizeof err) == 1, "%s", err);
+    ck_assert_uint_eq(ev.seed, 7);
+    ck_assert_str_eq(ev.send_mode, "eager:64");
+    ck_assert_msg(cs_trace_read(r, &ev, err, sizeof err) == 1, "%s", err);
+    ck_assert_int_eq(ev.type, CS_EV_UNBLOCK);
+    ck_assert(ev.t == 2.0);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 0);
+    cs_trace_reader_close(r);
+    unlink(path);
+}
+END_TEST
+
+/* ---- the conversion functions on their own */
+
+START_TEST(test_json_conversion) {
+    cs_trace_strings store = {0};
+    char err[256];
+    cs_event in = {.type = CS_EV_BLOCK, .rank = 70, .seq = 9, .t = 1.25, .reqs = some_reqs,
+                   .nreqs = 3, .line = 2}, out;
+    json_t *o = cs_event_to_json(&in);
+    ck_assert_ptr_nonnull(o);
+    /* no world known: ranks and peers have no upper bound */
+    ck_assert_msg(cs_event_from_json(o, 0, &out, &store, err, sizeof err) == 0, "%s", err);
+    json_decref(o); /* the store keeps what out points into */
+    assert_events_equal(&in, &out);
+    o = cs_event_to_json(&in);
+    ck_assert_int_eq(cs_event_from_json(o, 4, &out, &store, err, sizeof err), -1);
+    ck_assert_str_eq(err, "rank 70 out of range (world 4)");
+    json_decref(o);
+    o = json_integer(1);
+    ck_assert_int_eq(cs_event_from_json(o, 0, &out, &store, err, sizeof err), -1);
+    ck_assert_str_eq(err, "not an object");
+    json_decref(o);
+    cs_trace_strings_free(&store);
+    cs_trace_strings_free(&store); /* idempotent */
+
+    cs_event bogus = {.type = CS_EV_NTYPES};
+    ck_assert_ptr_null(cs_event_to_json(&bogus));
+}
+END_TEST
+
+static Suite *trace_suite(void) {
+    Suite *s = suite_create("trace");
+    TCase *rt = tcase_create("roundtrip");
+    tcase_add_test(rt, test_roundtrip_every_type);
+    tcase_add_test(rt, test_run_header_line);
+    tcase_add_test(rt, test_strings_exact);
+    tcase_add_test(rt, test_invalid_utf8_repaired);
+    tcase_add_test(rt, test_long_text_truncated);
+    tcase_add_test(rt, test_times_exact_and_short);
+    tcase_add_test(rt, test_json_conversion);
+    suite_add_tcase(s, rt);
+    TCase *wr = tcase_create("writer");
+    tcase_add_test(wr, test_write_through);
+    tcase_add_test(wr, test_disk_full);
+    tcase_add_test(wr, test_writer_wants_run_first);
+    tcase_add_test(wr, test_unencodable_event);
+    tcase_add_test(wr, test_open_errors);
+    suite_add_tcase(s, wr);
+    TCase *rd = tcase_create("reader");
+    tcase_add_test(rd, test_malformed_lines);
+    tcase_add_test(rd, test_errors_repeat);
+    tcase_add_test(rd, test_cut_last_line);
+    tcase_add_test(rd, test_last_line_without_newline);
+    tcase_add_test(rd, test_long_lines);
+    tcase_add_test(rd, test_empty_file);
+    tcase_add_test(rd, test_lenient_on_what_is_harmless);
+    suite_add_tcase(s, rd);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(trace_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
