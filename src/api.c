@@ -295,9 +295,9 @@ static void fill_post(cs_event *ev, const cs_request *q, const cs_tensor *t) {
 /* ---- posting */
 
 static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
-    if (!t) return fail_arg(r, "%s: expected a tensor", what);
+    if (!t) return fail_arg(r, "dist.%s: expected a tensor", what);
     if (!cs_tensor_is_contiguous(t))
-        return fail_arg(r, "%s: the tensor must be contiguous (use t:contiguous())", what);
+        return fail_arg(r, "dist.%s: the tensor must be contiguous (use t:contiguous())", what);
     return CS_OK;
 }
 
@@ -308,9 +308,9 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int l
     int rc;
     if ((rc = check_tensor(r, t, name)) != CS_OK) return rc;
     if (dst < 0 || dst >= w->cfg.world)
-        return fail_arg(r, "%s: destination %d is outside the world (ranks 0 to %d)", name, dst,
+        return fail_arg(r, "dist.%s: destination %d is outside the world (ranks 0 to %d)", name, dst,
                         w->cfg.world - 1);
-    if (tag < 0) return fail_arg(r, "%s: tag must be >= 0 (got %d)", name, tag);
+    if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
     if ((rc = gate(r, op, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
@@ -335,9 +335,9 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int l
     int rc;
     if ((rc = check_tensor(r, t, name)) != CS_OK) return rc;
     if (src != CS_ANY_SOURCE && (src < 0 || src >= w->cfg.world))
-        return fail_arg(r, "%s: source %d is outside the world (ranks 0 to %d)", name, src,
+        return fail_arg(r, "dist.%s: source %d is outside the world (ranks 0 to %d)", name, src,
                         w->cfg.world - 1);
-    if (tag < 0) return fail_arg(r, "%s: tag must be >= 0 (got %d)", name, tag);
+    if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
     if ((rc = gate(r, op, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;

@@ -19,6 +19,8 @@ typedef struct cs_script {
 } cs_script;
 
 int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen);
+/* A script from memory (tests, generated programs): name is used in messages. */
+int cs_script_from_string(cs_script *s, const char *name, const char *src);
 void cs_script_free(cs_script *s);
 
 typedef struct cs_script_limits {
@@ -28,6 +30,10 @@ typedef struct cs_script_limits {
 
 #define CS_DEFAULT_MEM_LIMIT ((size_t)256 << 20)
 #define CS_DEFAULT_STEP_LIMIT ((uint64_t)500000000)
+
+/* The exit status of a rank that unwound because the run was aborted (another
+ * rank failed, deadlock, timeout, quit): nothing to report. */
+#define CS_RANK_ABORTED 1
 
 /* Run s on rank r to completion. Returns the rank's exit status: 0 when the
  * script returned, otherwise the cs_end_reason that ended it (having called

@@ -1,0 +1,528 @@
+/* script.c -- running a lesson script on a rank.
+ *
+ * Each rank gets its own lua_State with:
+ *   - an allocator charging the rank's cs_budget (shared with its tensors), so
+ *     the memory cap covers the Lua heap and tensor storage together;
+ *   - a count hook that charges the instruction budget and notices the end of
+ *     the run;
+ *   - a sandbox: base (minus dofile/loadfile, with a text-only load), string
+ *     (minus dump), table, math, utf8, coroutine, and the tensor and dist
+ *     libraries. No io, os, package, debug.
+ *
+ * Stopping a rank from inside (the run was aborted, a budget ran out) raises a
+ * sentinel error object. A script can catch it with pcall, so once a rank is
+ * dying its hook fires on every instruction and raises it again: it escapes
+ * every pcall in a few instructions.
+ *
+ * The main chunk runs in a coroutine rather than under lua_pcall: when it dies
+ * with an error its stack is not unwound, so the position of the failure is
+ * still there to read, even for memory errors, whose message carries none.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lualib.h>
+
+#include "script_internal.h"
+
+#define CS_HOOK_EVERY 1000           /* instructions between two count hooks */
+#define CS_COROUTINE_COST 1000       /* steps charged per coroutine: see sb_cocreate */
+#define CS_SCRIPT_MAX_BYTES ((long)16 << 20)
+
+/* Its address is the error object that unwinds a rank being stopped. */
+static char cs_sentinel;
+#define CS_SENTINEL ((void *)&cs_sentinel)
+
+/* ---- loading */
+
+static int script_set(cs_script *s, const char *path, const char *name, char *src, size_t len) {
+    s->path = strdup(path);
+    s->name = strdup(name);
+    s->source = src;
+    s->len = len;
+    if (!s->path || !s->name) {
+        cs_script_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fileno(f), &st) < 0) why = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+    else if (st.st_size > CS_SCRIPT_MAX_BYTES) why = "larger than 16 MiB";
+    if (why) {
+        snprintf(err, errlen, "cannot read %s: %s", path, why);
+        fclose(f);
+        return -1;
+    }
+    long n = (long)st.st_size;
+    char *src = malloc((size_t)n + 1);
+    if (!src || fread(src, 1, (size_t)n, f) != (size_t)n) {
+        snprintf(err, errlen, "cannot read %s: %s", path, src ? strerror(errno) : "out of memory");
+        free(src);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    src[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    if (script_set(s, path, slash ? slash + 1 : path, src, (size_t)n) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int cs_script_from_string(cs_script *s, const char *name, const char *src) {
+    memset(s, 0, sizeof *s);
+    size_t len = strlen(src);
+    char *copy = malloc(len + 1);
+    if (!copy) return -1;
+    memcpy(copy, src, len + 1);
+    return script_set(s, name, name, copy, len);
+}
+
+void cs_script_free(cs_script *s) {
+    free(s->path);
+    free(s->name);
+    free(s->source);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- the context and the ways a rank stops */
+
+cs_script_ctx *cs_script_ctx_of(lua_State *L) {
+    return *(cs_script_ctx **)lua_getextraspace(L);
+}
+
+/* Chunks made by load() have their own lines; prefer a frame of the script. */
+static bool frame_of_script(lua_Debug *ar, const cs_script_ctx *c) {
+    return ar->source[0] == '@' && strcmp(ar->source + 1, c->script->name) == 0;
+}
+
+int cs_script_line(lua_State *L) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    lua_Debug ar;
+    int any = 0;
+    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+        if (frame_of_script(&ar, c)) return ar.currentline;
+        if (!any) any = ar.currentline;
+    }
+    return any;
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar);
+
+int cs_script_die(lua_State *L, cs_die_reason why) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (c->dying == CS_DIE_NONE) {
+        c->dying = why;
+        c->die_line = cs_script_line(L);
+    }
+    /* From now on this thread is hooked on every instruction; other threads of
+     * the state still have their 1000-instruction hook and get there soon. */
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+    lua_pushlightuserdata(L, CS_SENTINEL);
+    return lua_error(L);
+}
+
+void cs_script_check(lua_State *L) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (c->dying != CS_DIE_NONE) cs_script_die(L, c->dying);
+    if (cs_world_aborted(cs_rank_world(c->r))) cs_script_die(L, CS_DIE_ABORT);
+}
+
+void cs_script_charge(lua_State *L, uint64_t n) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (c->step_limit == 0) return;
+    c->steps += n;
+    if (c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
+}
+
+int cs_script_api_error(lua_State *L, int rc) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (rc == CS_EABORT) return cs_script_die(L, CS_DIE_ABORT);
+    if (rc == CS_ENOMEM) return cs_script_die(L, CS_DIE_MEM);
+    const char *msg = cs_rank_errmsg(c->r);
+    return luaL_error(L, "%s", msg && *msg ? msg : "the operation failed");
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (c->dying != CS_DIE_NONE) cs_script_die(L, c->dying);
+    /* A memory error the script caught with pcall is still a memory error. */
+    if (c->mem_refused) cs_script_die(L, CS_DIE_MEM);
+    c->steps += CS_HOOK_EVERY;
+    if (c->step_limit && c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
+    if (cs_world_aborted(cs_rank_world(c->r))) cs_script_die(L, CS_DIE_ABORT);
+}
+
+/* ---- helpers for the libraries */
+
+bool cs_script_opts(lua_State *L, int idx, const char *fn, const char *const *allowed) {
+    idx = lua_absindex(L, idx);
+    if (lua_isnoneornil(L, idx)) return false;
+    if (!lua_istable(L, idx))
+        luaL_error(L, "%s: options must be a table (got %s)", fn, luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "%s: option names must be strings (got %s)", fn, luaL_typename(L, -1));
+        const char *key = lua_tostring(L, -1);
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++) ok = strcmp(*a, key) == 0;
+        if (!ok) {
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (const char *const *a = allowed; *a; a++) {
+                if (a != allowed) luaL_addstring(&b, a[1] ? ", " : " or ");
+                luaL_addstring(&b, *a);
+            }
+            luaL_pushresult(&b);
+            luaL_error(L, "%s: unknown option '%s' (expected %s)", fn, key, lua_tostring(L, -1));
+        }
+    }
+    return true;
+}
+
+lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char *what) {
+    int ok = 0;
+    lua_Integer v = 0;
+    if (lua_type(L, idx) == LUA_TNUMBER) v = lua_tointegerx(L, idx, &ok);
+    if (ok) return v;
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        luaL_error(L, "%s: %s must be an integer (got %f)", fn, what, lua_tonumber(L, idx));
+    luaL_error(L, "%s: %s must be an integer (got %s)", fn, what, luaL_typename(L, idx));
+    return 0;
+}
+
+/* ---- the allocator: every byte of the Lua heap is charged to the rank's budget */
+
+static void *cs_script_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    cs_script_ctx *c = ud;
+    size_t old = ptr ? osize : 0; /* without a block, osize is a type tag */
+    if (nsize == 0) {
+        free(ptr);
+        cs_budget_refund(c->budget, old);
+        return NULL;
+    }
+    if (nsize > old && !cs_budget_charge(c->budget, nsize - old)) {
+        c->mem_refused = true;
+        c->refused_ptr = ptr;
+        c->refused_osize = osize;
+        c->refused_nsize = nsize;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (!p) {
+        if (nsize > old) cs_budget_refund(c->budget, nsize - old);
+        c->oom = true;
+        return NULL;
+    }
+    if (nsize < old) cs_budget_refund(c->budget, old - nsize);
+    if (c->mem_refused && ptr == c->refused_ptr && osize == c->refused_osize &&
+        nsize == c->refused_nsize)
+        c->mem_refused = false; /* the retry after an emergency collection worked */
+    return p;
+}
+
+/* ---- the sandbox: wrappers around a few standard functions */
+
+/* Call the original function (upvalue 1) with the current arguments. */
+static int call_original(lua_State *L) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* load: text chunks only (mode forced to "t"); without an env argument the
+ * chunk sees the sandbox's globals, as every chunk of this state does. */
+static int sb_load(lua_State *L) {
+    if (lua_gettop(L) < 3) lua_settop(L, 3);
+    lua_pushliteral(L, "t");
+    lua_replace(L, 3);
+    return call_original(L);
+}
+
+static int sb_collectgarbage(lua_State *L) {
+    static const char *const allowed[] = {"collect", "count", "step", "isrunning",
+                                          "incremental", "generational", NULL};
+    const char *opt = luaL_optstring(L, 1, "collect");
+    for (const char *const *a = allowed; *a; a++)
+        if (strcmp(*a, opt) == 0) return call_original(L);
+    return luaL_error(L, "collectgarbage: option '%s' is not available in lesson scripts", opt);
+}
+
+/* Finalizers run with hooks off, where no budget can stop them: none for scripts. */
+static int sb_setmetatable(lua_State *L) {
+    if (lua_istable(L, 2)) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "setmetatable: __gc metamethods are not available in lesson scripts");
+        lua_pop(L, 1);
+    }
+    return call_original(L);
+}
+
+/* string.rep of an empty string loops n times producing nothing: a long C loop
+ * that no hook interrupts. Non-empty results are bounded by the memory cap. */
+static int sb_rep(lua_State *L) {
+    size_t l, lsep;
+    luaL_checklstring(L, 1, &l);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    luaL_optlstring(L, 3, "", &lsep);
+    if (n <= 0 || l + lsep == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    return call_original(L);
+}
+
+/* table.move loops in C over as many indices as asked, even absent ones. */
+static int sb_tmove(lua_State *L) {
+    lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
+    if (e >= f) cs_script_charge(L, (uint64_t)e - (uint64_t)f + 1);
+    return call_original(L);
+}
+
+/* A new thread's count hook starts from zero, so a coroutine that runs fewer
+ * than CS_HOOK_EVERY instructions would never be charged: charge its creation. */
+static int sb_cocreate(lua_State *L) {
+    cs_script_charge(L, CS_COROUTINE_COST);
+    return call_original(L);
+}
+
+/* print: like Lua's (tostring, tab-separated), as a print event of the rank. */
+static int sb_print(lua_State *L) {
+    cs_script_check(L);
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        if (i > 1) luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    cs_print(c->r, lua_tostring(L, -1), cs_script_line(L));
+    return 0;
+}
+
+/* Replace t[name] (t at the top of the stack) by a C closure over the original. */
+static void wrap_field(lua_State *L, const char *name, lua_CFunction fn) {
+    lua_getfield(L, -1, name);
+    lua_pushcclosure(L, fn, 1);
+    lua_setfield(L, -2, name);
+}
+
+static void remove_field(lua_State *L, const char *name) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, name);
+}
+
+static void open_lib(lua_State *L, const char *name, lua_CFunction open) {
+    luaL_requiref(L, name, open, 1);
+    lua_pop(L, 1);
+}
+
+static void sandbox_globals(lua_State *L) {
+    lua_pushglobaltable(L);
+    remove_field(L, "dofile");
+    remove_field(L, "loadfile");
+    remove_field(L, "warn"); /* warnings have nowhere to go */
+    wrap_field(L, "load", sb_load);
+    wrap_field(L, "collectgarbage", sb_collectgarbage);
+    wrap_field(L, "setmetatable", sb_setmetatable);
+    lua_pushcfunction(L, sb_print);
+    lua_setfield(L, -2, "print");
+    lua_pop(L, 1);
+
+    lua_getglobal(L, LUA_STRLIBNAME);
+    remove_field(L, "dump");
+    wrap_field(L, "rep", sb_rep);
+    lua_pop(L, 1);
+    lua_getglobal(L, LUA_TABLIBNAME);
+    wrap_field(L, "move", sb_tmove);
+    lua_pop(L, 1);
+    lua_getglobal(L, LUA_COLIBNAME);
+    wrap_field(L, "create", sb_cocreate);
+    wrap_field(L, "wrap", sb_cocreate);
+    lua_pop(L, 1);
+}
+
+/* math.random is seeded randomly by Lua; seed it from the rank's stream so runs
+ * repeat exactly, like randn. */
+static void seed_math_random(lua_State *L, cs_rank *r) {
+    lua_getglobal(L, LUA_MATHLIBNAME);
+    lua_getfield(L, -1, "randomseed");
+    lua_pushinteger(L, (lua_Integer)*cs_rank_rng(r));
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+}
+
+/* Runs protected: builds the sandbox, loads the script, returns its thread. */
+static int sb_setup(lua_State *L) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    open_lib(L, LUA_GNAME, luaopen_base);
+    open_lib(L, LUA_STRLIBNAME, luaopen_string);
+    open_lib(L, LUA_TABLIBNAME, luaopen_table);
+    open_lib(L, LUA_MATHLIBNAME, luaopen_math);
+    open_lib(L, LUA_UTF8LIBNAME, luaopen_utf8);
+    open_lib(L, LUA_COLIBNAME, luaopen_coroutine);
+    sandbox_globals(L);
+    seed_math_random(L, c->r);
+    open_lib(L, "tensor", luaopen_cs_tensor);
+    open_lib(L, "dist", luaopen_cs_dist);
+    lua_pushinteger(L, cs_rank_id(c->r));
+    lua_setglobal(L, "rank");
+    lua_pushinteger(L, cs_rank_world_size(c->r));
+    lua_setglobal(L, "world_size");
+
+    const char *src = c->script->source;
+    size_t len = c->script->len;
+    if (len > 0 && src[0] == '#') { /* a "#!" line, skipped as lua does; keep its newline */
+        const char *nl = memchr(src, '\n', len);
+        len -= nl ? (size_t)(nl - src) : len;
+        src = nl ? nl : src + c->script->len;
+    }
+    lua_pushfstring(L, "@%s", c->script->name);
+    if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK) return lua_error(L);
+    lua_State *co = lua_newthread(L);
+    lua_insert(L, -2);
+    lua_xmove(L, co, 1);
+    return 1;
+}
+
+/* ---- the end of a run: what happened, in words */
+
+static void format_bytes(char *buf, size_t len, size_t n) {
+    if (n >= ((size_t)1 << 30) && n % ((size_t)1 << 30) == 0)
+        snprintf(buf, len, "%zu GiB", n >> 30);
+    else if (n >= ((size_t)1 << 20) && n % ((size_t)1 << 20) == 0)
+        snprintf(buf, len, "%zu MiB", n >> 20);
+    else if (n >= 1024 && n % 1024 == 0)
+        snprintf(buf, len, "%zu KiB", n >> 10);
+    else
+        snprintf(buf, len, "%zu bytes", n);
+}
+
+static void at_line(char *buf, size_t len, const cs_script_ctx *c, int line, const char *what) {
+    if (line > 0) snprintf(buf, len, "%s:%d: %s", c->script->name, line, what);
+    else snprintf(buf, len, "%s: %s", c->script->name, what);
+}
+
+static void budget_message(char *buf, size_t len, const cs_script_ctx *c, cs_die_reason why,
+                           int line) {
+    char what[160];
+    if (why == CS_DIE_STEPS) {
+        snprintf(what, sizeof what, "instruction budget exceeded (%llu steps; --step-limit)",
+                 (unsigned long long)c->step_limit);
+    } else if (c->budget->limit == 0) {
+        snprintf(what, sizeof what, "not enough memory");
+    } else {
+        char size[32];
+        format_bytes(size, sizeof size, c->budget->limit);
+        snprintf(what, sizeof what, "memory limit exceeded (%s per rank; --mem-limit)", size);
+    }
+    at_line(buf, len, c, line, what);
+}
+
+/* "name:12: ..." or "[string \"...\"]:3: ...": Lua already said where. */
+static bool has_position(const char *msg) {
+    const char *colon = strchr(msg, ':');
+    if (!colon || colon == msg || memchr(msg, '\n', (size_t)(colon - msg))) return false;
+    const char *p = colon + 1;
+    if (*p < '0' || *p > '9') return false;
+    while (*p >= '0' && *p <= '9') p++;
+    return *p == ':';
+}
+
+/* The error a script died with, "file:line: message", from the top of co. */
+static void error_message(char *buf, size_t len, lua_State *co, const cs_script_ctx *c) {
+    const char *msg;
+    char what[64];
+    int t = lua_type(co, -1);
+    if (t == LUA_TSTRING || t == LUA_TNUMBER) {
+        msg = lua_tostring(co, -1);
+    } else {
+        snprintf(what, sizeof what, "(error object is a %s value)", lua_typename(co, t));
+        msg = what;
+    }
+    if (has_position(msg)) snprintf(buf, len, "%s", msg);
+    else at_line(buf, len, c, cs_script_line(co), msg);
+}
+
+/* Classify how the main thread ended; report failures. Returns the status. */
+static int finish(cs_script_ctx *c, lua_State *co, int status) {
+    char msg[1024];
+    cs_die_reason why = c->dying;
+    int line = c->die_line;
+    if (why == CS_DIE_NONE && status != LUA_OK && status != LUA_YIELD &&
+        (status == LUA_ERRMEM || c->mem_refused || c->oom)) {
+        why = CS_DIE_MEM;
+        line = co ? cs_script_line(co) : 0;
+    }
+    if (why == CS_DIE_ABORT) return CS_RANK_ABORTED;
+    if (why == CS_DIE_MEM || why == CS_DIE_STEPS) {
+        budget_message(msg, sizeof msg, c, why, line);
+        cs_rank_fail(c->r, CS_END_TIMEOUT, msg);
+        return CS_END_TIMEOUT;
+    }
+    if (status == LUA_OK) return 0;
+    if (status == LUA_YIELD)
+        at_line(msg, sizeof msg, c, cs_script_line(co), "attempt to yield from outside a coroutine");
+    else
+        error_message(msg, sizeof msg, co, c);
+    cs_rank_fail(c->r, CS_END_ERROR, msg);
+    return CS_END_ERROR;
+}
+
+int cs_script_run(cs_rank *r, const cs_script *s, const cs_script_limits *lim) {
+    cs_script_ctx c = {
+        .r = r,
+        .budget = cs_rank_budget(r),
+        .script = s,
+        .step_limit = lim ? lim->step_limit : CS_DEFAULT_STEP_LIMIT,
+    };
+    if (lim && lim->mem_limit) c.budget->limit = lim->mem_limit;
+    int status;
+    lua_State *L = lua_newstate(cs_script_alloc, &c);
+    if (!L) {
+        status = finish(&c, NULL, LUA_ERRMEM);
+        cs_rank_exit(r, status);
+        return status;
+    }
+    *(cs_script_ctx **)lua_getextraspace(L) = &c;
+    lua_pushcfunction(L, sb_setup);
+    int rc = lua_pcall(L, 0, 1, 0);
+    if (rc != LUA_OK) {
+        /* Loading failed (syntax error, or no memory for the sandbox): the
+         * message is on L, which plays the part of the script's thread. */
+        status = finish(&c, L, rc);
+    } else {
+        lua_State *co = lua_tothread(L, -1);
+        lua_sethook(co, count_hook, LUA_MASKCOUNT, CS_HOOK_EVERY);
+        int nres = 0;
+        rc = lua_resume(co, L, 0, &nres);
+        status = finish(&c, co, rc);
+    }
+    lua_close(L);
+    cs_rank_exit(r, status);
+    return status;
+}

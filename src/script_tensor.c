@@ -1,0 +1,800 @@
+/* script_tensor.c -- the `tensor` library and the tensor userdata.
+ *
+ * A tensor userdata is one pointer to a cs_tensor, which it owns a reference
+ * to. Every function here checks and converts its arguments, then makes one
+ * call into tensor.h. New tensors are charged to the rank's budget.
+ *
+ * Leak discipline: a Lua allocation can raise (memory error) at any time, so a
+ * function that creates a tensor first pushes the empty userdata that will own
+ * it, then creates the tensor and stores it there at once.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "script_internal.h"
+
+#define CS_CSTRING_MT "cs.cstring" /* a malloc'd string owned by a userdata */
+
+static cs_budget *budget_of(lua_State *L) {
+    return cs_script_ctx_of(L)->budget;
+}
+
+/* ---- the userdata */
+
+static cs_tensor **new_slot(lua_State *L) {
+    cs_tensor **slot = lua_newuserdatauv(L, sizeof *slot, 0);
+    *slot = NULL;
+    luaL_setmetatable(L, CS_TENSOR_MT);
+    return slot;
+}
+
+cs_tensor *cs_lua_totensor(lua_State *L, int idx) {
+    cs_tensor **slot = luaL_testudata(L, idx, CS_TENSOR_MT);
+    return slot ? *slot : NULL;
+}
+
+cs_tensor *cs_lua_checktensor(lua_State *L, int idx) {
+    cs_tensor **slot = luaL_checkudata(L, idx, CS_TENSOR_MT);
+    if (!*slot) luaL_argerror(L, idx, "tensor is empty");
+    return *slot;
+}
+
+/* A failed tensor.h call: a budget refusal ends the rank, the rest is the
+ * script's error with the tensor module's (torch-worded) message. */
+static int tensor_failed(lua_State *L) {
+    if (errno == ENOMEM) return cs_script_die(L, CS_DIE_MEM);
+    const char *msg = cs_tensor_errmsg();
+    return luaL_error(L, "%s", msg && *msg ? msg : "invalid tensor operation");
+}
+
+/* Dead tensors hold budget until their finalizers run, and the Lua collector
+ * does not see the bytes they hold: when the budget refuses, collect and retry. */
+#define TRY_NEW(L, var, expr)                                  \
+    do {                                                       \
+        errno = 0;                                             \
+        (var) = (expr);                                        \
+        if (!(var) && errno == ENOMEM) {                       \
+            lua_gc((L), LUA_GCCOLLECT);                        \
+            errno = 0;                                         \
+            (var) = (expr);                                    \
+        }                                                      \
+    } while (0)
+
+/* Store t in the slot at the top of the stack, or fail. The collector is told
+ * about the storage so garbage tensors are collected at a fair pace. */
+static int own(lua_State *L, cs_tensor **slot, cs_tensor *t) {
+    if (!t) return tensor_failed(L);
+    *slot = t;
+    size_t kb = cs_tensor_nbytes(t) / 1024;
+    if (kb > 0) lua_gc(L, LUA_GCSTEP, kb > INT32_MAX ? INT32_MAX : (int)kb);
+    return 1;
+}
+
+static void charge_elems(lua_State *L, int64_t n) {
+    cs_script_charge(L, (uint64_t)(n > 0 ? n : 0) / CS_ELEMS_PER_STEP);
+}
+
+/* ---- elements and indices */
+
+static void push_elem(lua_State *L, const cs_tensor *t, int64_t flat) {
+    if (cs_dtype_is_float(t->dtype)) lua_pushnumber(L, cs_tensor_get(t, flat));
+    else lua_pushinteger(L, cs_tensor_get_i(t, flat));
+}
+
+static double check_scalar(lua_State *L, int idx, const char *what) {
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s must be a number (got %s)", what, luaL_typename(L, idx));
+    return lua_tonumber(L, idx);
+}
+
+static void set_elem(lua_State *L, cs_tensor *t, int64_t flat, int idx) {
+    if (!cs_dtype_is_float(t->dtype) && lua_isinteger(L, idx))
+        cs_tensor_set_i(t, flat, lua_tointeger(L, idx));
+    else
+        cs_tensor_set(t, flat, check_scalar(L, idx, "a tensor element"));
+}
+
+/* The key at idx as an index into dimension 0, negative counting from the end. */
+static int64_t check_index(lua_State *L, const cs_tensor *t, int idx) {
+    if (t->ndim == 0) luaL_error(L, "invalid index of a 0-dim tensor (use t:item())");
+    int ok = 0;
+    lua_Integer i = lua_tointegerx(L, idx, &ok);
+    if (!ok) luaL_error(L, "only integers can index a tensor (got %f)", lua_tonumber(L, idx));
+    int64_t n = t->shape[0];
+    if (i < -n || i >= n)
+        luaL_error(L, "index %I is out of bounds for dimension 0 with size %I", i, (lua_Integer)n);
+    return i < 0 ? i + n : i;
+}
+
+/* ---- sizes and options */
+
+static void push_size(lua_State *L, int ndim, const int64_t *shape) {
+    lua_createtable(L, ndim, 0);
+    for (int d = 0; d < ndim; d++) {
+        lua_pushinteger(L, shape[d]);
+        lua_rawseti(L, -2, d + 1);
+    }
+    luaL_setmetatable(L, CS_SIZE_MT);
+}
+
+static int64_t check_dim_value(lua_State *L, int idx, const char *fn) {
+    return cs_script_checkint(L, idx, fn, "a size");
+}
+
+/* Dims from the arguments first..last: numbers, or one table of numbers. */
+static int get_dims(lua_State *L, int first, int last, const char *fn, int64_t *shape) {
+    int n = 0;
+    if (first == last && lua_istable(L, first)) {
+        lua_Integer len = (lua_Integer)lua_rawlen(L, first);
+        if (len > CS_MAX_DIMS)
+            luaL_error(L, "%s: at most %d dimensions are supported (got %I)", fn, CS_MAX_DIMS, len);
+        for (n = 0; n < (int)len; n++) {
+            lua_rawgeti(L, first, n + 1);
+            shape[n] = check_dim_value(L, -1, fn);
+            lua_pop(L, 1);
+        }
+        return n;
+    }
+    if (last - first + 1 > CS_MAX_DIMS)
+        luaL_error(L, "%s: at most %d dimensions are supported (got %d)", fn, CS_MAX_DIMS,
+                   last - first + 1);
+    for (int i = first; i <= last; i++) shape[n++] = check_dim_value(L, i, fn);
+    return n;
+}
+
+static cs_dtype check_dtype(lua_State *L, int idx, const char *fn) {
+    cs_dtype d;
+    const char *name = lua_tostring(L, idx);
+    if (lua_type(L, idx) != LUA_TSTRING || !cs_dtype_parse(name, &d))
+        luaL_error(L, "%s: unknown dtype '%s' (float32, float64, int32, int64 or uint8)", fn,
+                   name ? name : luaL_typename(L, idx));
+    return d;
+}
+
+/* An options table {dtype = ...} at idx, if there is one. */
+static cs_dtype opt_dtype(lua_State *L, int idx, const char *fn, cs_dtype def) {
+    static const char *const keys[] = {"dtype", NULL};
+    if (!cs_script_opts(L, idx, fn, keys)) return def;
+    lua_getfield(L, idx, "dtype");
+    cs_dtype d = lua_isnil(L, -1) ? def : check_dtype(L, -1, fn);
+    lua_pop(L, 1);
+    return d;
+}
+
+/* The arguments of a factory from index first on: dims..., then optional
+ * options. A trailing table after the first argument is the options. */
+static int factory_args(lua_State *L, int first, const char *fn, int64_t *shape, cs_dtype *d) {
+    int last = lua_gettop(L);
+    *d = CS_FLOAT32;
+    if (last > first && lua_istable(L, last)) *d = opt_dtype(L, last--, fn, CS_FLOAT32);
+    return last >= first ? get_dims(L, first, last, fn, shape) : 0;
+}
+
+static int64_t shape_numel(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n = shape[d] > 0 && n > INT64_MAX / shape[d] ? INT64_MAX : n * shape[d];
+    return n;
+}
+
+/* ---- the tensor library */
+
+static int filled(lua_State *L, const char *fn, double v) {
+    int64_t shape[CS_MAX_DIMS];
+    cs_dtype d;
+    int ndim = factory_args(L, 1, fn, shape, &d);
+    cs_tensor **slot = new_slot(L), *t;
+    charge_elems(L, shape_numel(ndim, shape));
+    TRY_NEW(L, t, cs_tensor_full(budget_of(L), d, ndim, shape, v));
+    return own(L, slot, t);
+}
+
+static int l_zeros(lua_State *L) { return filled(L, "tensor.zeros", 0); }
+static int l_ones(lua_State *L) { return filled(L, "tensor.ones", 1); }
+
+static int l_full(lua_State *L) {
+    int64_t shape[CS_MAX_DIMS];
+    double v = check_scalar(L, 2, "tensor.full: the value");
+    cs_dtype d = opt_dtype(L, 3, "tensor.full", CS_FLOAT32);
+    luaL_checkany(L, 1);
+    int ndim = get_dims(L, 1, 1, "tensor.full", shape);
+    cs_tensor **slot = new_slot(L), *t;
+    charge_elems(L, shape_numel(ndim, shape));
+    TRY_NEW(L, t, cs_tensor_full(budget_of(L), d, ndim, shape, v));
+    return own(L, slot, t);
+}
+
+/* arange(n) or arange(start, end [, step]), each with optional options. */
+static int l_arange(lua_State *L) {
+    const char *fn = "tensor.arange";
+    int n = lua_gettop(L);
+    cs_dtype d = CS_FLOAT32;
+    if (n > 1 && lua_istable(L, n)) d = opt_dtype(L, n--, fn, CS_FLOAT32);
+    if (n < 1 || n > 3) return luaL_error(L, "%s: expected (n) or (start, end [, step])", fn);
+    double start = 0, end, step = 1;
+    if (n == 1) {
+        end = check_scalar(L, 1, "tensor.arange: the end");
+    } else {
+        start = check_scalar(L, 1, "tensor.arange: the start");
+        end = check_scalar(L, 2, "tensor.arange: the end");
+        if (n == 3) step = check_scalar(L, 3, "tensor.arange: the step");
+    }
+    if (step == 0) return luaL_error(L, "%s: step must be nonzero", fn);
+    double count = ceil((end - start) / step);
+    if (!(count >= 0))
+        return luaL_error(L, "%s: upper bound and larger bound inconsistent with step sign", fn);
+    if (count > 1e15) return cs_script_die(L, CS_DIE_MEM);
+    cs_tensor **slot = new_slot(L), *t;
+    charge_elems(L, (int64_t)count);
+    TRY_NEW(L, t, cs_tensor_arange(budget_of(L), d, (int64_t)count));
+    own(L, slot, t);
+    if ((step != 1 && cs_tensor_binop_(CS_MUL, t, NULL, step) < 0) ||
+        (start != 0 && cs_tensor_binop_(CS_ADD, t, NULL, start) < 0))
+        return tensor_failed(L);
+    return 1;
+}
+
+static int l_randn(lua_State *L) {
+    int64_t shape[CS_MAX_DIMS];
+    cs_dtype d;
+    int ndim = factory_args(L, 1, "tensor.randn", shape, &d);
+    cs_tensor **slot = new_slot(L), *t;
+    charge_elems(L, shape_numel(ndim, shape));
+    uint64_t *rng = cs_rank_rng(cs_script_ctx_of(L)->r);
+    TRY_NEW(L, t, cs_tensor_randn(budget_of(L), d, ndim, shape, rng));
+    return own(L, slot, t);
+}
+
+/* tensor.from: the shape of nested sequences, read along their first elements. */
+static int from_shape(lua_State *L, int idx, int64_t *shape) {
+    int ndim = 0;
+    lua_pushvalue(L, idx);
+    while (lua_istable(L, -1)) {
+        if (ndim == CS_MAX_DIMS)
+            luaL_error(L, "tensor.from: at most %d levels of nesting are supported", CS_MAX_DIMS);
+        shape[ndim++] = (int64_t)lua_rawlen(L, -1);
+        if (shape[ndim - 1] == 0) break;
+        lua_rawgeti(L, -1, 1);
+        lua_remove(L, -2);
+    }
+    lua_pop(L, 1);
+    return ndim;
+}
+
+/* Fill t from the nested sequence at the top of the stack, checking that it is
+ * rectangular. *flat is the next element's index. */
+static void from_fill(lua_State *L, cs_tensor *t, int level, int64_t *flat) {
+    if (level == t->ndim) {
+        if (lua_type(L, -1) != LUA_TNUMBER)
+            luaL_error(L, "tensor.from: elements must be numbers (got %s)", luaL_typename(L, -1));
+        set_elem(L, t, (*flat)++, -1);
+        return;
+    }
+    if (!lua_istable(L, -1) || (int64_t)lua_rawlen(L, -1) != t->shape[level])
+        luaL_error(L, "tensor.from: the nested sequences are not rectangular (expected a "
+                   "sequence of %I at depth %d, got %s)", (lua_Integer)t->shape[level], level + 1,
+                   lua_istable(L, -1) ? "one of another length" : luaL_typename(L, -1));
+    luaL_checkstack(L, 2, "tensor.from");
+    for (int64_t i = 1; i <= t->shape[level]; i++) {
+        lua_rawgeti(L, -1, i);
+        from_fill(L, t, level + 1, flat);
+        lua_pop(L, 1);
+    }
+}
+
+static int l_from(lua_State *L) {
+    int64_t shape[CS_MAX_DIMS];
+    cs_dtype d = opt_dtype(L, 2, "tensor.from", CS_FLOAT32);
+    if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER)
+        return luaL_error(L, "tensor.from: expected a number or a (nested) sequence of numbers "
+                          "(got %s)", luaL_typename(L, 1));
+    int ndim = from_shape(L, 1, shape);
+    cs_tensor **slot = new_slot(L), *t;
+    charge_elems(L, shape_numel(ndim, shape));
+    TRY_NEW(L, t, cs_tensor_new(budget_of(L), d, ndim, shape));
+    own(L, slot, t);
+    int64_t flat = 0;
+    lua_pushvalue(L, 1);
+    from_fill(L, t, 0, &flat);
+    lua_pop(L, 1);
+    return 1;
+}
+
+static int l_matmul(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2), *t;
+    cs_tensor **slot = new_slot(L);
+    int64_t m = b->ndim == 2 ? b->shape[1] : 1;
+    charge_elems(L, m > 0 && cs_tensor_numel(a) > INT64_MAX / m ? INT64_MAX : cs_tensor_numel(a) * m);
+    TRY_NEW(L, t, cs_tensor_matmul(budget_of(L), a, b));
+    return own(L, slot, t);
+}
+
+static int l_is_tensor(lua_State *L) {
+    lua_pushboolean(L, cs_lua_totensor(L, 1) != NULL);
+    return 1;
+}
+
+/* ---- methods: shape and views */
+
+static int m_numel(lua_State *L) {
+    lua_pushinteger(L, cs_tensor_numel(cs_lua_checktensor(L, 1)));
+    return 1;
+}
+
+static int m_dim(lua_State *L) {
+    lua_pushinteger(L, cs_lua_checktensor(L, 1)->ndim);
+    return 1;
+}
+
+/* A dim argument, negative counting from the end, as torch wraps it. */
+static int check_dim(lua_State *L, const cs_tensor *t, int idx, const char *fn) {
+    lua_Integer d = cs_script_checkint(L, idx, fn, "dim");
+    int n = t->ndim ? t->ndim : 1;
+    if (d < -n || d >= n)
+        luaL_error(L, "Dimension out of range (expected to be in range of [%d, %d], but got %I)",
+                   -n, n - 1, d);
+    return (int)(d < 0 ? d + n : d);
+}
+
+static int m_size(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1);
+    if (lua_isnoneornil(L, 2)) {
+        push_size(L, t->ndim, t->shape);
+        return 1;
+    }
+    int d = check_dim(L, t, 2, "size");
+    lua_pushinteger(L, t->ndim ? t->shape[d] : 1);
+    return 1;
+}
+
+static int m_is_contiguous(lua_State *L) {
+    lua_pushboolean(L, cs_tensor_is_contiguous(cs_lua_checktensor(L, 1)));
+    return 1;
+}
+
+static int m_contiguous(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    if (cs_tensor_is_contiguous(a)) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    cs_tensor **slot = new_slot(L);
+    charge_elems(L, cs_tensor_numel(a));
+    TRY_NEW(L, t, cs_tensor_contiguous(budget_of(L), a));
+    return own(L, slot, t);
+}
+
+static int m_clone(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    cs_tensor **slot = new_slot(L);
+    charge_elems(L, cs_tensor_numel(a));
+    TRY_NEW(L, t, cs_tensor_clone(budget_of(L), a));
+    return own(L, slot, t);
+}
+
+static int m_to(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    cs_dtype d = check_dtype(L, 2, "to");
+    if (d == a->dtype) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    cs_tensor **slot = new_slot(L);
+    charge_elems(L, cs_tensor_numel(a));
+    TRY_NEW(L, t, cs_tensor_to(budget_of(L), a, d));
+    return own(L, slot, t);
+}
+
+static int m_narrow(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    lua_Integer dim = cs_script_checkint(L, 2, "narrow", "dim");
+    lua_Integer start = cs_script_checkint(L, 3, "narrow", "start");
+    lua_Integer len = cs_script_checkint(L, 4, "narrow", "length");
+    if (dim < INT32_MIN || dim > INT32_MAX) dim = INT32_MAX;
+    cs_tensor **slot = new_slot(L);
+    TRY_NEW(L, t, cs_tensor_narrow(a, (int)dim, start, len));
+    return own(L, slot, t);
+}
+
+static int m_select(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    lua_Integer dim = cs_script_checkint(L, 2, "select", "dim");
+    lua_Integer i = cs_script_checkint(L, 3, "select", "index");
+    if (dim < INT32_MIN || dim > INT32_MAX) dim = INT32_MAX;
+    cs_tensor **slot = new_slot(L);
+    TRY_NEW(L, t, cs_tensor_select(a, (int)dim, i));
+    return own(L, slot, t);
+}
+
+static int m_view(lua_State *L) {
+    int64_t shape[CS_MAX_DIMS];
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    int ndim = get_dims(L, 2, lua_gettop(L), "view", shape);
+    cs_tensor **slot = new_slot(L);
+    TRY_NEW(L, t, cs_tensor_view(a, ndim, shape));
+    return own(L, slot, t);
+}
+
+/* reshape: a view when the tensor is contiguous, a view of a copy otherwise. */
+static int m_reshape(lua_State *L) {
+    int64_t shape[CS_MAX_DIMS];
+    cs_tensor *a = cs_lua_checktensor(L, 1), *c, *t;
+    int ndim = get_dims(L, 2, lua_gettop(L), "reshape", shape);
+    cs_tensor **cslot = new_slot(L); /* owns the copy until the view holds it */
+    TRY_NEW(L, c, cs_tensor_contiguous(budget_of(L), a));
+    own(L, cslot, c);
+    cs_tensor **slot = new_slot(L);
+    TRY_NEW(L, t, cs_tensor_view(c, ndim, shape));
+    return own(L, slot, t);
+}
+
+/* chunk(n [, dim]): a sequence of views. The slots are made before the views
+ * so that nothing can fail while the views are not owned yet. */
+static int m_chunk(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1);
+    lua_Integer n = cs_script_checkint(L, 2, "chunk", "chunks");
+    if (n > INT32_MAX) n = INT32_MAX;
+    if (a->ndim == 0 || n <= 0) { /* let the tensor module word the error */
+        cs_tensor_chunk(a, (int)(n < 0 ? -1 : n), 0, NULL, 0);
+        return tensor_failed(L);
+    }
+    int dim = lua_isnoneornil(L, 3) ? 0 : check_dim(L, a, 3, "chunk");
+    int64_t size = a->shape[dim];
+    int max = size == 0 || size > n ? (int)n : (int)size;
+    lua_settop(L, 1);
+    lua_createtable(L, max, 0);
+    cs_tensor ***slots = lua_newuserdatauv(L, sizeof *slots * (size_t)max, 0);
+    for (int i = 0; i < max; i++) {
+        slots[i] = new_slot(L);
+        lua_rawseti(L, 2, i + 1);
+    }
+    cs_tensor **views = lua_newuserdatauv(L, sizeof *views * (size_t)max, 0);
+    int count = cs_tensor_chunk(a, (int)n, dim, views, max);
+    if (count < 0) return tensor_failed(L);
+    for (int i = 0; i < count; i++) *slots[i] = views[i];
+    for (int i = count; i < max; i++) {
+        lua_pushnil(L);
+        lua_rawseti(L, 2, i + 1);
+    }
+    lua_settop(L, 2);
+    return 1;
+}
+
+/* ---- methods: values */
+
+static int m_fill_(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1);
+    double v = check_scalar(L, 2, "fill_: the value");
+    charge_elems(L, cs_tensor_numel(t));
+    cs_tensor_fill_(t, v);
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int m_zero_(lua_State *L) {
+    lua_settop(L, 1);
+    lua_pushinteger(L, 0);
+    return m_fill_(L);
+}
+
+static int m_copy_(lua_State *L) {
+    cs_tensor *dst = cs_lua_checktensor(L, 1), *src = cs_lua_checktensor(L, 2);
+    charge_elems(L, cs_tensor_numel(dst));
+    errno = 0;
+    if (cs_tensor_copy_(dst, src) < 0) return tensor_failed(L);
+    lua_settop(L, 1);
+    return 1;
+}
+
+static void push_number_of(lua_State *L, const cs_tensor *t, double v) {
+    if (!cs_dtype_is_float(t->dtype) && v >= -0x1p63 && v < 0x1p63) lua_pushinteger(L, (lua_Integer)v);
+    else lua_pushnumber(L, v);
+}
+
+static int reduce(lua_State *L, double (*fn)(const cs_tensor *), const char *name, bool ints) {
+    cs_tensor *t = cs_lua_checktensor(L, 1);
+    if (fn != cs_tensor_sum && cs_tensor_numel(t) == 0)
+        return luaL_error(L, "%s(): cannot reduce an empty tensor", name);
+    charge_elems(L, cs_tensor_numel(t));
+    double v = fn(t);
+    if (ints) push_number_of(L, t, v);
+    else lua_pushnumber(L, v);
+    return 1;
+}
+
+static int m_sum(lua_State *L) { return reduce(L, cs_tensor_sum, "sum", true); }
+static int m_max(lua_State *L) { return reduce(L, cs_tensor_max, "max", true); }
+static int m_min(lua_State *L) { return reduce(L, cs_tensor_min, "min", true); }
+static int m_mean(lua_State *L) { return reduce(L, cs_tensor_mean, "mean", false); }
+
+static int m_item(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1);
+    int64_t n = cs_tensor_numel(t);
+    if (n != 1)
+        return luaL_error(L, "a Tensor with %I elements cannot be converted to Scalar", (lua_Integer)n);
+    push_elem(L, t, 0);
+    return 1;
+}
+
+/* tolist: nested sequences (the value itself for a 0-d tensor). */
+static void push_list(lua_State *L, const cs_tensor *t, int level, int64_t *flat) {
+    if (level == t->ndim) {
+        push_elem(L, t, (*flat)++);
+        return;
+    }
+    luaL_checkstack(L, 2, "tolist");
+    int64_t n = t->shape[level];
+    lua_createtable(L, n < INT32_MAX ? (int)n : 0, 0);
+    for (int64_t i = 1; i <= n; i++) {
+        push_list(L, t, level + 1, flat);
+        lua_rawseti(L, -2, i);
+    }
+}
+
+static int m_tolist(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1);
+    int64_t flat = 0;
+    charge_elems(L, cs_tensor_numel(t));
+    push_list(L, t, 0, &flat);
+    return 1;
+}
+
+static int m_equal(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
+    charge_elems(L, cs_tensor_numel(a));
+    lua_pushboolean(L, cs_tensor_equal(a, b));
+    return 1;
+}
+
+static int m_allclose(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
+    double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
+    charge_elems(L, cs_tensor_numel(a));
+    lua_pushboolean(L, cs_tensor_allclose(a, b, rtol, atol));
+    return 1;
+}
+
+/* ---- methods and metamethods: arithmetic */
+
+static double check_operand(lua_State *L, int idx, const char *side) {
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "tensor arithmetic: the %s operand must be a tensor or a number (got %s)", side,
+                   luaL_typename(L, idx));
+    return lua_tonumber(L, idx);
+}
+
+/* a op b where either side may be a number (2 * t, t - 1) or a tensor. */
+static int binop(lua_State *L, cs_binop op) {
+    cs_tensor *a = cs_lua_totensor(L, 1), *b = cs_lua_totensor(L, 2), *t;
+    bool scalar_first = false;
+    double s = 0;
+    if (!a) {
+        s = check_operand(L, 1, "left");
+        a = cs_lua_checktensor(L, 2);
+        b = NULL;
+        scalar_first = true;
+    } else if (!b) {
+        s = check_operand(L, 2, "right");
+    }
+    cs_tensor **slot = new_slot(L);
+    charge_elems(L, cs_tensor_numel(a) > (b ? cs_tensor_numel(b) : 0) ? cs_tensor_numel(a)
+                                                                       : cs_tensor_numel(b));
+    TRY_NEW(L, t, cs_tensor_binop(budget_of(L), op, a, b, s, scalar_first));
+    return own(L, slot, t);
+}
+
+static int binop_(lua_State *L, cs_binop op) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_totensor(L, 2);
+    double s = b ? 0 : check_operand(L, 2, "right");
+    charge_elems(L, cs_tensor_numel(a));
+    errno = 0;
+    if (cs_tensor_binop_(op, a, b, s) < 0) return tensor_failed(L);
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int m_add(lua_State *L) { return binop(L, CS_ADD); }
+static int m_sub(lua_State *L) { return binop(L, CS_SUB); }
+static int m_mul(lua_State *L) { return binop(L, CS_MUL); }
+static int m_div(lua_State *L) { return binop(L, CS_DIV); }
+static int m_pow(lua_State *L) { return binop(L, CS_POW); }
+static int m_add_(lua_State *L) { return binop_(L, CS_ADD); }
+static int m_sub_(lua_State *L) { return binop_(L, CS_SUB); }
+static int m_mul_(lua_State *L) { return binop_(L, CS_MUL); }
+static int m_div_(lua_State *L) { return binop_(L, CS_DIV); }
+
+static int m_neg(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    cs_tensor **slot = new_slot(L);
+    charge_elems(L, cs_tensor_numel(a));
+    TRY_NEW(L, t, cs_tensor_neg(budget_of(L), a));
+    return own(L, slot, t);
+}
+
+static int m_relu(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    cs_tensor **slot = new_slot(L);
+    charge_elems(L, cs_tensor_numel(a));
+    TRY_NEW(L, t, cs_tensor_relu(budget_of(L), a));
+    return own(L, slot, t);
+}
+
+static int m_relu_(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1);
+    charge_elems(L, cs_tensor_numel(a));
+    cs_tensor_relu_(a);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* ---- metamethods */
+
+static int mt_index(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1), *v;
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        const char *k = lua_tostring(L, 2);
+        lua_pushvalue(L, 2);
+        if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1; /* a method */
+        if (strcmp(k, "shape") == 0) push_size(L, t->ndim, t->shape);
+        else if (strcmp(k, "dtype") == 0) lua_pushstring(L, cs_dtype_name(t->dtype));
+        else if (strcmp(k, "ndim") == 0) lua_pushinteger(L, t->ndim);
+        else lua_pushnil(L);
+        return 1;
+    }
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return luaL_error(L, "a tensor is indexed by an integer (got %s)", luaL_typename(L, 2));
+    int64_t i = check_index(L, t, 2);
+    if (t->ndim == 1) {
+        push_elem(L, t, i);
+        return 1;
+    }
+    cs_tensor **slot = new_slot(L);
+    TRY_NEW(L, v, cs_tensor_select(t, 0, i));
+    return own(L, slot, v);
+}
+
+/* t[i] = v: an element of a 1-D tensor; for more dims the row i, filled with a
+ * number or copied from a tensor. */
+static int mt_newindex(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1), *row;
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return luaL_error(L, "cannot assign to '%s' of a tensor (only t[i] = value)",
+                          lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_typename(L, 2));
+    int64_t i = check_index(L, t, 2);
+    if (t->ndim == 1) {
+        set_elem(L, t, i, 3);
+        return 0;
+    }
+    cs_tensor *src = cs_lua_totensor(L, 3);
+    double v = src ? 0 : check_scalar(L, 3, "the assigned value");
+    cs_tensor **slot = new_slot(L);
+    TRY_NEW(L, row, cs_tensor_select(t, 0, i));
+    own(L, slot, row);
+    charge_elems(L, cs_tensor_numel(row));
+    errno = 0;
+    if (src && cs_tensor_copy_(row, src) < 0) return tensor_failed(L);
+    if (!src) cs_tensor_fill_(row, v);
+    return 0;
+}
+
+static int mt_len(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1);
+    if (t->ndim == 0) return luaL_error(L, "len() of a 0-d tensor");
+    lua_pushinteger(L, t->shape[0]);
+    return 1;
+}
+
+static int mt_tostring(lua_State *L) {
+    cs_tensor *t = cs_lua_checktensor(L, 1);
+    char **box = lua_newuserdatauv(L, sizeof *box, 0);
+    *box = NULL;
+    luaL_setmetatable(L, CS_CSTRING_MT);
+    *box = cs_tensor_format(t);
+    if (!*box) return cs_script_die(L, CS_DIE_MEM);
+    lua_pushstring(L, *box);
+    free(*box);
+    *box = NULL;
+    return 1;
+}
+
+static int mt_gc(lua_State *L) {
+    cs_tensor **slot = luaL_checkudata(L, 1, CS_TENSOR_MT);
+    cs_tensor_release(*slot);
+    *slot = NULL;
+    return 0;
+}
+
+static int cstring_gc(lua_State *L) {
+    char **box = lua_touserdata(L, 1);
+    free(*box);
+    *box = NULL;
+    return 0;
+}
+
+/* Size: t.shape and t:size(), a sequence of dims printed as torch prints it. */
+static int size_tostring(lua_State *L) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "torch.Size([");
+    for (lua_Integer i = 1, n = (lua_Integer)lua_rawlen(L, 1); i <= n; i++) {
+        if (i > 1) luaL_addstring(&b, ", ");
+        lua_rawgeti(L, 1, i);
+        luaL_addvalue(&b);
+    }
+    luaL_addstring(&b, "])");
+    luaL_pushresult(&b);
+    return 1;
+}
+
+static int size_eq(lua_State *L) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+    bool eq = n == (lua_Integer)lua_rawlen(L, 2);
+    for (lua_Integer i = 1; eq && i <= n; i++) {
+        lua_rawgeti(L, 1, i);
+        lua_rawgeti(L, 2, i);
+        eq = lua_rawequal(L, -1, -2);
+        lua_pop(L, 2);
+    }
+    lua_pushboolean(L, eq);
+    return 1;
+}
+
+static const luaL_Reg tensor_methods[] = {
+    {"numel", m_numel}, {"dim", m_dim}, {"size", m_size},
+    {"is_contiguous", m_is_contiguous}, {"contiguous", m_contiguous},
+    {"clone", m_clone}, {"to", m_to}, {"narrow", m_narrow}, {"select", m_select},
+    {"view", m_view}, {"reshape", m_reshape}, {"chunk", m_chunk},
+    {"fill", m_fill_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"copy_", m_copy_},
+    {"sum", m_sum}, {"max", m_max}, {"min", m_min}, {"mean", m_mean},
+    {"item", m_item}, {"tolist", m_tolist}, {"equal", m_equal}, {"allclose", m_allclose},
+    {"add", m_add}, {"sub", m_sub}, {"mul", m_mul}, {"div", m_div}, {"pow", m_pow},
+    {"add_", m_add_}, {"sub_", m_sub_}, {"mul_", m_mul_}, {"div_", m_div_},
+    {"neg", m_neg}, {"relu", m_relu}, {"relu_", m_relu_}, {"matmul", l_matmul},
+    {NULL, NULL}};
+
+static const luaL_Reg tensor_meta[] = {
+    {"__newindex", mt_newindex}, {"__len", mt_len}, {"__tostring", mt_tostring},
+    {"__gc", mt_gc}, {"__add", m_add}, {"__sub", m_sub}, {"__mul", m_mul},
+    {"__div", m_div}, {"__pow", m_pow}, {"__unm", m_neg},
+    {NULL, NULL}};
+
+static const luaL_Reg tensor_lib[] = {
+    {"zeros", l_zeros}, {"ones", l_ones}, {"full", l_full}, {"arange", l_arange},
+    {"randn", l_randn}, {"from", l_from}, {"matmul", l_matmul}, {"is_tensor", l_is_tensor},
+    {NULL, NULL}};
+
+/* A metatable scripts can neither read nor replace (getmetatable gives the name). */
+static void new_metatable(lua_State *L, const char *name) {
+    luaL_newmetatable(L, name);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__metatable");
+}
+
+int luaopen_cs_tensor(lua_State *L) {
+    new_metatable(L, CS_TENSOR_MT);
+    luaL_setfuncs(L, tensor_meta, 0);
+    luaL_newlib(L, tensor_methods);
+    lua_pushcclosure(L, mt_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+
+    new_metatable(L, CS_SIZE_MT);
+    lua_pushcfunction(L, size_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, size_eq);
+    lua_setfield(L, -2, "__eq");
+    lua_pop(L, 1);
+
+    luaL_newmetatable(L, CS_CSTRING_MT);
+    lua_pushcfunction(L, cstring_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    luaL_newlib(L, tensor_lib);
+    for (int d = 0; d < CS_NDTYPES; d++) { /* tensor.int64 == "int64", like torch.int64 */
+        lua_pushstring(L, cs_dtype_name((cs_dtype)d));
+        lua_setfield(L, -2, cs_dtype_name((cs_dtype)d));
+    }
+    return 1;
+}
