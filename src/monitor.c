@@ -201,6 +201,21 @@ static void describe_req(sbuf *b, const cs_monitor *m, const cs_mon_req *q, int 
     if (q->op == CS_OP_SEND || q->op == CS_OP_RECV) sb_printf(b, " at %s:%d", script, q->line);
 }
 
+/* An unmatched request on the other side that would pair with q but for its tag. */
+static const cs_mon_req *tag_twin(const cs_monitor *m, const cs_mon_req *q) {
+    bool send = cs_op_is_send(q->op);
+    int other = q->peer;
+    if (other < 0 || other >= m->world) return NULL;
+    const cs_mon_reqtab *t = &m->ranks[other].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (!p || p->matched || cs_op_is_send(p->op) == send || p->ctx != q->ctx) continue;
+        bool pair = send ? (p->peer == q->rank || p->peer == CS_ANY_SOURCE) : p->peer == q->rank;
+        if (pair && p->tag != q->tag) return p;
+    }
+    return NULL;
+}
+
 static bool rank_finished(const cs_monitor *m, int k) {
     return k >= 0 && k < m->world && m->ranks[k].state >= CS_RS_DONE;
 }
@@ -209,7 +224,7 @@ static void explain(sbuf *b, const cs_monitor *m) {
     int nsend = 0, nrecv = 0, on_finished = -1, big_eager = 0;
     size_t big_bytes = 0;
     bool eager_limited = m->send_mode && strncmp(m->send_mode, "eager:", 6) == 0;
-    const cs_mon_req *dead = NULL;
+    const cs_mon_req *dead = NULL, *tagged = NULL, *twin = NULL;
     for (int k = 0; k < m->world; k++) {
         const cs_mon_rank *r = &m->ranks[k];
         if (r->state != CS_RS_BLOCKED) continue;
@@ -220,7 +235,20 @@ static void explain(sbuf *b, const cs_monitor *m) {
             else nrecv++;
             if (q->peer != CS_ANY_SOURCE && rank_finished(m, q->peer) && !dead)
                 dead = q, on_finished = q->peer;
+            if (!tagged && (twin = tag_twin(m, q))) tagged = q;
         }
+    }
+    if (tagged) {
+        const cs_mon_req *s = cs_op_is_send(tagged->op) ? tagged : twin;
+        const cs_mon_req *r = s == tagged ? twin : tagged;
+        const char *script = m->script ? m->script : "line";
+        sb_printf(b, "why: tag mismatch: rank %d sends to rank %d with tag %d (%s:%d), but rank %d "
+                     "receives from rank %d with tag %d (%s:%d). A receive only matches a send "
+                     "with the same tag.\n",
+                  s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
+                  r->line);
+        sb_printf(b, "fix: use the same tag on both sides (the default tag is 0).\n");
+        return;
     }
     if (dead) {
         const cs_mon_rank *f = &m->ranks[on_finished];

@@ -184,6 +184,20 @@ START_TEST(test_receive_cycle) {
 }
 END_TEST
 
+START_TEST(test_tag_mismatch_explained) {
+    start(2, "rendezvous");
+    cs_event s = {.type = CS_EV_POST, .rank = 0, .req = 1, .op = CS_OP_SEND, .peer = 1, .tag = 1,
+                  .bytes = 8, .ndim = 1, .shape = {2}, .line = 3};
+    cs_monitor_fold(&mon, &s);
+    post(1, 1, CS_OP_RECV, 0, 8, 4, false);
+    block(0, 3, 1, R1);
+    block(1, 4, 1, R1);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "tag mismatch: rank 0 sends to rank 1 with tag 1 (t.lua:3), but rank 1 receives from rank 0 with tag 0 (t.lua:4)"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 START_TEST(test_computing_rank_is_live) {
     start(2, "rendezvous");
     post(0, 1, CS_OP_RECV, 1, 4, 1, false);
@@ -229,6 +243,7 @@ int main(void) {
     tcase_add_test(tc, test_wait_all_partially_done);
     tcase_add_test(tc, test_eager_limit_explained);
     tcase_add_test(tc, test_receive_cycle);
+    tcase_add_test(tc, test_tag_mismatch_explained);
     tcase_add_test(tc, test_computing_rank_is_live);
     tcase_add_test(tc, test_bad_rank_rejected);
     tcase_add_test(tc, test_many_requests);
