@@ -1,0 +1,30 @@
+/* replay.h -- a recorded trace loaded as an array of events and folded through
+ * the same monitor as a live run: the same world model, the same verdict.
+ * Going back in time is folding again from the start. */
+#ifndef CS_REPLAY_H
+#define CS_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "events.h"
+#include "monitor.h"
+
+typedef struct cs_replay {
+    cs_event *ev;      /* events in file order; strings owned by the replay */
+    size_t n;
+    int world;
+    char *script;      /* from the run header */
+    bool cut;          /* the file ended mid-event (a crash): replayed up to there */
+    void *priv;        /* owned storage */
+} cs_replay;
+
+/* Load a whole trace. -1 with "FILE:LINE: reason" in err for a malformed one;
+ * a cut-off last line is not an error (cut is set). */
+int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen);
+void cs_replay_free(cs_replay *r);
+
+/* Initialise m and fold events [0, upto) into it (upto > n means all). */
+int cs_replay_fold(const cs_replay *r, size_t upto, cs_monitor *m);
+
+#endif
