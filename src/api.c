@@ -221,6 +221,25 @@ static int gate(cs_rank *r, cs_op op, int line) {
     return CS_OK;
 }
 
+/* A point-to-point operation passes the gate with its details visible to it. */
+static int gate_p2p(cs_rank *r, cs_op op, int line, int peer, int tag, cs_tensor *t) {
+    r->gate_set = true;
+    r->gate_peer = peer;
+    r->gate_tag = tag;
+    r->gate_tensor = t;
+    int rc = gate(r, op, line);
+    r->gate_set = false;
+    return rc;
+}
+
+bool cs_rank_gate_op(const cs_rank *r, int *peer, int *tag, cs_tensor **t) {
+    if (!r->gate_set) return false;
+    *peer = r->gate_peer;
+    *tag = r->gate_tag;
+    *t = r->gate_tensor;
+    return true;
+}
+
 /* ---- requests */
 
 static cs_request *request_new(cs_rank *r, cs_op op, cs_tensor *t, int peer, int tag, int line) {
@@ -311,7 +330,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int l
         return fail_arg(r, "dist.%s: destination %d is outside the world (ranks 0 to %d)", name, dst,
                         w->cfg.world - 1);
     if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
-    if ((rc = gate(r, op, line)) != CS_OK) return rc;
+    if ((rc = gate_p2p(r, op, line, dst, tag, t)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
     q->eager = cs_send_mode_is_eager(&w->cfg.mode, q->bytes);
@@ -338,7 +357,7 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int l
         return fail_arg(r, "dist.%s: source %d is outside the world (ranks 0 to %d)", name, src,
                         w->cfg.world - 1);
     if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
-    if ((rc = gate(r, op, line)) != CS_OK) return rc;
+    if ((rc = gate_p2p(r, op, line, src, tag, t)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
     cs_event ev = {0};

@@ -85,6 +85,9 @@ int cs_world_wait(cs_world *w, double deadline, bool stop_on_abort);
  * it must return promptly once the world is aborted. */
 typedef int (*cs_gate_fn)(void *ud, cs_rank *r, cs_op op, int line);
 void cs_world_set_gate(cs_world *w, cs_gate_fn fn, void *ud);
+/* Inside a gate call, on the rank's own thread: the peer, tag and tensor of the
+ * point-to-point operation about to start. false for other operations. */
+bool cs_rank_gate_op(const cs_rank *r, int *peer, int *tag, cs_tensor **t);
 
 /* ---- a rank's context (used by its own thread only, unless stated) */
 int cs_rank_id(const cs_rank *r);

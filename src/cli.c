@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "launch.h"
+#include "tui.h"
 #include "script.h"
 
 void cs_cli_usage(FILE *f) {
@@ -40,14 +41,23 @@ static void run_usage(FILE *f) {
             "                         is posted), eager (sends complete once buffered), or\n"
             "                         eager:N (eager up to N bytes, rendezvous above; N may\n"
             "                         end in K or M). Default: the script's header.\n"
+            "      --tui              show the run in the visualizer (the default when standard\n"
+            "                         input and output are a terminal)\n"
             "      --no-tui           print the plain report (the default without a terminal)\n"
+            "      --step             start the visualizer paused: space steps every rank,\n"
+            "                         s the selected one, r runs\n"
+            "      --speed OPS        operations per second in the visualizer (default 10;\n"
+            "                         0 = full speed); + and - change it while running\n"
             "      --trace FILE       write every event as JSON Lines to FILE\n"
             "      --timeout S        end the run after S seconds with status 4 (default 60;\n"
-            "                         0 = none)\n"
+            "                         0 = none; in the visualizer: none unless given)\n"
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
             "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
             "      --seed N           seed of tensor.randn (default 0)\n"
             "  -h, --help             show this help\n"
+            "\n"
+            "In the visualizer: space steps, r runs or pauses, ? shows every key, q quits\n"
+            "(status 130 if the run had not ended, else the run's status).\n"
             "\n"
             "example:\n"
             "  commsim run lessons/02-point-to-point/chain.lua -n 4\n",
@@ -66,12 +76,12 @@ static int parse_u64(const char *opt, const char *s, unsigned long long max, uns
     return 0;
 }
 
-static int parse_seconds(const char *s, double *out) {
+static int parse_number(const char *opt, const char *s, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (!*s || *end || errno || !(v >= 0) || v > 1e7) {
-        fprintf(stderr, "commsim run: --timeout: '%s' is not a number of seconds\n", s);
+        fprintf(stderr, "commsim run: %s: '%s' is not a number >= 0\n", opt, s);
         return -1;
     }
     *out = v;
@@ -79,14 +89,32 @@ static int parse_seconds(const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STEP, OPT_SPEED };
+
+static int run_tui(cs_run_opts *o, const cs_tui_opts *to) {
+    char why[256];
+    if (!cs_tui_usable(why, sizeof why)) {
+        fprintf(stderr, "commsim run: --tui: %s\n", why);
+        return 1;
+    }
+    cs_tui *t = cs_tui_new(to);
+    if (!t) return 1;
+    cs_frontend fe = cs_tui_frontend(t);
+    o->ui = &fe;
+    int status = cs_launch_run(o);
+    cs_tui_free(t);
+    return status;
+}
 
 int cs_cli_run(int argc, char **argv) {
     static const struct option longopts[] = {
         {"ranks", required_argument, NULL, 'n'},
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"send-mode", required_argument, NULL, OPT_SEND_MODE},
+        {"tui", no_argument, NULL, OPT_TUI},
         {"no-tui", no_argument, NULL, OPT_NO_TUI},
+        {"step", no_argument, NULL, OPT_STEP},
+        {"speed", required_argument, NULL, OPT_SPEED},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"mem-limit", required_argument, NULL, OPT_MEM},
@@ -97,6 +125,9 @@ int cs_cli_run(int argc, char **argv) {
     };
     cs_run_opts o = {.mem_limit = CS_DEFAULT_MEM_LIMIT, .step_limit = CS_DEFAULT_STEP_LIMIT,
                      .timeout = 60, .catch_signals = true};
+    cs_tui_opts to = {.speed = 10};
+    bool timeout_given = false;
+    int tui = -1; /* -1: decide by the terminal */
     unsigned long long v;
     int c;
     optind = 1;
@@ -120,10 +151,16 @@ int cs_cli_run(int argc, char **argv) {
             o.engine = optarg;
             break;
         case OPT_SEND_MODE: o.send_mode = optarg; break;
-        case OPT_NO_TUI: break; /* the plain report is the only front end so far */
+        case OPT_TUI: tui = 1; break;
+        case OPT_NO_TUI: tui = 0; break;
+        case OPT_STEP: to.paused = true; break;
+        case OPT_SPEED:
+            if (parse_number("--speed", optarg, &to.speed) < 0) return 1;
+            break;
         case OPT_TRACE: o.trace = optarg; break;
         case OPT_TIMEOUT:
-            if (parse_seconds(optarg, &o.timeout) < 0) return 1;
+            if (parse_number("--timeout", optarg, &o.timeout) < 0) return 1;
+            timeout_given = true;
             break;
         case OPT_MEM:
             if (parse_u64("--mem-limit", optarg, 1ull << 20, &v) < 0) return 1;
@@ -148,5 +185,11 @@ int cs_cli_run(int argc, char **argv) {
         return 1;
     }
     o.script = argv[optind];
-    return cs_launch_run(&o);
+    /* The visualizer is the default where a user is watching. There the user
+     * ends the run: a default timeout would cut a paused lesson short. */
+    bool want = tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+    if (!want) return cs_launch_run(&o);
+    if (!timeout_given) o.timeout = 0;
+    to.timeout = o.timeout;
+    return run_tui(&o, &to);
 }

@@ -8,6 +8,21 @@
 
 #include "api.h"
 
+typedef struct cs_monitor cs_monitor;
+typedef struct cs_script cs_script;
+
+/* An interactive front end (the TUI). attach runs before the ranks start: it
+ * subscribes its sinks (after the monitor's) and installs its gates; -1 stops
+ * the run before it starts. loop runs on the main thread while the ranks run,
+ * instead of the plain wait; it returns when the user is done, after aborting
+ * the world if it still runs. The ranks' output is then not printed: the front
+ * end shows it; the summary still goes to err. */
+typedef struct cs_frontend {
+    int (*attach)(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const cs_script *s);
+    void (*loop)(void *ud);
+    void *ud;
+} cs_frontend;
+
 typedef struct cs_run_opts {
     const char *script;   /* path */
     int nranks;           /* 0: the script header's world, else 2 */
@@ -20,6 +35,7 @@ typedef struct cs_run_opts {
     uint64_t seed;
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
+    const cs_frontend *ui; /* NULL: the plain report */
 } cs_run_opts;
 
 /* Run, print the report, return the exit status (DESIGN.md section 9). */

@@ -20,6 +20,10 @@ struct cs_rank {
     _Atomic int sleeping;
     _Atomic int exited;
     char errmsg[512];
+    /* the operation passing the gate, for cs_rank_gate_op */
+    bool gate_set;
+    int gate_peer, gate_tag;
+    cs_tensor *gate_tensor;
 };
 
 struct cs_world {

@@ -1,0 +1,194 @@
+/* control.c -- pause, step and speed, as the gate every rank passes.
+ *
+ * One mutex guards everything; gates sleep on one condition variable with a
+ * short timeout, so an abort is noticed within a tick even if nobody calls
+ * cs_control_wake. Pacing is a shared schedule: each operation reserves the
+ * next free slot 1/speed seconds after the previous one, so "10 ops/s" means
+ * ten operations a second over all ranks, whoever is fastest.
+ */
+#include "control.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define TICK 0.05 /* seconds a gate sleeps before looking at the world again */
+
+typedef struct gate_slot {
+    bool parked;
+    cs_op op;
+    int peer, tag, line;
+    cs_tensor *tensor;  /* borrowed from the parked rank */
+    unsigned credit;    /* gates it may pass while paused */
+    double at;          /* its reserved time when paced; 0: none */
+} gate_slot;
+
+struct cs_control {
+    cs_world *w;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool paused;
+    double speed, next;
+    uint64_t steps;
+    int n;
+    gate_slot *s;
+};
+
+cs_control *cs_control_new(cs_world *w, bool paused, double speed) {
+    cs_control *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->n = cs_world_size(w);
+    c->s = calloc((size_t)c->n, sizeof *c->s);
+    if (!c->s) {
+        free(c);
+        return NULL;
+    }
+    c->w = w;
+    c->paused = paused;
+    c->speed = speed > 0 ? speed : 0;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &a);
+    pthread_condattr_destroy(&a);
+    return c;
+}
+
+void cs_control_free(cs_control *c) {
+    if (!c) return;
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c->s);
+    free(c);
+}
+
+static void sleep_for(cs_control *c, double seconds) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double when = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + (seconds < TICK ? seconds : TICK);
+    ts.tv_sec = (time_t)when;
+    ts.tv_nsec = (long)((when - (double)ts.tv_sec) * 1e9);
+    pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+}
+
+/* May the rank go now? Paused: only on a step credit. Paced: at its slot. */
+static bool may_pass(cs_control *c, gate_slot *s) {
+    if (c->paused) {
+        if (!s->credit) return false;
+        s->credit--;
+        return true;
+    }
+    if (c->speed <= 0) return true;
+    double now = cs_now();
+    if (s->at == 0) {
+        s->at = c->next > now ? c->next : now;
+        c->next = s->at + 1.0 / c->speed;
+    }
+    return now >= s->at;
+}
+
+int cs_control_gate(void *ud, cs_rank *r, cs_op op, int line) {
+    cs_control *c = ud;
+    gate_slot *s = &c->s[cs_rank_id(r)];
+    int rc = CS_OK;
+    pthread_mutex_lock(&c->mu);
+    s->op = op;
+    s->line = line;
+    if (!cs_rank_gate_op(r, &s->peer, &s->tag, &s->tensor)) {
+        s->peer = CS_NO_RANK;
+        s->tag = 0;
+        s->tensor = NULL;
+    }
+    for (;;) {
+        if (cs_world_aborted(c->w)) {
+            rc = CS_EABORT;
+            break;
+        }
+        if (may_pass(c, s)) break;
+        s->parked = true;
+        sleep_for(c, s->at > 0 ? s->at - cs_now() : TICK);
+    }
+    s->parked = false;
+    s->tensor = NULL;
+    s->at = 0;
+    if (rc == CS_OK) c->steps++;
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+void cs_control_set_paused(cs_control *c, bool paused) {
+    pthread_mutex_lock(&c->mu);
+    c->paused = paused;
+    if (!paused) {
+        /* steps granted while paused do not carry into the run */
+        for (int k = 0; k < c->n; k++) c->s[k].credit = 0;
+        c->next = 0;
+    }
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+bool cs_control_paused(cs_control *c) {
+    pthread_mutex_lock(&c->mu);
+    bool p = c->paused;
+    pthread_mutex_unlock(&c->mu);
+    return p;
+}
+
+void cs_control_set_speed(cs_control *c, double ops_per_s) {
+    pthread_mutex_lock(&c->mu);
+    c->speed = ops_per_s > 0 ? ops_per_s : 0;
+    c->next = 0;
+    for (int k = 0; k < c->n; k++) c->s[k].at = 0; /* re-reserve at the new pace */
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+double cs_control_speed(cs_control *c) {
+    pthread_mutex_lock(&c->mu);
+    double v = c->speed;
+    pthread_mutex_unlock(&c->mu);
+    return v;
+}
+
+void cs_control_step(cs_control *c, int k) {
+    if (k < 0 || k >= c->n) return;
+    pthread_mutex_lock(&c->mu);
+    c->s[k].credit++;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+uint64_t cs_control_steps(cs_control *c) {
+    pthread_mutex_lock(&c->mu);
+    uint64_t n = c->steps;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+cs_control_park cs_control_parked(cs_control *c, int k) {
+    cs_control_park p = {0};
+    if (k < 0 || k >= c->n) return p;
+    pthread_mutex_lock(&c->mu);
+    const gate_slot *s = &c->s[k];
+    p = (cs_control_park){s->parked, s->op, s->peer, s->tag, s->line};
+    pthread_mutex_unlock(&c->mu);
+    return p;
+}
+
+char *cs_control_tensor_text(cs_control *c, int k) {
+    if (k < 0 || k >= c->n) return NULL;
+    char *text = NULL;
+    pthread_mutex_lock(&c->mu);
+    /* The parked rank cannot leave its gate (and touch the tensor) without this lock. */
+    if (c->s[k].parked && c->s[k].tensor) text = cs_tensor_format(c->s[k].tensor);
+    pthread_mutex_unlock(&c->mu);
+    return text;
+}
+
+void cs_control_wake(cs_control *c) {
+    pthread_mutex_lock(&c->mu);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}

@@ -1,0 +1,61 @@
+/* grid.h -- a cell grid: what a frame of the visualizer looks like, without a
+ * terminal. Render functions draw into a grid; the ncurses front end copies it
+ * to the screen; the unit tests read it back as text. */
+#ifndef CS_GRID_H
+#define CS_GRID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    CS_C_DEFAULT = 0,
+    CS_C_RED,
+    CS_C_GREEN,
+    CS_C_YELLOW,
+    CS_C_BLUE,
+    CS_C_MAGENTA,
+    CS_C_CYAN,
+    CS_C_NCOLORS
+} cs_color;
+
+enum { CS_A_BOLD = 1, CS_A_REVERSE = 2, CS_A_DIM = 4, CS_A_UNDERLINE = 8 };
+
+typedef struct cs_cell {
+    uint32_t ch;    /* a Unicode code point of width 1 */
+    uint8_t fg;     /* cs_color */
+    uint8_t attr;   /* CS_A_* */
+} cs_cell;
+
+typedef struct cs_grid {
+    int w, h;
+    cs_cell *cells;
+} cs_grid;
+
+int cs_grid_init(cs_grid *g, int w, int h);
+void cs_grid_free(cs_grid *g);
+void cs_grid_clear(cs_grid *g);
+/* NULL outside the grid, so drawing code never needs to clip by hand. */
+cs_cell *cs_grid_at(cs_grid *g, int x, int y);
+void cs_grid_putc(cs_grid *g, int x, int y, uint32_t ch, int fg, int attr);
+/* UTF-8 text at (x, y), at most maxw columns; control characters become '?'.
+ * Returns the columns written. */
+int cs_grid_put(cs_grid *g, int x, int y, int maxw, const char *s, int fg, int attr);
+int cs_grid_printf(cs_grid *g, int x, int y, int maxw, int fg, int attr, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+void cs_grid_fill(cs_grid *g, int x, int y, int w, int h, uint32_t ch, int fg, int attr);
+/* Set attributes on a span without changing its characters. */
+void cs_grid_attr(cs_grid *g, int x, int y, int w, int fg, int attr);
+/* Row y as UTF-8 (trailing spaces kept), for tests and text captures. */
+char *cs_grid_row(const cs_grid *g, int y, char *buf, size_t len);
+/* The whole grid as UTF-8 lines, trailing spaces trimmed; malloc'ed. */
+char *cs_grid_text(const cs_grid *g);
+
+/* Decode one UTF-8 sequence at s; returns its length (1 for a bad byte, which
+ * decodes as U+FFFD). */
+int cs_utf8_decode(const char *s, uint32_t *cp);
+int cs_utf8_encode(uint32_t cp, char *out);
+/* Columns of a UTF-8 string, counting one per code point. */
+int cs_utf8_width(const char *s);
+
+#endif

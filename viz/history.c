@@ -1,0 +1,229 @@
+/* history.c -- the diagram's rows, output and warnings, bounded and counted. */
+#include "history.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define DEFAULT_CELLS (4u << 20) /* rows x ranks bytes of diagram state */
+
+int cs_history_init(cs_history *h, int world, size_t cap) {
+    memset(h, 0, sizeof *h);
+    size_t w = (size_t)(world > 0 ? world : 1);
+    if (!cap) {
+        cap = DEFAULT_CELLS / w;
+        if (cap > 4096) cap = 4096;
+        if (cap < 64) cap = 64;
+    }
+    h->world = (int)w;
+    h->cap = cap;
+    h->rows = calloc(cap, sizeof *h->rows);
+    h->st = calloc(cap * w, 1);
+    h->cur = calloc(w, 1);
+    h->pend = calloc(w, 1);
+    h->last = calloc(w, sizeof *h->last);
+    h->out = calloc(w, sizeof *h->out);
+    if (!h->rows || !h->st || !h->cur || !h->pend || !h->last || !h->out) {
+        cs_history_free(h);
+        return -1;
+    }
+    return 0;
+}
+
+void cs_history_free(cs_history *h) {
+    for (int k = 0; h->out && k < h->world; k++)
+        for (int i = 0; i < CS_HIST_OUT_KEEP; i++) free(h->out[k].line[i]);
+    for (int i = 0; i < CS_HIST_WARN_KEEP; i++) free(h->warn[i]);
+    free(h->rows);
+    free(h->st);
+    free(h->cur);
+    free(h->pend);
+    free(h->last);
+    free(h->out);
+    free(h->frozen);
+    memset(h, 0, sizeof *h);
+}
+
+static size_t slot(const cs_history *h, size_t i) { return (h->head + i) % h->cap; }
+
+const cs_hrow *cs_history_row(const cs_history *h, size_t i) {
+    return i < h->n ? &h->rows[slot(h, i)] : NULL;
+}
+
+uint8_t cs_history_state(const cs_history *h, size_t i, int k) {
+    if (i >= h->n || k < 0 || k >= h->world) return CS_HS_NONE;
+    return h->st[slot(h, i) * (size_t)h->world + (size_t)k];
+}
+
+/* A blocked stretch must show even if it began and ended between two rows. */
+static int rank_of_state(uint8_t s) {
+    static const int weight[] = {[CS_HS_NONE] = 0, [CS_HS_RUN] = 1, [CS_HS_COMPUTE] = 2,
+                                 [CS_HS_COLL] = 3, [CS_HS_BLOCKED] = 4, [CS_HS_DONE] = 5,
+                                 [CS_HS_FAILED] = 6};
+    return weight[s & 0x7F];
+}
+
+static void set_state(cs_history *h, int k, uint8_t s) {
+    h->cur[k] = s;
+    if (rank_of_state(s) > rank_of_state(h->pend[k])) h->pend[k] = s;
+}
+
+/* Append a row; the oldest leaves (and is counted) when the ring is full. */
+static cs_hrow *new_row(cs_history *h, cs_hrow_kind kind, int mark) {
+    if (h->n == h->cap) {
+        const cs_hrow *old = &h->rows[h->head];
+        h->dropped_rows++;
+        if (old->kind == CS_HROW_MSG) h->dropped_msgs += old->count;
+        h->head = (h->head + 1) % h->cap;
+        h->n--;
+    }
+    size_t s = slot(h, h->n++);
+    uint8_t *st = &h->st[s * (size_t)h->world];
+    memcpy(st, h->pend, (size_t)h->world);
+    memcpy(h->pend, h->cur, (size_t)h->world);
+    if (mark >= 0 && mark < h->world) st[mark] |= CS_HS_MARK;
+    cs_hrow *r = &h->rows[s];
+    *r = (cs_hrow){.kind = kind, .from = mark, .to = -1, .t = h->t};
+    return r;
+}
+
+static cs_hrow *last_row(cs_history *h) {
+    return h->n ? &h->rows[slot(h, h->n - 1)] : NULL;
+}
+
+static uint8_t *last_states(cs_history *h) {
+    return &h->st[slot(h, h->n - 1) * (size_t)h->world];
+}
+
+static void add_match(cs_history *h, const cs_event *ev) {
+    cs_hrow *r = last_row(h);
+    if (ev->ctx != 0) { /* a collective's own traffic: counted in its band */
+        h->coll_msgs++;
+        if (r && r->kind == CS_HROW_COLL) r->count++;
+        return;
+    }
+    h->messages++;
+    if (r && r->kind == CS_HROW_MSG && r->from == ev->peer && r->to == ev->rank &&
+        r->bytes == ev->bytes && r->tag == ev->tag) {
+        r->count++;
+        return;
+    }
+    r = new_row(h, CS_HROW_MSG, -1);
+    r->from = ev->peer;
+    r->to = ev->rank;
+    r->bytes = ev->bytes;
+    r->tag = ev->tag;
+    r->count = 1;
+    uint8_t *st = last_states(h);
+    if (ev->peer >= 0 && ev->peer < h->world) st[ev->peer] |= CS_HS_MARK;
+    st[ev->rank] |= CS_HS_MARK;
+}
+
+/* Ranks entering (or leaving) the same collective one after another share a band. */
+static void add_coll(cs_history *h, const cs_event *ev) {
+    set_state(h, ev->rank, ev->begin ? CS_HS_COLL : CS_HS_RUN);
+    cs_hrow *r = last_row(h);
+    const char *name = ev->text ? ev->text : "collective";
+    if (r && r->kind == CS_HROW_COLL && r->begin == ev->begin &&
+        strncmp(r->name, name, sizeof r->name - 1) == 0 && !(last_states(h)[ev->rank] & CS_HS_MARK)) {
+        last_states(h)[ev->rank] = (uint8_t)(h->cur[ev->rank] | CS_HS_MARK);
+        return;
+    }
+    r = new_row(h, CS_HROW_COLL, ev->rank);
+    r->begin = ev->begin;
+    r->bytes = ev->bytes;
+    strncpy(r->name, name, sizeof r->name - 1);
+}
+
+static void add_output(cs_history *h, int k, const char *text) {
+    cs_hout *o = &h->out[k];
+    const char *p = text ? text : "";
+    for (;;) { /* one kept line per printed line; a final newline adds none */
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char **line = &o->line[o->total % CS_HIST_OUT_KEEP];
+        free(*line);
+        *line = strndup(p, len);
+        o->total++;
+        if (!nl || !nl[1]) break;
+        p = nl + 1;
+    }
+}
+
+static void add_warn(cs_history *h, const cs_event *ev) {
+    char **w = &h->warn[h->nwarn % CS_HIST_WARN_KEEP];
+    free(*w);
+    *w = strdup(ev->text ? ev->text : "warning");
+    h->nwarn++;
+    new_row(h, CS_HROW_WARN, ev->rank);
+}
+
+static void freeze(cs_history *h) {
+    if (!h->mon || h->frozen || h->mon->world != h->world) return;
+    h->frozen = calloc((size_t)h->world, sizeof *h->frozen);
+    for (int k = 0; h->frozen && k < h->world; k++)
+        cs_viz_describe(h->mon, h, NULL, k, h->ascii, &h->frozen[k]);
+}
+
+void cs_history_add(cs_history *h, const cs_event *ev) {
+    h->nevents++;
+    if (ev->t > h->t) h->t = ev->t;
+    if (ev->type == CS_EV_DEADLOCK) {
+        new_row(h, CS_HROW_DEADLOCK, -1);
+        freeze(h);
+        return;
+    }
+    if (ev->rank < 0 || ev->rank >= h->world) return;
+    int k = ev->rank;
+    if (h->cur[k] == CS_HS_NONE) set_state(h, k, CS_HS_RUN);
+    switch (ev->type) {
+    case CS_EV_POST:
+        h->last[k] = (cs_hpost){true, ev->op, ev->peer, ev->tag, ev->line, ev->bytes};
+        break;
+    case CS_EV_MATCH: add_match(h, ev); break;
+    case CS_EV_BLOCK: set_state(h, k, CS_HS_BLOCKED); break;
+    case CS_EV_UNBLOCK: set_state(h, k, CS_HS_RUN); break;
+    case CS_EV_COMPUTE: set_state(h, k, ev->begin ? CS_HS_COMPUTE : CS_HS_RUN); break;
+    case CS_EV_COLL: add_coll(h, ev); break;
+    case CS_EV_PRINT: add_output(h, k, ev->text); break;
+    case CS_EV_WARN: add_warn(h, ev); break;
+    case CS_EV_ERROR:
+        set_state(h, k, CS_HS_FAILED);
+        new_row(h, CS_HROW_ERROR, k);
+        break;
+    case CS_EV_EXIT:
+        if (h->cur[k] != CS_HS_FAILED) {
+            set_state(h, k, ev->status == 0 ? CS_HS_DONE : CS_HS_FAILED);
+            new_row(h, CS_HROW_EXIT, k)->count = (uint64_t)ev->status;
+        }
+        break;
+    default: break;
+    }
+}
+
+static void history_emit(void *ud, const cs_event *ev) { cs_history_add(ud, ev); }
+
+cs_sink cs_history_sink(cs_history *h) { return (cs_sink){history_emit, h}; }
+
+size_t cs_history_nout(const cs_history *h, int k) {
+    if (k < 0 || k >= h->world) return 0;
+    return h->out[k].total < CS_HIST_OUT_KEEP ? (size_t)h->out[k].total : CS_HIST_OUT_KEEP;
+}
+
+const char *cs_history_out(const cs_history *h, int k, size_t i) {
+    size_t n = cs_history_nout(h, k);
+    if (i >= n) return NULL;
+    uint64_t first = h->out[k].total - n;
+    return h->out[k].line[(first + i) % CS_HIST_OUT_KEEP];
+}
+
+size_t cs_history_nwarn(const cs_history *h) {
+    return h->nwarn < CS_HIST_WARN_KEEP ? (size_t)h->nwarn : CS_HIST_WARN_KEEP;
+}
+
+const char *cs_history_warn(const cs_history *h, size_t i) {
+    size_t n = cs_history_nwarn(h);
+    if (i >= n) return NULL;
+    return h->warn[(h->nwarn - n + i) % CS_HIST_WARN_KEEP];
+}

@@ -1,0 +1,97 @@
+/* history.h -- what the visualizer remembers of the event stream: the rows of
+ * the space-time diagram, each rank's printed output, the warnings.
+ *
+ * A sink on the bus (its emit runs under the bus lock; readers take the bus
+ * lock too). Memory is bounded: when the diagram is full the oldest rows leave
+ * and are counted, repeated identical messages share one row with a count, and
+ * collectives' internal messages are counted in their band. Nothing is dropped
+ * without a count the screen shows.
+ */
+#ifndef CS_HISTORY_H
+#define CS_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "monitor.h"
+
+/* What a rank did during the stretch of time a diagram row covers. */
+typedef enum {
+    CS_HS_NONE = 0,   /* not started */
+    CS_HS_RUN,
+    CS_HS_COMPUTE,
+    CS_HS_COLL,       /* inside a collective */
+    CS_HS_BLOCKED,
+    CS_HS_DONE,
+    CS_HS_FAILED,
+    CS_HS_MARK = 0x80 /* flag: this rank is what the row is about */
+} cs_hist_state;
+
+typedef enum { CS_HROW_MSG, CS_HROW_COLL, CS_HROW_EXIT, CS_HROW_ERROR, CS_HROW_WARN,
+               CS_HROW_DEADLOCK } cs_hrow_kind;
+
+typedef struct cs_hrow {
+    cs_hrow_kind kind;
+    int from, to;      /* MSG: sender and receiver; other kinds: the rank (or -1) */
+    int tag;
+    size_t bytes;
+    uint64_t count;    /* MSG: identical messages in a row; COLL: internal messages */
+    bool begin;        /* COLL: entry or exit */
+    double t;
+    char name[24];     /* COLL: its name */
+} cs_hrow;
+
+/* The latest operation a rank posted, for the rank table. */
+typedef struct cs_hpost {
+    bool valid;
+    cs_op op;
+    int peer, tag, line;
+    size_t bytes;
+} cs_hpost;
+
+#define CS_HIST_OUT_KEEP 64  /* printed lines kept per rank */
+#define CS_HIST_WARN_KEEP 16
+
+typedef struct cs_hout {
+    char *line[CS_HIST_OUT_KEEP];
+    uint64_t total;    /* lines ever printed; the last min(total, KEEP) are kept */
+} cs_hout;
+
+typedef struct cs_history {
+    int world;
+    size_t cap, head, n;   /* ring of rows */
+    cs_hrow *rows;
+    uint8_t *st;           /* cap x world cs_hist_state, row-major */
+    uint8_t *cur, *pend;   /* each rank's state now, and its worst since the last row */
+    uint64_t dropped_rows, dropped_msgs, messages, coll_msgs;
+    cs_hpost *last;        /* per rank */
+    cs_hout *out;          /* per rank */
+    char *warn[CS_HIST_WARN_KEEP];
+    uint64_t nwarn;
+    double t;              /* time of the latest event */
+    uint64_t nevents;
+    /* The ranks as they were when the deadlock was found: after it the ranks
+     * unwind (aborted), but the screen must show who was blocked on what. */
+    const cs_monitor *mon; /* set by the owner to enable the snapshot */
+    struct cs_viz_rank *frozen;
+    bool ascii;            /* the snapshot's arrows in ASCII */
+} cs_history;
+
+/* cap: diagram rows kept (0: a default that bounds memory for the world size). */
+int cs_history_init(cs_history *h, int world, size_t cap);
+void cs_history_free(cs_history *h);
+void cs_history_add(cs_history *h, const cs_event *ev);
+cs_sink cs_history_sink(cs_history *h);
+
+/* Row i (0 = oldest kept) and the state of rank k during it. */
+const cs_hrow *cs_history_row(const cs_history *h, size_t i);
+uint8_t cs_history_state(const cs_history *h, size_t i, int k);
+/* Printed line i (0 = oldest kept) of rank k, and how many are kept. */
+size_t cs_history_nout(const cs_history *h, int k);
+const char *cs_history_out(const cs_history *h, int k, size_t i);
+const char *cs_history_warn(const cs_history *h, size_t i); /* 0 = oldest kept */
+size_t cs_history_nwarn(const cs_history *h);
+
+#endif

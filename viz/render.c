@@ -1,0 +1,554 @@
+/* render.c -- drawing one frame: header, rank table, alerts, space-time
+ * diagram, source, messages in flight, output, footer; help and popups on top.
+ *
+ * Everything is drawn from the view into the grid; nothing here keeps state
+ * between frames, so a resize is just the next frame at another size.
+ */
+#include "render.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Glyphs with their ASCII stand-ins (NO_COLOR or a non-UTF-8 terminal still
+ * get a readable diagram). */
+typedef enum { G_VLINE, G_BLOCK, G_COMP, G_COLL, G_HLINE, G_RIGHT, G_LEFT, G_DOT, G_BAND,
+               G_BANDX, G_OK, G_FAIL, G_WARN, G_SEL, G_ARROW, G_SELF, G_NGLYPHS } glyph;
+
+static const uint32_t uni[G_NGLYPHS] = {
+    [G_VLINE] = 0x2502, [G_BLOCK] = 0x2503, [G_COMP] = 0x250A, [G_COLL] = 0x2551,
+    [G_HLINE] = 0x2500, [G_RIGHT] = 0x25B6, [G_LEFT] = 0x25C0, [G_DOT] = 0x25CF,
+    [G_BAND] = 0x2550,  [G_BANDX] = 0x256A, [G_OK] = 0x2713,  [G_FAIL] = 0x2717,
+    [G_WARN] = '!',     [G_SEL] = 0x25B8,   [G_ARROW] = 0x2192, [G_SELF] = 0x21BA,
+};
+static const char asc[G_NGLYPHS] = {
+    [G_VLINE] = '|', [G_BLOCK] = '#', [G_COMP] = ':', [G_COLL] = 'H', [G_HLINE] = '-',
+    [G_RIGHT] = '>', [G_LEFT] = '<',  [G_DOT] = 'o',  [G_BAND] = '=', [G_BANDX] = '+',
+    [G_OK] = 'v',    [G_FAIL] = 'X',  [G_WARN] = '!', [G_SEL] = '>',  [G_ARROW] = '>',
+    [G_SELF] = '@',
+};
+
+static uint32_t gl(const cs_viz_view *v, glyph g) { return v->ascii ? (uint32_t)asc[g] : uni[g]; }
+
+/* ---- words and colours */
+
+const char *cs_viz_state_word(cs_rank_state s, bool parked) {
+    if (parked) return "ready";
+    return cs_rank_state_name(s);
+}
+
+int cs_viz_state_color(cs_rank_state s, bool parked) {
+    if (parked) return CS_C_YELLOW;
+    switch (s) {
+    case CS_RS_RUNNING: return CS_C_GREEN;
+    case CS_RS_BLOCKED: return CS_C_RED;
+    case CS_RS_COMPUTING: return CS_C_CYAN;
+    case CS_RS_DONE: return CS_C_BLUE;
+    case CS_RS_FAILED: return CS_C_MAGENTA;
+    default: return CS_C_DEFAULT;
+    }
+}
+
+/* ---- text helpers */
+
+/* Draw text wrapped at word boundaries into w columns, at most maxh lines
+ * (g NULL: only count). Returns the lines used. */
+static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int fg, int attr,
+                int indent) {
+    int lines = 0;
+    const char *p = text;
+    while (*p && lines < maxh) {
+        int avail = w - (lines ? indent : 0);
+        if (avail < 8) avail = w;
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        /* take up to avail code points, backing off to a space */
+        size_t take = 0, last_space = 0;
+        int cols = 0;
+        while (take < len && cols < avail) {
+            uint32_t cp;
+            size_t k = (size_t)cs_utf8_decode(p + take, &cp);
+            if (cp == ' ') last_space = take;
+            take += k;
+            cols++;
+        }
+        if (take < len && last_space > 0) take = last_space;
+        if (g) {
+            char buf[1024];
+            size_t n = take < sizeof buf - 1 ? take : sizeof buf - 1;
+            memcpy(buf, p, n);
+            buf[n] = 0;
+            cs_grid_put(g, x + (lines ? indent : 0), y + lines, avail, buf, fg, attr);
+        }
+        lines++;
+        p += take;
+        while (*p == ' ') p++;
+        if (p == (nl ? nl : text + strlen(text)) && nl) p = nl + 1;
+        else if (*p == '\n') p++;
+    }
+    return lines;
+}
+
+static void title(cs_grid *g, const cs_viz_view *v, int x, int y, int w, const char *text) {
+    cs_grid_fill(g, x, y, w, 1, gl(v, G_HLINE), CS_C_DEFAULT, CS_A_DIM);
+    cs_grid_printf(g, x + 1, y, w - 2, CS_C_DEFAULT, CS_A_BOLD, " %s ", text);
+}
+
+/* ---- layout */
+
+static int alerts_lines(const cs_viz_view *v, int w) {
+    const cs_monitor *m = v->mon;
+    int n = 0;
+    if (m->deadlocked && m->verdict) n += 1 + wrap(NULL, 0, 0, w - 2, 100, m->verdict, 0, 0, 4);
+    for (int k = 0; k < m->world && n < 100; k++)
+        if (m->ranks[k].error) n += wrap(NULL, 0, 0, w - 2, 3, m->ranks[k].error, 0, 0, 4);
+    n += (int)cs_history_nwarn(v->hist);
+    return n;
+}
+
+void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *o) {
+    memset(o, 0, sizeof *o);
+    int nr = v->mon->world;
+    int body_min = 6;
+    int ranks_h = nr < (h - 2) / 4 ? nr : (h - 2) / 4;
+    if (ranks_h < 2) ranks_h = nr < 2 ? nr : 2;
+    o->ranks_y = 2;
+    o->ranks_h = ranks_h;
+    int y = o->ranks_y + ranks_h;
+    int al = alerts_lines(v, w);
+    int room = h - 1 - y - body_min - 1;
+    if (al > 0) {
+        int cap = h / 3 > room ? room : h / 3;
+        o->alerts_h = al + 1 < cap ? al + 1 : cap; /* + its title line */
+        if (o->alerts_h < 0) o->alerts_h = 0;
+        o->alerts_y = y;
+        y += o->alerts_h;
+    }
+    o->body_y = y;
+    o->body_h = h - 1 - y;
+    o->diag_x = 0;
+    o->diag_w = w * 11 / 20;
+    o->right_x = o->diag_w + 1;
+    o->right_w = w - o->right_x;
+    int cw = nr ? (o->diag_w - 1) / nr : 4;
+    o->diag_cw = cw < 4 ? 4 : cw > 10 ? 10 : cw;
+    int vis = (o->diag_w - 1) / o->diag_cw;
+    int first = v->selected - vis / 2;
+    if (first > nr - vis) first = nr - vis;
+    o->diag_col_first = first < 0 ? 0 : first;
+}
+
+int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y) {
+    int k = -1;
+    if (y >= l->ranks_y && y < l->ranks_y + l->ranks_h) k = rank_top + (y - l->ranks_y);
+    else if (y > l->body_y && y < l->body_y + l->body_h && x >= l->diag_x &&
+             x < l->diag_x + l->diag_w)
+        k = l->diag_col_first + (x - l->diag_x) / l->diag_cw;
+    return k >= 0 && k < nranks ? k : -1;
+}
+
+/* ---- header and footer */
+
+static int status_color(const char *s) {
+    if (!strcmp(s, "deadlocked") || !strcmp(s, "failed")) return CS_C_RED;
+    if (!strcmp(s, "running")) return CS_C_GREEN;
+    if (!strcmp(s, "paused")) return CS_C_YELLOW;
+    return CS_C_BLUE;
+}
+
+static void draw_header(cs_grid *g, const cs_viz_view *v) {
+    const cs_monitor *m = v->mon;
+    char speed[32] = "";
+    if (v->speed > 0) snprintf(speed, sizeof speed, "  %g ops/s", v->speed);
+    else if (v->speed == 0) snprintf(speed, sizeof speed, "  full speed");
+    cs_grid_fill(g, 0, 0, g->w, 1, ' ', CS_C_DEFAULT, CS_A_REVERSE);
+    int x = cs_grid_printf(g, 0, 0, g->w, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim ");
+    x += cs_grid_printf(g, x, 0, g->w - x, CS_C_DEFAULT, CS_A_REVERSE,
+                        " %s  %s  %s  world %d  step %llu%s%s%s ", v->script ? v->script : "?",
+                        m->engine ? m->engine : "thread", m->send_mode ? m->send_mode : "",
+                        m->world, (unsigned long long)v->steps, speed, v->extra ? "  " : "",
+                        v->extra ? v->extra : "");
+    const char *st = v->status ? v->status : "";
+    int sw = cs_utf8_width(st) + 2;
+    int sx = g->w - sw > x ? g->w - sw : x;
+    cs_grid_printf(g, sx, 0, g->w - sx, status_color(st), CS_A_REVERSE | CS_A_BOLD, " %s ", st);
+    for (int i = 0; i < (int)strlen(st) && sx + 1 + i < g->w; i++) {
+        cs_cell *c = cs_grid_at(g, sx + 1 + i, 0);
+        if (c && c->ch >= 'a' && c->ch <= 'z') c->ch -= 32; /* shout the status */
+    }
+}
+
+static void draw_footer(cs_grid *g, const cs_viz_view *v) {
+    int y = g->h - 1;
+    cs_grid_fill(g, 0, y, g->w, 1, ' ', CS_C_DEFAULT, 0);
+    if (v->message) {
+        cs_grid_put(g, 1, y, g->w - 2, v->message, CS_C_YELLOW, CS_A_BOLD);
+        return;
+    }
+    static const char *const keys[][2] = {
+        {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"+/-", "speed"},
+        {"tab", "rank"},   {"enter", "tensor"}, {"?", "help"},      {"q", "quit"},
+    };
+    int x = 1;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        int need = (int)strlen(keys[i][0]) + (int)strlen(keys[i][1]) + 3;
+        if (x + need > g->w) break;
+        x += cs_grid_put(g, x, y, g->w - x, keys[i][0], CS_C_DEFAULT, CS_A_REVERSE);
+        x += cs_grid_printf(g, x, y, g->w - x, CS_C_DEFAULT, 0, " %s  ", keys[i][1]);
+    }
+}
+
+/* ---- the rank table */
+
+static void rank_row(cs_grid *g, const cs_viz_view *v, int k, int y) {
+    cs_viz_rank r;
+    const cs_viz_rank *fr = v->hist && v->hist->frozen ? &v->hist->frozen[k] : NULL;
+    if (fr) r = *fr;
+    else cs_viz_describe(v->mon, v->hist, v->gates ? &v->gates[k] : NULL, k, v->ascii, &r);
+    bool sel = k == v->selected;
+    int attr = sel ? CS_A_REVERSE : 0;
+    cs_grid_fill(g, 0, y, g->w, 1, ' ', CS_C_DEFAULT, attr);
+    if (sel) cs_grid_putc(g, 0, y, gl(v, G_SEL), CS_C_DEFAULT, attr | CS_A_BOLD);
+    cs_grid_printf(g, 1, y, 6, CS_C_DEFAULT, attr | CS_A_BOLD, "%5d", k);
+    cs_grid_put(g, 8, y, 10, cs_viz_state_word(r.state, r.parked),
+                cs_viz_state_color(r.state, r.parked), attr | CS_A_BOLD);
+    int opw = g->w - 19 - 18;
+    cs_grid_put(g, 19, y, opw, r.op, CS_C_DEFAULT, attr);
+    if (r.line > 0) cs_grid_printf(g, g->w - 17, y, 8, CS_C_DEFAULT, attr, "line %d", r.line);
+    if (r.state == CS_RS_BLOCKED) {
+        double t = (fr ? v->hist->t : v->now) - r.since;
+        cs_grid_printf(g, g->w - 8, y, 8, CS_C_RED, attr, "%6.1fs", t > 0 ? t : 0);
+    }
+}
+
+static void draw_ranks(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
+    char t[96];
+    int n = v->mon->world;
+    if (n > l->ranks_h)
+        snprintf(t, sizeof t, "ranks %d-%d of %d", v->rank_top, v->rank_top + l->ranks_h - 1, n);
+    else snprintf(t, sizeof t, "ranks");
+    title(g, v, 0, l->ranks_y - 1, g->w, t);
+    cs_grid_put(g, g->w - 30, l->ranks_y - 1, 29, v->hist && v->hist->frozen ?
+                " as the deadlock found them " : "", CS_C_RED, 0);
+    for (int i = 0; i < l->ranks_h && v->rank_top + i < n; i++)
+        rank_row(g, v, v->rank_top + i, l->ranks_y + i);
+}
+
+/* ---- alerts: the deadlock with its cycle, errors, warnings */
+
+static void draw_cycle(cs_grid *g, const cs_viz_view *v, int y) {
+    int cyc[16];
+    int n = cs_viz_cycle(v->mon, cyc, 16);
+    int x = cs_grid_put(g, 1, y, g->w - 2, "DEADLOCK", CS_C_RED, CS_A_BOLD | CS_A_REVERSE);
+    if (n == 0) return;
+    x += cs_grid_put(g, 1 + x, y, g->w, "  wait-for cycle: ", CS_C_RED, CS_A_BOLD) + 1;
+    const char *arrow = v->ascii ? " -> " : " → ";
+    for (int i = 0; i <= n && x < g->w; i++) {
+        x += cs_grid_printf(g, x, y, g->w - x, CS_C_RED, CS_A_BOLD, "rank %d", cyc[i % n]);
+        if (i < n) x += cs_grid_put(g, x, y, g->w - x, arrow, CS_C_RED, 0);
+    }
+}
+
+static void draw_alerts(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
+    if (!l->alerts_h) return;
+    const cs_monitor *m = v->mon;
+    title(g, v, 0, l->alerts_y, g->w, "alerts");
+    int y = l->alerts_y + 1, end = l->alerts_y + l->alerts_h;
+    if (m->deadlocked && m->verdict && y < end) {
+        draw_cycle(g, v, y++);
+        y += wrap(g, 1, y, g->w - 2, end - y, m->verdict, CS_C_RED, 0, 4);
+    }
+    for (int k = 0; k < m->world && y < end; k++)
+        if (m->ranks[k].error)
+            y += wrap(g, 1, y, g->w - 2, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
+    size_t nw = cs_history_nwarn(v->hist);
+    for (size_t i = 0; i < nw && y < end; i++) {
+        cs_grid_put(g, 1, y, 9, "warning: ", CS_C_YELLOW, CS_A_BOLD);
+        cs_grid_put(g, 10, y++, g->w - 11, cs_history_warn(v->hist, i), CS_C_YELLOW, 0);
+    }
+}
+
+/* ---- the space-time diagram */
+
+static int col_x(const cs_viz_layout *l, int k) {
+    return l->diag_x + (k - l->diag_col_first) * l->diag_cw + l->diag_cw / 2;
+}
+
+static bool col_visible(const cs_viz_layout *l, int k) {
+    int x = col_x(l, k);
+    return k >= l->diag_col_first && x < l->diag_x + l->diag_w;
+}
+
+static void draw_lifelines(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, size_t i,
+                           int y) {
+    for (int k = l->diag_col_first; k < v->mon->world && col_visible(l, k); k++) {
+        uint8_t s = cs_history_state(v->hist, i, k) & 0x7F;
+        uint32_t ch = ' ';
+        int fg = CS_C_DEFAULT, attr = CS_A_DIM;
+        switch (s) {
+        case CS_HS_RUN: ch = gl(v, G_VLINE); break;
+        case CS_HS_COMPUTE: ch = gl(v, G_COMP), fg = CS_C_CYAN, attr = 0; break;
+        case CS_HS_COLL: ch = gl(v, G_COLL), fg = CS_C_MAGENTA, attr = 0; break;
+        case CS_HS_BLOCKED: ch = gl(v, G_BLOCK), fg = CS_C_RED, attr = CS_A_BOLD; break;
+        default: break;
+        }
+        cs_grid_putc(g, col_x(l, k), y, ch, fg, attr);
+    }
+}
+
+static void draw_label(cs_grid *g, int x0, int x1, int y, const char *label, int fg) {
+    int w = cs_utf8_width(label);
+    if (x1 - x0 - 1 >= w) cs_grid_put(g, x0 + (x1 - x0 - w + 1) / 2, y, w, label, fg, CS_A_BOLD);
+    else cs_grid_put(g, x1 + 2, y, w, label, fg, CS_A_BOLD); /* no room: beside the head */
+}
+
+static void draw_msg(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, const cs_hrow *r,
+                     int y) {
+    char label[40], size[16];
+    cs_viz_bytes(r->bytes, size, sizeof size);
+    if (r->count > 1) snprintf(label, sizeof label, "%s x%llu", size, (unsigned long long)r->count);
+    else snprintf(label, sizeof label, "%s", size);
+    int lo = r->from < r->to ? r->from : r->to, hi = r->from < r->to ? r->to : r->from;
+    int xa = col_x(l, lo), xb = col_x(l, hi);
+    int left = l->diag_x, right = l->diag_x + l->diag_w - 1;
+    if (r->from == r->to) {
+        cs_grid_putc(g, xa, y, gl(v, G_SELF), CS_C_GREEN, CS_A_BOLD);
+        cs_grid_put(g, xa + 2, y, right - xa - 1, label, CS_C_GREEN, CS_A_BOLD);
+        return;
+    }
+    int x0 = xa < left ? left : xa, x1 = xb > right ? right : xb;
+    for (int x = x0; x <= x1; x++) cs_grid_putc(g, x, y, gl(v, G_HLINE), CS_C_GREEN, 0);
+    bool rightward = r->to > r->from;
+    if (col_visible(l, r->from)) cs_grid_putc(g, col_x(l, r->from), y, gl(v, G_DOT), CS_C_GREEN, CS_A_BOLD);
+    if (col_visible(l, r->to))
+        cs_grid_putc(g, col_x(l, r->to), y, gl(v, rightward ? G_RIGHT : G_LEFT), CS_C_GREEN, CS_A_BOLD);
+    if (x1 + 2 + cs_utf8_width(label) > right + 1 && x1 - x0 - 1 < cs_utf8_width(label)) {
+        cs_grid_put(g, x0 - cs_utf8_width(label) - 1 >= left ? x0 - cs_utf8_width(label) - 1 : left,
+                    y, cs_utf8_width(label), label, CS_C_GREEN, CS_A_BOLD);
+        return;
+    }
+    draw_label(g, x0, x1, y, label, CS_C_GREEN);
+}
+
+static void draw_band(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, size_t i,
+                      const cs_hrow *r, int y) {
+    int lo = -1, hi = -1;
+    for (int k = 0; k < v->mon->world; k++)
+        if (cs_history_state(v->hist, i, k) & CS_HS_MARK) {
+            if (lo < 0) lo = k;
+            hi = k;
+        }
+    if (lo < 0) return;
+    int left = l->diag_x, right = l->diag_x + l->diag_w - 1;
+    int x0 = col_x(l, lo) - 1, x1 = col_x(l, hi) + 1;
+    x0 = x0 < left ? left : x0;
+    x1 = x1 > right ? right : x1;
+    for (int x = x0; x <= x1; x++) cs_grid_putc(g, x, y, gl(v, G_BAND), CS_C_MAGENTA, 0);
+    for (int k = lo; k <= hi; k++)
+        if ((cs_history_state(v->hist, i, k) & CS_HS_MARK) && col_visible(l, k))
+            cs_grid_putc(g, col_x(l, k), y, gl(v, G_BANDX), CS_C_MAGENTA, CS_A_BOLD);
+    char label[64];
+    if (r->begin) snprintf(label, sizeof label, "%s", r->name);
+    else snprintf(label, sizeof label, "%s done, %llu msgs", r->name, (unsigned long long)r->count);
+    draw_label(g, x0, x1, y, label, CS_C_MAGENTA);
+}
+
+static void draw_mark(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, const cs_hrow *r,
+                      int y) {
+    if (r->kind == CS_HROW_DEADLOCK) {
+        int w = l->diag_w;
+        cs_grid_fill(g, l->diag_x, y, w, 1, gl(v, G_HLINE), CS_C_RED, CS_A_BOLD);
+        cs_grid_put(g, l->diag_x + (w - 10) / 2, y, 10, " DEADLOCK ", CS_C_RED,
+                    CS_A_BOLD | CS_A_REVERSE);
+        return;
+    }
+    if (r->from < 0 || !col_visible(l, r->from)) return;
+    glyph gg = r->kind == CS_HROW_WARN ? G_WARN : r->kind == CS_HROW_ERROR || r->count ? G_FAIL : G_OK;
+    int fg = r->kind == CS_HROW_WARN ? CS_C_YELLOW : gg == G_FAIL ? CS_C_MAGENTA : CS_C_BLUE;
+    cs_grid_putc(g, col_x(l, r->from), y, gl(v, gg), fg, CS_A_BOLD);
+}
+
+static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
+    const cs_history *h = v->hist;
+    char t[128];
+    int n = snprintf(t, sizeof t, "space-time: %llu msgs", (unsigned long long)h->messages);
+    if (h->dropped_rows)
+        snprintf(t + n, sizeof t - (size_t)n, ", %llu older rows (%llu msgs) gone",
+                 (unsigned long long)h->dropped_rows, (unsigned long long)h->dropped_msgs);
+    title(g, v, l->diag_x, l->body_y, l->diag_w, t);
+    int y0 = l->body_y + 1, rows = l->body_h - 2;
+    if (rows < 1) return;
+    for (int k = l->diag_col_first; k < v->mon->world && col_visible(l, k); k++) {
+        char num[12];
+        snprintf(num, sizeof num, "%d", k);
+        int x = col_x(l, k) - ((int)strlen(num) - 1) / 2;
+        cs_grid_put(g, x, y0, (int)strlen(num), num, CS_C_DEFAULT,
+                    k == v->selected ? CS_A_BOLD | CS_A_REVERSE : CS_A_BOLD);
+    }
+    size_t total = h->n, back = v->diag_back < total ? v->diag_back : total;
+    size_t end = total - back, first = end > (size_t)rows ? end - (size_t)rows : 0;
+    for (size_t i = first; i < end; i++) {
+        int y = y0 + 1 + (int)(i - first);
+        const cs_hrow *r = cs_history_row(h, i);
+        draw_lifelines(g, v, l, i, y);
+        if (r->kind == CS_HROW_MSG) draw_msg(g, v, l, r, y);
+        else if (r->kind == CS_HROW_COLL) draw_band(g, v, l, i, r, y);
+        else draw_mark(g, v, l, r, y);
+    }
+    if (back)
+        cs_grid_printf(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, CS_C_YELLOW, 0,
+                       "(scrolled back %zu rows: End follows)", back);
+}
+
+/* ---- the right column: source, messages in flight, output */
+
+static int right_box(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y,
+                     const char *t) {
+    title(g, v, l->right_x, y, l->right_w, t);
+    return y + 1;
+}
+
+/* The rank numbers whose current line is `line`, as "0,1" or "0,1+5". */
+static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len) {
+    size_t n = 0;
+    int shown = 0, more = 0;
+    buf[0] = 0;
+    for (int k = 0; k < v->mon->world; k++) {
+        int at = v->hist && v->hist->frozen ? v->hist->frozen[k].line : 0;
+        if (!at) {
+            cs_viz_rank r;
+            cs_viz_describe(v->mon, v->hist, v->gates ? &v->gates[k] : NULL, k, v->ascii, &r);
+            if (r.state >= CS_RS_DONE) continue;
+            at = r.line;
+        }
+        if (at != line) continue;
+        if (shown < 2 && n + 8 < len) n += (size_t)snprintf(buf + n, len - n, shown ? ",%d" : "%d", k), shown++;
+        else more++;
+    }
+    if (more && n + 8 < len) snprintf(buf + n, len - n, "+%d", more);
+}
+
+static void draw_source(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y, int h) {
+    char t[64];
+    snprintf(t, sizeof t, "source, rank %d", v->selected);
+    y = right_box(g, v, l, y, t);
+    h--;
+    if (h <= 0 || !v->src) return;
+    cs_viz_rank sel;
+    cs_viz_describe(v->mon, v->hist, v->gates ? &v->gates[v->selected] : NULL, v->selected,
+                    v->ascii, &sel);
+    if (v->hist && v->hist->frozen) sel = v->hist->frozen[v->selected];
+    int cur = sel.line;
+    int top = cur - h / 2;
+    if (top > v->nsrc - h + 1) top = v->nsrc - h + 1;
+    if (top < 1) top = 1;
+    for (int i = 0; i < h && top + i <= v->nsrc; i++) {
+        int ln = top + i;
+        char marks[16];
+        line_marks(v, ln, marks, sizeof marks);
+        bool here = ln == cur;
+        int attr = here ? CS_A_REVERSE : 0;
+        cs_grid_fill(g, l->right_x, y + i, l->right_w, 1, ' ', CS_C_DEFAULT, attr);
+        cs_grid_printf(g, l->right_x, y + i, 7, marks[0] ? CS_C_YELLOW : CS_C_DEFAULT,
+                       attr | CS_A_BOLD, "%6s", marks);
+        cs_grid_printf(g, l->right_x + 6, y + i, 5, CS_C_DEFAULT, attr | CS_A_DIM, "%4d ", ln);
+        cs_grid_put(g, l->right_x + 11, y + i, l->right_w - 11, v->src[ln - 1], CS_C_DEFAULT, attr);
+    }
+}
+
+static void draw_inflight(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y, int h) {
+    cs_viz_msg msgs[64];
+    size_t n = cs_viz_inflight(v->mon, msgs, 64);
+    char t[64];
+    snprintf(t, sizeof t, "in flight: %zu", n);
+    y = right_box(g, v, l, y, t);
+    const char *arrow = v->ascii ? "->" : "→";
+    for (size_t i = 0; i < n && i < 64 && (int)i < h - 1; i++) {
+        const cs_viz_msg *m = &msgs[i];
+        char from[12], size[16];
+        if (m->from < 0) snprintf(from, sizeof from, "any");
+        else snprintf(from, sizeof from, "%d", m->from);
+        cs_viz_bytes(m->bytes, size, sizeof size);
+        bool last = (int)i == h - 2 && n > (size_t)h - 1;
+        if (last) {
+            cs_grid_printf(g, l->right_x + 1, y + (int)i, l->right_w - 2, CS_C_DEFAULT, CS_A_DIM,
+                           "... %zu more", n - i);
+            break;
+        }
+        cs_grid_printf(g, l->right_x + 1, y + (int)i, l->right_w - 2, CS_C_DEFAULT, 0,
+                       "%3s %s %-3d %-8s tag %-3d %-11s line %d", from, arrow, m->to, size, m->tag,
+                       m->state, m->line);
+    }
+}
+
+static void draw_output(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y, int h) {
+    char t[64];
+    int k = v->selected;
+    snprintf(t, sizeof t, "output, rank %d (%llu lines)", k,
+             (unsigned long long)(k < v->hist->world ? v->hist->out[k].total : 0));
+    y = right_box(g, v, l, y, t);
+    size_t n = cs_history_nout(v->hist, k);
+    size_t show = (size_t)(h - 1) < n ? (size_t)(h - 1) : n;
+    for (size_t i = 0; i < show; i++)
+        cs_grid_put(g, l->right_x + 1, y + (int)i, l->right_w - 2,
+                    cs_history_out(v->hist, k, n - show + i), CS_C_DEFAULT, 0);
+}
+
+static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
+    if (l->body_h < 3) return;
+    draw_diagram(g, v, l);
+    for (int y = l->body_y; y < l->body_y + l->body_h; y++)
+        cs_grid_putc(g, l->diag_w, y, gl(v, G_VLINE), CS_C_DEFAULT, CS_A_DIM);
+    int h = l->body_h, src_h = h / 2, fl_h = (h - src_h) / 2, out_h = h - src_h - fl_h;
+    draw_source(g, v, l, l->body_y, src_h);
+    draw_inflight(g, v, l, l->body_y + src_h, fl_h);
+    draw_output(g, v, l, l->body_y + src_h + fl_h, out_h);
+}
+
+/* ---- overlays */
+
+static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char *text) {
+    int w = g->w - 8 < 72 ? g->w - 8 : 72;
+    int lines = wrap(NULL, 0, 0, w - 4, g->h - 6, text, 0, 0, 0);
+    int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
+    cs_grid_fill(g, x, y, w, h, ' ', CS_C_DEFAULT, 0);
+    for (int i = x; i < x + w; i++) {
+        cs_grid_putc(g, i, y, gl(v, G_HLINE), CS_C_CYAN, 0);
+        cs_grid_putc(g, i, y + h - 1, gl(v, G_HLINE), CS_C_CYAN, 0);
+    }
+    for (int j = y; j < y + h; j++) {
+        cs_grid_putc(g, x, j, gl(v, G_VLINE), CS_C_CYAN, 0);
+        cs_grid_putc(g, x + w - 1, j, gl(v, G_VLINE), CS_C_CYAN, 0);
+    }
+    cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
+    wrap(g, x + 2, y + 2, w - 4, lines, text, CS_C_DEFAULT, 0, 0);
+}
+
+static const char help_text[] =
+    "space    advance every runnable rank by one operation\n"
+    "s        step only the selected rank\n"
+    "r        run or pause\n"
+    "+ / -    faster / slower (operations per second; 0 = full speed)\n"
+    "tab, arrows, click   select a rank\n"
+    "PgUp/PgDn, End   scroll the diagram back / follow the newest\n"
+    "enter    show the tensor of the selected rank's next operation\n"
+    "         (it must be stopped at its gate: ready)\n"
+    "?        this help          q   quit\n"
+    "\n"
+    "states: ready (stopped at its gate), running, blocked (sleeping on a send or\n"
+    "receive), computing, done, failed, aborted. Diagram: a column per rank, time\n"
+    "going down, an arrow per message labelled with its size, thick stretches are\n"
+    "blocked, = bands are collectives.";
+
+void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
+    cs_grid_clear(g);
+    cs_viz_layout l;
+    cs_viz_layout_of(v, g->w, g->h, &l);
+    draw_header(g, v);
+    draw_ranks(g, v, &l);
+    draw_alerts(g, v, &l);
+    draw_body(g, v, &l);
+    draw_footer(g, v);
+    if (v->popup) draw_box(g, v, v->popup_title ? v->popup_title : "", v->popup);
+    if (v->help) draw_box(g, v, "keys", help_text);
+}

@@ -1,0 +1,55 @@
+/* render.h -- one frame of the visualizer, drawn into a cell grid from the
+ * world model, the history and the controls. Pure: no terminal, no clock, no
+ * locks (the caller holds the bus lock while a live model is drawn). */
+#ifndef CS_RENDER_H
+#define CS_RENDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "grid.h"
+#include "history.h"
+#include "model.h"
+#include "monitor.h"
+
+typedef struct cs_viz_view {
+    const cs_monitor *mon;
+    const cs_history *hist;
+    const cs_viz_gate *gates;   /* per rank, or NULL */
+    const char *script;         /* shown in the header */
+    const char *const *src;     /* the script's lines */
+    int nsrc;
+    const char *status;         /* "running", "paused", "finished", "deadlocked", ... */
+    const char *extra;          /* more header text ("replay 12/40"), or NULL */
+    uint64_t steps;             /* operations that passed their gates */
+    double speed;               /* operations per second; 0 = full speed; < 0: not shown */
+    double now;                 /* run time, for "blocked for" */
+    int selected;
+    int rank_top;               /* first rank row shown (the caller keeps it in view) */
+    size_t diag_back;           /* diagram rows scrolled back from the newest */
+    bool help;
+    const char *popup_title, *popup; /* a box over the frame (a tensor's values) */
+    const char *message;        /* a transient line in the footer */
+    bool ascii;                 /* no box drawing or arrows outside ASCII */
+} cs_viz_view;
+
+/* Where the panels went, for mouse clicks and scrolling. */
+typedef struct cs_viz_layout {
+    int ranks_y, ranks_h;       /* rank rows (after the panel's title line) */
+    int alerts_y, alerts_h;
+    int body_y, body_h;
+    int diag_x, diag_w;         /* the diagram's columns */
+    int diag_col_first, diag_cw; /* first rank column shown and the width of one */
+    int right_x, right_w;
+} cs_viz_layout;
+
+void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
+void cs_viz_render(cs_grid *g, const cs_viz_view *v);
+/* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
+int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);
+
+/* Colours of rank states, shared with the legend and tests. */
+int cs_viz_state_color(cs_rank_state s, bool parked);
+const char *cs_viz_state_word(cs_rank_state s, bool parked);
+
+#endif

@@ -1,0 +1,30 @@
+/* tui.h -- the visualizer as the front end of a live run (cs_frontend of
+ * launch.h), the trace replay view, and the chapter browser. */
+#ifndef CS_TUI_H
+#define CS_TUI_H
+
+#include <stdbool.h>
+
+#include "launch.h"
+
+typedef struct cs_tui_opts {
+    bool paused;     /* start paused (--step) */
+    double speed;    /* operations per second; 0 = full speed */
+    double timeout;  /* seconds; 0 = none (the user ends the run) */
+} cs_tui_opts;
+
+typedef struct cs_tui cs_tui;
+
+cs_tui *cs_tui_new(const cs_tui_opts *o);
+void cs_tui_free(cs_tui *t);
+/* The front end to put in cs_run_opts.ui; t must outlive the run. */
+cs_frontend cs_tui_frontend(cs_tui *t);
+/* Could the screen be opened? (false: message in err; run headless instead.) */
+bool cs_tui_usable(char *err, size_t errlen);
+
+/* `commsim replay FILE` in the visualizer; returns the exit status. */
+int cs_tui_replay(const char *path);
+/* `commsim learn [CHAPTER]`: lessons_dir holds NN-slug/ chapters. */
+int cs_tui_learn(const char *lessons_dir, const char *chapter);
+
+#endif

@@ -1,0 +1,214 @@
+/* tui_run.c -- the visualizer of a live run: the main thread draws frames and
+ * reads keys while the ranks run; the gates (control.c) do the pausing.
+ *
+ * A frame is rendered under the bus lock (the monitor and the history change
+ * only under it), then copied to the screen without it.
+ */
+#include "tui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+#include "history.h"
+#include "model.h"
+#include "monitor.h"
+#include "render.h"
+#include "screen.h"
+#include "script.h"
+#include "tui_view.h"
+
+#define FRAME_MS 40
+
+struct cs_tui {
+    cs_tui_opts o;
+    cs_world *w;
+    cs_bus *bus;
+    cs_monitor *mon;
+    cs_history hist;
+    bool have_hist;
+    cs_control *ctl;
+    cs_viz_gate *gates;
+    cs_tui_lines src;
+    char script[128];
+    cs_tui_nav nav;
+    bool opened;
+};
+
+cs_tui *cs_tui_new(const cs_tui_opts *o) {
+    cs_tui *t = calloc(1, sizeof *t);
+    if (t) t->o = *o;
+    return t;
+}
+
+void cs_tui_free(cs_tui *t) {
+    if (!t) return;
+    if (t->have_hist) cs_history_free(&t->hist);
+    cs_control_free(t->ctl);
+    free(t->gates);
+    cs_tui_lines_free(&t->src);
+    cs_tui_nav_free(&t->nav);
+    free(t);
+}
+
+bool cs_tui_usable(char *err, size_t errlen) {
+    if (!cs_screen_open(err, errlen)) return false;
+    cs_screen_close();
+    return true;
+}
+
+static int tui_attach(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const cs_script *s) {
+    cs_tui *t = ud;
+    int n = cs_world_size(w);
+    t->w = w;
+    t->bus = bus;
+    t->mon = mon;
+    if (cs_history_init(&t->hist, n, 0) < 0) return -1;
+    t->have_hist = true;
+    t->hist.mon = mon;
+    t->hist.ascii = cs_screen_ascii();
+    t->ctl = cs_control_new(w, t->o.paused, t->o.speed);
+    t->gates = calloc((size_t)n, sizeof *t->gates);
+    if (!t->ctl || !t->gates || cs_tui_lines_split(&t->src, s->source, s->len) < 0) return -1;
+    snprintf(t->script, sizeof t->script, "%s", s->name);
+    char err[256];
+    if (!cs_screen_open(err, sizeof err)) return -1;
+    t->opened = true;
+    cs_bus_subscribe(bus, cs_history_sink(&t->hist));
+    cs_world_set_gate(w, cs_control_gate, t->ctl);
+    return 0;
+}
+
+/* ---- one frame */
+
+static const char *status_word(cs_tui *t, bool finished) {
+    switch (cs_world_end_reason(t->w)) {
+    case CS_END_DEADLOCK: return "deadlocked";
+    case CS_END_ERROR: return "failed";
+    case CS_END_TIMEOUT: return "timeout";
+    case CS_END_DIED: return "rank died";
+    case CS_END_QUIT: return "quit";
+    default: break;
+    }
+    if (finished) return "finished";
+    return cs_control_paused(t->ctl) ? "paused" : "running";
+}
+
+static void frame(cs_tui *t, cs_grid *g, bool finished) {
+    int n = cs_world_size(t->w);
+    for (int k = 0; k < n; k++) {
+        cs_control_park p = cs_control_parked(t->ctl, k);
+        t->gates[k] = (cs_viz_gate){p.parked, p.op, p.peer, p.tag, p.line};
+    }
+    cs_viz_view v = {.gates = t->gates, .script = t->script,
+                     .src = (const char *const *)t->src.line, .nsrc = t->src.n,
+                     .status = status_word(t, finished), .steps = cs_control_steps(t->ctl),
+                     .speed = cs_control_speed(t->ctl), .ascii = cs_screen_ascii()};
+    if (finished && !t->nav.message[0])
+        snprintf(t->nav.message, sizeof t->nav.message,
+                 "the run has ended (%s): q leaves, ? help, arrows select a rank", v.status);
+    cs_bus_lock(t->bus);
+    v.mon = t->mon;
+    v.hist = &t->hist;
+    v.now = cs_now() - t->bus->t0;
+    cs_tui_nav_apply(&t->nav, &v, g->w, g->h);
+    cs_viz_render(g, &v);
+    cs_bus_unlock(t->bus);
+}
+
+/* ---- keys */
+
+static const double speeds[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 0};
+#define NSPEEDS (int)(sizeof speeds / sizeof speeds[0])
+
+static void change_speed(cs_tui *t, int dir) {
+    double cur = cs_control_speed(t->ctl);
+    int i = 0;
+    while (i < NSPEEDS - 1 && speeds[i] != 0 && speeds[i] < cur) i++;
+    if (cur == 0) i = NSPEEDS - 1;
+    i += dir;
+    if (i < 0) i = 0;
+    if (i >= NSPEEDS) i = NSPEEDS - 1;
+    cs_control_set_speed(t->ctl, speeds[i]);
+}
+
+/* space: every rank that can move now goes one operation further: stopped at
+ * its gate, or running toward it. A blocked rank is not runnable. */
+static void step_all(cs_tui *t) {
+    cs_control_set_paused(t->ctl, true);
+    cs_bus_lock(t->bus);
+    int n = t->mon->world;
+    for (int k = 0; k < n; k++) {
+        cs_rank_state s = t->mon->ranks[k].state;
+        bool parked = cs_control_parked(t->ctl, k).parked;
+        if (parked || s == CS_RS_IDLE || s == CS_RS_RUNNING || s == CS_RS_COMPUTING)
+            cs_control_step(t->ctl, k);
+    }
+    cs_bus_unlock(t->bus);
+}
+
+static void show_tensor(cs_tui *t) {
+    int k = t->nav.selected;
+    char *text = cs_control_tensor_text(t->ctl, k);
+    if (!text) {
+        snprintf(t->nav.message, sizeof t->nav.message,
+                 "rank %d is not stopped at its gate: pause (r) or step, then enter", k);
+        return;
+    }
+    cs_control_park p = cs_control_parked(t->ctl, k);
+    char title[96];
+    snprintf(title, sizeof title, "rank %d, line %d: the tensor of its %s", k, p.line,
+             cs_op_name(p.op));
+    cs_tui_nav_popup(&t->nav, title, text);
+    free(text);
+}
+
+/* Returns false when the user leaves. */
+static bool key(cs_tui *t, int ch, int x, int y) {
+    if (cs_tui_nav_key(&t->nav, ch, x, y)) return true;
+    switch (ch) {
+    case 'q': case 'Q': case 3: return false;
+    case ' ': step_all(t); break;
+    case 's':
+        cs_control_set_paused(t->ctl, true);
+        cs_control_step(t->ctl, t->nav.selected);
+        break;
+    case 'r': cs_control_set_paused(t->ctl, !cs_control_paused(t->ctl)); break;
+    case '+': case '=': change_speed(t, 1); break;
+    case '-': change_speed(t, -1); break;
+    case CS_KEY_ENTER: show_tensor(t); break;
+    default: break;
+    }
+    return true;
+}
+
+static void tui_loop(void *ud) {
+    cs_tui *t = ud;
+    cs_grid g = {0};
+    double deadline = t->o.timeout > 0 ? cs_now() + t->o.timeout : 0;
+    t->nav.nranks = cs_world_size(t->w);
+    for (;;) {
+        bool finished = cs_world_wait(t->w, 0, false) == 0;
+        if (cs_world_end_reason(t->w) == CS_END_QUIT) break; /* SIGTERM, SIGINT */
+        if (deadline > 0 && !finished && cs_now() > deadline &&
+            cs_world_abort(t->w, CS_END_TIMEOUT))
+            cs_control_wake(t->ctl);
+        int w, h;
+        cs_screen_size(&w, &h);
+        if ((g.w != w || g.h != h) && (cs_grid_free(&g), cs_grid_init(&g, w, h) < 0)) break;
+        frame(t, &g, finished || cs_world_aborted(t->w));
+        cs_screen_show(&g);
+        int x = 0, y = 0, ch = cs_screen_key(FRAME_MS, &x, &y);
+        if (ch != CS_KEY_NONE && !key(t, ch, x, y)) break;
+    }
+    if (cs_world_wait(t->w, 0, false) != 0) cs_world_abort(t->w, CS_END_QUIT); /* quit mid-run */
+    cs_control_wake(t->ctl);
+    cs_grid_free(&g);
+    if (t->opened) cs_screen_close();
+    t->opened = false;
+}
+
+cs_frontend cs_tui_frontend(cs_tui *t) {
+    return (cs_frontend){.attach = tui_attach, .loop = tui_loop, .ud = t};
+}

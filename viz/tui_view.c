@@ -1,0 +1,103 @@
+/* tui_view.c -- navigation shared by the visualizer's views. */
+#include "tui_view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "screen.h"
+
+int cs_tui_lines_split(cs_tui_lines *l, const char *text, size_t len) {
+    memset(l, 0, sizeof *l);
+    l->buf = malloc(len + 1);
+    size_t cap = 1;
+    for (size_t i = 0; i < len; i++) cap += text[i] == '\n';
+    l->line = malloc(cap * sizeof *l->line);
+    if (!l->buf || !l->line) {
+        cs_tui_lines_free(l);
+        return -1;
+    }
+    memcpy(l->buf, text, len);
+    l->buf[len] = 0;
+    char *p = l->buf;
+    while (*p) {
+        l->line[l->n++] = p;
+        char *nl = strchr(p, '\n');
+        if (!nl) break;
+        *nl = 0;
+        if (nl > p && nl[-1] == '\r') nl[-1] = 0;
+        p = nl + 1;
+    }
+    return 0;
+}
+
+void cs_tui_lines_free(cs_tui_lines *l) {
+    free(l->buf);
+    free(l->line);
+    memset(l, 0, sizeof *l);
+}
+
+void cs_tui_nav_free(cs_tui_nav *n) {
+    free(n->popup);
+    n->popup = NULL;
+}
+
+void cs_tui_nav_popup(cs_tui_nav *n, const char *title, const char *text) {
+    free(n->popup);
+    n->popup = strdup(text);
+    snprintf(n->popup_title, sizeof n->popup_title, "%s", title);
+}
+
+void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
+    v->selected = n->selected;
+    v->help = n->help;
+    v->popup = n->popup;
+    v->popup_title = n->popup_title;
+    v->message = n->message[0] ? n->message : NULL;
+    v->diag_back = n->diag_back;
+    v->rank_top = n->rank_top;
+    cs_viz_layout l;
+    cs_viz_layout_of(v, w, h, &l);
+    if (n->selected < n->rank_top) n->rank_top = n->selected;
+    if (l.ranks_h > 0 && n->selected >= n->rank_top + l.ranks_h)
+        n->rank_top = n->selected - l.ranks_h + 1;
+    v->rank_top = n->rank_top;
+    if (v->hist && n->diag_back > v->hist->n) n->diag_back = v->hist->n;
+    v->diag_back = n->diag_back;
+    cs_viz_layout_of(v, w, h, &n->layout);
+}
+
+static void select_rank(cs_tui_nav *n, int k) {
+    if (n->nranks <= 0) return;
+    n->selected = ((k % n->nranks) + n->nranks) % n->nranks;
+}
+
+bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
+    if (n->popup || n->help) { /* any key closes an overlay */
+        if (ch == CS_KEY_RESIZE || ch == CS_KEY_CLICK) return ch == CS_KEY_RESIZE;
+        cs_tui_nav_free(n);
+        n->help = false;
+        return ch != 'q' && ch != 3;
+    }
+    if (ch != CS_KEY_RESIZE) n->message[0] = 0;
+    switch (ch) {
+    case CS_KEY_TAB: case CS_KEY_DOWN: case CS_KEY_RIGHT: case 'j': select_rank(n, n->selected + 1); return true;
+    case CS_KEY_BTAB: case CS_KEY_UP: case CS_KEY_LEFT: case 'k': select_rank(n, n->selected - 1); return true;
+    case CS_KEY_HOME: select_rank(n, 0); return true;
+    case CS_KEY_PGUP: case CS_KEY_WHEEL_UP: n->diag_back += ch == CS_KEY_PGUP ? 10 : 3; return true;
+    case CS_KEY_PGDN: case CS_KEY_WHEEL_DOWN: {
+        size_t d = ch == CS_KEY_PGDN ? 10 : 3;
+        n->diag_back = n->diag_back > d ? n->diag_back - d : 0;
+        return true;
+    }
+    case CS_KEY_END: n->diag_back = 0; return true;
+    case '?': n->help = true; return true;
+    case CS_KEY_RESIZE: return true;
+    case CS_KEY_CLICK: {
+        int k = cs_viz_hit(&n->layout, n->rank_top, n->nranks, x, y);
+        if (k >= 0) n->selected = k;
+        return true;
+    }
+    default: return false;
+    }
+}

@@ -1,0 +1,38 @@
+/* tui_view.h -- what the run and replay views share: a script split into
+ * lines, and the navigation state (selection, scrolling, help, popups) with
+ * the keys that change it. */
+#ifndef CS_TUI_VIEW_H
+#define CS_TUI_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "render.h"
+
+typedef struct cs_tui_lines {
+    char *buf;
+    char **line;
+    int n;
+} cs_tui_lines;
+
+int cs_tui_lines_split(cs_tui_lines *l, const char *text, size_t len);
+void cs_tui_lines_free(cs_tui_lines *l);
+
+typedef struct cs_tui_nav {
+    int nranks, selected, rank_top;
+    size_t diag_back;
+    bool help;
+    char *popup;
+    char popup_title[128];
+    char message[200];
+    cs_viz_layout layout;   /* of the last frame, for clicks */
+} cs_tui_nav;
+
+void cs_tui_nav_free(cs_tui_nav *n);
+void cs_tui_nav_popup(cs_tui_nav *n, const char *title, const char *text);
+/* Put the navigation into the view, scrolling the rank table to the selection. */
+void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h);
+/* Handle selection, scrolling, help and popup keys; true if ch was one. */
+bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y);
+
+#endif
