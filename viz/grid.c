@@ -78,7 +78,7 @@ int cs_utf8_width(const char *s) {
 int cs_grid_put(cs_grid *g, int x, int y, int maxw, const char *s, int fg, int attr) {
     int n = 0;
     uint32_t cp;
-    while (*s && n < maxw) {
+    while (*s && n < maxw && x + n < g->w) {
         s += cs_utf8_decode(s, &cp);
         if (cp == '\t') cp = ' ';
         if (cp < 0x20 || cp == 0x7F) cp = '?';

@@ -76,6 +76,7 @@ typedef struct cs_history {
      * unwind (aborted), but the screen must show who was blocked on what. */
     const cs_monitor *mon; /* set by the owner to enable the snapshot */
     struct cs_viz_rank *frozen;
+    int cycle[16], ncycle; /* the wait-for cycle then */
     bool ascii;            /* the snapshot's arrows in ASCII */
 } cs_history;
 

@@ -56,9 +56,10 @@ int cs_viz_state_color(cs_rank_state s, bool parked) {
 static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int fg, int attr,
                 int indent) {
     int lines = 0;
+    bool cont = false; /* a continuation of a wrapped line: indented */
     const char *p = text;
     while (*p && lines < maxh) {
-        int avail = w - (lines ? indent : 0);
+        int avail = w - (cont ? indent : 0);
         if (avail < 8) avail = w;
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
@@ -78,12 +79,13 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
             size_t n = take < sizeof buf - 1 ? take : sizeof buf - 1;
             memcpy(buf, p, n);
             buf[n] = 0;
-            cs_grid_put(g, x + (lines ? indent : 0), y + lines, avail, buf, fg, attr);
+            cs_grid_put(g, x + (cont ? indent : 0), y + lines, avail, buf, fg, attr);
         }
         lines++;
         p += take;
-        while (*p == ' ') p++;
-        if (p == (nl ? nl : text + strlen(text)) && nl) p = nl + 1;
+        cont = take < len;
+        if (cont)
+            while (*p == ' ') p++;
         else if (*p == '\n') p++;
     }
     return lines;
@@ -118,7 +120,8 @@ void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *o) {
     int al = alerts_lines(v, w);
     int room = h - 1 - y - body_min - 1;
     if (al > 0) {
-        int cap = h / 3 > room ? room : h / 3;
+        /* a deadlock's explanation is the point of the frame: it may take the room */
+        int cap = v->mon->deadlocked || h / 3 > room ? room : h / 3;
         o->alerts_h = al + 1 < cap ? al + 1 : cap; /* + its title line */
         if (o->alerts_h < 0) o->alerts_h = 0;
         o->alerts_y = y;
@@ -237,8 +240,10 @@ static void draw_ranks(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l)
 /* ---- alerts: the deadlock with its cycle, errors, warnings */
 
 static void draw_cycle(cs_grid *g, const cs_viz_view *v, int y) {
-    int cyc[16];
-    int n = cs_viz_cycle(v->mon, cyc, 16);
+    int buf[16], n;
+    const int *cyc = buf;
+    if (v->hist && v->hist->frozen) cyc = v->hist->cycle, n = v->hist->ncycle;
+    else n = cs_viz_cycle(v->mon, buf, 16);
     int x = cs_grid_put(g, 1, y, g->w - 2, "DEADLOCK", CS_C_RED, CS_A_BOLD | CS_A_REVERSE);
     if (n == 0) return;
     x += cs_grid_put(g, 1 + x, y, g->w, "  wait-for cycle: ", CS_C_RED, CS_A_BOLD) + 1;
@@ -279,10 +284,11 @@ static bool col_visible(const cs_viz_layout *l, int k) {
     return k >= l->diag_col_first && x < l->diag_x + l->diag_w;
 }
 
+/* Row i's states, or with i == SIZE_MAX the states now. */
 static void draw_lifelines(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, size_t i,
                            int y) {
     for (int k = l->diag_col_first; k < v->mon->world && col_visible(l, k); k++) {
-        uint8_t s = cs_history_state(v->hist, i, k) & 0x7F;
+        uint8_t s = (i == SIZE_MAX ? v->hist->cur[k] : cs_history_state(v->hist, i, k)) & 0x7F;
         uint32_t ch = ' ';
         int fg = CS_C_DEFAULT, attr = CS_A_DIM;
         switch (s) {
@@ -348,9 +354,13 @@ static void draw_band(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, 
         if ((cs_history_state(v->hist, i, k) & CS_HS_MARK) && col_visible(l, k))
             cs_grid_putc(g, col_x(l, k), y, gl(v, G_BANDX), CS_C_MAGENTA, CS_A_BOLD);
     char label[64];
-    if (r->begin) snprintf(label, sizeof label, "%s", r->name);
-    else snprintf(label, sizeof label, "%s done, %llu msgs", r->name, (unsigned long long)r->count);
-    draw_label(g, x0, x1, y, label, CS_C_MAGENTA);
+    if (r->begin && r->count)
+        snprintf(label, sizeof label, "%s, %llu msgs", r->name, (unsigned long long)r->count);
+    else snprintf(label, sizeof label, "%s%s", r->name, r->begin ? "" : " done");
+    int lw = cs_utf8_width(label);
+    /* beside the band if it fits, else over it (the band's marks then hide) */
+    if (x1 + 2 + lw <= right) cs_grid_put(g, x1 + 2, y, lw, label, CS_C_MAGENTA, CS_A_BOLD);
+    else draw_label(g, x0, x1, y, label, CS_C_MAGENTA);
 }
 
 static void draw_mark(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, const cs_hrow *r,
@@ -363,21 +373,19 @@ static void draw_mark(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, 
         return;
     }
     if (r->from < 0 || !col_visible(l, r->from)) return;
+    /* a warning, an error, a clean exit, or unwinding after the run ended */
     glyph gg = r->kind == CS_HROW_WARN ? G_WARN : r->kind == CS_HROW_ERROR || r->count ? G_FAIL : G_OK;
-    int fg = r->kind == CS_HROW_WARN ? CS_C_YELLOW : gg == G_FAIL ? CS_C_MAGENTA : CS_C_BLUE;
-    cs_grid_putc(g, col_x(l, r->from), y, gl(v, gg), fg, CS_A_BOLD);
+    int fg = r->kind == CS_HROW_WARN ? CS_C_YELLOW : r->kind == CS_HROW_ERROR ? CS_C_MAGENTA
+           : r->count ? CS_C_DEFAULT : CS_C_BLUE;
+    cs_grid_putc(g, col_x(l, r->from), y, gl(v, gg), fg, r->kind == CS_HROW_EXIT && r->count ? CS_A_DIM : CS_A_BOLD);
 }
 
 static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
     const cs_history *h = v->hist;
     char t[128];
-    int n = snprintf(t, sizeof t, "space-time: %llu msgs", (unsigned long long)h->messages);
-    if (h->dropped_rows)
-        snprintf(t + n, sizeof t - (size_t)n, ", %llu older rows (%llu msgs) gone",
-                 (unsigned long long)h->dropped_rows, (unsigned long long)h->dropped_msgs);
+    snprintf(t, sizeof t, "space-time: %llu msgs", (unsigned long long)h->messages);
     title(g, v, l->diag_x, l->body_y, l->diag_w, t);
-    int y0 = l->body_y + 1, rows = l->body_h - 2;
-    if (rows < 1) return;
+    int y0 = l->body_y + 1; /* the rank numbers; rows start below */
     for (int k = l->diag_col_first; k < v->mon->world && col_visible(l, k); k++) {
         char num[12];
         snprintf(num, sizeof num, "%d", k);
@@ -385,8 +393,18 @@ static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
         cs_grid_put(g, x, y0, (int)strlen(num), num, CS_C_DEFAULT,
                     k == v->selected ? CS_A_BOLD | CS_A_REVERSE : CS_A_BOLD);
     }
+    if (h->dropped_rows) { /* the memory bound shows: nothing leaves silently */
+        cs_grid_printf(g, l->diag_x + 1, ++y0, l->diag_w - 2, CS_C_YELLOW, 0,
+                       "%llu older rows (%llu msgs) not kept", (unsigned long long)h->dropped_rows,
+                       (unsigned long long)h->dropped_msgs);
+    }
+    int rows = l->body_y + l->body_h - 1 - y0;
+    if (rows < 1) return;
     size_t total = h->n, back = v->diag_back < total ? v->diag_back : total;
-    size_t end = total - back, first = end > (size_t)rows ? end - (size_t)rows : 0;
+    /* following the newest, the last line shows every rank as it is now */
+    size_t room = (size_t)rows - (back == 0), end = total - back;
+    size_t first = end > room ? end - room : 0;
+    if (back == 0) draw_lifelines(g, v, l, SIZE_MAX, y0 + 1 + (int)(end - first));
     for (size_t i = first; i < end; i++) {
         int y = y0 + 1 + (int)(i - first);
         const cs_hrow *r = cs_history_row(h, i);
@@ -476,7 +494,7 @@ static void draw_inflight(cs_grid *g, const cs_viz_view *v, const cs_viz_layout 
             break;
         }
         cs_grid_printf(g, l->right_x + 1, y + (int)i, l->right_w - 2, CS_C_DEFAULT, 0,
-                       "%3s %s %-3d %-8s tag %-3d %-11s line %d", from, arrow, m->to, size, m->tag,
+                       "%s %s %d  %s  tag %d  %s  line %d", from, arrow, m->to, size, m->tag,
                        m->state, m->line);
     }
 }

@@ -1,0 +1,468 @@
+/* check_viz.c -- the visualizer without a terminal: event sequences go through
+ * a bus into the monitor and the history; a frame is rendered into a grid and
+ * read back as text. Also the gates of control.c. */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "control.h"
+#include "grid.h"
+#include "history.h"
+#include "model.h"
+#include "monitor.h"
+#include "render.h"
+#include "tui_view.h"
+
+static cs_bus bus;
+static cs_monitor mon;
+static cs_history hist;
+static cs_grid grid;
+static char *text;
+
+static void start(int world, size_t rows) {
+    ck_assert_int_eq(cs_bus_init(&bus, world), 0);
+    ck_assert_int_eq(cs_monitor_init(&mon, world), 0);
+    ck_assert_int_eq(cs_history_init(&hist, world, rows), 0);
+    mon.bus = &bus;
+    hist.mon = &mon;
+    cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
+    cs_bus_subscribe(&bus, cs_history_sink(&hist));
+    cs_event run = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = "thread",
+                    .send_mode = "rendezvous", .text = "t.lua"};
+    cs_bus_emit(&bus, &run);
+}
+
+static void finish(void) {
+    free(text);
+    text = NULL;
+    cs_grid_free(&grid);
+    cs_history_free(&hist);
+    cs_monitor_destroy(&mon);
+    cs_bus_destroy(&bus);
+}
+
+static void emit(cs_event ev) { cs_bus_emit(&bus, &ev); }
+
+static void post(int rank, uint64_t req, cs_op op, int peer, size_t bytes, int line) {
+    emit((cs_event){.type = CS_EV_POST, .rank = rank, .req = req, .op = op, .peer = peer,
+                    .bytes = bytes, .dtype = CS_FLOAT32, .ndim = 1,
+                    .shape = {(int64_t)bytes / 4}, .line = line});
+}
+
+static void match(int rrank, uint64_t rreq, int srank, uint64_t sreq, size_t bytes) {
+    emit((cs_event){.type = CS_EV_MATCH, .rank = rrank, .req = rreq, .peer = srank,
+                    .peer_req = sreq, .bytes = bytes});
+}
+
+static void complete(int rank, uint64_t req) {
+    emit((cs_event){.type = CS_EV_COMPLETE, .rank = rank, .req = req});
+}
+
+static void block(int rank, uint64_t req, int line) {
+    uint64_t ids[1] = {req};
+    emit((cs_event){.type = CS_EV_BLOCK, .rank = rank, .line = line, .nreqs = 1, .reqs = ids});
+}
+
+static void quit(int rank) { emit((cs_event){.type = CS_EV_EXIT, .rank = rank}); }
+
+/* A message from s to r, both sides complete. */
+static void message(int s, uint64_t sreq, int r, uint64_t rreq, size_t bytes) {
+    post(s, sreq, CS_OP_SEND, r, bytes, 7);
+    post(r, rreq, CS_OP_RECV, s, bytes, 9);
+    match(r, rreq, s, sreq, bytes);
+    complete(r, rreq);
+    complete(s, sreq);
+}
+
+static const char *const src[] = {"local peer = 1 - rank", "dist.send(t, peer)",
+                                  "dist.recv(t, peer)"};
+
+static cs_viz_view view(const char *status) {
+    return (cs_viz_view){.mon = &mon, .hist = &hist, .script = "t.lua", .src = src, .nsrc = 3,
+                         .status = status, .steps = 3, .speed = 10, .now = 1.0};
+}
+
+static const char *render(const cs_viz_view *v, int w, int h) {
+    cs_grid_free(&grid);
+    ck_assert_int_eq(cs_grid_init(&grid, w, h), 0);
+    cs_viz_render(&grid, v);
+    free(text);
+    text = cs_grid_text(&grid);
+    return text;
+}
+
+/* The grid line that contains needle, or NULL. */
+static const char *line_with(const char *needle) {
+    static char line[4096];
+    for (int y = 0; y < grid.h; y++)
+        if (strstr(cs_grid_row(&grid, y, line, sizeof line), needle)) return line;
+    return NULL;
+}
+
+#define ck_assert_has(needle) ck_assert_msg(strstr(text, needle), "no '%s' in:\n%s", needle, text)
+
+START_TEST(test_grid_put_and_clip) {
+    ck_assert_int_eq(cs_grid_init(&grid, 5, 2), 0);
+    ck_assert_int_eq(cs_grid_put(&grid, 3, 0, 10, "abc", 0, 0), 2); /* clipped at the edge */
+    ck_assert_int_eq(cs_grid_put(&grid, 0, 1, 10, "a→\tb\x01", 0, 0), 5);
+    cs_grid_putc(&grid, -1, 7, 'x', 0, 0); /* outside: ignored */
+    text = cs_grid_text(&grid);
+    ck_assert_str_eq(text, "   ab\na→ b?\n");
+    ck_assert_int_eq(cs_utf8_width("a→b"), 3);
+    cs_grid_free(&grid);
+}
+END_TEST
+
+START_TEST(test_deadlock_frame) {
+    start(2, 0);
+    post(0, 1, CS_OP_SEND, 1, 16, 2);
+    post(1, 1, CS_OP_SEND, 0, 16, 2);
+    block(0, 1, 2);
+    block(1, 1, 2);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(hist.frozen);
+    /* the ranks unwind after the abort: the frame still shows them blocked */
+    emit((cs_event){.type = CS_EV_UNBLOCK, .rank = 0});
+    emit((cs_event){.type = CS_EV_EXIT, .rank = 0, .status = 1});
+    cs_viz_view v = view("deadlocked");
+    render(&v, 100, 30);
+    ck_assert_has("DEADLOCKED");
+    ck_assert_has("wait-for cycle: rank 0 → rank 1 → rank 0");
+    ck_assert_has("deadlock: no rank can make progress");
+    ck_assert_has("fix:");
+    const char *r0 = line_with("    0  blocked");
+    ck_assert_ptr_nonnull(r0);
+    ck_assert_ptr_nonnull(strstr(r0, "send → 1 tag 0 16 B"));
+    ck_assert_ptr_nonnull(strstr(r0, "line 2"));
+    ck_assert_ptr_nonnull(line_with("    1  blocked"));
+    ck_assert_ptr_nonnull(line_with("DEADLOCK ─"));
+    ck_assert_ptr_nonnull(line_with("0,1   2 dist.send(t, peer)")); /* both ranks' line */
+    ck_assert_has("in flight: 2");
+    ck_assert_has("0 → 1  16 B  tag 0  posted  line 2");
+    finish();
+}
+END_TEST
+
+START_TEST(test_message_arrows) {
+    start(4, 0);
+    message(0, 1, 1, 1, 16);
+    message(1, 2, 2, 1, 16);
+    message(3, 1, 2, 2, 4096); /* right to left */
+    quit(0);
+    cs_viz_view v = view("running");
+    render(&v, 100, 30);
+    ck_assert_has("space-time: 3 msgs");
+    const char *a = line_with("──▶");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(strstr(a, "●──16 B───▶"));
+    ck_assert_msg(line_with("◀──4 KiB──●"), "%s", text);
+    ck_assert_ptr_nonnull(line_with("✓"));
+    ck_assert_ptr_nonnull(line_with("    0  done"));
+    finish();
+}
+END_TEST
+
+START_TEST(test_repeats_and_bounded_rows) {
+    start(2, 8);
+    for (int i = 0; i < 5; i++) message(0, (uint64_t)i + 1, 1, (uint64_t)i + 1, 8);
+    ck_assert_uint_eq(hist.n, 1); /* five identical messages, one row */
+    cs_viz_view v = view("running");
+    render(&v, 80, 24);
+    ck_assert_has("8 B x5");
+    for (int i = 0; i < 20; i++) { /* alternate directions: no merging */
+        message(0, 100 + (uint64_t)i, 1, 100 + (uint64_t)i, 8);
+        message(1, 100 + (uint64_t)i, 0, 100 + (uint64_t)i, 8);
+    }
+    ck_assert_uint_eq(hist.n, 8);
+    ck_assert_uint_eq(hist.messages, 45);
+    ck_assert_uint_eq(hist.dropped_rows, 32); /* the first merged with the x5 row */
+    ck_assert_uint_eq(hist.dropped_msgs, 37); /* never silently: counted and shown */
+    render(&v, 80, 24);
+    ck_assert_has("32 older rows (37 msgs) not kept");
+    finish();
+}
+END_TEST
+
+START_TEST(test_blocked_stretch_and_now) {
+    start(2, 0);
+    post(1, 1, CS_OP_RECV, 0, 16, 9);
+    block(1, 1, 9);
+    cs_viz_view v = view("running");
+    render(&v, 80, 24);
+    ck_assert_ptr_nonnull(line_with("recv ← 0 tag 0 16 B"));
+    ck_assert_ptr_nonnull(line_with("┃")); /* the now line: rank 1 sleeps */
+    ck_assert_has("1.0s");                  /* blocked since 0, now is 1.0 */
+    post(0, 1, CS_OP_SEND, 1, 16, 7);
+    match(1, 1, 0, 1, 16);
+    complete(1, 1);
+    complete(0, 1);
+    emit((cs_event){.type = CS_EV_UNBLOCK, .rank = 1});
+    render(&v, 80, 24);
+    ck_assert_ptr_nonnull(line_with("●──16 B"));
+    /* the arrow's row marks the receiver's stretch before it as blocked */
+    ck_assert_uint_eq(cs_history_state(&hist, 0, 1), CS_HS_BLOCKED | CS_HS_MARK);
+    finish();
+}
+END_TEST
+
+START_TEST(test_collective_band) {
+    start(4, 0);
+    for (int k = 0; k < 4; k++)
+        emit((cs_event){.type = CS_EV_COLL, .rank = k, .begin = true, .text = "all_reduce",
+                        .peer = -1, .ctx = 1, .bytes = 16});
+    emit((cs_event){.type = CS_EV_MATCH, .rank = 1, .req = 9, .peer = 0, .peer_req = 9,
+                    .ctx = 1, .bytes = 16});
+    ck_assert_uint_eq(hist.n, 1);
+    ck_assert_uint_eq(hist.messages, 0);
+    ck_assert_uint_eq(hist.coll_msgs, 1);
+    for (int k = 0; k < 4; k++)
+        emit((cs_event){.type = CS_EV_COLL, .rank = k, .begin = false, .text = "all_reduce"});
+    cs_viz_view v = view("running");
+    render(&v, 100, 30);
+    ck_assert_msg(line_with("all_reduce, 1 msgs"), "%s", text);
+    ck_assert_has("╪═════════╪═════════╪═════════╪═ all_reduce done");
+    ck_assert_uint_eq(hist.rows[0].count, 1);
+    finish();
+}
+END_TEST
+
+START_TEST(test_output_warnings_errors) {
+    start(2, 0);
+    emit((cs_event){.type = CS_EV_PRINT, .rank = 1, .text = "hello\nworld\n"});
+    emit((cs_event){.type = CS_EV_WARN, .rank = 0, .text = "t.lua:4: isend buffer written"});
+    emit((cs_event){.type = CS_EV_ERROR, .rank = 0, .text = "t.lua:3: boom", .status = 2});
+    ck_assert_uint_eq(cs_history_nout(&hist, 1), 2);
+    ck_assert_str_eq(cs_history_out(&hist, 1, 1), "world");
+    cs_viz_view v = view("failed");
+    v.selected = 1;
+    render(&v, 100, 30);
+    ck_assert_has("output, rank 1 (2 lines)");
+    ck_assert_has("world");
+    ck_assert_has("warning: t.lua:4: isend buffer written");
+    ck_assert_has("t.lua:3: boom");
+    ck_assert_ptr_nonnull(line_with("    0  failed"));
+    finish();
+}
+END_TEST
+
+START_TEST(test_gates_shown) {
+    start(2, 0);
+    cs_viz_gate gates[2] = {{true, CS_OP_SEND, 1, 3, 2}, {false}};
+    cs_viz_view v = view("paused");
+    v.gates = gates;
+    render(&v, 80, 24);
+    ck_assert_has("PAUSED");
+    const char *r0 = line_with("    0  ready");
+    ck_assert_ptr_nonnull(r0);
+    ck_assert_ptr_nonnull(strstr(r0, "send → 1 tag 3"));
+    ck_assert_has("step 3  10 ops/s");
+    finish();
+}
+END_TEST
+
+START_TEST(test_many_ranks_scroll) {
+    start(256, 0);
+    cs_viz_view v = view("running");
+    v.selected = 210;
+    v.rank_top = 205;
+    render(&v, 80, 24);
+    ck_assert_has("ranks 205-209 of 256");
+    ck_assert_ptr_nonnull(line_with("  205  idle")); /* never started */
+    /* the diagram's columns follow the selected rank */
+    cs_viz_layout l;
+    cs_viz_layout_of(&v, 80, 24, &l);
+    ck_assert_int_le(l.diag_col_first, 210);
+    ck_assert_int_gt(l.diag_col_first + (l.diag_w - 1) / l.diag_cw, 210);
+    ck_assert_ptr_nonnull(line_with("210"));
+    /* clicks: a rank row, a diagram column, elsewhere */
+    ck_assert_int_eq(cs_viz_hit(&l, 205, 256, 3, l.ranks_y + 2), 207);
+    ck_assert_int_eq(cs_viz_hit(&l, 205, 256, l.diag_x + (211 - l.diag_col_first) * l.diag_cw + l.diag_cw / 2, l.body_y + 3), 211);
+    ck_assert_int_eq(cs_viz_hit(&l, 205, 256, 3, 0), -1);
+    finish();
+}
+END_TEST
+
+START_TEST(test_nav_keeps_selection_visible) {
+    start(256, 0);
+    cs_tui_nav nav = {.nranks = 256};
+    cs_viz_view v = view("running");
+    ck_assert(cs_tui_nav_key(&nav, 0x110000 + 5 /* BTAB */, 0, 0));
+    ck_assert_int_eq(nav.selected, 255); /* wraps */
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    ck_assert_int_eq(v.rank_top + nav.layout.ranks_h - 1, 255);
+    render(&v, 80, 24);
+    ck_assert_ptr_nonnull(line_with("▸  255"));
+    ck_assert(cs_tui_nav_key(&nav, '?', 0, 0));
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    render(&v, 80, 24);
+    ck_assert_has("advance every runnable rank by one operation");
+    ck_assert(cs_tui_nav_key(&nav, 'x', 0, 0)); /* closes the help */
+    ck_assert(!nav.help);
+    cs_tui_nav_popup(&nav, "rank 0: tensor", "tensor([1., 2., 3.])");
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    render(&v, 80, 24);
+    ck_assert_has("tensor([1., 2., 3.])");
+    cs_tui_nav_free(&nav);
+    finish();
+}
+END_TEST
+
+START_TEST(test_ascii_and_small) {
+    start(3, 0);
+    hist.ascii = true; /* the deadlock snapshot's words too */
+    message(0, 1, 1, 1, 16);
+    quit(0);
+    post(1, 2, CS_OP_SEND, 2, 16, 2);
+    post(2, 1, CS_OP_SEND, 1, 16, 2);
+    block(1, 2, 2);
+    block(2, 1, 2);
+    cs_viz_view v = view("deadlocked");
+    v.ascii = true;
+    render(&v, 80, 24);
+    for (int i = 0; i < grid.w * grid.h; i++)
+        ck_assert_msg(grid.cells[i].ch < 0x7F, "non-ASCII U+%04X at %d", grid.cells[i].ch, i);
+    ck_assert_has("o--16 B--->");
+    ck_assert_has("wait-for cycle: rank 1 -> rank 2 -> rank 1");
+    for (int w = 20; w <= 120; w += 7) /* any size draws without writing outside */
+        for (int h = 5; h <= 40; h += 5) render(&v, w, h);
+    finish();
+}
+END_TEST
+
+START_TEST(test_cycle_and_inflight) {
+    start(3, 0);
+    post(0, 1, CS_OP_RECV, 2, 8, 3);
+    post(1, 1, CS_OP_RECV, 0, 8, 3);
+    post(2, 1, CS_OP_RECV, 1, 8, 3);
+    block(0, 1, 3);
+    block(1, 1, 3);
+    block(2, 1, 3);
+    int cyc[8];
+    ck_assert_int_eq(cs_viz_cycle(&mon, cyc, 8), 3);
+    ck_assert_int_eq(cyc[0], 0);
+    ck_assert_int_eq(cyc[1], 2);
+    ck_assert_int_eq(cyc[2], 1);
+    cs_viz_msg msgs[2];
+    ck_assert_uint_eq(cs_viz_inflight(&mon, msgs, 2), 3); /* counts all, fills 2 */
+    ck_assert_str_eq(msgs[0].state, "recv posted");
+    finish();
+}
+END_TEST
+
+/* ---- gates */
+
+typedef struct gate_arg {
+    cs_control *c;
+    cs_rank *r;
+    int rc;
+} gate_arg;
+
+static void *pass_gate(void *p) {
+    gate_arg *a = p;
+    a->rc = cs_control_gate(a->c, a->r, CS_OP_SEND, 5);
+    return NULL;
+}
+
+static void wait_parked(cs_control *c, int k) {
+    while (!cs_control_parked(c, k).parked) sched_yield();
+}
+
+START_TEST(test_control_step_and_abort) {
+    cs_bus b;
+    char err[128];
+    ck_assert_int_eq(cs_bus_init(&b, 2), 0);
+    cs_world_config cfg = {.world = 2, .engine = "thread", .script = "t.lua"};
+    cs_world *w = cs_world_new(&cfg, &b, err, sizeof err);
+    ck_assert_ptr_nonnull(w);
+    cs_control *c = cs_control_new(w, true, 0);
+    gate_arg a = {c, cs_world_rank(w, 0), 99};
+    pthread_t t;
+    pthread_create(&t, NULL, pass_gate, &a);
+    wait_parked(c, 0);
+    cs_control_park p = cs_control_parked(c, 0);
+    ck_assert_int_eq(p.op, CS_OP_SEND);
+    ck_assert_int_eq(p.line, 5);
+    ck_assert_int_eq(p.peer, CS_NO_RANK); /* not called through a send: no details */
+    ck_assert_ptr_null(cs_control_tensor_text(c, 0));
+    ck_assert_uint_eq(cs_control_steps(c), 0);
+    cs_control_step(c, 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(a.rc, CS_OK);
+    ck_assert_uint_eq(cs_control_steps(c), 1);
+    ck_assert(!cs_control_parked(c, 0).parked);
+    /* parked again; the run ends: the gate returns at once */
+    a.rc = 99;
+    pthread_create(&t, NULL, pass_gate, &a);
+    wait_parked(c, 0);
+    cs_world_abort(w, CS_END_QUIT);
+    cs_control_wake(c);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(a.rc, CS_EABORT);
+    ck_assert_uint_eq(cs_control_steps(c), 1);
+    cs_control_free(c);
+    for (int k = 0; k < 2; k++) cs_rank_exit(cs_world_rank(w, k), 0);
+    cs_world_free(w);
+    cs_bus_destroy(&b);
+}
+END_TEST
+
+START_TEST(test_control_run_and_speed) {
+    cs_bus b;
+    char err[128];
+    ck_assert_int_eq(cs_bus_init(&b, 1), 0);
+    cs_world_config cfg = {.world = 1, .engine = "thread", .script = "t.lua"};
+    cs_world *w = cs_world_new(&cfg, &b, err, sizeof err);
+    cs_control *c = cs_control_new(w, false, 0);
+    for (int i = 0; i < 100; i++) /* full speed: never waits */
+        ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    ck_assert_uint_eq(cs_control_steps(c), 100);
+    cs_control_set_speed(c, 1e6);
+    ck_assert(cs_control_speed(c) == 1e6);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    cs_control_set_paused(c, true);
+    ck_assert(cs_control_paused(c));
+    cs_control_step(c, 0);
+    cs_control_step(c, 0);
+    ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    ck_assert_uint_eq(cs_control_steps(c), 112);
+    cs_control_free(c);
+    cs_rank_exit(cs_world_rank(w, 0), 0);
+    cs_world_free(w);
+    cs_bus_destroy(&b);
+}
+END_TEST
+
+static Suite *viz_suite(void) {
+    Suite *s = suite_create("viz");
+    TCase *tc = tcase_create("render");
+    tcase_add_test(tc, test_grid_put_and_clip);
+    tcase_add_test(tc, test_deadlock_frame);
+    tcase_add_test(tc, test_message_arrows);
+    tcase_add_test(tc, test_repeats_and_bounded_rows);
+    tcase_add_test(tc, test_blocked_stretch_and_now);
+    tcase_add_test(tc, test_collective_band);
+    tcase_add_test(tc, test_output_warnings_errors);
+    tcase_add_test(tc, test_gates_shown);
+    tcase_add_test(tc, test_many_ranks_scroll);
+    tcase_add_test(tc, test_nav_keeps_selection_visible);
+    tcase_add_test(tc, test_ascii_and_small);
+    tcase_add_test(tc, test_cycle_and_inflight);
+    suite_add_tcase(s, tc);
+    TCase *tg = tcase_create("control");
+    tcase_add_test(tg, test_control_step_and_abort);
+    tcase_add_test(tg, test_control_run_and_speed);
+    suite_add_tcase(s, tg);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(viz_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
