@@ -176,10 +176,12 @@ int cs_launch_run(const cs_run_opts *o) {
     mon.ud = w;
     cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
     if (tw) cs_bus_subscribe(&bus, cs_trace_sink(tw));
-    if (!o->ui) cs_bus_subscribe(&bus, cs_report_sink(&rep));
+    bool ui = o->ui != NULL;
+    if (!ui) cs_bus_subscribe(&bus, cs_report_sink(&rep));
     else if (o->ui->attach(o->ui->ud, w, &bus, &mon, &script) < 0) {
         fprintf(err, "commsim: cannot start the visualizer\n");
         cs_world_abort(w, CS_END_ERROR);
+        ui = false;
     }
     emit_run(&bus, &script, world, engine, mode_name, o->seed);
 
@@ -189,7 +191,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
     start_ranks(w, rt, &script, &lim, err);
-    if (o->ui && !cs_world_aborted(w)) o->ui->loop(o->ui->ud);
+    if (ui) o->ui->loop(o->ui->ud);
     bool clean = await_end(w, o->timeout, err);
     if (o->catch_signals) atomic_store(&signal_world, NULL);
 

@@ -161,24 +161,23 @@ static int status_color(const char *s) {
 
 static void draw_header(cs_grid *g, const cs_viz_view *v) {
     const cs_monitor *m = v->mon;
-    char speed[32] = "";
+    char speed[32] = "", status[32];
     if (v->speed > 0) snprintf(speed, sizeof speed, "  %g ops/s", v->speed);
     else if (v->speed == 0) snprintf(speed, sizeof speed, "  full speed");
+    /* the status, shouted, always fits: the rest is cut before it */
+    int n = snprintf(status, sizeof status, " %s ", v->status ? v->status : "");
+    for (int i = 0; i < n; i++)
+        if (status[i] >= 'a' && status[i] <= 'z') status[i] = (char)(status[i] - 32);
+    int sx = g->w - n > 0 ? g->w - n : 0;
     cs_grid_fill(g, 0, 0, g->w, 1, ' ', CS_C_DEFAULT, CS_A_REVERSE);
-    int x = cs_grid_printf(g, 0, 0, g->w, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim ");
-    x += cs_grid_printf(g, x, 0, g->w - x, CS_C_DEFAULT, CS_A_REVERSE,
-                        " %s  %s  %s  world %d  step %llu%s%s%s ", v->script ? v->script : "?",
-                        m->engine ? m->engine : "thread", m->send_mode ? m->send_mode : "",
-                        m->world, (unsigned long long)v->steps, speed, v->extra ? "  " : "",
-                        v->extra ? v->extra : "");
-    const char *st = v->status ? v->status : "";
-    int sw = cs_utf8_width(st) + 2;
-    int sx = g->w - sw > x ? g->w - sw : x;
-    cs_grid_printf(g, sx, 0, g->w - sx, status_color(st), CS_A_REVERSE | CS_A_BOLD, " %s ", st);
-    for (int i = 0; i < (int)strlen(st) && sx + 1 + i < g->w; i++) {
-        cs_cell *c = cs_grid_at(g, sx + 1 + i, 0);
-        if (c && c->ch >= 'a' && c->ch <= 'z') c->ch -= 32; /* shout the status */
-    }
+    int x = cs_grid_printf(g, 0, 0, sx, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim ");
+    cs_grid_printf(g, x, 0, sx - x - 1, CS_C_DEFAULT, CS_A_REVERSE,
+                   " %s  %s  %s  world %d  step %llu%s%s%s ", v->script ? v->script : "?",
+                   m->engine ? m->engine : "thread", m->send_mode ? m->send_mode : "", m->world,
+                   (unsigned long long)v->steps, speed, v->extra ? "  " : "",
+                   v->extra ? v->extra : "");
+    cs_grid_put(g, sx, 0, n, status, status_color(v->status ? v->status : ""),
+                CS_A_REVERSE | CS_A_BOLD);
 }
 
 static void draw_footer(cs_grid *g, const cs_viz_view *v) {

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# run_tui.sh -- the visualizer as a user sees it, through tmux: the deadlock
+# demo, stepping the chain, resizing, quitting (exit status and a restored
+# terminal), Ctrl-C, a script error, NO_COLOR, many ranks.
+#
+# Every check polls the screen until the expected text appears, within a
+# generous bound: a slow machine makes the test slower, never wrong.
+set -u
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+bin=$(cd "$top_builddir/src" && pwd)/commsim
+lessons=$(cd "$top_srcdir/lessons" && pwd)
+scripts=$(cd "$top_srcdir/tests/cli/scripts" && pwd)
+[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
+command -v tmux >/dev/null || { echo "skip: tmux is not installed"; exit 77; }
+
+sock="commsim-tui-$$"
+tm() { tmux -L "$sock" -f /dev/null "$@"; }
+if ! tm new-session -d -s probe -x 80 -y 24 "sleep 5" 2>/dev/null; then
+  echo "skip: tmux cannot start a server here"
+  exit 77
+fi
+tm kill-server 2>/dev/null
+tmp=$(mktemp -d)
+trap 'tm kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# UTF-8 if the system has it (arrows and box drawing), else the ASCII fallback.
+if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
+  loc=C.UTF-8 arrow="───▶" to="→"
+else
+  loc=C arrow="--->" to="->"
+fi
+
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; echo "    screen:"; sed 's/^/    | /' "$tmp/screen"; }
+
+# start NAME W H CMD...: a session running CMD under sh, which then prints the
+# exit status and whether the terminal settings came back unchanged.
+start() {
+  local name=$1 w=$2 h=$3
+  shift 3
+  tm new-session -d -s "$name" -x "$w" -y "$h" \
+    "env TERM=screen LC_ALL=$loc sh -c 'before=\$(stty -g); $*; echo EXIT=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo STTY=same; sleep 600'"
+  tm set-option -t "$name" status off >/dev/null
+}
+
+snap() { tm capture-pane -p -t "$1" >"$tmp/screen"; }
+
+# wait_for NAME PATTERN...: poll until every fixed-string pattern is on screen
+# (bound: about 60 s). Returns 1 if they never all appear.
+wait_for() {
+  local name=$1 i p missing
+  shift
+  for i in $(seq 1 1200); do
+    snap "$name"
+    missing=
+    for p in "$@"; do grep -qF -- "$p" "$tmp/screen" || { missing=$p; break; }; done
+    [ -z "$missing" ] && return 0
+    sleep 0.05
+  done
+  echo "    never appeared: $missing"
+  return 1
+}
+
+count() { grep -cF -- "$1" "$tmp/screen"; }
+
+# wait_count NAME PATTERN N: poll until exactly N lines hold PATTERN.
+wait_count() {
+  local i
+  for i in $(seq 1 1200); do
+    snap "$1"
+    [ "$(count "$2")" = "$3" ] && return 0
+    sleep 0.05
+  done
+  echo "    never $3 lines with: $2"
+  return 1
+}
+
+# ---- the deadlock demo: alert, both ranks blocked, resize, quit
+start dl 100 30 "$bin run $lessons/02-point-to-point/deadlock.lua"
+if wait_for dl DEADLOCKED "wait-for cycle: rank 0 $to rank 1 $to rank 0" "why: every blocked rank" \
+     "as the deadlock found them" && wait_count dl " blocked    send $to" 2; then
+  ok "deadlock: alert with its cycle and explanation, both ranks blocked"
+else bad "deadlock: alert with its cycle and explanation, both ranks blocked"; fi
+tm resize-window -t dl -x 80 -y 24
+if [ "$(tm display-message -p -t dl '#{pane_width}x#{pane_height}')" = 80x24 ] &&
+   wait_for dl " DEADLOCKED" "fix: reorder" "dist.send(outgoing, peer" &&
+   wait_count dl " blocked    send $to" 2; then
+  ok "deadlock: redrawn at 80x24 after a resize"
+else bad "deadlock: redrawn at 80x24 after a resize"; fi
+tm send-keys -t dl q
+if wait_for dl EXIT=3 STTY=same "verdict: deadlock" && ! grep -q DEADLOCKED "$tmp/screen"; then
+  ok "deadlock: q leaves with status 3 and the terminal restored"
+else bad "deadlock: q leaves with status 3 and the terminal restored"; fi
+tm kill-session -t dl
+
+# ---- stepping the chain: space advances every runnable rank by one operation
+start ch 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
+if wait_for ch PAUSED "ready      send $to 1" && wait_count ch " ready      recv" 3; then
+  ok "chain --step: starts paused, every rank ready at its first operation"
+else bad "chain --step: starts paused, every rank ready at its first operation"; fi
+tm send-keys -t ch Space
+if wait_for ch "16 B$arrow" "    0  done" "    1  ready      send $to 2" "    2  blocked    recv" \
+     "    3  blocked    recv" && wait_count ch "16 B$arrow" 1; then
+  ok "chain step 1: one arrow 0->1, rank 1 ready to send, 2 and 3 blocked"
+else bad "chain step 1: one arrow 0->1, rank 1 ready to send, 2 and 3 blocked"; fi
+tm send-keys -t ch Space
+if wait_for ch "    1  done" "    2  ready      send $to 3" "    3  blocked    recv" &&
+   wait_count ch "16 B$arrow" 2; then
+  ok "chain step 2: a second arrow 1->2, rank 2 ready to send"
+else bad "chain step 2: a second arrow 1->2, rank 2 ready to send"; fi
+tm send-keys -t ch Space
+if wait_for ch FINISHED "    3  done" "start: tensor([1., 2., 3., 4.])" &&
+   wait_count ch "16 B$arrow" 3; then
+  ok "chain step 3: three arrows, every rank done, rank 0's output shown"
+else bad "chain step 3: three arrows, every rank done, rank 0's output shown"; fi
+tm send-keys -t ch q
+if wait_for ch EXIT=0 STTY=same "verdict: ok"; then
+  ok "chain: q after the end gives the run's status (0)"
+else bad "chain: q after the end gives the run's status (0)"; fi
+tm kill-session -t ch
+
+# ---- s steps only the selected rank (an interleaving built by hand); enter
+# shows the tensor of its next operation; q mid-run is 130
+start sr 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_count sr " ready  " 4 >/dev/null
+tm send-keys -t sr Enter
+if wait_for sr "the tensor of its send" "tensor([1., 2., 3., 4.])"; then
+  ok "enter: the tensor of the selected rank's next operation"
+else bad "enter: the tensor of the selected rank's next operation"; fi
+tm send-keys -t sr Escape s
+if wait_for sr "    0  blocked    send $to 1" && wait_count sr " ready      recv" 3 &&
+   wait_count sr "16 B$arrow" 0; then
+  ok "s: only rank 0 moved: its rendezvous send waits for rank 1"
+else bad "s: only rank 0 moved: its rendezvous send waits for rank 1"; fi
+tm send-keys -t sr Tab s
+if wait_for sr "    0  done" "16 B$arrow" "    1  ready      send $to 2" &&
+   wait_count sr " ready      recv" 2; then
+  ok "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not"
+else bad "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not"; fi
+tm send-keys -t sr q
+if wait_for sr EXIT=130 STTY=same; then ok "q mid-run: status 130, terminal restored"
+else bad "q mid-run: status 130, terminal restored"; fi
+tm kill-session -t sr
+
+# ---- Ctrl-C is a quit
+start cc 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_for cc PAUSED >/dev/null
+tm send-keys -t cc C-c
+if wait_for cc EXIT=130 STTY=same; then ok "Ctrl-C: status 130, terminal restored"
+else bad "Ctrl-C: status 130, terminal restored"; fi
+
+# ---- a script error: shown, then the run's status
+start er 100 30 "$bin run $scripts/error.lua"
+if wait_for er FAILED "error.lua:"; then ok "script error: FAILED with the message"
+else bad "script error: FAILED with the message"; fi
+tm send-keys -t er q
+if wait_for er EXIT=2 STTY=same; then ok "script error: q gives status 2, terminal restored"
+else bad "script error: q gives status 2, terminal restored"; fi
+
+# ---- NO_COLOR: attributes, no colours
+start nc 100 30 "NO_COLOR=1 $bin run $lessons/02-point-to-point/deadlock.lua"
+wait_for nc DEADLOCKED >/dev/null
+tm capture-pane -e -p -t nc >"$tmp/screen"
+if ! grep -qE $'\e\\[[0-9;]*3[1-6](;[0-9;]*)?m' "$tmp/screen"; then ok "NO_COLOR: no colour sequences"
+else bad "NO_COLOR: no colour sequences"; fi
+tm kill-session -t nc
+start co 100 30 "$bin run $lessons/02-point-to-point/deadlock.lua"
+wait_for co DEADLOCKED >/dev/null
+tm capture-pane -e -p -t co >"$tmp/screen"
+if grep -qE $'\e\\[[0-9;]*3[1-6](;[0-9;]*)?m' "$tmp/screen"; then ok "colours without NO_COLOR"
+else bad "colours without NO_COLOR"; fi
+tm kill-session -t co
+
+# ---- 256 ranks: the table scrolls to the selection
+start many 80 24 "$bin run $lessons/02-point-to-point/ring.lua -n 256 --step"
+wait_for many PAUSED "ranks 0-4 of 256" >/dev/null
+tm send-keys -t many BTab
+if wait_for many "ranks 251-255 of 256" "  255  ready"; then ok "256 ranks: the table scrolls to the selected rank"
+else bad "256 ranks: the table scrolls to the selected rank"; fi
+tm send-keys -t many q
+if wait_for many EXIT=130 STTY=same; then ok "256 ranks: q leaves cleanly"
+else bad "256 ranks: q leaves cleanly"; fi
+
+# ---- --no-tui on a terminal: the plain report
+start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
+if wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0; then ok "--no-tui on a terminal prints the plain report"
+else bad "--no-tui on a terminal prints the plain report"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
