@@ -16,6 +16,7 @@ void cs_cli_usage(FILE *f) {
           "\n"
           "commands:\n"
           "  run SCRIPT     run a lesson script on N ranks and report what happened\n"
+          "  learn [CHAPTER]  browse the chapters and run their scripts in the visualizer\n"
           "  help [CMD]     show this help, or a command's\n"
           "  version        print the version\n"
           "\n"

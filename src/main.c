@@ -12,6 +12,7 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cs_cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "learn") == 0) return cs_cli_learn(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("commsim %s\n", PACKAGE_VERSION);
         return 0;

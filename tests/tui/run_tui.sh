@@ -188,5 +188,30 @@ start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
 if wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0; then ok "--no-tui on a terminal prints the plain report"
 else bad "--no-tui on a terminal prints the plain report"; fi
 
+# ---- the chapter browser: text beside scripts, a script run paused, back again
+start ln 100 30 "$bin learn 2 --lessons $lessons"
+if wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "deadlock.lua" \
+     "Deadlock: both ranks send fi" "The calls"; then
+  ok "learn 2: the chapter's text beside its scripts and their titles"
+else bad "learn 2: the chapter's text beside its scripts and their titles"; fi
+tm send-keys -t ln Down Down Enter
+if wait_for ln "deadlock.lua  thread" PAUSED && wait_count ln " ready      send" 2; then
+  ok "learn: enter runs the selected script in the visualizer, paused at its start"
+else bad "learn: enter runs the selected script in the visualizer, paused at its start"; fi
+tm send-keys -t ln Space
+wait_for ln DEADLOCKED >/dev/null
+tm send-keys -t ln q
+if wait_for ln "deadlock.lua ended: deadlock (status 3)" "The calls"; then
+  ok "learn: q returns to the chapter with the run's outcome"
+else bad "learn: q returns to the chapter with the run's outcome"; fi
+tm send-keys -t ln q
+if wait_for ln EXIT=0 STTY=same; then ok "learn: q quits with status 0, terminal restored"
+else bad "learn: q quits with status 0, terminal restored"; fi
+tm kill-session -t ln
+if "$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1; then bad "learn 99: an unknown chapter"
+elif grep -qF "no chapter '99'" "$tmp/out" && grep -qF "02-point-to-point" "$tmp/out"; then
+  ok "learn 99: an unknown chapter is an error that lists the chapters"
+else cp "$tmp/out" "$tmp/screen"; bad "learn 99: an unknown chapter is an error that lists the chapters"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -3,16 +3,20 @@
  * read back as text. Also the gates of control.c. */
 #include <check.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "control.h"
 #include "grid.h"
+#include "learn.h"
+#include "markdown.h"
 #include "history.h"
 #include "model.h"
 #include "monitor.h"
 #include "render.h"
+#include "screen.h"
 #include "tui_view.h"
 
 static cs_bus bus;
@@ -288,7 +292,7 @@ START_TEST(test_nav_keeps_selection_visible) {
     start(256, 0);
     cs_tui_nav nav = {.nranks = 256};
     cs_viz_view v = view("running");
-    ck_assert(cs_tui_nav_key(&nav, 0x110000 + 5 /* BTAB */, 0, 0));
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_BTAB, 0, 0));
     ck_assert_int_eq(nav.selected, 255); /* wraps */
     cs_tui_nav_apply(&nav, &v, 80, 24);
     ck_assert_int_eq(v.rank_top + nav.layout.ranks_h - 1, 255);
@@ -436,6 +440,84 @@ START_TEST(test_control_run_and_speed) {
 }
 END_TEST
 
+/* ---- chapters */
+
+static const char *md_text(const cs_md *d) {
+    static char buf[4096];
+    size_t n = 0;
+    for (int i = 0; i < d->n && n + strlen(d->line[i].text) + 2 < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\n", d->line[i].text);
+    buf[n] = 0;
+    return buf;
+}
+
+START_TEST(test_markdown_layout) {
+    cs_md d;
+    const char *md = "# 1. Title\n\nSome `code` and **bold** words that go on and on until "
+                     "they wrap.\n\n```lua\ndist.send(t, 1)   -- kept as written, however long "
+                     "it is\n```\n- first item, long enough to wrap onto a second line\n"
+                     "- second\n12. numbered\n> quoted\n| a | b |\n";
+    ck_assert_int_eq(cs_md_layout(&d, md, 30, false), 0);
+    const char *t = md_text(&d);
+    ck_assert_msg(strstr(t, "1. Title\n\nSome code and bold words that\ngo on and on until they wrap.\n"),
+                  "%s", t);
+    ck_assert_msg(strstr(t, "\n  dist.send(t, 1)   -- kept as written, however long it is\n"), "%s", t);
+    ck_assert_msg(strstr(t, "• first item, long enough to\n  wrap onto a second line\n• second\n"), "%s", t);
+    ck_assert_msg(strstr(t, "12. numbered\n│ quoted\n| a | b |\n"), "%s", t);
+    ck_assert_int_eq(d.line[0].fg, CS_C_CYAN);      /* the heading */
+    ck_assert(d.line[0].attr & CS_A_BOLD);
+    cs_md_free(&d);
+    ck_assert_int_eq(cs_md_layout(&d, "- x\n", 30, true), 0);
+    ck_assert_str_eq(d.line[0].text, "* x");
+    cs_md_free(&d);
+}
+END_TEST
+
+START_TEST(test_book) {
+    const char *top = getenv("top_srcdir");
+    char dir[1024], err[256];
+    snprintf(dir, sizeof dir, "%s/lessons", top ? top : ".");
+    cs_book b;
+    ck_assert_int_eq(cs_book_load(&b, dir, err, sizeof err), 0);
+    ck_assert_int_ge(b.n, 2);
+    int ch = cs_book_find(&b, "2");
+    ck_assert_int_ge(ch, 0);
+    ck_assert_str_eq(b.ch[ch].slug, "02-point-to-point");
+    ck_assert_int_eq(cs_book_find(&b, "point-to-point"), ch);
+    ck_assert_int_eq(cs_book_find(&b, "lessons/02-point-to-point/"), ch);
+    ck_assert_int_eq(cs_book_find(&b, "nope"), -1);
+    ck_assert_str_eq(b.ch[ch].title, "2. Point-to-point communication");
+    bool found = false;
+    for (int i = 0; i < b.ch[ch].nlessons; i++)
+        if (!strcmp(b.ch[ch].lesson[i].file, "deadlock.lua"))
+            found = !strcmp(b.ch[ch].lesson[i].title, "Deadlock: both ranks send first");
+    ck_assert(found);
+    cs_learn l;
+    cs_learn_init(&l, &b, ch);
+    ck_assert(l.on_lessons);
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_DOWN), CS_LEARN_NONE);
+    ck_assert_int_eq(l.lesson, 1);
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_ENTER), CS_LEARN_RUN);
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_TAB), CS_LEARN_NONE);
+    ck_assert(!l.on_lessons);
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_UP), CS_LEARN_NONE);
+    ck_assert_int_eq(l.chapter, ch - 1);
+    ck_assert_int_eq(cs_grid_init(&grid, 80, 24), 0);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has("commsim learn  01-");
+    ck_assert_has("hello.lua");
+    ck_assert_int_eq(cs_learn_key(&l, 'q'), CS_LEARN_QUIT);
+    cs_learn_free(&l);
+    cs_book_free(&b);
+    free(text);
+    text = NULL;
+    cs_grid_free(&grid);
+    ck_assert_int_eq(cs_book_load(&b, "/nonexistent", err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "no chapters"));
+}
+END_TEST
+
 static Suite *viz_suite(void) {
     Suite *s = suite_create("viz");
     TCase *tc = tcase_create("render");
@@ -456,6 +538,10 @@ static Suite *viz_suite(void) {
     tcase_add_test(tg, test_control_step_and_abort);
     tcase_add_test(tg, test_control_run_and_speed);
     suite_add_tcase(s, tg);
+    TCase *tl = tcase_create("learn");
+    tcase_add_test(tl, test_markdown_layout);
+    tcase_add_test(tl, test_book);
+    suite_add_tcase(s, tl);
     return s;
 }
 

@@ -1,0 +1,61 @@
+/* learn.h -- the chapter browser of `commsim learn`: the chapters found on
+ * disk, and a frame drawn from the browser's state. Pure, apart from loading
+ * the chapters; the loop is in tui_learn.c. */
+#ifndef CS_LEARN_H
+#define CS_LEARN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "grid.h"
+#include "markdown.h"
+
+typedef struct cs_lesson {
+    char *path;    /* the script */
+    char *file;    /* its file name */
+    char *title;   /* its "--- title:", or "" */
+} cs_lesson;
+
+typedef struct cs_chapter {
+    char *dir;     /* lessons/02-point-to-point */
+    char *slug;    /* 02-point-to-point */
+    char *title;   /* the README's first heading, or the slug */
+    char *readme;  /* the README's text, "" if none */
+    cs_lesson *lesson;
+    int nlessons;
+} cs_chapter;
+
+typedef struct cs_book {
+    cs_chapter *ch;
+    int n;
+} cs_book;
+
+/* Chapters are the subdirectories NN-slug of dir, in order; their scripts the
+ * *.lua files in them, by name. -1 with a message in err if there are none. */
+int cs_book_load(cs_book *b, const char *dir, char *err, size_t errlen);
+void cs_book_free(cs_book *b);
+/* The chapter named by arg: its number ("2", "02"), its slug, or its directory
+ * name; -1 if none matches. */
+int cs_book_find(const cs_book *b, const char *arg);
+
+typedef struct cs_learn {
+    const cs_book *book;
+    int chapter, lesson;
+    bool on_lessons;  /* the focus: the chapter's scripts, else the chapter list */
+    int scroll;       /* the README's first line shown */
+    cs_md md;         /* the README laid out */
+    int md_chapter, md_width;
+    char message[200];
+    bool help;
+} cs_learn;
+
+typedef enum { CS_LEARN_NONE, CS_LEARN_QUIT, CS_LEARN_RUN } cs_learn_action;
+
+void cs_learn_init(cs_learn *l, const cs_book *b, int chapter);
+void cs_learn_free(cs_learn *l);
+/* A key (screen.h codes): moves the selection, scrolls, or asks to run the
+ * selected script or to quit. */
+cs_learn_action cs_learn_key(cs_learn *l, int key);
+void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii);
+
+#endif
