@@ -1,0 +1,162 @@
+/* viz_bench.c -- how fast the visualizer draws, and whether it keeps up.
+ *
+ *   bench/viz_bench render   frame time with 64 ranks and 10,000 events
+ *   bench/viz_bench live     a 64-rank ring at full speed, with a renderer
+ *                            drawing a frame every 40 ms under the bus lock
+ *                            (the TUI's work, without a terminal), against
+ *                            the same run without it
+ * Figures, not pass/fail.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "control.h"
+#include "launch.h"
+#include "monitor.h"
+#include "render.h"
+#include "script.h"
+
+static void emit(cs_bus *b, cs_event ev) { cs_bus_emit(b, &ev); }
+
+static int bench_render(void) {
+    enum { WORLD = 64, EVENTS = 10000 };
+    cs_bus bus;
+    cs_monitor mon;
+    cs_history hist;
+    cs_bus_init(&bus, WORLD);
+    cs_monitor_init(&mon, WORLD);
+    cs_history_init(&hist, WORLD, 0);
+    cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
+    cs_bus_subscribe(&bus, cs_history_sink(&hist));
+    emit(&bus, (cs_event){.type = CS_EV_RUN, .rank = -1, .world = WORLD, .engine = "thread",
+                          .send_mode = "rendezvous", .text = "ring.lua"});
+    uint64_t id[WORLD] = {0};
+    size_t n = 1;
+    for (int i = 0; n < EVENTS; i++) { /* a ring: rank s sends to s+1; 5 events a message */
+        int s = i % WORLD, r = (s + 1) % WORLD;
+        uint64_t sq = ++id[s], rq = ++id[r];
+        emit(&bus, (cs_event){.type = CS_EV_POST, .rank = s, .req = sq, .op = CS_OP_SEND,
+                              .peer = r, .bytes = 64, .line = 9});
+        emit(&bus, (cs_event){.type = CS_EV_POST, .rank = r, .req = rq, .op = CS_OP_RECV,
+                              .peer = s, .bytes = 64, .line = 10});
+        emit(&bus, (cs_event){.type = CS_EV_MATCH, .rank = r, .req = rq, .peer = s,
+                              .peer_req = sq, .bytes = 64});
+        emit(&bus, (cs_event){.type = CS_EV_COMPLETE, .rank = r, .req = rq});
+        emit(&bus, (cs_event){.type = CS_EV_COMPLETE, .rank = s, .req = sq});
+        n += 5;
+    }
+    static const char *src[] = {"-- ring", "local right = (rank + 1) % world_size"};
+    const int sizes[][2] = {{80, 24}, {100, 30}, {200, 60}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        cs_grid g;
+        cs_grid_init(&g, sizes[k][0], sizes[k][1]);
+        cs_viz_view v = {.mon = &mon, .hist = &hist, .script = "ring.lua", .src = src, .nsrc = 2,
+                         .status = "running", .speed = 0, .selected = 30};
+        int frames = 300;
+        double worst = 0, t0 = cs_now();
+        for (int f = 0; f < frames; f++) {
+            double a = cs_now();
+            v.selected = f % WORLD;
+            cs_viz_render(&g, &v);
+            double d = cs_now() - a;
+            if (d > worst) worst = d;
+        }
+        double mean = (cs_now() - t0) / frames;
+        printf("render %dx%d, %d ranks, %zu events (%llu msgs, %zu diagram rows): "
+               "mean %.3f ms, worst %.3f ms per frame\n",
+               sizes[k][0], sizes[k][1], WORLD, n, (unsigned long long)hist.messages, hist.n,
+               mean * 1e3, worst * 1e3);
+        cs_grid_free(&g);
+    }
+    cs_history_free(&hist);
+    cs_monitor_destroy(&mon);
+    cs_bus_destroy(&bus);
+    return 0;
+}
+
+/* A front end that does what the TUI does each frame, minus the terminal. */
+typedef struct headless {
+    cs_world *w;
+    cs_bus *bus;
+    cs_monitor *mon;
+    cs_history hist;
+    cs_control *ctl;
+    int frames;
+    double render_s;
+    uint64_t hist_msgs, mon_msgs;
+} headless;
+
+static int hl_attach(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const cs_script *s) {
+    headless *h = ud;
+    h->w = w;
+    h->bus = bus;
+    h->mon = mon;
+    if (cs_history_init(&h->hist, cs_world_size(w), 0) < 0) return -1;
+    cs_bus_subscribe(bus, cs_history_sink(&h->hist));
+    /* the gates the TUI installs, open at full speed */
+    if (!(h->ctl = cs_control_new(w, false, 0))) return -1;
+    cs_world_set_gate(w, cs_control_gate, h->ctl);
+    return 0;
+}
+
+static void hl_loop(void *ud) {
+    headless *h = ud;
+    cs_grid g;
+    cs_grid_init(&g, 200, 60);
+    for (;;) {
+        bool done = cs_world_wait(h->w, cs_now() + 0.040, true) != -1;
+        double a = cs_now();
+        cs_bus_lock(h->bus);
+        cs_viz_view v = {.mon = h->mon, .hist = &h->hist, .script = "ring", .status = "running",
+                         .now = cs_now() - h->bus->t0};
+        cs_viz_render(&g, &v);
+        h->hist_msgs = h->hist.messages;
+        h->mon_msgs = h->mon->messages;
+        cs_bus_unlock(h->bus);
+        h->render_s += cs_now() - a;
+        h->frames++;
+        if (done) break;
+    }
+    cs_grid_free(&g);
+}
+
+static double run_ring(const char *script, const cs_frontend *fe) {
+    FILE *null = fopen("/dev/null", "w");
+    cs_run_opts o = {.script = script, .nranks = 64, .mem_limit = CS_DEFAULT_MEM_LIMIT,
+                     .step_limit = 0, .out = null, .err = null, .ui = fe};
+    double t0 = cs_now();
+    int st = cs_launch_run(&o);
+    double t = cs_now() - t0;
+    fclose(null);
+    if (st != 0) fprintf(stderr, "viz_bench: the ring ended with status %d\n", st);
+    return t;
+}
+
+static int bench_live(const char *script) {
+    double plain = run_ring(script, NULL);
+    headless h = {0};
+    cs_frontend fe = {hl_attach, hl_loop, &h};
+    double viz = run_ring(script, &fe);
+    printf("64-rank ring (%s), thread engine, full speed:\n", script);
+    printf("  plain report:          %.3f s\n", plain);
+    printf("  with gates and a 25 fps renderer: %.3f s, %d frames, mean %.3f ms a frame under the bus lock\n",
+           viz, h.frames, h.frames ? h.render_s / h.frames * 1e3 : 0);
+    printf("  messages: monitor %llu, history %llu (%llu diagram rows kept, %llu older rows "
+           "counted, %llu events)\n",
+           (unsigned long long)h.mon_msgs, (unsigned long long)h.hist_msgs,
+           (unsigned long long)h.hist.n, (unsigned long long)h.hist.dropped_rows,
+           (unsigned long long)h.hist.nevents);
+    cs_history_free(&h.hist);
+    cs_control_free(h.ctl);
+    return h.mon_msgs == h.hist_msgs ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    const char *what = argc > 1 ? argv[1] : "render";
+    if (!strcmp(what, "render")) return bench_render();
+    if (!strcmp(what, "live")) return bench_live(argc > 2 ? argv[2] : "bench/ring_rounds.lua");
+    fprintf(stderr, "usage: viz_bench render | live [SCRIPT]\n");
+    return 1;
+}
