@@ -22,6 +22,10 @@ int main(int argc, char **argv) {
             char *args[] = {argv[2], "--help", NULL};
             return cs_cli_run(2, args);
         }
+        if (argc > 2 && strcmp(argv[2], "learn") == 0) {
+            char *args[] = {argv[2], "--help", NULL};
+            return cs_cli_learn(2, args);
+        }
         cs_cli_usage(stdout);
         return 0;
     }
