@@ -450,6 +450,9 @@ static void draw_source(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     snprintf(t, sizeof t, "source, rank %d", v->selected);
     y = right_box(g, v, l, y, t);
     h--;
+    if (h > 0 && !v->src)
+        cs_grid_printf(g, l->right_x + 1, y, l->right_w - 2, CS_C_DEFAULT, CS_A_DIM,
+                       "(the source of %s was not found)", v->script ? v->script : "the script");
     if (h <= 0 || !v->src) return;
     cs_viz_rank sel;
     cs_viz_describe(v->mon, v->hist, v->gates ? &v->gates[v->selected] : NULL, v->selected,

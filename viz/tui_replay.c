@@ -1,0 +1,208 @@
+/* tui_replay.c -- `commsim replay TRACE` in the visualizer: the recorded
+ * events folded through the monitor and the history up to a position that
+ * the user moves. Forward folds the next events; backward folds again from
+ * the start (the world model is a fold: there is nothing to undo). */
+#include <dirent.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "monitor.h"
+#include "render.h"
+#include "replay.h"
+#include "report.h"
+#include "screen.h"
+#include "tui.h"
+#include "tui_view.h"
+
+#define FRAME_MS 40
+
+typedef struct rview {
+    cs_replay rp;
+    size_t pos;          /* events folded */
+    cs_monitor mon;
+    cs_history hist;
+    cs_tui_lines src;
+    bool have_src, playing;
+    double speed;        /* steps per second while playing */
+    double next;         /* when the next step plays */
+    cs_tui_nav nav;
+} rview;
+
+/* Fold events [0, upto) into a fresh monitor and history. */
+static int refold(rview *v, size_t upto) {
+    cs_monitor_destroy(&v->mon);
+    cs_history_free(&v->hist);
+    if (cs_replay_fold(&v->rp, upto, &v->mon) < 0) return -1;
+    if (cs_history_init(&v->hist, v->rp.world, 0) < 0) return -1;
+    v->hist.mon = &v->mon;
+    v->hist.ascii = cs_screen_ascii();
+    v->pos = upto < v->rp.n ? upto : v->rp.n;
+    /* the history's deadlock snapshot needs the monitor as it was then: fold
+     * both together only when the trace holds a deadlock before upto */
+    for (size_t i = 0; i < v->pos; i++)
+        if (v->rp.ev[i].type == CS_EV_DEADLOCK) {
+            cs_monitor_destroy(&v->mon);
+            if (cs_monitor_init(&v->mon, v->rp.world) < 0) return -1;
+            for (size_t k = 0; k < v->pos; k++) {
+                cs_monitor_fold(&v->mon, &v->rp.ev[k]);
+                cs_history_add(&v->hist, &v->rp.ev[k]);
+            }
+            return 0;
+        }
+    for (size_t i = 0; i < v->pos; i++) cs_history_add(&v->hist, &v->rp.ev[i]);
+    return 0;
+}
+
+static void fold_one(rview *v) {
+    if (v->pos >= v->rp.n) return;
+    cs_monitor_fold(&v->mon, &v->rp.ev[v->pos]);
+    cs_history_add(&v->hist, &v->rp.ev[v->pos]);
+    v->pos++;
+}
+
+/* A step is one operation, as live: up to and including the next post. */
+static void forward(rview *v) {
+    while (v->pos < v->rp.n) {
+        bool post = v->rp.ev[v->pos].type == CS_EV_POST;
+        fold_one(v);
+        if (post) break;
+    }
+    /* and what follows it at once (its match, completions) up to the next post */
+    while (v->pos < v->rp.n && v->rp.ev[v->pos].type != CS_EV_POST) fold_one(v);
+}
+
+static size_t step_start(const rview *v, size_t pos) {
+    /* the position just before the post that begins the step ending at pos */
+    size_t i = pos;
+    while (i > 0 && v->rp.ev[i - 1].type != CS_EV_POST) i--;
+    if (i > 0) i--;
+    while (i > 0 && v->rp.ev[i - 1].type != CS_EV_POST) i--;
+    return i;
+}
+
+static uint64_t posts_before(const rview *v, size_t pos) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < pos; i++) n += v->rp.ev[i].type == CS_EV_POST;
+    return n;
+}
+
+static bool read_lines(cs_tui_lines *l, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    bool ok = buf && cs_tui_lines_split(l, buf, n) == 0;
+    free(buf);
+    return ok;
+}
+
+/* The trace names its script without a directory: look beside the trace, in
+ * the current directory, then in the chapters of ./lessons. */
+static void load_source(rview *v, const char *trace) {
+    const char *name = v->rp.script;
+    if (!name) return;
+    char *dup = strdup(trace), path[4096];
+    snprintf(path, sizeof path, "%s/%s", dup ? dirname(dup) : ".", name);
+    free(dup);
+    v->have_src = read_lines(&v->src, path) || read_lines(&v->src, name);
+    DIR *d = v->have_src ? NULL : opendir("lessons");
+    struct dirent *e;
+    while (d && !v->have_src && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "lessons/%s/%s", e->d_name, name);
+        v->have_src = read_lines(&v->src, path);
+    }
+    if (d) closedir(d);
+}
+
+static const char *status_word(const rview *v) {
+    if (v->mon.deadlocked) return "deadlocked";
+    if (v->mon.nfailed) return "failed";
+    if (v->pos == v->rp.n) return "end of trace";
+    return v->playing ? "playing" : "replay";
+}
+
+static void frame(rview *v, cs_grid *g) {
+    char extra[96];
+    snprintf(extra, sizeof extra, "event %zu/%zu  t=%.3fs%s", v->pos, v->rp.n,
+             v->pos ? v->rp.ev[v->pos - 1].t : 0.0, v->rp.cut ? "  (trace cut off)" : "");
+    cs_viz_view view = {.mon = &v->mon, .hist = &v->hist, .script = v->rp.script,
+                        .src = v->have_src ? (const char *const *)v->src.line : NULL,
+                        .nsrc = v->src.n, .status = status_word(v), .extra = extra,
+                        .steps = posts_before(v, v->pos), .speed = v->playing ? v->speed : -1,
+                        .now = v->pos ? v->rp.ev[v->pos - 1].t : 0, .ascii = cs_screen_ascii()};
+    if (!v->nav.message[0] && v->pos <= 1)
+        snprintf(v->nav.message, sizeof v->nav.message,
+                 "space: next operation  b: back  ] [: one event  End/Home  r: play  ? help  q quit");
+    cs_tui_nav_apply(&v->nav, &view, g->w, g->h);
+    cs_viz_render(g, &view);
+}
+
+/* Returns false when the user leaves. */
+static bool key(rview *v, int ch, int x, int y) {
+    if (cs_tui_nav_key(&v->nav, ch, x, y)) return true;
+    switch (ch) {
+    case 'q': case 'Q': case 3: return false;
+    case ' ': case 'n': v->playing = false; forward(v); break;
+    case 'b': case CS_KEY_BACKSPACE: v->playing = false; refold(v, step_start(v, v->pos)); break;
+    case ']': v->playing = false; fold_one(v); break;
+    case '[': v->playing = false; if (v->pos) refold(v, v->pos - 1); break;
+    case 'g': v->playing = false; refold(v, v->rp.n && v->rp.ev[0].type == CS_EV_RUN); break;
+    case 'G': v->playing = false; while (v->pos < v->rp.n) fold_one(v); break;
+    case 'r': v->playing = !v->playing; v->next = 0; break;
+    case '+': case '=': v->speed = v->speed * 2 > 1000 ? 1000 : v->speed * 2; break;
+    case '-': v->speed = v->speed / 2 < 0.5 ? 0.5 : v->speed / 2; break;
+    default: break;
+    }
+    return true;
+}
+
+int cs_tui_replay(const char *path) {
+    rview v = {.speed = 10};
+    char err[600];
+    if (cs_replay_load(&v.rp, path, err, sizeof err) < 0) {
+        fprintf(stderr, "commsim: %s\n", err);
+        return 1;
+    }
+    if (!cs_screen_open(err, sizeof err)) {
+        fprintf(stderr, "commsim replay: %s\n", err);
+        cs_replay_free(&v.rp);
+        return 1;
+    }
+    v.nav.nranks = v.rp.world;
+    load_source(&v, path);
+    cs_monitor_init(&v.mon, v.rp.world);
+    cs_history_init(&v.hist, v.rp.world, 0);
+    refold(&v, v.rp.n && v.rp.ev[0].type == CS_EV_RUN); /* the run header: engine, mode */
+    cs_grid g = {0};
+    for (;;) {
+        int w, h, x = 0, y = 0;
+        cs_screen_size(&w, &h);
+        if ((g.w != w || g.h != h) && (cs_grid_free(&g), cs_grid_init(&g, w, h) < 0)) break;
+        if (v.playing && cs_now() >= v.next) {
+            forward(&v);
+            v.next = cs_now() + 1.0 / v.speed;
+            if (v.pos == v.rp.n) v.playing = false;
+        }
+        frame(&v, &g);
+        cs_screen_show(&g);
+        int ch = cs_screen_key(FRAME_MS, &x, &y);
+        if (ch != CS_KEY_NONE && !key(&v, ch, x, y)) break;
+    }
+    cs_grid_free(&g);
+    cs_screen_close();
+    /* the recorded run's status, as the plain replay gives it */
+    cs_monitor full;
+    int status = cs_replay_fold(&v.rp, v.rp.n, &full) == 0 ? cs_report_status(&full) : 1;
+    cs_monitor_destroy(&full);
+    cs_history_free(&v.hist);
+    cs_monitor_destroy(&v.mon);
+    cs_tui_lines_free(&v.src);
+    cs_tui_nav_free(&v.nav);
+    cs_replay_free(&v.rp);
+    return status;
+}
