@@ -65,6 +65,9 @@ wait_for() {
 
 count() { grep -cF -- "$1" "$tmp/screen"; }
 
+# check NAME CONDITION: one test, passing when the shell condition holds.
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
 # wait_count NAME PATTERN N: poll until exactly N lines hold PATTERN.
 wait_count() {
   local i
@@ -79,46 +82,30 @@ wait_count() {
 
 # ---- the deadlock demo: alert, both ranks blocked, resize, quit
 start dl 100 30 "$bin run $lessons/02-point-to-point/deadlock.lua"
-if wait_for dl DEADLOCKED "wait-for cycle: rank 0 $to rank 1 $to rank 0" "why: every blocked rank" \
-     "as the deadlock found them" && wait_count dl " blocked    send $to" 2; then
-  ok "deadlock: alert with its cycle and explanation, both ranks blocked"
-else bad "deadlock: alert with its cycle and explanation, both ranks blocked"; fi
+check "deadlock: alert with its cycle and explanation, both ranks blocked" 'wait_for dl DEADLOCKED "wait-for cycle: rank 0 $to rank 1 $to rank 0" "why: every blocked rank" \
+     "as the deadlock found them" && wait_count dl " blocked    send $to" 2'
 tm resize-window -t dl -x 80 -y 24
-if [ "$(tm display-message -p -t dl '#{pane_width}x#{pane_height}')" = 80x24 ] &&
+check "deadlock: redrawn at 80x24 after a resize" '[ "$(tm display-message -p -t dl '\''#{pane_width}x#{pane_height}'\'')" = 80x24 ] &&
    wait_for dl " DEADLOCKED" "fix: reorder" "dist.send(outgoing, peer" &&
-   wait_count dl " blocked    send $to" 2; then
-  ok "deadlock: redrawn at 80x24 after a resize"
-else bad "deadlock: redrawn at 80x24 after a resize"; fi
+   wait_count dl " blocked    send $to" 2'
 tm send-keys -t dl q
-if wait_for dl EXIT=3 STTY=same "verdict: deadlock" && ! grep -q DEADLOCKED "$tmp/screen"; then
-  ok "deadlock: q leaves with status 3 and the terminal restored"
-else bad "deadlock: q leaves with status 3 and the terminal restored"; fi
+check "deadlock: q leaves with status 3 and the terminal restored" 'wait_for dl EXIT=3 STTY=same "verdict: deadlock" && ! grep -q DEADLOCKED "$tmp/screen"'
 tm kill-session -t dl
 
 # ---- stepping the chain: space advances every runnable rank by one operation
 start ch 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
-if wait_for ch PAUSED "ready      send $to 1" && wait_count ch " ready      recv" 3; then
-  ok "chain --step: starts paused, every rank ready at its first operation"
-else bad "chain --step: starts paused, every rank ready at its first operation"; fi
+check "chain --step: starts paused, every rank ready at its first operation" 'wait_for ch PAUSED "ready      send $to 1" && wait_count ch " ready      recv" 3'
 tm send-keys -t ch Space
-if wait_for ch "16 B$arrow" "    0  done" "    1  ready      send $to 2" "    2  blocked    recv" \
-     "    3  blocked    recv" && wait_count ch "16 B$arrow" 1; then
-  ok "chain step 1: one arrow 0->1, rank 1 ready to send, 2 and 3 blocked"
-else bad "chain step 1: one arrow 0->1, rank 1 ready to send, 2 and 3 blocked"; fi
+check "chain step 1: one arrow 0->1, rank 1 ready to send, 2 and 3 blocked" 'wait_for ch "16 B$arrow" "    0  done" "    1  ready      send $to 2" "    2  blocked    recv" \
+     "    3  blocked    recv" && wait_count ch "16 B$arrow" 1'
 tm send-keys -t ch Space
-if wait_for ch "    1  done" "    2  ready      send $to 3" "    3  blocked    recv" &&
-   wait_count ch "16 B$arrow" 2; then
-  ok "chain step 2: a second arrow 1->2, rank 2 ready to send"
-else bad "chain step 2: a second arrow 1->2, rank 2 ready to send"; fi
+check "chain step 2: a second arrow 1->2, rank 2 ready to send" 'wait_for ch "    1  done" "    2  ready      send $to 3" "    3  blocked    recv" &&
+   wait_count ch "16 B$arrow" 2'
 tm send-keys -t ch Space
-if wait_for ch FINISHED "    3  done" "start: tensor([1., 2., 3., 4.])" &&
-   wait_count ch "16 B$arrow" 3; then
-  ok "chain step 3: three arrows, every rank done, rank 0's output shown"
-else bad "chain step 3: three arrows, every rank done, rank 0's output shown"; fi
+check "chain step 3: three arrows, every rank done, rank 0's output shown" 'wait_for ch FINISHED "    3  done" "start: tensor([1., 2., 3., 4.])" &&
+   wait_count ch "16 B$arrow" 3'
 tm send-keys -t ch q
-if wait_for ch EXIT=0 STTY=same "verdict: ok"; then
-  ok "chain: q after the end gives the run's status (0)"
-else bad "chain: q after the end gives the run's status (0)"; fi
+check "chain: q after the end gives the run's status (0)" 'wait_for ch EXIT=0 STTY=same "verdict: ok"'
 tm kill-session -t ch
 
 # ---- s steps only the selected rank (an interleaving built by hand); enter
@@ -126,92 +113,71 @@ tm kill-session -t ch
 start sr 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
 wait_count sr " ready  " 4 >/dev/null
 tm send-keys -t sr Enter
-if wait_for sr "the tensor of its send" "tensor([1., 2., 3., 4.])"; then
-  ok "enter: the tensor of the selected rank's next operation"
-else bad "enter: the tensor of the selected rank's next operation"; fi
+check "enter: the tensor of the selected rank's next operation" 'wait_for sr "the tensor of its send" "tensor([1., 2., 3., 4.])"'
 tm send-keys -t sr Escape s
-if wait_for sr "    0  blocked    send $to 1" && wait_count sr " ready      recv" 3 &&
-   wait_count sr "16 B$arrow" 0; then
-  ok "s: only rank 0 moved: its rendezvous send waits for rank 1"
-else bad "s: only rank 0 moved: its rendezvous send waits for rank 1"; fi
+check "s: only rank 0 moved: its rendezvous send waits for rank 1" 'wait_for sr "    0  blocked    send $to 1" && wait_count sr " ready      recv" 3 &&
+   wait_count sr "16 B$arrow" 0'
 tm send-keys -t sr Tab s
-if wait_for sr "    0  done" "16 B$arrow" "    1  ready      send $to 2" &&
-   wait_count sr " ready      recv" 2; then
-  ok "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not"
-else bad "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not"; fi
+check "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not" 'wait_for sr "    0  done" "16 B$arrow" "    1  ready      send $to 2" &&
+   wait_count sr " ready      recv" 2'
 tm send-keys -t sr q
-if wait_for sr EXIT=130 STTY=same; then ok "q mid-run: status 130, terminal restored"
-else bad "q mid-run: status 130, terminal restored"; fi
+check "q mid-run: status 130, terminal restored" 'wait_for sr EXIT=130 STTY=same'
 tm kill-session -t sr
 
 # ---- Ctrl-C is a quit
 start cc 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
 wait_for cc PAUSED >/dev/null
 tm send-keys -t cc C-c
-if wait_for cc EXIT=130 STTY=same; then ok "Ctrl-C: status 130, terminal restored"
-else bad "Ctrl-C: status 130, terminal restored"; fi
+check "Ctrl-C: status 130, terminal restored" 'wait_for cc EXIT=130 STTY=same'
 
 # ---- a script error: shown, then the run's status
 start er 100 30 "$bin run $scripts/error.lua"
-if wait_for er FAILED "error.lua:"; then ok "script error: FAILED with the message"
-else bad "script error: FAILED with the message"; fi
+check "script error: FAILED with the message" 'wait_for er FAILED "error.lua:"'
 tm send-keys -t er q
-if wait_for er EXIT=2 STTY=same; then ok "script error: q gives status 2, terminal restored"
-else bad "script error: q gives status 2, terminal restored"; fi
+check "script error: q gives status 2, terminal restored" 'wait_for er EXIT=2 STTY=same'
 
 # ---- NO_COLOR: attributes, no colours
 start nc 100 30 "NO_COLOR=1 $bin run $lessons/02-point-to-point/deadlock.lua"
 wait_for nc DEADLOCKED >/dev/null
 tm capture-pane -e -p -t nc >"$tmp/screen"
-if ! grep -qE $'\e\\[[0-9;]*3[1-6](;[0-9;]*)?m' "$tmp/screen"; then ok "NO_COLOR: no colour sequences"
-else bad "NO_COLOR: no colour sequences"; fi
+check "NO_COLOR: no colour sequences" '! grep -qE $'\''\e\\[[0-9;]*3[1-6](;[0-9;]*)?m'\'' "$tmp/screen"'
 tm kill-session -t nc
 start co 100 30 "$bin run $lessons/02-point-to-point/deadlock.lua"
 wait_for co DEADLOCKED >/dev/null
 tm capture-pane -e -p -t co >"$tmp/screen"
-if grep -qE $'\e\\[[0-9;]*3[1-6](;[0-9;]*)?m' "$tmp/screen"; then ok "colours without NO_COLOR"
-else bad "colours without NO_COLOR"; fi
+check "colours without NO_COLOR" 'grep -qE $'\''\e\\[[0-9;]*3[1-6](;[0-9;]*)?m'\'' "$tmp/screen"'
 tm kill-session -t co
 
 # ---- 256 ranks: the table scrolls to the selection
 start many 80 24 "$bin run $lessons/02-point-to-point/ring.lua -n 256 --step"
 wait_for many PAUSED "ranks 0-4 of 256" >/dev/null
 tm send-keys -t many BTab
-if wait_for many "ranks 251-255 of 256" "  255  ready"; then ok "256 ranks: the table scrolls to the selected rank"
-else bad "256 ranks: the table scrolls to the selected rank"; fi
+check "256 ranks: the table scrolls to the selected rank" 'wait_for many "ranks 251-255 of 256" "  255  ready"'
 tm send-keys -t many q
-if wait_for many EXIT=130 STTY=same; then ok "256 ranks: q leaves cleanly"
-else bad "256 ranks: q leaves cleanly"; fi
+check "256 ranks: q leaves cleanly" 'wait_for many EXIT=130 STTY=same'
 
 # ---- --no-tui on a terminal: the plain report
 start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
-if wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0; then ok "--no-tui on a terminal prints the plain report"
-else bad "--no-tui on a terminal prints the plain report"; fi
+check "--no-tui on a terminal prints the plain report" 'wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0'
 
 # ---- the chapter browser: text beside scripts, a script run paused, back again
 start ln 100 30 "$bin learn 2 --lessons $lessons"
-if wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "deadlock.lua" \
-     "Deadlock: both ranks send fi" "The calls"; then
-  ok "learn 2: the chapter's text beside its scripts and their titles"
-else bad "learn 2: the chapter's text beside its scripts and their titles"; fi
+check "learn 2: the chapter's text beside its scripts and their titles" 'wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "deadlock.lua" \
+     "Deadlock: both ranks send fi" "The calls"'
 tm send-keys -t ln Down Down Enter
-if wait_for ln "deadlock.lua  thread" PAUSED && wait_count ln " ready      send" 2; then
-  ok "learn: enter runs the selected script in the visualizer, paused at its start"
-else bad "learn: enter runs the selected script in the visualizer, paused at its start"; fi
+check "learn: enter runs the selected script in the visualizer, paused at its start" 'wait_for ln "deadlock.lua  thread" PAUSED && wait_count ln " ready      send" 2'
 tm send-keys -t ln Space
 wait_for ln DEADLOCKED >/dev/null
 tm send-keys -t ln q
-if wait_for ln "deadlock.lua ended: deadlock (status 3)" "The calls"; then
-  ok "learn: q returns to the chapter with the run's outcome"
-else bad "learn: q returns to the chapter with the run's outcome"; fi
+check "learn: q returns to the chapter with the run's outcome" 'wait_for ln "deadlock.lua ended: deadlock (status 3)" "The calls"'
 tm send-keys -t ln q
-if wait_for ln EXIT=0 STTY=same; then ok "learn: q quits with status 0, terminal restored"
-else bad "learn: q quits with status 0, terminal restored"; fi
+check "learn: q quits with status 0, terminal restored" 'wait_for ln EXIT=0 STTY=same'
 tm kill-session -t ln
-if "$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1; then bad "learn 99: an unknown chapter"
-elif grep -qF "no chapter '99'" "$tmp/out" && grep -qF "02-point-to-point" "$tmp/out"; then
-  ok "learn 99: an unknown chapter is an error that lists the chapters"
-else cp "$tmp/out" "$tmp/screen"; bad "learn 99: an unknown chapter is an error that lists the chapters"; fi
+"$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1
+status=$?
+cp "$tmp/out" "$tmp/screen"
+check "learn 99: an unknown chapter is an error (1) that lists the chapters" \
+  '[ $status = 1 ] && grep -qF "no chapter '\''99'\''" "$tmp/out" && grep -qF 02-point-to-point "$tmp/out"'
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
