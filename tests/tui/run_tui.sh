@@ -136,6 +136,13 @@ check "script error: FAILED with the message" 'wait_for er FAILED "error.lua:"'
 tm send-keys -t er q
 check "script error: q gives status 2, terminal restored" 'wait_for er EXIT=2 STTY=same'
 
+# ---- --timeout applies in the visualizer only when given
+start to 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --timeout 1"
+check "--timeout 1 --step: the paused run times out and says so" 'wait_for to TIMEOUT'
+tm send-keys -t to q
+check "--timeout: q gives status 4" 'wait_for to EXIT=4 STTY=same'
+tm kill-session -t to
+
 # ---- NO_COLOR: attributes, no colours
 start nc 100 30 "NO_COLOR=1 $bin run $lessons/02-point-to-point/deadlock.lua"
 wait_for nc DEADLOCKED >/dev/null
@@ -173,6 +180,10 @@ check "learn: q returns to the chapter with the run's outcome" 'wait_for ln "dea
 tm send-keys -t ln q
 check "learn: q quits with status 0, terminal restored" 'wait_for ln EXIT=0 STTY=same'
 tm kill-session -t ln
+"$bin" run "$lessons/02-point-to-point/chain.lua" --tui </dev/null >"$tmp/out" 2>&1
+status=$?
+cp "$tmp/out" "$tmp/screen"
+check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -qF "needs a terminal" "$tmp/out"'
 "$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1
 status=$?
 cp "$tmp/out" "$tmp/screen"
