@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "collectives.h"
 #include "launch.h"
 #include "script.h"
 
@@ -25,6 +26,8 @@ void cs_cli_usage(FILE *f) {
 }
 
 static void run_usage(FILE *f) {
+    char algos[1024];
+    cs_coll_algos_help(algos, sizeof algos);
     fprintf(f,
             "usage: commsim run SCRIPT [options]\n"
             "\n"
@@ -47,11 +50,15 @@ static void run_usage(FILE *f) {
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
             "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
             "      --seed N           seed of tensor.randn (default 0)\n"
+            "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
+            "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
+            "                         {algo = ...} still wins). The choices:\n"
+            "%s"
             "  -h, --help             show this help\n"
             "\n"
             "example:\n"
             "  commsim run lessons/02-point-to-point/chain.lua -n 4\n",
-            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT);
+            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT, algos);
 }
 
 static int parse_u64(const char *opt, const char *s, unsigned long long max, unsigned long long *out) {
@@ -79,7 +86,7 @@ static int parse_seconds(const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_ALGO };
 
 int cs_cli_run(int argc, char **argv) {
     static const struct option longopts[] = {
@@ -92,6 +99,7 @@ int cs_cli_run(int argc, char **argv) {
         {"mem-limit", required_argument, NULL, OPT_MEM},
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"algo", required_argument, NULL, OPT_ALGO},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -137,6 +145,14 @@ int cs_cli_run(int argc, char **argv) {
             if (parse_u64("--seed", optarg, ~0ull, &v) < 0) return 1;
             o.seed = v;
             break;
+        case OPT_ALGO: {
+            char why[256];
+            if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {
+                fprintf(stderr, "commsim run: --algo: %s\n", why);
+                return 1;
+            }
+            break;
+        }
         case 'h': run_usage(stdout); return 0;
         default: run_usage(stderr); return 1;
         }

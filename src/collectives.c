@@ -135,7 +135,7 @@ void cs_coll_algos_help(char *buf, size_t len) {
     for (int f = 0; f < CS_FAM_N && o < len; f++) {
         char list[160];
         list_algos((cs_coll_family)f, list, sizeof list);
-        o += (size_t)snprintf(buf + o, len - o, "                           %-15s %s\n",
+        o += (size_t)snprintf(buf + o, len - o, "        %-15s %s\n",
                               families[f].name, list);
     }
 }

@@ -160,6 +160,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
                            .seed = o->seed, .engine = engine, .script = script.name};
+    memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
