@@ -39,6 +39,7 @@ static void *rank_main(void *arg) {
 }
 
 static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
+static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
 
 /* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
 
@@ -174,6 +175,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     mon.bus = &bus;
     mon.on_deadlock = on_deadlock;
+    mon.on_error = on_error;
     mon.ud = w;
     cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
     if (tw) cs_bus_subscribe(&bus, cs_trace_sink(tw));

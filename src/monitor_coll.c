@@ -1,0 +1,296 @@
+/* monitor_coll.c -- the monitor's view of collectives: who called what on which
+ * group, mismatches, and deadlocks explained at the collective level.
+ *
+ * Every rank's n-th collective on a group must be the same call as every other
+ * member's n-th: same name, root, count, dtype and reduce op. The coll enter
+ * events carry exactly that, so the monitor compares them as they arrive and
+ * declares a mismatch as soon as two members' n-th calls differ, whether or
+ * not the internal messages would still pair up (different counts often do).
+ * A mismatch is an error of the run (status 2), like a send/recv size mismatch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor.h"
+
+/* One call as one rank made it. */
+typedef struct coll_rec {
+    bool valid;
+    char name[32], algo[24], redop[12];
+    int root, line;
+    size_t count;
+    cs_dtype dtype;
+} coll_rec;
+
+/* A call some members have entered and others not yet: recs[member]. */
+typedef struct coll_pending {
+    coll_rec *recs;
+    int arrived;
+} coll_pending;
+
+typedef struct coll_grp {
+    int ctx, n;
+    int *members;        /* world ranks */
+    uint64_t *entered;   /* per member: calls entered so far */
+    coll_rec *cur;       /* per member: its latest call */
+    bool *inside;        /* per member: between enter and leave */
+    coll_pending *pend;  /* calls base, base+1, ... not yet entered by all */
+    int npend, cap;
+    uint64_t base;
+} coll_grp;
+
+struct cs_mon_coll {
+    coll_grp *g;
+    int ng;
+    uint64_t calls;      /* calls entered by every member of their group */
+    char *verdict;       /* the mismatch, once found */
+};
+
+static void grp_free(coll_grp *g) {
+    for (int i = 0; i < g->npend; i++) free(g->pend[i].recs);
+    free(g->pend);
+    free(g->members);
+    free(g->entered);
+    free(g->cur);
+    free(g->inside);
+}
+
+void cs_monitor_coll_destroy(cs_monitor *m) {
+    cs_mon_coll *c = m->coll;
+    if (!c) return;
+    for (int i = 0; i < c->ng; i++) grp_free(&c->g[i]);
+    free(c->g);
+    free(c->verdict);
+    free(c);
+    m->coll = NULL;
+}
+
+static coll_grp *grp_find(cs_mon_coll *c, int ctx) {
+    for (int i = 0; i < c->ng; i++)
+        if (c->g[i].ctx == ctx) return &c->g[i];
+    return NULL;
+}
+
+/* The group of ev's context, created on its first event. */
+static coll_grp *grp_get(cs_monitor *m, const cs_event *ev) {
+    if (!m->coll && !(m->coll = calloc(1, sizeof *m->coll))) return NULL;
+    cs_mon_coll *c = m->coll;
+    coll_grp *g = grp_find(c, ev->ctx);
+    if (g) return g;
+    coll_grp *gs = realloc(c->g, (size_t)(c->ng + 1) * sizeof *gs);
+    if (!gs) return NULL;
+    c->g = gs;
+    g = &c->g[c->ng];
+    int n = ev->group && ev->ngroup > 0 ? ev->ngroup : m->world;
+    *g = (coll_grp){.ctx = ev->ctx, .n = n};
+    g->members = malloc((size_t)n * sizeof *g->members);
+    g->entered = calloc((size_t)n, sizeof *g->entered);
+    g->cur = calloc((size_t)n, sizeof *g->cur);
+    g->inside = calloc((size_t)n, sizeof *g->inside);
+    if (!g->members || !g->entered || !g->cur || !g->inside) {
+        grp_free(g);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) g->members[i] = ev->group && ev->ngroup > 0 ? ev->group[i] : i;
+    c->ng++;
+    return g;
+}
+
+static int member_of(const coll_grp *g, int rank) {
+    for (int i = 0; i < g->n; i++)
+        if (g->members[i] == rank) return i;
+    return -1;
+}
+
+static void rec_of(coll_rec *r, const cs_event *ev) {
+    *r = (coll_rec){.valid = true, .root = ev->peer, .line = ev->line, .count = ev->count,
+                    .dtype = ev->dtype};
+    snprintf(r->name, sizeof r->name, "%s", ev->text ? ev->text : "?");
+    snprintf(r->algo, sizeof r->algo, "%s", ev->algo ? ev->algo : "?");
+    snprintf(r->redop, sizeof r->redop, "%s", ev->reduce_op ? ev->reduce_op : "");
+}
+
+/* Do two ranks' n-th calls agree? all_to_all's lists may differ per pair. */
+static bool same_call(const coll_rec *a, const coll_rec *b) {
+    return strcmp(a->name, b->name) == 0 && a->root == b->root && a->dtype == b->dtype &&
+           strcmp(a->redop, b->redop) == 0 &&
+           (a->count == b->count || strcmp(a->name, "all_to_all") == 0);
+}
+
+/* ---- describing calls and groups */
+
+static void put_group(FILE *f, const coll_grp *g, const cs_monitor *m) {
+    bool world = g->n == m->world;
+    for (int i = 0; world && i < g->n; i++) world = g->members[i] == i;
+    if (world && g->ctx == 1) {
+        fprintf(f, "the world group");
+        return;
+    }
+    fprintf(f, "the group of ranks [");
+    for (int i = 0; i < g->n; i++) fprintf(f, i ? ", %d" : "%d", g->members[i]);
+    fprintf(f, "]");
+}
+
+static void put_call(FILE *f, const coll_rec *r, const cs_monitor *m) {
+    fprintf(f, "%s(", r->name);
+    const char *sep = "";
+    if (r->root >= 0) fprintf(f, "root %d", r->root), sep = ", ";
+    if (r->redop[0]) fprintf(f, "%s%s", sep, r->redop), sep = ", ";
+    if (strcmp(r->name, "barrier") != 0)
+        fprintf(f, "%s%s, %zu element%s", sep, cs_dtype_name(r->dtype), r->count,
+                r->count == 1 ? "" : "s");
+    fprintf(f, ") at %s:%d", m->script ? m->script : "line", r->line);
+}
+
+static char *closed(FILE *f, char **buf) {
+    fclose(f);
+    return *buf;
+}
+
+/* ---- mismatch */
+
+static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const coll_pending *p) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    fprintf(f, "collective mismatch: the ranks of ");
+    put_group(f, g, m);
+    fprintf(f, " disagree on their collective call #%llu:\n", (unsigned long long)call + 1);
+    for (int i = 0; i < g->n; i++) {
+        if (!p->recs[i].valid) continue;
+        fprintf(f, "  rank %d calls ", g->members[i]);
+        put_call(f, &p->recs[i], m);
+        fprintf(f, "\n");
+    }
+    for (int i = 0; i < g->n; i++)
+        if (!p->recs[i].valid) fprintf(f, "  rank %d has not reached it yet\n", g->members[i]);
+    fprintf(f, "why: every rank of a group must call the same collectives in the same order, "
+               "with the same root, count, dtype and reduce op; a collective whose calls "
+               "disagree mixes data or waits forever.\n"
+               "fix: compare the calls above; a collective inside an `if` on the rank, or "
+               "tensors of different sizes per rank, are the usual causes.\n");
+    m->coll->verdict = closed(f, &buf);
+    m->nfailed++; /* the run ends with this error: no deadlock verdict after it */
+    if (m->bus) {
+        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 2, .text = m->coll->verdict};
+        cs_bus_emit_locked(m->bus, &ev);
+    }
+    if (m->on_error) m->on_error(m->ud);
+}
+
+static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
+    rec_of(&g->cur[mi], ev);
+    g->inside[mi] = true;
+    uint64_t k = g->entered[mi]++;
+    int idx = (int)(k - g->base);
+    if (idx >= g->npend) { /* the first to arrive at this call */
+        if (g->npend == g->cap) {
+            int cap = g->cap ? g->cap * 2 : 4;
+            coll_pending *p = realloc(g->pend, (size_t)cap * sizeof *p);
+            if (!p) return;
+            g->pend = p;
+            g->cap = cap;
+        }
+        coll_rec *recs = calloc((size_t)g->n, sizeof *recs);
+        if (!recs) return;
+        g->pend[g->npend++] = (coll_pending){recs, 0};
+        idx = g->npend - 1;
+    }
+    coll_pending *p = &g->pend[idx];
+    p->recs[mi] = g->cur[mi];
+    p->arrived++;
+    for (int i = 0; i < g->n && !m->coll->verdict; i++)
+        if (i != mi && p->recs[i].valid && !same_call(&p->recs[i], &p->recs[mi]))
+            declare_mismatch(m, g, k, p);
+    while (g->npend && g->pend[0].arrived == g->n) { /* everybody is past it */
+        free(g->pend[0].recs);
+        memmove(g->pend, g->pend + 1, (size_t)(g->npend - 1) * sizeof *g->pend);
+        g->npend--;
+        g->base++;
+        m->coll->calls++;
+    }
+}
+
+void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev) {
+    coll_grp *g = grp_get(m, ev);
+    int mi = g ? member_of(g, ev->rank) : -1;
+    if (mi < 0) return;
+    if (ev->begin) fold_enter(m, g, mi, ev);
+    else g->inside[mi] = false;
+}
+
+/* ---- deadlocks inside collectives */
+
+static void put_rank_state(FILE *f, const cs_monitor *m, int rank) {
+    const cs_mon_rank *r = &m->ranks[rank];
+    switch (r->state) {
+    case CS_RS_DONE: fprintf(f, "it has finished"); break;
+    case CS_RS_FAILED: fprintf(f, "it has failed"); break;
+    case CS_RS_BLOCKED:
+        fprintf(f, "it is blocked at %s:%d", m->script ? m->script : "line", r->wait_line);
+        break;
+    default: fprintf(f, "it is %s", cs_rank_state_name(r->state)); break;
+    }
+    /* Inside another collective? Say which. */
+    for (int i = 0; m->coll && i < m->coll->ng; i++) {
+        const coll_grp *g = &m->coll->g[i];
+        int mi = member_of(g, rank);
+        if (mi >= 0 && g->inside[mi]) {
+            fprintf(f, ", inside ");
+            put_call(f, &g->cur[mi], m);
+            fprintf(f, " on ");
+            put_group(f, g, m);
+        }
+    }
+}
+
+/* The first call of a group that some members entered and others never did. */
+static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
+    const coll_pending *p = &g->pend[0];
+    const coll_rec *call = NULL;
+    fprintf(f, "why: rank%s", p->arrived == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int i = 0; i < g->n; i++)
+        if (p->recs[i].valid) {
+            fprintf(f, "%s%d", sep, g->members[i]);
+            sep = ", ";
+            if (!call) call = &p->recs[i];
+        }
+    fprintf(f, " entered ");
+    put_call(f, call, m);
+    fprintf(f, ", collective call #%llu on ", (unsigned long long)g->base + 1);
+    put_group(f, g, m);
+    fprintf(f, ", and wait inside it for ranks that never called it:\n");
+    for (int i = 0; i < g->n; i++) {
+        if (p->recs[i].valid) continue;
+        fprintf(f, "  rank %d did not call it: ", g->members[i]);
+        put_rank_state(f, m, g->members[i]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "fix: every rank of the group must call every collective of the group, in the "
+               "same order; look for a collective that only some ranks reach (inside an `if` "
+               "on the rank, or after an early return).\n");
+}
+
+char *cs_monitor_coll_explain(const cs_monitor *m) {
+    const cs_mon_coll *c = m->coll;
+    if (!c) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    for (int i = 0; i < c->ng; i++) {
+        const coll_grp *g = &c->g[i];
+        if (!g->npend) continue;
+        if (!f && !(f = open_memstream(&buf, &len))) return NULL;
+        explain_missing(f, m, g);
+    }
+    return f ? closed(f, &buf) : NULL;
+}
+
+const char *cs_monitor_coll_verdict(const cs_monitor *m) {
+    return m->coll ? m->coll->verdict : NULL;
+}
+
+uint64_t cs_monitor_coll_calls(const cs_monitor *m) { return m->coll ? m->coll->calls : 0; }
