@@ -14,6 +14,7 @@ local sizes = {}
 for kib = 0, 16, 2 do sizes[#sizes + 1] = 1024 << kib end   -- 1 KiB .. 64 MiB
 
 local function measure(algo, bytes)
+    collectgarbage()                     -- free the previous size's tensor first
     local t = tensor.ones(bytes // 4)
     local iters = math.max(3, math.min(1000, (256 << 20) // bytes))
     dist.all_reduce(t, ReduceOp.SUM, {algo = algo})          -- warm up

@@ -68,8 +68,13 @@ static int exchange(cs_coll *c, cs_tensor *sbuf, int to, cs_tensor *rbuf, int fr
 
 /* ---- buffers */
 
+/* Scratch buffers are the runtime's, not the script's: like NCCL's own buffers
+ * they are not charged to the rank's memory cap (the tensors they mirror are,
+ * and they never exceed a few times those). Charging them would fail a
+ * collective halfway, after messages were exchanged, whenever the script's
+ * garbage had not yet been collected. */
 static cs_tensor *scratch(cs_coll *c, int64_t numel) {
-    return cs_tensor_new(cs_rank_budget(c->r), c->dtype, 1, &numel);
+    return cs_tensor_new(NULL, c->dtype, 1, &numel);
 }
 
 static cs_tensor *flat_view(cs_tensor *t) {
@@ -248,7 +253,7 @@ static int allreduce_rd(cs_coll *c, cs_tensor *t) {
 
 /* Reduce to group rank 0 along the tree, then broadcast from it. */
 static int allreduce_rb(cs_coll *c, cs_tensor *t) {
-    cs_tensor *acc = c->me == 0 ? cs_tensor_retain(t) : cs_tensor_clone(cs_rank_budget(c->r), t);
+    cs_tensor *acc = c->me == 0 ? cs_tensor_retain(t) : cs_tensor_clone(NULL, t);
     if (!acc) return CS_ENOMEM;
     int rc = reduce_tree(c, acc, 0);
     cs_tensor_release(acc);
@@ -364,7 +369,7 @@ static int rs_direct(cs_coll *c, cs_tensor *out, cs_tensor **blocks) {
     rc = rc == CS_OK ? rs_wait(c, &s) : (rs_release(&s), rc);
     if (rc == CS_OK) {
         cs_tensor *acc = me == 0 ? blocks[me] : tmp[0];
-        cs_tensor *sum = cs_tensor_clone(cs_rank_budget(c->r), acc);
+        cs_tensor *sum = cs_tensor_clone(NULL, acc);
         if (!sum) rc = CS_ENOMEM;
         for (int j = 1; j < n && sum; j++) combine(c, sum, j == me ? blocks[me] : tmp[j]);
         if (sum) copy_into(out, sum);
@@ -399,8 +404,8 @@ int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
 
 int cs_algo_barrier(cs_coll *c) {
     int64_t one = 1;
-    cs_tensor *tok = cs_tensor_new(cs_rank_budget(c->r), CS_UINT8, 1, &one);
-    cs_tensor *got = cs_tensor_new(cs_rank_budget(c->r), CS_UINT8, 1, &one);
+    cs_tensor *tok = cs_tensor_new(NULL, CS_UINT8, 1, &one);
+    cs_tensor *got = cs_tensor_new(NULL, CS_UINT8, 1, &one);
     int rc = tok && got ? CS_OK : CS_ENOMEM;
     for (int k = 1; k < c->n && rc == CS_OK; k <<= 1)
         rc = exchange(c, tok, mod(c->me + k, c->n), got, mod(c->me - k, c->n));

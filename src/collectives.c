@@ -399,7 +399,7 @@ int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     k.count = (size_t)cs_tensor_numel(t), k.bytes = cs_tensor_nbytes(t);
     int root = group_root(&k);
     /* Only the root's tensor changes: the others reduce into a copy. */
-    cs_tensor *acc = k.c.me == root ? cs_tensor_retain(t) : cs_tensor_clone(cs_rank_budget(r), t);
+    cs_tensor *acc = k.c.me == root ? cs_tensor_retain(t) : cs_tensor_clone(NULL, t); /* scratch: see coll_algos.c */
     if (!acc) return CS_ENOMEM;
     enter(&k);
     rc = cs_algo_reduce(&k.c, k.algo, acc, root);
