@@ -161,7 +161,10 @@ static bool op_and_opts(lua_State *L, int idx, const char *fn, cs_coll_kind kind
 static int check_root(lua_State *L, int idx, const char *fn, const char *what) {
     if (lua_isnoneornil(L, idx)) return 0;
     lua_Integer v = cs_script_checkint(L, idx, fn, what);
-    return v < -1 || v > INT32_MAX ? -1 : (int)v;
+    if (v < INT32_MIN || v > INT32_MAX)
+        luaL_error(L, "%s: %s %I is outside the world (size %d)", fn, what, v,
+                   cs_rank_world_size(rank_of(L)));
+    return (int)v; /* collectives.c checks it against the world and the group */
 }
 
 /* ---- results: nothing, or with async_op a work handle that is already complete */
