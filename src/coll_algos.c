@@ -167,7 +167,10 @@ static int reduce_tree(cs_coll *c, cs_tensor *acc, int root) {
     int n = c->n, v = mod(c->me - root, n), rc = CS_OK;
     cs_tensor *tmp = NULL;
     for (int mask = 1; mask < n; mask <<= 1) {
-        if (v & mask) return exchange(c, acc, mod(v - mask + root, n), NULL, -1);
+        if (v & mask) { /* hand the partial sum to the parent: done */
+            rc = exchange(c, acc, mod(v - mask + root, n), NULL, -1);
+            break;
+        }
         if (v + mask >= n) continue;
         if (!tmp && !(tmp = scratch(c, cs_tensor_numel(acc)))) return CS_ENOMEM;
         if ((rc = exchange(c, NULL, -1, tmp, mod(v + mask + root, n))) != CS_OK) break;
