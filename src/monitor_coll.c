@@ -152,6 +152,18 @@ static char *closed(FILE *f, char **buf) {
 
 /* ---- mismatch */
 
+/* The verdict is an error of the run: an error event of no rank, and the
+ * run ends (status 2). */
+static void announce(cs_monitor *m, char *verdict) {
+    m->coll->verdict = verdict;
+    m->nfailed++; /* the run ends with this error: no deadlock verdict after it */
+    if (m->bus) {
+        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 2, .text = verdict};
+        cs_bus_emit_locked(m->bus, &ev);
+    }
+    if (m->on_error) m->on_error(m->ud);
+}
+
 static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const coll_pending *p) {
     char *buf = NULL;
     size_t len = 0;
@@ -173,13 +185,7 @@ static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const co
                "disagree mixes data or waits forever.\n"
                "fix: compare the calls above; a collective inside an `if` on the rank, or "
                "tensors of different sizes per rank, are the usual causes.\n");
-    m->coll->verdict = closed(f, &buf);
-    m->nfailed++; /* the run ends with this error: no deadlock verdict after it */
-    if (m->bus) {
-        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 2, .text = m->coll->verdict};
-        cs_bus_emit_locked(m->bus, &ev);
-    }
-    if (m->on_error) m->on_error(m->ud);
+    announce(m, closed(f, &buf));
 }
 
 static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
@@ -216,9 +222,44 @@ static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
     }
 }
 
+/* Does ev name the same ranks as the group its context has so far? */
+static bool same_members(const cs_monitor *m, const coll_grp *g, const cs_event *ev) {
+    int n = ev->group && ev->ngroup > 0 ? ev->ngroup : m->world;
+    if (n != g->n) return false;
+    for (int i = 0; i < n; i++)
+        if (g->members[i] != (ev->group && ev->ngroup > 0 ? ev->group[i] : i)) return false;
+    return true;
+}
+
+/* Two ranks mean different groups by one context: they created their groups
+ * in a different order (or with different lists). */
+static void declare_group_mismatch(cs_monitor *m, const coll_grp *g, const cs_event *ev) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    fprintf(f, "collective mismatch: rank %d calls %s at %s:%d on the group of ranks [",
+            ev->rank, ev->text ? ev->text : "?", m->script ? m->script : "line", ev->line);
+    for (int i = 0; i < ev->ngroup; i++) fprintf(f, i ? ", %d" : "%d", ev->group[i]);
+    if (!ev->group || ev->ngroup <= 0)
+        for (int i = 0; i < m->world; i++) fprintf(f, i ? ", %d" : "%d", i);
+    fprintf(f, "], which other ranks know as ");
+    put_group(f, g, m);
+    fprintf(f, "\nwhy: every rank must create the same groups with dist.new_group, in the same "
+               "order, members or not: the order is what tells the ranks' groups apart.\n"
+               "fix: call dist.new_group for every group on every rank, in one order, before "
+               "using any of them.\n");
+    announce(m, closed(f, &buf));
+}
+
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev) {
     coll_grp *g = grp_get(m, ev);
-    int mi = g ? member_of(g, ev->rank) : -1;
+    if (!g) return;
+    if (ev->begin && !same_members(m, g, ev)) {
+        if (!m->coll->verdict) declare_group_mismatch(m, g, ev);
+        return;
+    }
+    int mi = member_of(g, ev->rank);
     if (mi < 0) return;
     if (ev->begin) fold_enter(m, g, mi, ev);
     else g->inside[mi] = false;
@@ -249,6 +290,17 @@ static void put_rank_state(FILE *f, const cs_monitor *m, int rank) {
     }
 }
 
+/* Is rank inside a collective on another group with exactly g's members? */
+static bool in_twin_group(const cs_monitor *m, const coll_grp *g, int rank) {
+    for (int i = 0; i < m->coll->ng; i++) {
+        const coll_grp *o = &m->coll->g[i];
+        int mi = member_of(o, rank);
+        if (o == g || o->n != g->n || mi < 0 || !o->inside[mi]) continue;
+        if (memcmp(o->members, g->members, (size_t)g->n * sizeof *g->members) == 0) return true;
+    }
+    return false;
+}
+
 /* The first call of a group that some members entered and others never did. */
 static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
     const coll_pending *p = &g->pend[0];
@@ -265,16 +317,20 @@ static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
     put_call(f, call, m);
     fprintf(f, ", collective call #%llu on ", (unsigned long long)g->base + 1);
     put_group(f, g, m);
-    fprintf(f, ", and wait inside it for ranks that never called it:\n");
+    fprintf(f, ", and wait%s inside it for ranks that never called it:\n",
+            p->arrived == 1 ? "s" : "");
+    bool twin = false;
     for (int i = 0; i < g->n; i++) {
         if (p->recs[i].valid) continue;
         fprintf(f, "  rank %d did not call it: ", g->members[i]);
         put_rank_state(f, m, g->members[i]);
         fprintf(f, "\n");
+        twin = twin || in_twin_group(m, g, g->members[i]);
     }
-    fprintf(f, "fix: every rank of the group must call every collective of the group, in the "
-               "same order; look for a collective that only some ranks reach (inside an `if` "
-               "on the rank, or after an early return).\n");
+    if (twin)
+        fprintf(f, "note: a missing rank waits inside a collective on a group of the same ranks "
+                   "under another context: the ranks created their groups with dist.new_group "
+                   "in different orders, so they do not mean the same group.\n");
 }
 
 char *cs_monitor_coll_explain(const cs_monitor *m) {
@@ -289,7 +345,11 @@ char *cs_monitor_coll_explain(const cs_monitor *m) {
         if (!f && !(f = open_memstream(&buf, &len))) return NULL;
         explain_missing(f, m, g);
     }
-    return f ? closed(f, &buf) : NULL;
+    if (!f) return NULL;
+    fprintf(f, "fix: every rank of a group must call every collective of the group, in the same "
+               "order; look for a collective that only some ranks reach (inside an `if` on the "
+               "rank, or after an early return).\n");
+    return closed(f, &buf);
 }
 
 const char *cs_monitor_coll_verdict(const cs_monitor *m) {

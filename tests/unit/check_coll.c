@@ -494,6 +494,17 @@ static void fn_scenario(cs_rank *r, void *arg) {
         cs_group_free(g);
         break;
     }
+    case 8: /* rank 0 creates its groups in another order: its first is [0, 1] */
+    case 9: { /* ... and all use "the group of [0, 1]", under different contexts */
+        static const int a[] = {0, 1}, b[] = {0, 1, 2};
+        cs_group *g1, *g2;
+        ck_assert_int_eq(cs_group_new(r, me == 0 ? a : b, me == 0 ? 2 : 3, &g1), CS_OK);
+        ck_assert_int_eq(cs_group_new(r, me == 0 ? b : a, me == 0 ? 3 : 2, &g2), CS_OK);
+        c.group = k == 8 ? g1 : (me == 0 ? g1 : g2);
+        if (c.group->rank >= 0) rc = cs_all_reduce(r, t, &c);
+        cs_group_free(g1), cs_group_free(g2);
+        break;
+    }
     case 7: /* rank 1 waits for a user message instead of joining the all_reduce */
         if (me == 1) rc = cs_recv(r, t, 0, 0, 40, NULL);
         else rc = cs_all_reduce(r, t, &c);
@@ -541,6 +552,16 @@ START_TEST(test_verdict_order_group) {
     expect_verdict(6, 3, CS_END_ERROR, (const char *const[]){
         "the group of ranks [0, 2] disagree on their collective call #1",
         "rank 2 calls barrier() at test.c:12", NULL});
+}
+END_TEST
+
+START_TEST(test_verdict_group_order) {
+    expect_verdict(8, 3, CS_END_ERROR, (const char *const[]){
+        "which other ranks know as the group of ranks [", "in the same order", NULL});
+    expect_verdict(9, 3, CS_END_DEADLOCK, (const char *const[]){
+        "did not call it: it is blocked at test.c:1",
+        "under another context: the ranks created their groups with dist.new_group in "
+        "different orders", NULL});
 }
 END_TEST
 
@@ -616,6 +637,7 @@ static Suite *coll_suite(void) {
     tcase_add_test(tc, test_verdict_root_op_dtype);
     tcase_add_test(tc, test_verdict_order_group);
     tcase_add_test(tc, test_verdict_blocked_elsewhere);
+    tcase_add_test(tc, test_verdict_group_order);
     suite_add_tcase(s, tc);
     return s;
 }
