@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "collectives.h"
 #include "launch.h"
 #include "tui.h"
 #include "script.h"
@@ -27,6 +28,8 @@ void cs_cli_usage(FILE *f) {
 }
 
 static void run_usage(FILE *f) {
+    char algos[1024];
+    cs_coll_algos_help(algos, sizeof algos);
     fprintf(f,
             "usage: commsim run SCRIPT [options]\n"
             "\n"
@@ -55,6 +58,10 @@ static void run_usage(FILE *f) {
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
             "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
             "      --seed N           seed of tensor.randn (default 0)\n"
+            "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
+            "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
+            "                         {algo = ...} still wins). The choices:\n"
+            "%s"
             "  -h, --help             show this help\n"
             "\n"
             "In the visualizer: space steps, r runs or pauses, ? shows every key, q quits\n"
@@ -62,7 +69,7 @@ static void run_usage(FILE *f) {
             "\n"
             "example:\n"
             "  commsim run lessons/02-point-to-point/chain.lua -n 4\n",
-            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT);
+            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT, algos);
 }
 
 static int parse_u64(const char *opt, const char *s, unsigned long long max, unsigned long long *out) {
@@ -90,7 +97,8 @@ static int parse_number(const char *opt, const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STEP, OPT_SPEED };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STEP, OPT_SPEED,
+       OPT_ALGO };
 
 static int run_tui(cs_run_opts *o, const cs_tui_opts *to) {
     char why[256];
@@ -121,6 +129,7 @@ int cs_cli_run(int argc, char **argv) {
         {"mem-limit", required_argument, NULL, OPT_MEM},
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"algo", required_argument, NULL, OPT_ALGO},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -175,6 +184,14 @@ int cs_cli_run(int argc, char **argv) {
             if (parse_u64("--seed", optarg, ~0ull, &v) < 0) return 1;
             o.seed = v;
             break;
+        case OPT_ALGO: {
+            char why[256];
+            if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {
+                fprintf(stderr, "commsim run: --algo: %s\n", why);
+                return 1;
+            }
+            break;
+        }
         case 'h': run_usage(stdout); return 0;
         default: run_usage(stderr); return 1;
         }
