@@ -120,19 +120,30 @@ static void add_match(cs_history *h, const cs_event *ev) {
     st[ev->rank] |= CS_HS_MARK;
 }
 
-/* Ranks entering (or leaving) the same collective one after another share a band. */
+/* Ranks entering (or leaving) the same collective share a band: an entry
+ * joins the latest band of that collective, context and direction that does
+ * not hold the rank yet, looking back a few rows (the ranks of one call
+ * arrive interleaved with other ranks' events). */
+#define BAND_LOOKBACK 64
+
 static void add_coll(cs_history *h, const cs_event *ev) {
     set_state(h, ev->rank, ev->begin ? CS_HS_COLL : CS_HS_RUN);
-    cs_hrow *r = last_row(h);
     const char *name = ev->text ? ev->text : "collective";
-    if (r && r->kind == CS_HROW_COLL && r->begin == ev->begin &&
-        strncmp(r->name, name, sizeof r->name - 1) == 0 && !(last_states(h)[ev->rank] & CS_HS_MARK)) {
-        last_states(h)[ev->rank] = (uint8_t)(h->cur[ev->rank] | CS_HS_MARK);
+    for (size_t back = 0; back < h->n && back < BAND_LOOKBACK; back++) {
+        size_t i = h->n - 1 - back, s = slot(h, i);
+        cs_hrow *r = &h->rows[s];
+        if (r->kind != CS_HROW_COLL || r->begin != ev->begin || r->tag != ev->ctx ||
+            strncmp(r->name, name, sizeof r->name - 1) != 0)
+            continue;
+        uint8_t *st = &h->st[s * (size_t)h->world + (size_t)ev->rank];
+        if (*st & CS_HS_MARK) break; /* the rank's previous call: a new band */
+        *st = (uint8_t)(h->cur[ev->rank] | CS_HS_MARK);
         return;
     }
-    r = new_row(h, CS_HROW_COLL, ev->rank);
+    cs_hrow *r = new_row(h, CS_HROW_COLL, ev->rank);
     r->begin = ev->begin;
     r->bytes = ev->bytes;
+    r->tag = ev->ctx;
     strncpy(r->name, name, sizeof r->name - 1);
 }
 

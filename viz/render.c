@@ -354,7 +354,7 @@ static void draw_band(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, 
             cs_grid_putc(g, col_x(l, k), y, gl(v, G_BANDX), CS_C_MAGENTA, CS_A_BOLD);
     char label[64];
     if (r->begin && r->count)
-        snprintf(label, sizeof label, "%s, %llu msgs", r->name, (unsigned long long)r->count);
+        snprintf(label, sizeof label, "%s x%llu", r->name, (unsigned long long)r->count);
     else snprintf(label, sizeof label, "%s%s", r->name, r->begin ? "" : " done");
     int lw = cs_utf8_width(label);
     /* beside the band if it fits, else over it (the band's marks then hide) */
@@ -382,7 +382,10 @@ static void draw_mark(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, 
 static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
     const cs_history *h = v->hist;
     char t[128];
-    snprintf(t, sizeof t, "space-time: %llu msgs", (unsigned long long)h->messages);
+    int tn = snprintf(t, sizeof t, "space-time: %llu msgs", (unsigned long long)h->messages);
+    if (h->coll_msgs)
+        snprintf(t + tn, sizeof t - (size_t)tn, " + %llu in collectives",
+                 (unsigned long long)h->coll_msgs);
     title(g, v, l->diag_x, l->body_y, l->diag_w, t);
     int y0 = l->body_y + 1; /* the rank numbers; rows start below */
     for (int k = l->diag_col_first; k < v->mon->world && col_visible(l, k); k++) {
@@ -558,7 +561,8 @@ static const char help_text[] =
     "states: ready (stopped at its gate), running, blocked (sleeping on a send or\n"
     "receive), computing, done, failed, aborted. Diagram: a column per rank, time\n"
     "going down, an arrow per message labelled with its size, thick stretches are\n"
-    "blocked, = bands are collectives.";
+    "blocked, = bands are collectives (x N: their internal messages, each one\n"
+    "operation when stepping).";
 
 void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
     cs_grid_clear(g);

@@ -136,6 +136,14 @@ check "script error: FAILED with the message" 'wait_for er FAILED "error.lua:"'
 tm send-keys -t er q
 check "script error: q gives status 2, terminal restored" 'wait_for er EXIT=2 STTY=same'
 
+# ---- collectives: a band per call across the ranks in it
+start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
+check "all_reduce at full speed: bands, the internal messages counted" \
+  'wait_for co3 FINISHED "all_reduce done" "in collectives" && wait_for co3 "all_reduce x"'
+tm send-keys -t co3 q
+check "all_reduce: q after the end gives status 0" 'wait_for co3 EXIT=0 STTY=same'
+tm kill-session -t co3
+
 # ---- --timeout applies in the visualizer only when given
 start to 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --timeout 1"
 check "--timeout 1 --step: the paused run times out and says so" 'wait_for to TIMEOUT'

@@ -225,9 +225,28 @@ START_TEST(test_collective_band) {
         emit((cs_event){.type = CS_EV_COLL, .rank = k, .begin = false, .text = "all_reduce"});
     cs_viz_view v = view("running");
     render(&v, 100, 30);
-    ck_assert_msg(line_with("all_reduce, 1 msgs"), "%s", text);
+    ck_assert_msg(line_with("╪═ all_reduce x1"), "%s", text);
     ck_assert_has("╪═════════╪═════════╪═════════╪═ all_reduce done");
     ck_assert_uint_eq(hist.rows[0].count, 1);
+    ck_assert_has("space-time: 0 msgs + 1 in collectives");
+    finish();
+}
+END_TEST
+
+START_TEST(test_band_interleaved) {
+    start(3, 0);
+    cs_event in = {.type = CS_EV_COLL, .begin = true, .text = "barrier", .ctx = 2};
+    cs_event out = {.type = CS_EV_COLL, .begin = false, .text = "barrier", .ctx = 2};
+    in.rank = 0, emit(in);
+    in.rank = 1, emit(in);
+    message(2, 1, 0, 1, 8); /* other traffic in between */
+    in.rank = 2, emit(in);  /* joins the band two rows up */
+    out.rank = 0, emit(out);
+    in.rank = 0, emit(in);  /* rank 0's next call: a new band */
+    ck_assert_uint_eq(hist.n, 4);
+    for (int k = 0; k < 3; k++) ck_assert(cs_history_state(&hist, 0, k) & CS_HS_MARK);
+    ck_assert(cs_history_state(&hist, 3, 0) & CS_HS_MARK);
+    ck_assert(!(cs_history_state(&hist, 3, 1) & CS_HS_MARK));
     finish();
 }
 END_TEST
@@ -527,6 +546,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_repeats_and_bounded_rows);
     tcase_add_test(tc, test_blocked_stretch_and_now);
     tcase_add_test(tc, test_collective_band);
+    tcase_add_test(tc, test_band_interleaved);
     tcase_add_test(tc, test_output_warnings_errors);
     tcase_add_test(tc, test_gates_shown);
     tcase_add_test(tc, test_many_ranks_scroll);
