@@ -160,6 +160,13 @@ void cs_control_step(cs_control *c, int k) {
     pthread_mutex_unlock(&c->mu);
 }
 
+void cs_control_drop_steps(cs_control *c, int k) {
+    if (k < 0 || k >= c->n) return;
+    pthread_mutex_lock(&c->mu);
+    c->s[k].credit = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
 uint64_t cs_control_steps(cs_control *c) {
     pthread_mutex_lock(&c->mu);
     uint64_t n = c->steps;

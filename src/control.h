@@ -28,6 +28,9 @@ void cs_control_set_speed(cs_control *c, double ops_per_s);
 double cs_control_speed(cs_control *c);
 /* Let rank k pass one more gate while paused. */
 void cs_control_step(cs_control *c, int k);
+/* Forget the steps granted to rank k that it has not used: it blocked in a
+ * wait before reaching a gate, and a step must not carry past the block. */
+void cs_control_drop_steps(cs_control *c, int k);
 /* Operations that have passed their gates. */
 uint64_t cs_control_steps(cs_control *c);
 

@@ -109,6 +109,8 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
         snprintf(t->nav.message, sizeof t->nav.message,
                  "the run has ended (%s): q leaves, ? help, arrows select a rank", v.status);
     cs_bus_lock(t->bus);
+    for (int k = 0; k < n; k++) /* a step ends at a block as well as at a gate */
+        if (t->mon->ranks[k].state == CS_RS_BLOCKED) cs_control_drop_steps(t->ctl, k);
     v.mon = t->mon;
     v.hist = &t->hist;
     v.now = cs_now() - t->bus->t0;
@@ -148,6 +150,19 @@ static void step_all(cs_tui *t) {
     cs_bus_unlock(t->bus);
 }
 
+static void step_selected(cs_tui *t) {
+    int k = t->nav.selected;
+    cs_control_set_paused(t->ctl, true);
+    cs_bus_lock(t->bus);
+    cs_rank_state s = t->mon->ranks[k].state;
+    cs_bus_unlock(t->bus);
+    if (s == CS_RS_BLOCKED || s >= CS_RS_DONE)
+        snprintf(t->nav.message, sizeof t->nav.message, "rank %d is %s: %s", k,
+                 cs_rank_state_name(s),
+                 s == CS_RS_BLOCKED ? "it moves when its peer does" : "nothing left to step");
+    else cs_control_step(t->ctl, k);
+}
+
 static void show_tensor(cs_tui *t) {
     int k = t->nav.selected;
     char *text = cs_control_tensor_text(t->ctl, k);
@@ -170,10 +185,7 @@ static bool key(cs_tui *t, int ch, int x, int y) {
     switch (ch) {
     case 'q': case 'Q': case 3: return false;
     case ' ': step_all(t); break;
-    case 's':
-        cs_control_set_paused(t->ctl, true);
-        cs_control_step(t->ctl, t->nav.selected);
-        break;
+    case 's': step_selected(t); break;
     case 'r': cs_control_set_paused(t->ctl, !cs_control_paused(t->ctl)); break;
     case '+': case '=': change_speed(t, 1); break;
     case '-': change_speed(t, -1); break;

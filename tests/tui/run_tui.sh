@@ -117,6 +117,9 @@ check "enter: the tensor of the selected rank's next operation" 'wait_for sr "th
 tm send-keys -t sr Escape s
 check "s: only rank 0 moved: its rendezvous send waits for rank 1" 'wait_for sr "    0  blocked    send $to 1" && wait_count sr " ready      recv" 3 &&
    wait_count sr "16 B$arrow" 0'
+tm send-keys -t sr s
+check "s on a blocked rank: it does not move, the footer says why" \
+  'wait_for sr "rank 0 is blocked: it moves when its peer does" && wait_count sr " ready      recv" 3'
 tm send-keys -t sr Tab s
 check "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not" 'wait_for sr "    0  done" "16 B$arrow" "    1  ready      send $to 2" &&
    wait_count sr " ready      recv" 2'
