@@ -14,6 +14,7 @@
 #include "replay.h"
 #include "report.h"
 #include "screen.h"
+#include "timeline.h"
 #include "tui.h"
 #include "tui_view.h"
 
@@ -63,30 +64,9 @@ static void fold_one(rview *v) {
     v->pos++;
 }
 
-/* A step is one operation, as live: up to and including the next post. */
 static void forward(rview *v) {
-    while (v->pos < v->rp.n) {
-        bool post = v->rp.ev[v->pos].type == CS_EV_POST;
-        fold_one(v);
-        if (post) break;
-    }
-    /* and what follows it at once (its match, completions) up to the next post */
-    while (v->pos < v->rp.n && v->rp.ev[v->pos].type != CS_EV_POST) fold_one(v);
-}
-
-static size_t step_start(const rview *v, size_t pos) {
-    /* the position just before the post that begins the step ending at pos */
-    size_t i = pos;
-    while (i > 0 && v->rp.ev[i - 1].type != CS_EV_POST) i--;
-    if (i > 0) i--;
-    while (i > 0 && v->rp.ev[i - 1].type != CS_EV_POST) i--;
-    return i;
-}
-
-static uint64_t posts_before(const rview *v, size_t pos) {
-    uint64_t n = 0;
-    for (size_t i = 0; i < pos; i++) n += v->rp.ev[i].type == CS_EV_POST;
-    return n;
+    size_t to = cs_timeline_next(v->rp.ev, v->rp.n, v->pos);
+    while (v->pos < to) fold_one(v);
 }
 
 static bool read_lines(cs_tui_lines *l, const char *path) {
@@ -133,7 +113,7 @@ static void frame(rview *v, cs_grid *g) {
     cs_viz_view view = {.mon = &v->mon, .hist = &v->hist, .script = v->rp.script,
                         .src = v->have_src ? (const char *const *)v->src.line : NULL,
                         .nsrc = v->src.n, .status = status_word(v), .extra = extra,
-                        .steps = posts_before(v, v->pos), .speed = v->playing ? v->speed : -1,
+                        .steps = cs_timeline_ops(v->rp.ev, v->pos), .speed = v->playing ? v->speed : -1,
                         .now = v->pos ? v->rp.ev[v->pos - 1].t : 0, .ascii = cs_screen_ascii()};
     if (!v->nav.message[0] && v->pos <= 1)
         snprintf(v->nav.message, sizeof v->nav.message,
@@ -148,10 +128,13 @@ static bool key(rview *v, int ch, int x, int y) {
     switch (ch) {
     case 'q': case 'Q': case 3: return false;
     case ' ': case 'n': v->playing = false; forward(v); break;
-    case 'b': case CS_KEY_BACKSPACE: v->playing = false; refold(v, step_start(v, v->pos)); break;
+    case 'b': case CS_KEY_BACKSPACE:
+        v->playing = false;
+        refold(v, cs_timeline_prev(v->rp.ev, v->rp.n, v->pos));
+        break;
     case ']': v->playing = false; fold_one(v); break;
     case '[': v->playing = false; if (v->pos) refold(v, v->pos - 1); break;
-    case 'g': v->playing = false; refold(v, v->rp.n && v->rp.ev[0].type == CS_EV_RUN); break;
+    case 'g': v->playing = false; refold(v, cs_timeline_start(v->rp.ev, v->rp.n)); break;
     case 'G': v->playing = false; while (v->pos < v->rp.n) fold_one(v); break;
     case 'r': v->playing = !v->playing; v->next = 0; break;
     case '+': case '=': v->speed = v->speed * 2 > 1000 ? 1000 : v->speed * 2; break;
@@ -177,7 +160,7 @@ int cs_tui_replay(const char *path) {
     load_source(&v, path);
     cs_monitor_init(&v.mon, v.rp.world);
     cs_history_init(&v.hist, v.rp.world, 0);
-    refold(&v, v.rp.n && v.rp.ev[0].type == CS_EV_RUN); /* the run header: engine, mode */
+    refold(&v, cs_timeline_start(v.rp.ev, v.rp.n)); /* after the run header */
     cs_grid g = {0};
     for (;;) {
         int w, h, x = 0, y = 0;

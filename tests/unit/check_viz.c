@@ -17,6 +17,7 @@
 #include "monitor.h"
 #include "render.h"
 #include "screen.h"
+#include "timeline.h"
 #include "tui_view.h"
 
 static cs_bus bus;
@@ -461,6 +462,34 @@ START_TEST(test_control_run_and_speed) {
 }
 END_TEST
 
+/* ---- replay steps */
+
+START_TEST(test_timeline) {
+    /* run, print, post, match, complete, post, complete, exit */
+    cs_event_type ty[] = {CS_EV_RUN, CS_EV_PRINT, CS_EV_POST, CS_EV_MATCH, CS_EV_COMPLETE,
+                          CS_EV_POST, CS_EV_COMPLETE, CS_EV_EXIT};
+    cs_event ev[8];
+    for (int i = 0; i < 8; i++) ev[i] = (cs_event){.type = ty[i]};
+    size_t s = cs_timeline_start(ev, 8);
+    ck_assert_uint_eq(s, 1);
+    size_t a = cs_timeline_next(ev, 8, s);   /* the print: up to the first post */
+    ck_assert_uint_eq(a, 2);
+    size_t b = cs_timeline_next(ev, 8, a);   /* the first post and its match, completion */
+    ck_assert_uint_eq(b, 5);
+    size_t c = cs_timeline_next(ev, 8, b);   /* the last post to the end */
+    ck_assert_uint_eq(c, 8);
+    ck_assert_uint_eq(cs_timeline_next(ev, 8, c), 8);
+    ck_assert_uint_eq(cs_timeline_prev(ev, 8, c), b); /* back retraces every step */
+    ck_assert_uint_eq(cs_timeline_prev(ev, 8, b), a);
+    ck_assert_uint_eq(cs_timeline_prev(ev, 8, a), s);
+    ck_assert_uint_eq(cs_timeline_prev(ev, 8, s), s);
+    ck_assert_uint_eq(cs_timeline_ops(ev, b), 1);
+    ck_assert_uint_eq(cs_timeline_ops(ev, 8), 2);
+    ck_assert_uint_eq(cs_timeline_start(ev, 0), 0);
+    ck_assert_uint_eq(cs_timeline_next(ev, 0, 0), 0);
+}
+END_TEST
+
 /* ---- chapters */
 
 static const char *md_text(const cs_md *d) {
@@ -562,6 +591,7 @@ static Suite *viz_suite(void) {
     suite_add_tcase(s, tg);
     TCase *tl = tcase_create("learn");
     tcase_add_test(tl, test_markdown_layout);
+    tcase_add_test(tl, test_timeline);
     tcase_add_test(tl, test_book);
     suite_add_tcase(s, tl);
     return s;
