@@ -123,6 +123,10 @@ check "s on a blocked rank: it does not move, the footer says why" \
 tm send-keys -t sr Tab s
 check "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not" 'wait_for sr "    0  done" "16 B$arrow" "    1  ready      send $to 2" &&
    wait_count sr " ready      recv" 2'
+# a click (X10 mouse report: button 1 at column 5, row 5, then its release)
+tm send-keys -t sr -l $'\e[M &&'
+tm send-keys -t sr -l $'\e[M#&&'
+check "mouse: a click on a rank's row selects it" 'wait_for sr "source, rank 3" "output, rank 3"'
 tm send-keys -t sr q
 check "q mid-run: status 130, terminal restored" 'wait_for sr EXIT=130 STTY=same'
 tm kill-session -t sr
