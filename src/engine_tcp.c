@@ -642,12 +642,12 @@ static void conn_readable(tconn *c) {
     if (rc == 0) return;
     tcp_engine *e = c->e;
     if (c->peer < 0) {
-        ctl_closed(e, rc < 0 ? err : NULL);
+        ctl_closed(e, rc == -1 ? err : NULL);
         return;
     }
     /* A peer that exits closes its side: not an error (the controller knows
      * whether it died). A malformed frame from an authenticated peer is. */
-    if (rc < 0 && !cs_world_aborted(e->base.world))
+    if (rc == -1 && !cs_world_aborted(e->base.world))
         fprintf(stderr, "commsim: rank %d: closing the connection from rank %d: %s\n", e->rank,
                 c->peer, err);
     conn_kill(c);

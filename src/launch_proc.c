@@ -341,8 +341,7 @@ static void rank_readable(ctl *k, int i) {
         p->state = RK_GONE;
         return;
     }
-    if (rc < 0 && strcmp(err, "connection closed in the middle of a frame") != 0 &&
-        strncmp(err, "Connection reset", 16) != 0) {
+    if (rc == -1) {
         fprintf(k->err, "commsim: rank %d sent a malformed frame (%s): closing its connection\n",
                 i, err);
         if (p->pid) kill(p->pid, SIGKILL);
@@ -442,7 +441,7 @@ static void pending_readable(ctl *k, pconn *pc) {
     char err[256];
     int rc = cs_rx_pump(&pc->rx, pc->fd, &hello_ops, pc, err, sizeof err);
     if (pc->rank >= 0) admit(k, pc);
-    else if (rc == 1) pending_close(k, pc, "closed before proving the job token", false);
+    else if (rc > 0 || rc == -2) pending_close(k, pc, "closed before proving the job token", false);
     else if (rc < 0) pending_close(k, pc, err, false);
 }
 

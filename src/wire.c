@@ -649,11 +649,11 @@ int cs_rx_pump(cs_rx *rx, int fd, const cs_rx_ops *ops, void *ud, char *err, siz
         if (n == 0) {
             if (rx->len == 0 && !rx->dst) return 1;
             snprintf(err, errlen, "connection closed in the middle of a frame");
-            return -1;
+            return -2;
         }
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
         snprintf(err, errlen, "%s", strerror(errno));
-        return -1;
+        return -2;
     }
 }

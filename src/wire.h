@@ -183,7 +183,7 @@ struct cs_rx {
 int cs_rx_init(cs_rx *rx, uint64_t max_payload);
 void cs_rx_free(cs_rx *rx);
 /* Read what the socket has and hand over every complete frame. Returns 0 (no
- * more bytes for now), 1 (the peer closed cleanly between frames) or -1 (a
- * malformed frame, a callback refused, a socket error, or EOF inside a frame:
- * the reason is in err). */
+ * more bytes for now), 1 (the peer closed cleanly between frames), -1 (a
+ * malformed frame or a callback refused) or -2 (the connection broke: a socket
+ * error or EOF inside a frame, as when a process dies). The reason is in err. */
 int cs_rx_pump(cs_rx *rx, int fd, const cs_rx_ops *ops, void *ud, char *err, size_t errlen);
