@@ -403,7 +403,10 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
             continue; /* look again: the event took time */
         }
         atomic_store(&r->sleeping, 1);
-        if (!all_done(ws) && !cs_world_aborted(w)) futex_wait(&r->futex, seen, NULL);
+        if (!all_done(ws) && !cs_world_aborted(w)) {
+            if (w->engine->ops->idle) w->engine->ops->idle(w->engine, r, seen);
+            else futex_wait(&r->futex, seen, NULL);
+        }
         atomic_store(&r->sleeping, 0);
     }
     if (announced) emit_block(r, ws, line, false);

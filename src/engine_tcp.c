@@ -47,7 +47,7 @@ typedef struct txitem {
     cs_request *finish;  /* a rendezvous send: finished once its DATA is written */
 } txitem;
 
-typedef struct rts_wait { /* a rendezvous send waiting for its CTS */
+typedef struct rts_wait { /* a rendezvous send waiting for its CTS (or ACK) */
     struct rts_wait *next;
     uint64_t id;
     cs_request *sq;
@@ -70,7 +70,8 @@ typedef struct tconn {
     rts_wait *rts;
     cts_wait *cts_h, *cts_t;
     uint64_t next_token;
-    cs_rx rx;            /* progress thread only, like the two below */
+    pthread_mutex_t rx_lock; /* whoever reads the socket: the rx state below */
+    cs_rx rx;
     cs_msg *rx_msg;      /* a MSG whose payload is arriving */
     cts_wait *rx_cts;    /* a DATA whose payload is arriving */
 } tconn;
@@ -90,7 +91,8 @@ struct tcp_engine {
     pthread_cond_t end_cond;
     bool finishing, ended; /* BYE sent; the controller ended the job */
     int end_reason;
-    double ctl_lost_at;  /* progress thread: when the controller vanished, or 0 */
+    _Atomic double ctl_lost_at; /* when the controller vanished, or 0 */
+    _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
 };
 
 /* ---- the send queue */
@@ -287,7 +289,11 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
         cs_request_finish(sq, CS_OK, NULL); /* buffered (or written): an eager send is done */
         return CS_OK;
     }
-    txitem *it = item_new(CS_FR_RTS, meta, sizeof meta, NULL, 0);
+    /* Rendezvous: a small payload travels with the request (SYNC, completed by
+     * ACK); a large one waits for CTS, so the receiver never buffers it. */
+    bool inline_data = sq->bytes <= CS_WIRE_SYNC_MAX;
+    txitem *it = inline_data ? item_new(CS_FR_SYNC, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes)
+                             : item_new(CS_FR_RTS, meta, sizeof meta, NULL, 0);
     rts_wait *r = calloc(1, sizeof *r);
     if (!it || !r) {
         free(it);
@@ -315,12 +321,20 @@ nomem:
     return CS_ENOMEM;
 }
 
+static void send_id(tconn *c, int type, uint64_t id) {
+    uint8_t m[8];
+    cs_cur cur = {.p = m, .len = sizeof m};
+    cs_put_u64(&cur, id);
+    txitem *it = item_new(type, m, sizeof m, NULL, 0);
+    if (it) conn_push(c, it, false);
+}
+
 /* The matcher paired msg with rq (its lock held). Local and eager messages
  * carry their bytes; a remote rendezvous message is cleared to send. */
 static void tcp_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
-    tcp_engine *e = tcp_of(eng);
+    (void)eng;
     tconn *c = msg->engine_data;
-    if (!c) {
+    if (!c || msg->data) {
         const void *from = msg->data ? msg->data : cs_tensor_data(msg->sreq->buf);
         if (msg->bytes) memcpy(cs_tensor_data(rq->buf), from, msg->bytes);
         cs_request_finish(rq, CS_OK, NULL);
@@ -329,10 +343,10 @@ static void tcp_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
             msg->sreq = NULL;
             cs_request_finish(sq, CS_OK, NULL);
         }
+        if (c) send_id(c, CS_FR_ACK, msg->sreq_id); /* a SYNC: its sender waits */
         cs_msg_free(msg);
         return;
     }
-    (void)e;
     cts_wait *cw = calloc(1, sizeof *cw);
     uint8_t meta[16];
     cs_cur cur = {.p = meta, .len = sizeof meta};
@@ -402,7 +416,7 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
     tcp_engine *e = c->e;
     cs_envelope env;
     if (cs_envelope_get(meta, &env, e->world) < 0 || env.src != c->peer ||
-        (h->type == CS_FR_MSG && h->data_len != env.bytes)) {
+        (h->type != CS_FR_RTS && h->data_len != env.bytes)) {
         snprintf(err, errlen, "malformed %s envelope", cs_frame_name(h->type));
         return -1;
     }
@@ -423,6 +437,7 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
         free(msg);
         goto nomem;
     }
+    if (h->type == CS_FR_SYNC) msg->engine_data = c; /* ACK it once matched */
     c->rx_msg = msg;
     *dst = msg->data;
     return 0;
@@ -473,6 +488,18 @@ static int on_data(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst, ch
     return 0;
 }
 
+static int on_ack(tconn *c, cs_cur *meta, char *err, size_t errlen) {
+    uint64_t id = cs_get_u64(meta);
+    rts_wait *r = take_rts(c, id);
+    if (!r) {
+        snprintf(err, errlen, "ACK of unknown send %llu", (unsigned long long)id);
+        return -1;
+    }
+    cs_request_finish(r->sq, CS_OK, NULL);
+    free(r);
+    return 0;
+}
+
 static int on_reject(tconn *c, cs_cur *meta, char *err, size_t errlen) {
     uint64_t id = cs_get_u64(meta);
     size_t n = meta->len - meta->pos;
@@ -494,7 +521,9 @@ static int mesh_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
     tconn *c = ud;
     switch (h->type) {
     case CS_FR_MSG:
+    case CS_FR_SYNC:
     case CS_FR_RTS: return on_envelope(c, h, meta, dst, err, errlen);
+    case CS_FR_ACK: return on_ack(c, meta, err, errlen);
     case CS_FR_CTS: return on_cts(c, meta, err, errlen);
     case CS_FR_DATA: return on_data(c, h, meta, dst, err, errlen);
     case CS_FR_REJECT: return on_reject(c, meta, err, errlen);
@@ -604,7 +633,7 @@ static void ctl_closed(tcp_engine *e, const char *err) {
         fprintf(stderr, "commsim: rank %d: lost the controller%s%s; leaving\n", e->rank,
                 err ? ": " : "", err ? err : "");
         cs_world_abort(e->base.world, CS_END_DIED);
-        e->ctl_lost_at = cs_now();
+        atomic_store(&e->ctl_lost_at, cs_now());
     }
     end_job(e, finishing ? CS_END_NONE : CS_END_DIED);
 }
@@ -637,8 +666,11 @@ cs_sink cs_tcp_event_sink(cs_engine *e) { return (cs_sink){event_emit, e}; }
 
 static void conn_readable(tconn *c) {
     char err[256];
+    /* The other thread is reading it and reads until the socket is empty. */
+    if (pthread_mutex_trylock(&c->rx_lock) != 0) return;
     int rc = c->peer < 0 ? cs_rx_pump(&c->rx, c->fd, &ctl_ops, c->e, err, sizeof err)
                          : cs_rx_pump(&c->rx, c->fd, &mesh_ops, c, err, sizeof err);
+    pthread_mutex_unlock(&c->rx_lock);
     if (rc == 0) return;
     tcp_engine *e = c->e;
     if (c->peer < 0) {
@@ -664,29 +696,60 @@ static void conn_writable(tconn *c) {
     items_done(done);
 }
 
+/* One round of progress: wait at most ms for sockets, serve what is ready,
+ * send the events gathered so far. Run by the progress thread, and by the rank's
+ * own thread while it waits (idle): both may serve the same epoll set. */
+static int progress_once(tcp_engine *e, int ms) {
+    struct epoll_event evs[64];
+    int n = epoll_wait(e->epfd, evs, 64, ms);
+    for (int i = 0; i < n; i++) {
+        tconn *c = evs[i].data.ptr;
+        if (!c) { /* a nudge: drain it */
+            uint64_t v;
+            if (read(e->wakefd, &v, sizeof v) < 0) { /* already drained by the other thread */ }
+            continue;
+        }
+        if (evs[i].events & EPOLLOUT) conn_writable(c);
+        if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) conn_readable(c);
+    }
+    txitem *done = NULL;
+    pthread_mutex_lock(&e->ctl.lock);
+    events_queue_locked(e, &done);
+    pthread_mutex_unlock(&e->ctl.lock);
+    items_done(done);
+    return n;
+}
+
+static void nudge(tcp_engine *e) {
+    uint64_t one = 1;
+    if (write(e->wakefd, &one, sizeof one) < 0) { /* full: a nudge is pending anyway */ }
+}
+
 static void *progress_main(void *arg) {
     tcp_engine *e = arg;
-    struct epoll_event evs[64];
     while (!atomic_load(&e->stop)) {
-        int n = epoll_wait(e->epfd, evs, 64, FLUSH_MS);
-        for (int i = 0; i < n; i++) {
-            tconn *c = evs[i].data.ptr;
-            if (!c) continue; /* the wake-up */
-            if (evs[i].events & EPOLLOUT) conn_writable(c);
-            if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) conn_readable(c);
-        }
-        txitem *done = NULL;
-        pthread_mutex_lock(&e->ctl.lock);
-        events_queue_locked(e, &done);
-        pthread_mutex_unlock(&e->ctl.lock);
-        items_done(done);
-        if (e->ctl_lost_at && cs_now() - e->ctl_lost_at > CTL_LOST_GRACE) {
+        /* While the rank waits it reads its sockets itself (tcp_idle); epoll
+         * wakes the latest waiter first, so this thread rarely gets an event
+         * then. When it does, the rank may need to look at its requests. */
+        int n = progress_once(e, FLUSH_MS);
+        if (n > 0 && atomic_load(&e->rank_idle)) nudge(e);
+        double lost = atomic_load(&e->ctl_lost_at);
+        if (lost && cs_now() - lost > CTL_LOST_GRACE) {
             /* the rank is stuck in C code and the controller is gone: leave */
             fprintf(stderr, "commsim: rank %d: the controller is gone; exiting\n", e->rank);
             _exit(CS_END_DIED);
         }
     }
     return NULL;
+}
+
+/* The rank's thread waits: serve the sockets from here, so that an arriving
+ * message wakes the waiting thread directly (one hand-off fewer per message). */
+static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
+    tcp_engine *e = tcp_of(eng);
+    atomic_store(&e->rank_idle, 1);
+    if (atomic_load(&r->futex) == seen) progress_once(e, FLUSH_MS);
+    atomic_store(&e->rank_idle, 0);
 }
 
 /* ---- life cycle */
@@ -696,6 +759,7 @@ static int conn_init(tcp_engine *e, tconn *c, int fd, int peer, uint64_t max_pay
     c->fd = fd;
     c->peer = peer;
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->rx_lock, NULL);
     if (cs_rx_init(&c->rx, max_payload) < 0) return -1;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     return epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -712,6 +776,7 @@ static void conn_free(tconn *c) {
     cs_rx_free(&c->rx);
     close(c->fd);
     pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->rx_lock);
 }
 
 static void tcp_destroy(cs_engine *eng) {
@@ -739,6 +804,7 @@ static const cs_engine_ops tcp_ops = {
     .transfer = tcp_transfer,
     .reject = tcp_reject,
     .destroy = tcp_destroy,
+    .idle = tcp_idle,
 };
 
 static void mesh_close(cs_tcp_mesh *m) {

@@ -19,7 +19,8 @@ static const char *const frame_names[CS_FR_NTYPES] = {
     [CS_FR_MSG] = "MSG",     [CS_FR_RTS] = "RTS",         [CS_FR_CTS] = "CTS",
     [CS_FR_DATA] = "DATA",   [CS_FR_REJECT] = "REJECT",   [CS_FR_EVENT] = "EVENT",
     [CS_FR_ABORT] = "ABORT", [CS_FR_FLUSH] = "FLUSH",     [CS_FR_FLUSHED] = "FLUSHED",
-    [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",
+    [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",   [CS_FR_SYNC] = "SYNC",
+    [CS_FR_ACK] = "ACK",
 };
 
 const char *cs_frame_name(int type) {
@@ -115,7 +116,7 @@ void cs_wire_hdr_put(uint8_t *out, int type, uint32_t meta_len, uint64_t data_le
 
 /* The metadata length a type allows: [lo, hi]; and whether it has a payload. */
 static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
-    *payload = type == CS_FR_MSG || type == CS_FR_DATA;
+    *payload = type == CS_FR_MSG || type == CS_FR_DATA || type == CS_FR_SYNC;
     switch (type) {
     case CS_FR_HELLO: *lo = *hi = CS_HELLO_LEN; break;
     case CS_FR_WELCOME:
@@ -123,7 +124,8 @@ static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
         *hi = (uint32_t)cs_welcome_len(CS_WIRE_MAX_WORLD);
         break;
     case CS_FR_PEER: *lo = *hi = CS_PEER_LEN; break;
-    case CS_FR_MSG: case CS_FR_RTS: *lo = *hi = CS_WIRE_ENVELOPE; break;
+    case CS_FR_MSG: case CS_FR_RTS: case CS_FR_SYNC: *lo = *hi = CS_WIRE_ENVELOPE; break;
+    case CS_FR_ACK: *lo = *hi = 8; break;
     case CS_FR_CTS: *lo = *hi = 16; break;
     case CS_FR_DATA: *lo = *hi = 8; break;
     case CS_FR_REJECT: *lo = 8; *hi = 8 + CS_WIRE_MAX_TEXT; break;
@@ -165,10 +167,11 @@ int cs_wire_hdr_get(const uint8_t *in, uint64_t max_payload, cs_frame_hdr *h, ch
                  cs_frame_name(type), h->meta_len, lo, hi);
         return -1;
     }
-    if (h->data_len && (!payload || h->data_len > max_payload)) {
+    uint64_t max = !payload ? 0 : type == CS_FR_SYNC && max_payload > CS_WIRE_SYNC_MAX
+                                      ? CS_WIRE_SYNC_MAX : max_payload;
+    if (h->data_len > max) {
         snprintf(err, errlen, "%s frame with a payload of %llu bytes (allowed %llu)",
-                 cs_frame_name(type), (unsigned long long)h->data_len,
-                 (unsigned long long)(payload ? max_payload : 0));
+                 cs_frame_name(type), (unsigned long long)h->data_len, (unsigned long long)max);
         return -1;
     }
     return 0;
@@ -613,7 +616,7 @@ static int rx_parse(cs_rx *rx, const cs_rx_ops *ops, void *ud, char *err, size_t
             }
             rx->dst = dst;
             rx->left = h.data_len;
-        } else if (h.type == CS_FR_MSG || h.type == CS_FR_DATA) {
+        } else if (h.type == CS_FR_MSG || h.type == CS_FR_DATA || h.type == CS_FR_SYNC) {
             if (ops->payload(ud, err, errlen) < 0) return -1;
         }
     }

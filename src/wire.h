@@ -24,7 +24,8 @@
 #define CS_WIRE_MAX_TEXT 1024     /* a REFUSE or REJECT reason */
 #define CS_WIRE_MAX_EVENT_TEXT (64 * 1024)
 #define CS_WIRE_MAX_EVENT_REQS 16384
-#define CS_WIRE_ENVELOPE (36 + 8 * CS_MAX_DIMS) /* bytes of a MSG/RTS envelope */
+#define CS_WIRE_ENVELOPE (36 + 8 * CS_MAX_DIMS) /* bytes of a MSG/RTS/SYNC envelope */
+#define CS_WIRE_SYNC_MAX (64 * 1024) /* the largest SYNC payload; larger ones go RTS/CTS */
 
 typedef enum {
     CS_FR_HELLO = 1, /* rank -> controller: token, rank, world, listening address */
@@ -41,6 +42,8 @@ typedef enum {
     CS_FR_FLUSHED,   /* rank -> controller: done */
     CS_FR_BYE,       /* rank -> controller: the rank exited; no more events */
     CS_FR_REFUSE,    /* either side, before closing a handshake: why */
+    CS_FR_SYNC,      /* a small rendezvous message with its payload: ACK when matched */
+    CS_FR_ACK,       /* the receive matched sreq_id (of a SYNC): the send completes */
     CS_FR_NTYPES
 } cs_frame_type;
 
