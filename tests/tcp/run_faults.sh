@@ -168,6 +168,32 @@ else
   bad "controller killed" "the ring never started"
 fi
 
+# ---- a large rendezvous send waits as an envelope, not as a copy at the receiver
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+large_send() {
+  start "$dir/big.lua" --engine tcp --no-tui --mem-limit 1024
+  if ! wait_text "$tmp/out" "[rank 0] sending" || ! wait_text "$tmp/out" "[rank 1] waiting"; then
+    bad "large send" "the run never got to the point"
+    return
+  fi
+  local r0 r1 i m0=0 m1=0 v
+  r0=$(rank_pid "$ctl" 0)
+  r1=$(rank_pid "$ctl" 1)
+  for ((i = 0; i < 10; i++)); do  # while rank 1 computes, before its receive
+    sleep 0.1
+    v=$(rss_kib "$r0"); [ "${v:-0}" -gt "$m0" ] && m0=$v
+    v=$(rss_kib "$r1"); [ "${v:-0}" -gt "$m1" ] && m1=$v
+  done
+  finish "$(now)" nocount
+  if [ "$status" != 0 ]; then bad "large send" "exit status $status"
+  elif ! grep -qF "[rank 1] last value 2" "$tmp/out"; then bad "large send" "wrong data"
+  elif [ "$m0" -lt $((256 * 1024)) ]; then bad "large send" "the sender holds only $m0 KiB"
+  elif [ "$m1" -ge $((128 * 1024)) ]; then bad "large send" "the receiver buffered it: $m1 KiB"
+  else ok "a 256 MiB send posted before its receive: the receiver held $((m1 / 1024)) MiB until then, the data arrived"
+  fi
+}
+large_send
+
 # ---- strangers on the controller's port
 free_port() { echo $((20000 + RANDOM % 30000)); }
 
