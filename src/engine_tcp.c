@@ -36,6 +36,7 @@
 #define FLUSH_MS 2
 #define CTL_LOST_GRACE 2.0 /* seconds a rank may take to unwind once the controller is gone */
 #define MAX_IOV 64
+#define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
 
 typedef struct txitem {
     struct txitem *next;
@@ -83,6 +84,7 @@ struct tcp_engine {
     tconn ctl;
     uint8_t *evbuf;      /* encoded events not yet queued; under ctl.lock */
     size_t evlen, evcap;
+    double flushed_at;   /* when they were last queued; under ctl.lock */
     int epfd, wakefd;
     pthread_t thread;
     bool started;
@@ -712,9 +714,15 @@ static int progress_once(tcp_engine *e, int ms) {
         if (evs[i].events & EPOLLOUT) conn_writable(c);
         if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) conn_readable(c);
     }
+    /* Events go out in batches: a send per message would wake the controller
+     * (on the same cores, locally) as often as the ranks exchange messages. */
+    double now = cs_now();
     txitem *done = NULL;
     pthread_mutex_lock(&e->ctl.lock);
-    events_queue_locked(e, &done);
+    if (now - e->flushed_at >= FLUSH_MS * 1e-3 || e->evlen >= EVENT_BATCH) {
+        events_queue_locked(e, &done);
+        e->flushed_at = now;
+    }
     pthread_mutex_unlock(&e->ctl.lock);
     items_done(done);
     return n;
