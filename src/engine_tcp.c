@@ -337,16 +337,9 @@ static void tcp_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
     (void)eng;
     tconn *c = msg->engine_data;
     if (!c || msg->data) {
-        const void *from = msg->data ? msg->data : cs_tensor_data(msg->sreq->buf);
-        if (msg->bytes) memcpy(cs_tensor_data(rq->buf), from, msg->bytes);
-        cs_request_finish(rq, CS_OK, NULL);
-        if (msg->sreq) {
-            cs_request *sq = msg->sreq;
-            msg->sreq = NULL;
-            cs_request_finish(sq, CS_OK, NULL);
-        }
-        if (c) send_id(c, CS_FR_ACK, msg->sreq_id); /* a SYNC: its sender waits */
-        cs_msg_free(msg);
+        uint64_t sreq_id = msg->sreq_id;
+        cs_msg_transfer_local(msg, rq);
+        if (c) send_id(c, CS_FR_ACK, sreq_id); /* a SYNC: its sender waits */
         return;
     }
     cts_wait *cw = calloc(1, sizeof *cw);
