@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -229,6 +230,10 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
 int cs_launch_worker(const cs_run_opts *o) {
     worker wk = {.o = o, .rank = o->rank, .world = o->nranks, .err = o->err ? o->err : stderr};
     char msg[512];
+    /* Message buffers come and go at the size of the messages: keep freed
+     * ones in the heap instead of mapping (and page-faulting) every one anew. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (worker_setup(&wk) < 0) return 1;
     cs_script s;
     if (cs_script_load(&s, o->script, msg, sizeof msg) < 0) {
