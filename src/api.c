@@ -125,7 +125,7 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     /* Spinning pays only while the peer is running on another core; with more
      * ranks than cores, yield instead so the peer gets to run at all. */
     w->spin = w->oversubscribed ? 0 : 4000;
-    w->yields = 32;
+    w->yields = tcp ? 0 : 32; /* tcp: the wait serves the sockets itself (idle) */
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = tcp ? cs_engine_tcp_new(w, cfg->engine_arg) : cs_engine_thread_new(w);

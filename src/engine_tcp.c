@@ -24,10 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wire.h"
@@ -729,11 +732,15 @@ static void nudge(tcp_engine *e) {
 static void *progress_main(void *arg) {
     tcp_engine *e = arg;
     while (!atomic_load(&e->stop)) {
-        /* While the rank waits it reads its sockets itself (tcp_idle); epoll
-         * wakes the latest waiter first, so this thread rarely gets an event
-         * then. When it does, the rank may need to look at its requests. */
-        int n = progress_once(e, FLUSH_MS);
-        if (n > 0 && atomic_load(&e->rank_idle)) nudge(e);
+        if (atomic_load(&e->rank_idle)) {
+            /* The rank waits and serves the sockets itself (tcp_idle): step
+             * aside, so that an arriving message wakes the waiting thread and
+             * not this one. Back within 1 ms of the wait's end. */
+            struct timespec ms = {0, 1000 * 1000};
+            syscall(SYS_futex, (int *)&e->rank_idle, FUTEX_WAIT_PRIVATE, 1, &ms, NULL, 0);
+        } else if (progress_once(e, FLUSH_MS) > 0 && atomic_load(&e->rank_idle)) {
+            nudge(e); /* the rank started waiting meanwhile: let it look */
+        }
         double lost = atomic_load(&e->ctl_lost_at);
         if (lost && cs_now() - lost > CTL_LOST_GRACE) {
             /* the rank is stuck in C code and the controller is gone: leave */
@@ -744,12 +751,17 @@ static void *progress_main(void *arg) {
     return NULL;
 }
 
-/* The rank's thread waits: serve the sockets from here, so that an arriving
- * message wakes the waiting thread directly (one hand-off fewer per message). */
+/* The rank's thread waits: serve the sockets from here until something
+ * happens to the rank (a completion or an abort bumps its futex word), so that
+ * an arriving message wakes the waiting thread directly. */
 static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
     tcp_engine *e = tcp_of(eng);
+    /* Not asleep on the futex: completions need not make the system call to
+     * wake it (the progress thread nudges through epoll instead). */
+    atomic_store(&r->sleeping, 0);
     atomic_store(&e->rank_idle, 1);
-    if (atomic_load(&r->futex) == seen) progress_once(e, FLUSH_MS);
+    while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world))
+        progress_once(e, FLUSH_MS);
     atomic_store(&e->rank_idle, 0);
 }
 

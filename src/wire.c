@@ -642,10 +642,14 @@ int cs_rx_pump(cs_rx *rx, int fd, const cs_rx_ops *ops, void *ud, char *err, siz
                 memmove(rx->buf, rx->buf + rx->off, rx->len);
                 rx->off = 0;
             }
-            n = recv(fd, rx->buf + rx->off + rx->len, rx->cap - rx->off - rx->len, MSG_DONTWAIT);
+            size_t room = rx->cap - rx->off - rx->len;
+            n = recv(fd, rx->buf + rx->off + rx->len, room, MSG_DONTWAIT);
             if (n > 0) {
                 rx->len += (size_t)n;
                 if (rx_parse(rx, ops, ud, err, errlen) < 0) return -1;
+                /* A short read emptied the socket: spare the recv that would
+                 * say so (epoll reports what arrives next). */
+                if ((size_t)n < room) return 0;
                 continue;
             }
         }

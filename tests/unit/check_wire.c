@@ -267,6 +267,7 @@ START_TEST(test_reader_byte_by_byte) {
     ck_assert_int_eq(g.payload[99], 7);
     close(sv[0]);
     ck_assert_int_eq(cs_rx_pump(&rx, sv[1], &ops, &g, err, sizeof err), 1); /* clean EOF */
+    /* a short read returns without the recv that would only say "empty" */
     cs_rx_free(&rx);
     close(sv[1]);
 }
@@ -293,7 +294,10 @@ START_TEST(test_reader_large_payload_and_cut) {
     /* a frame cut short by the peer's death */
     ck_assert_int_eq(write(sv[0], buf, 30), 30);
     close(sv[0]);
-    ck_assert_int_eq(cs_rx_pump(&rx, sv[1], &ops, &g, err, sizeof err), -2);
+    int rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++) /* as epoll would report it again */
+        rc = cs_rx_pump(&rx, sv[1], &ops, &g, err, sizeof err);
+    ck_assert_int_eq(rc, -2);
     cs_rx_free(&rx);
     close(sv[1]);
     free(buf);
