@@ -18,7 +18,6 @@
  * Locks: matcher -> connection -> bus -> controller connection. Requests are
  * finished (which emits events) only after a connection's lock is released.
  */
-#include "engine_tcp.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,233 +25,12 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <time.h>
 
-#include "wire.h"
-#include "world.h"
-
-#define FLUSH_MS 2
-#define CTL_LOST_GRACE 2.0 /* seconds a rank may take to unwind once the controller is gone */
-#define MAX_IOV 64
-#define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
-
-typedef struct txitem {
-    struct txitem *next;
-    uint8_t head[CS_WIRE_HDR + CS_WIRE_ENVELOPE];
-    size_t hlen, hoff;
-    const uint8_t *data;
-    size_t dlen, doff;
-    void *owned;         /* freed once written */
-    cs_request *finish;  /* a rendezvous send: finished once its DATA is written */
-} txitem;
-
-typedef struct rts_wait { /* a rendezvous send waiting for its CTS (or ACK) */
-    struct rts_wait *next;
-    uint64_t id;
-    cs_request *sq;
-} rts_wait;
-
-typedef struct cts_wait { /* a receive waiting for its DATA, in CTS order */
-    struct cts_wait *next;
-    uint64_t token;
-    cs_request *rq;
-} cts_wait;
-
-typedef struct tcp_engine tcp_engine;
-
-typedef struct tconn {
-    tcp_engine *e;
-    int fd, peer;        /* peer -1: the controller */
-    pthread_mutex_t lock; /* the queue, the waits, dead */
-    txitem *txh, *txt;
-    bool pollout, dead;
-    rts_wait *rts;
-    cts_wait *cts_h, *cts_t;
-    uint64_t next_token;
-    pthread_mutex_t rx_lock; /* whoever reads the socket: the rx state below */
-    cs_rx rx;
-    cs_msg *rx_msg;      /* a MSG whose payload is arriving */
-    cts_wait *rx_cts;    /* a DATA whose payload is arriving */
-} tconn;
-
-struct tcp_engine {
-    cs_engine base;
-    int world, rank;
-    tconn *conns;        /* world entries; conns[rank] is unused */
-    tconn ctl;
-    uint8_t *evbuf;      /* encoded events not yet queued; under ctl.lock */
-    size_t evlen, evcap;
-    double flushed_at;   /* when they were last queued; under ctl.lock */
-    int epfd, wakefd;
-    pthread_t thread;
-    bool started;
-    _Atomic int stop;
-    pthread_mutex_t end_lock;
-    pthread_cond_t end_cond;
-    bool finishing, ended; /* BYE sent; the controller ended the job */
-    int end_reason;
-    _Atomic double ctl_lost_at; /* when the controller vanished, or 0 */
-    _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
-};
-
-/* ---- the send queue */
-
-static txitem *item_new(int type, const void *meta, uint32_t mlen, const void *data, size_t dlen) {
-    txitem *it = calloc(1, sizeof *it);
-    if (!it) return NULL;
-    cs_wire_hdr_put(it->head, type, mlen, dlen);
-    if (mlen) memcpy(it->head + CS_WIRE_HDR, meta, mlen);
-    it->hlen = CS_WIRE_HDR + mlen;
-    it->data = data;
-    it->dlen = dlen;
-    return it;
-}
-
-/* Drop an item that will never be written: its send stays pending (the run is
- * ending), but the engine's reference goes. */
-static void item_drop(txitem *it) {
-    if (it->finish) cs_request_release(it->finish);
-    free(it->owned);
-    free(it);
-}
-
-/* Finish and free the items a write completed; called without any lock. */
-static void items_done(txitem *done) {
-    while (done) {
-        txitem *next = done->next;
-        if (done->finish) cs_request_finish(done->finish, CS_OK, NULL);
-        free(done->owned);
-        free(done);
-        done = next;
-    }
-}
-
-static void arm(tconn *c, bool out) {
-    if (c->pollout == out || c->dead) return;
-    struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c};
-    epoll_ctl(c->e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-    c->pollout = out;
-}
-
-/* Write queued items (several per system call) until the socket is full.
- * Completed items move to *done. -1 when the socket broke. */
-static int tx_write_locked(tconn *c, txitem **done) {
-    txitem **tail = done;
-    while (*tail) tail = &(*tail)->next;
-    while (c->txh) {
-        struct iovec iov[MAX_IOV];
-        int n = 0;
-        for (txitem *it = c->txh; it && n < MAX_IOV - 1; it = it->next) {
-            if (it->hoff < it->hlen)
-                iov[n++] = (struct iovec){it->head + it->hoff, it->hlen - it->hoff};
-            if (it->doff < it->dlen)
-                iov[n++] = (struct iovec){(void *)(it->data + it->doff), it->dlen - it->doff};
-        }
-        ssize_t w = 0;
-        if (n) {
-            struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-            w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (w < 0) {
-                if (errno == EINTR) continue;
-                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-            }
-        }
-        size_t left = (size_t)w;
-        while (c->txh) {
-            txitem *it = c->txh;
-            size_t h = it->hlen - it->hoff < left ? it->hlen - it->hoff : left;
-            it->hoff += h;
-            left -= h;
-            size_t d = it->dlen - it->doff < left ? it->dlen - it->doff : left;
-            it->doff += d;
-            left -= d;
-            if (it->hoff < it->hlen || it->doff < it->dlen) break;
-            c->txh = it->next;
-            if (!c->txh) c->txt = NULL;
-            it->next = NULL;
-            *tail = it;
-            tail = &it->next;
-        }
-    }
-    return 0;
-}
-
-static void conn_kill_locked(tconn *c);
-
-/* Queue it and write what the socket takes now. When borrowed, it->data
- * belongs to the caller and is copied if it must wait in the queue. */
-static void conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
-    if (c->dead) {
-        item_drop(it);
-        return;
-    }
-    it->next = NULL;
-    if (c->txt) c->txt->next = it;
-    else c->txh = it;
-    c->txt = it;
-    if (c->txh == it && tx_write_locked(c, done) < 0) {
-        conn_kill_locked(c);
-        return;
-    }
-    bool queued = false;
-    for (txitem *q = c->txh; q; q = q->next) queued |= q == it;
-    if (queued && borrowed && it->doff < it->dlen) {
-        void *copy = malloc(it->dlen);
-        if (copy) {
-            memcpy(copy, it->data, it->dlen);
-            it->data = copy;
-            it->owned = copy;
-        }
-    }
-    if (c->txh) arm(c, true);
-}
-
-static void conn_push(tconn *c, txitem *it, bool borrowed) {
-    txitem *done = NULL;
-    pthread_mutex_lock(&c->lock);
-    conn_push_locked(c, it, borrowed, &done);
-    pthread_mutex_unlock(&c->lock);
-    items_done(done);
-}
-
-/* The connection is gone: nothing more goes out or comes in. Requests waiting
- * on it stay pending; the controller ends the run (it sees the death too). */
-static void conn_kill_locked(tconn *c) {
-    if (c->dead) return;
-    c->dead = true;
-    epoll_ctl(c->e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    shutdown(c->fd, SHUT_RDWR);
-    while (c->txh) {
-        txitem *it = c->txh;
-        c->txh = it->next;
-        item_drop(it);
-    }
-    c->txt = NULL;
-    while (c->rts) {
-        rts_wait *r = c->rts;
-        c->rts = r->next;
-        cs_request_release(r->sq);
-        free(r);
-    }
-    while (c->cts_h) {
-        cts_wait *r = c->cts_h;
-        c->cts_h = r->next;
-        cs_request_release(r->rq);
-        free(r);
-    }
-    c->cts_t = NULL;
-}
-
-static void conn_kill(tconn *c) {
-    pthread_mutex_lock(&c->lock);
-    conn_kill_locked(c);
-    pthread_mutex_unlock(&c->lock);
-}
+#include "engine_tcp_internal.h"
 
 /* ---- engine operations (rank thread, or the progress thread via the matcher) */
 
@@ -288,17 +66,17 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
     envelope_of(sq, &env);
     cs_envelope_put(&cur, &env);
     if (eager) {
-        txitem *it = item_new(CS_FR_MSG, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes);
+        txitem *it = tcp_item_new(CS_FR_MSG, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes);
         if (!it) goto nomem;
-        conn_push(c, it, true);
+        tcp_conn_push(c, it, true);
         cs_request_finish(sq, CS_OK, NULL); /* buffered (or written): an eager send is done */
         return CS_OK;
     }
     /* Rendezvous: a small payload travels with the request (SYNC, completed by
      * ACK); a large one waits for CTS, so the receiver never buffers it. */
     bool inline_data = sq->bytes <= CS_WIRE_SYNC_MAX;
-    txitem *it = inline_data ? item_new(CS_FR_SYNC, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes)
-                             : item_new(CS_FR_RTS, meta, sizeof meta, NULL, 0);
+    txitem *it = inline_data ? tcp_item_new(CS_FR_SYNC, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes)
+                             : tcp_item_new(CS_FR_RTS, meta, sizeof meta, NULL, 0);
     rts_wait *r = calloc(1, sizeof *r);
     if (!it || !r) {
         free(it);
@@ -316,10 +94,10 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
     } else {
         r->next = c->rts; /* before the RTS leaves: the CTS may come back at once */
         c->rts = r;
-        conn_push_locked(c, it, false, &done);
+        tcp_conn_push_locked(c, it, false, &done);
     }
     pthread_mutex_unlock(&c->lock);
-    items_done(done);
+    tcp_items_done(done);
     return CS_OK;
 nomem:
     snprintf(sq->owner->errmsg, sizeof sq->owner->errmsg, "out of memory sending a message");
@@ -330,8 +108,8 @@ static void send_id(tconn *c, int type, uint64_t id) {
     uint8_t m[8];
     cs_cur cur = {.p = m, .len = sizeof m};
     cs_put_u64(&cur, id);
-    txitem *it = item_new(type, m, sizeof m, NULL, 0);
-    if (it) conn_push(c, it, false);
+    txitem *it = tcp_item_new(type, m, sizeof m, NULL, 0);
+    if (it) tcp_conn_push(c, it, false);
 }
 
 /* The matcher paired msg with rq (its lock held). Local and eager messages
@@ -361,11 +139,11 @@ static void tcp_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
         c->cts_t = cw;
         cs_put_u64(&cur, msg->sreq_id);
         cs_put_u64(&cur, cw->token);
-        txitem *it = item_new(CS_FR_CTS, meta, sizeof meta, NULL, 0);
-        if (it) conn_push_locked(c, it, false, &done);
+        txitem *it = tcp_item_new(CS_FR_CTS, meta, sizeof meta, NULL, 0);
+        if (it) tcp_conn_push_locked(c, it, false, &done);
     }
     pthread_mutex_unlock(&c->lock);
-    items_done(done);
+    tcp_items_done(done);
     cs_msg_free(msg);
 }
 
@@ -379,13 +157,13 @@ static void tcp_reject(cs_engine *eng, cs_msg *msg, const char *why) {
         cs_cur cur = {.p = meta, .len = sizeof meta};
         cs_put_u64(&cur, msg->sreq_id);
         cs_put_bytes(&cur, why, n);
-        txitem *it = item_new(CS_FR_REJECT, NULL, 0, NULL, 0);
+        txitem *it = tcp_item_new(CS_FR_REJECT, NULL, 0, NULL, 0);
         /* the reason may not fit the inline head: send it as the item's data */
         if (it) {
             cs_wire_hdr_put(it->head, CS_FR_REJECT, (uint32_t)cur.pos, 0);
             it->data = meta;
             it->dlen = cur.pos;
-            conn_push(c, it, true);
+            tcp_conn_push(c, it, true);
         }
     } else if (msg->sreq) {
         cs_request *sq = msg->sreq;
@@ -457,13 +235,13 @@ static int on_cts(tconn *c, cs_cur *meta, char *err, size_t errlen) {
     uint8_t m[8];
     cs_cur cur = {.p = m, .len = sizeof m};
     cs_put_u64(&cur, token);
-    txitem *it = item_new(CS_FR_DATA, m, sizeof m, cs_tensor_data(sq->buf), sq->bytes);
+    txitem *it = tcp_item_new(CS_FR_DATA, m, sizeof m, cs_tensor_data(sq->buf), sq->bytes);
     if (!it) {
         cs_request_finish(sq, CS_ENOMEM, "out of memory sending a message");
         return 0;
     }
     it->finish = sq; /* the tensor stays put until then: the sender waits on sq */
-    conn_push(c, it, false);
+    tcp_conn_push(c, it, false);
     return 0;
 }
 
@@ -563,17 +341,17 @@ static void events_queue_locked(tcp_engine *e, txitem **done) {
     it->owned = e->evbuf;
     e->evbuf = NULL;
     e->evlen = e->evcap = 0;
-    conn_push_locked(&e->ctl, it, false, done);
+    tcp_conn_push_locked(&e->ctl, it, false, done);
 }
 
 static void ctl_send(tcp_engine *e, int type, bool with_events) {
     txitem *done = NULL;
     pthread_mutex_lock(&e->ctl.lock);
     if (with_events) events_queue_locked(e, &done);
-    txitem *it = item_new(type, NULL, 0, NULL, 0);
-    if (it) conn_push_locked(&e->ctl, it, false, &done);
+    txitem *it = tcp_item_new(type, NULL, 0, NULL, 0);
+    if (it) tcp_conn_push_locked(&e->ctl, it, false, &done);
     pthread_mutex_unlock(&e->ctl.lock);
-    items_done(done);
+    tcp_items_done(done);
 }
 
 static void end_job(tcp_engine *e, int reason) {
@@ -623,7 +401,7 @@ static const cs_rx_ops ctl_ops = {ctl_frame, ctl_payload};
 /* The controller closed the connection: the job is over (after our BYE) or the
  * controller died (before it): then the rank unwinds and the process leaves. */
 static void ctl_closed(tcp_engine *e, const char *err) {
-    conn_kill(&e->ctl);
+    tcp_conn_kill(&e->ctl);
     pthread_mutex_lock(&e->end_lock);
     bool finishing = e->finishing;
     pthread_mutex_unlock(&e->end_lock);
@@ -680,23 +458,9 @@ static void conn_readable(tconn *c) {
     if (rc == -1 && !cs_world_aborted(e->base.world))
         fprintf(stderr, "commsim: rank %d: closing the connection from rank %d: %s\n", e->rank,
                 c->peer, err);
-    conn_kill(c);
+    tcp_conn_kill(c);
 }
 
-static void conn_writable(tconn *c) {
-    txitem *done = NULL;
-    pthread_mutex_lock(&c->lock);
-    if (!c->dead) {
-        if (tx_write_locked(c, &done) < 0) conn_kill_locked(c);
-        else if (!c->txh) arm(c, false);
-    }
-    pthread_mutex_unlock(&c->lock);
-    items_done(done);
-}
-
-/* One round of progress: wait at most ms for sockets, serve what is ready,
- * send the events gathered so far. Run by the progress thread, and by the rank's
- * own thread while it waits (idle): both may serve the same epoll set. */
 static int progress_once(tcp_engine *e, int ms) {
     struct epoll_event evs[64];
     int n = epoll_wait(e->epfd, evs, 64, ms);
@@ -707,7 +471,7 @@ static int progress_once(tcp_engine *e, int ms) {
             if (read(e->wakefd, &v, sizeof v) < 0) { /* already drained by the other thread */ }
             continue;
         }
-        if (evs[i].events & EPOLLOUT) conn_writable(c);
+        if (evs[i].events & EPOLLOUT) tcp_conn_writable(c);
         if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) conn_readable(c);
     }
     /* Events go out in batches: a send per message would wake the controller
@@ -720,7 +484,7 @@ static int progress_once(tcp_engine *e, int ms) {
         e->flushed_at = now;
     }
     pthread_mutex_unlock(&e->ctl.lock);
-    items_done(done);
+    tcp_items_done(done);
     return n;
 }
 
@@ -767,30 +531,7 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
 
 /* ---- life cycle */
 
-static int conn_init(tcp_engine *e, tconn *c, int fd, int peer, uint64_t max_payload) {
-    c->e = e;
-    c->fd = fd;
-    c->peer = peer;
-    pthread_mutex_init(&c->lock, NULL);
-    pthread_mutex_init(&c->rx_lock, NULL);
-    if (cs_rx_init(&c->rx, max_payload) < 0) return -1;
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-    return epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
-static void conn_free(tconn *c) {
-    if (!c->e) return;
-    conn_kill(c);
-    cs_msg_free(c->rx_msg);
-    if (c->rx_cts) {
-        cs_request_release(c->rx_cts->rq);
-        free(c->rx_cts);
-    }
-    cs_rx_free(&c->rx);
-    close(c->fd);
-    pthread_mutex_destroy(&c->lock);
-    pthread_mutex_destroy(&c->rx_lock);
-}
+/* ---- life cycle */
 
 static void tcp_destroy(cs_engine *eng) {
     tcp_engine *e = tcp_of(eng);
@@ -800,8 +541,8 @@ static void tcp_destroy(cs_engine *eng) {
         if (write(e->wakefd, &one, sizeof one) < 0) { /* the 2 ms tick ends it anyway */ }
         pthread_join(e->thread, NULL);
     }
-    for (int i = 0; e->conns && i < e->world; i++) conn_free(&e->conns[i]);
-    conn_free(&e->ctl);
+    for (int i = 0; e->conns && i < e->world; i++) tcp_conn_free(&e->conns[i]);
+    tcp_conn_free(&e->ctl);
     free(e->conns);
     free(e->evbuf);
     if (e->wakefd >= 0) close(e->wakefd);
@@ -854,12 +595,12 @@ cs_engine *cs_engine_tcp_new(cs_world *w, cs_tcp_mesh *m) {
         if (m->fds[i] < 0) continue;
         int fd = m->fds[i];
         m->fds[i] = -1;
-        if (ok) ok = conn_init(e, &e->conns[i], fd, i, m->max_payload) == 0;
+        if (ok) ok = tcp_conn_init(e, &e->conns[i], fd, i, m->max_payload) == 0;
         else close(fd);
     }
     int cfd = m->ctl_fd;
     m->ctl_fd = -1;
-    if (ok) ok = conn_init(e, &e->ctl, cfd, -1, 0) == 0;
+    if (ok) ok = tcp_conn_init(e, &e->ctl, cfd, -1, 0) == 0;
     else close(cfd);
     mesh_close(m);
     if (ok) ok = pthread_create(&e->thread, NULL, progress_main, e) == 0;

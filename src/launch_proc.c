@@ -79,6 +79,13 @@ typedef struct pconn { /* a connection that has not proven the token yet */
     cs_hello hello;
 } pconn;
 
+typedef struct rank_ud { /* decoding one rank's frames: whose, and room for an event */
+    struct ctl *k;
+    int i;
+    uint64_t reqs[CS_WIRE_MAX_EVENT_REQS];
+    char text[CS_WIRE_MAX_EVENT_TEXT + 1];
+} rank_ud;
+
 typedef struct ctl {
     const cs_run_opts *o;
     cs_control c;
@@ -101,6 +108,7 @@ typedef struct ctl {
     double flush_until, grace_until, deadline, join_until;
     pid_t pgid;
     char exe[4096];
+    rank_ud *scratch;
 } ctl;
 
 /* epoll tags: the pointer says what became ready */
@@ -287,12 +295,6 @@ static void rank_closed(ctl *k, int i) {
 
 /* ---- frames from a joined rank */
 
-typedef struct rank_ud {
-    ctl *k;
-    int i;
-    uint64_t reqs[CS_WIRE_MAX_EVENT_REQS];
-    char text[CS_WIRE_MAX_EVENT_TEXT + 1];
-} rank_ud;
 
 static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
                        size_t errlen) {
@@ -325,15 +327,14 @@ static int no_payload(void *ud, char *err, size_t errlen) {
 }
 
 static const cs_rx_ops rank_ops = {rank_frame, no_payload};
-static rank_ud *the_ud; /* one decoding scratch area (the loop is single-threaded) */
 
 static void rank_readable(ctl *k, int i) {
     prank *p = &k->r[i];
     if (p->state != RK_JOINED && p->state != RK_BYE) return;
     char err[256];
-    the_ud->k = k;
-    the_ud->i = i;
-    int rc = cs_rx_pump(&p->rx, p->fd, &rank_ops, the_ud, err, sizeof err);
+    k->scratch->k = k;
+    k->scratch->i = i;
+    int rc = cs_rx_pump(&p->rx, p->fd, &rank_ops, k->scratch, err, sizeof err);
     if (rc == 0) return;
     if (p->state == RK_BYE) { /* it left after saying goodbye */
         close(p->fd);
@@ -681,8 +682,7 @@ static void ctl_free(ctl *k) {
         }
     }
     free(k->r);
-    free(the_ud);
-    the_ud = NULL;
+    free(k->scratch);
     if (k->lfd >= 0) close(k->lfd);
     if (k->sigfd >= 0) close(k->sigfd);
     if (k->epfd >= 0) close(k->epfd);
@@ -693,9 +693,9 @@ static int setup(ctl *k, const cs_run_opts *o) {
     k->dead = -1;
     k->epfd = epoll_create1(EPOLL_CLOEXEC);
     k->r = calloc((size_t)k->world, sizeof *k->r);
-    the_ud = malloc(sizeof *the_ud);
+    k->scratch = malloc(sizeof *k->scratch);
     ssize_t n = readlink("/proc/self/exe", k->exe, sizeof k->exe - 1);
-    if (k->epfd < 0 || !k->r || !the_ud || n <= 0) {
+    if (k->epfd < 0 || !k->r || !k->scratch || n <= 0) {
         fprintf(k->err, "commsim: cannot set up the controller: %s\n", strerror(errno));
         return -1;
     }
