@@ -304,7 +304,7 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
     return CS_OK;
 }
 
-static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int line,
+static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int ctx, int line,
                      cs_request **out) {
     const char *name = cs_op_name(op);
     cs_world *w = r->world;
@@ -317,6 +317,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int l
     if ((rc = gate(r, op, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
+    q->ctx = ctx;
     q->eager = cs_send_mode_is_eager(&w->cfg.mode, q->bytes);
     cs_event ev = {0};
     fill_post(&ev, q, t);
@@ -331,7 +332,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int l
     return CS_OK;
 }
 
-static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int line,
+static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int ctx, int line,
                      cs_request **out) {
     const char *name = cs_op_name(op);
     cs_world *w = r->world;
@@ -344,6 +345,7 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int l
     if ((rc = gate(r, op, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
+    q->ctx = ctx;
     cs_event ev = {0};
     fill_post(&ev, q, t);
     emit(r, &ev);
@@ -438,16 +440,16 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
 /* ---- point to point */
 
 int cs_isend(cs_rank *r, cs_tensor *t, int dst, int tag, int line, cs_request **out) {
-    return post_send(r, CS_OP_ISEND, t, dst, tag, line, out);
+    return post_send(r, CS_OP_ISEND, t, dst, tag, 0, line, out);
 }
 
 int cs_irecv(cs_rank *r, cs_tensor *t, int src, int tag, int line, cs_request **out) {
-    return post_recv(r, CS_OP_IRECV, t, src, tag, line, out);
+    return post_recv(r, CS_OP_IRECV, t, src, tag, 0, line, out);
 }
 
 int cs_send(cs_rank *r, cs_tensor *t, int dst, int tag, int line) {
     cs_request *q;
-    int rc = post_send(r, CS_OP_SEND, t, dst, tag, line, &q);
+    int rc = post_send(r, CS_OP_SEND, t, dst, tag, 0, line, &q);
     if (rc != CS_OK) return rc;
     rc = cs_wait(r, q, line);
     cs_request_release(q);
@@ -456,12 +458,21 @@ int cs_send(cs_rank *r, cs_tensor *t, int dst, int tag, int line) {
 
 int cs_recv(cs_rank *r, cs_tensor *t, int src, int tag, int line, int *from) {
     cs_request *q;
-    int rc = post_recv(r, CS_OP_RECV, t, src, tag, line, &q);
+    int rc = post_recv(r, CS_OP_RECV, t, src, tag, 0, line, &q);
     if (rc != CS_OK) return rc;
     rc = cs_wait(r, q, line);
     if (from) *from = q->source;
     cs_request_release(q);
     return rc;
+}
+
+/* Collectives' internal messages: the same operations in their own context. */
+int cs_isend_ctx(cs_rank *r, cs_tensor *t, int dst, int tag, int ctx, int line, cs_request **out) {
+    return post_send(r, CS_OP_ISEND, t, dst, tag, ctx, line, out);
+}
+
+int cs_irecv_ctx(cs_rank *r, cs_tensor *t, int src, int tag, int ctx, int line, cs_request **out) {
+    return post_recv(r, CS_OP_IRECV, t, src, tag, ctx, line, out);
 }
 
 /* ---- the rest of a script's life */

@@ -40,6 +40,8 @@ typedef enum {
     CS_END_QUIT = 130    /* the user quit (q, Ctrl-C) */
 } cs_end_reason;
 
+#define CS_COLL_MAX_FAMILIES 16
+
 /* ---- send modes: rendezvous (eager_limit 0), eager (SIZE_MAX), eager:N */
 typedef struct cs_send_mode {
     size_t eager_limit; /* a send of at most this many bytes completes once buffered */
@@ -60,6 +62,9 @@ typedef struct cs_world_config {
     const char *engine;     /* "thread" or "tcp" */
     const char *script;     /* the script's name, for messages */
     void *engine_arg;       /* tcp: the connected cs_tcp_mesh of this process's rank */
+    /* the collective algorithm per family (collectives.h: cs_coll_family ->
+     * cs_coll_algo); 0 = the family's default */
+    unsigned char coll_algo[CS_COLL_MAX_FAMILIES];
 } cs_world_config;
 
 /* A world over the thread engine: every rank lives in this process. Events go to
@@ -114,6 +119,10 @@ int cs_isend(cs_rank *r, cs_tensor *t, int dst, int tag, int line, cs_request **
 int cs_irecv(cs_rank *r, cs_tensor *t, int src, int tag, int line, cs_request **out);
 int cs_wait(cs_rank *r, cs_request *q, int line);
 int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line);
+/* The same in communication context ctx (> 0): collectives' internal traffic,
+ * which user receives (context 0) never match. See collectives.h. */
+int cs_isend_ctx(cs_rank *r, cs_tensor *t, int dst, int tag, int ctx, int line, cs_request **out);
+int cs_irecv_ctx(cs_rank *r, cs_tensor *t, int src, int tag, int ctx, int line, cs_request **out);
 
 /* ---- the rest of a script's life */
 int cs_compute(cs_rank *r, double ms, int line); /* busy for ms; CS_EABORT if the run ends */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "collectives.h"
 #include "launch.h"
 #include "script.h"
 
@@ -26,6 +27,8 @@ void cs_cli_usage(FILE *f) {
 }
 
 static void run_usage(FILE *f) {
+    char algos[1024];
+    cs_coll_algos_help(algos, sizeof algos);
     fprintf(f,
             "usage: commsim run SCRIPT [options]\n"
             "\n"
@@ -49,6 +52,10 @@ static void run_usage(FILE *f) {
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
             "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
             "      --seed N           seed of tensor.randn (default 0)\n"
+            "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
+            "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
+            "                         {algo = ...} still wins). The choices:\n"
+            "%s"
             "  -h, --help             show this help\n"
             "\n"
             "tcp engine on several machines (torchrun's variables work too: MASTER_ADDR,\n"
@@ -67,7 +74,7 @@ static void run_usage(FILE *f) {
             "  commsim run lessons/02-point-to-point/ring.lua -n 4 --engine tcp\n"
             "  commsim run ring.lua --engine tcp --master lab1 --rank 0 --world 2   (on lab1)\n"
             "  COMMSIM_TOKEN=... commsim run ring.lua --engine tcp --master lab1 --rank 1 --world 2\n",
-            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT);
+            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT, algos);
 }
 
 static int parse_u64(const char *opt, const char *s, unsigned long long max, unsigned long long *out) {
@@ -95,8 +102,8 @@ static int parse_seconds(const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_TOKEN, OPT_BIND,
-       OPT_WORKER };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_TOKEN,
+       OPT_BIND, OPT_WORKER };
 
 /* torchrun's environment, for the tcp engine: flags win over it. */
 static int tcp_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
@@ -135,6 +142,7 @@ int cs_cli_run(int argc, char **argv) {
         {"mem-limit", required_argument, NULL, OPT_MEM},
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"algo", required_argument, NULL, OPT_ALGO},
         {"master", required_argument, NULL, OPT_MASTER},
         {"rank", required_argument, NULL, OPT_RANK},
         {"world", required_argument, NULL, OPT_WORLD},
@@ -187,6 +195,14 @@ int cs_cli_run(int argc, char **argv) {
             if (parse_u64("--seed", optarg, ~0ull, &v) < 0) return 1;
             o.seed = v;
             break;
+        case OPT_ALGO: {
+            char why[256];
+            if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {
+                fprintf(stderr, "commsim run: --algo: %s\n", why);
+                return 1;
+            }
+            break;
+        }
         case OPT_MASTER: o.master = optarg; break;
         case OPT_RANK:
             if (parse_u64("--rank", optarg, 4095, &v) < 0) return 1;

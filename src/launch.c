@@ -40,6 +40,7 @@ static void *rank_main(void *arg) {
 }
 
 static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
+static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
 
 /* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
 
@@ -213,6 +214,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
                            .seed = o->seed, .engine = engine, .script = script.name};
+    memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &ctl.bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
@@ -224,6 +226,7 @@ int cs_launch_run(const cs_run_opts *o) {
         return 1;
     }
     ctl.mon.on_deadlock = on_deadlock;
+    ctl.mon.on_error = on_error;
     ctl.mon.ud = w;
 
     if (o->catch_signals) {

@@ -22,6 +22,7 @@ typedef struct cs_run_opts {
     double timeout;       /* seconds; 0 = none */
     const char *trace;    /* JSON Lines trace file, or NULL */
     uint64_t seed;
+    unsigned char coll_algo[CS_COLL_MAX_FAMILIES]; /* --algo, see collectives.h */
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
     /* tcp engine (launch_proc.c): torchrun's MASTER_ADDR/MASTER_PORT, RANK, WORLD_SIZE */

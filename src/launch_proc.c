@@ -82,8 +82,7 @@ typedef struct pconn { /* a connection that has not proven the token yet */
 typedef struct rank_ud { /* decoding one rank's frames: whose, and room for an event */
     struct ctl *k;
     int i;
-    uint64_t reqs[CS_WIRE_MAX_EVENT_REQS];
-    char text[CS_WIRE_MAX_EVENT_TEXT + 1];
+    cs_wire_scratch s;
 } rank_ud;
 
 typedef struct ctl {
@@ -103,6 +102,7 @@ typedef struct ctl {
     bool welcomed;
     int status;           /* the first reason the run ended, or 0 */
     bool deadlock;        /* the monitor found one (set from its callback) */
+    bool mon_error;       /* the monitor found an error (a collective mismatch) */
     int dead;             /* the rank whose death is being reported, or -1 */
     char cause[64];
     double flush_until, grace_until, deadline, join_until;
@@ -121,6 +121,7 @@ static void watch(ctl *k, int fd, uint64_t tag) {
 }
 
 static void on_deadlock(void *ud) { ((ctl *)ud)->deadlock = true; }
+static void on_error(void *ud) { ((ctl *)ud)->mon_error = true; }
 
 /* ---- ending the run */
 
@@ -305,7 +306,7 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
     switch (h->type) {
     case CS_FR_EVENT: {
         cs_event ev;
-        if (cs_wire_event_get(meta, &ev, k->world, u->reqs, u->text) < 0 || ev.rank != u->i) {
+        if (cs_wire_event_get(meta, &ev, k->world, &u->s) < 0 || ev.rank != u->i) {
             snprintf(err, errlen, "malformed event");
             return -1;
         }
@@ -387,6 +388,7 @@ static void send_welcome(ctl *k) {
                     .rendezvous_only = k->mode.rendezvous_only, .seed = k->o->seed,
                     .mem_limit = k->o->mem_limit, .step_limit = k->o->step_limit,
                     .elapsed_us = (uint64_t)((cs_now() - k->c.bus.t0) * 1e6)};
+    memcpy(w.coll_algo, k->o->coll_algo, sizeof w.coll_algo);
     w.ip = malloc((size_t)k->world * sizeof *w.ip);
     w.port = malloc((size_t)k->world * sizeof *w.port);
     if (!m || !w.ip || !w.port) {
@@ -623,6 +625,10 @@ static void loop(ctl *k) {
             k->deadlock = false;
             abort_run(k, CS_END_DEADLOCK);
         }
+        if (k->mon_error) {
+            k->mon_error = false;
+            abort_run(k, CS_END_ERROR);
+        }
         if (k->dead >= 0 && (all_flushed(k) || now >= k->flush_until)) report_death(k);
         expire_pending(k);
         if (k->deadline && now >= k->deadline && !k->status) {
@@ -761,6 +767,7 @@ int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_
         return 1;
     }
     k.c.mon.on_deadlock = on_deadlock;
+    k.c.mon.on_error = on_error;
     k.c.mon.ud = &k;
     if (o->timeout > 0) k.deadline = cs_now() + o->timeout;
     spawn_all(&k, o);

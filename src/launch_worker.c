@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "collectives.h"
 #include "engine_tcp.h"
 #include "launch.h"
 #include "wire.h"
@@ -212,6 +213,7 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
         .mode = {.eager_limit = wel->eager_limit, .rendezvous_only = wel->rendezvous_only},
         .mem_limit = wel->mem_limit, .seed = wel->seed, .engine = "tcp", .script = s->name,
         .engine_arg = mesh};
+    memcpy(cfg.coll_algo, wel->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
     if (!w) {
         fprintf(wk->err, "commsim: rank %d: %s\n", wk->rank, msg);
@@ -292,3 +294,6 @@ out:
     cs_script_free(&s);
     return status;
 }
+
+_Static_assert(CS_WIRE_COLL_FAMILIES == CS_COLL_MAX_FAMILIES, "WELCOME carries every family");
+_Static_assert(CS_ALGO_N <= CS_WIRE_MAX_ALGO, "algorithm ids fit the wire's bound");

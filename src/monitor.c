@@ -99,6 +99,7 @@ void cs_monitor_destroy(cs_monitor *m) {
     free(m->engine);
     free(m->send_mode);
     free(m->verdict);
+    cs_monitor_coll_destroy(m);
     memset(m, 0, sizeof *m);
 }
 
@@ -304,7 +305,10 @@ static void declare_deadlock(cs_monitor *m) {
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_DONE)
             sb_printf(&b, "  rank %d has finished\n", k);
-    explain(&b, m);
+    char *coll = cs_monitor_coll_explain(m);
+    if (coll) sb_printf(&b, "%s", coll);
+    else explain(&b, m);
+    free(coll);
     m->deadlocked = true;
     m->verdict = b.s;
     if (m->bus) {
@@ -385,6 +389,8 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         }
         return 0;
     }
+    /* A collective mismatch: the coll events it came from give it again. */
+    if (ev->type == CS_EV_ERROR && ev->rank < 0) return 0;
     if (ev->rank < 0 || ev->rank >= m->world) return -1;
     cs_mon_rank *r = &m->ranks[ev->rank];
     r->nevents++;
@@ -408,6 +414,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         r->nwait = 0;
         set_state(m, ev->rank, CS_RS_RUNNING, ev->t);
         break;
+    case CS_EV_COLL: cs_monitor_coll_fold(m, ev); break;
     case CS_EV_COMPUTE:
         set_state(m, ev->rank, ev->begin ? CS_RS_COMPUTING : CS_RS_RUNNING, ev->t);
         break;

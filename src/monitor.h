@@ -58,6 +58,8 @@ typedef struct cs_mon_rank {
     uint64_t nevents;
 } cs_mon_rank;
 
+typedef struct cs_mon_coll cs_mon_coll; /* collectives: monitor_coll.c */
+
 typedef struct cs_monitor {
     int world;
     char *script, *engine, *send_mode;
@@ -68,7 +70,9 @@ typedef struct cs_monitor {
     char *verdict;            /* the deadlock report, once found */
     cs_bus *bus;              /* live runs: where the deadlock event goes; NULL in replay */
     void (*on_deadlock)(void *ud);
+    void (*on_error)(void *ud); /* a verdict that is an error (collective mismatch) */
     void *ud;
+    cs_mon_coll *coll;
     bool have_run;
 } cs_monitor;
 
@@ -81,5 +85,16 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev);
 cs_sink cs_monitor_sink(cs_monitor *m);
 
 const cs_mon_req *cs_monitor_find(const cs_monitor *m, int rank, uint64_t id);
+
+/* ---- collectives (monitor_coll.c) */
+void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);
+void cs_monitor_coll_destroy(cs_monitor *m);
+/* A deadlock's explanation at the collective level (malloc'd), or NULL when no
+ * collective is waiting for ranks that never called it. */
+char *cs_monitor_coll_explain(const cs_monitor *m);
+/* The collective mismatch found, or NULL. */
+const char *cs_monitor_coll_verdict(const cs_monitor *m);
+/* Collective calls every member of their group has entered. */
+uint64_t cs_monitor_coll_calls(const cs_monitor *m);
 
 #endif

@@ -27,7 +27,8 @@ static void report_emit(void *ud, const cs_event *ev) {
         break;
     case CS_EV_ERROR:
         fflush(rep->out);
-        tagged(rep->err, ev->rank, "error: ", ev->text);
+        /* An error of no rank is the monitor's verdict: the summary prints it. */
+        if (ev->rank >= 0) tagged(rep->err, ev->rank, "error: ", ev->text);
         break;
     default: break;
     }
@@ -37,6 +38,7 @@ cs_sink cs_report_sink(cs_report *rep) { return (cs_sink){report_emit, rep}; }
 
 int cs_report_status(const cs_monitor *m) {
     if (m->deadlocked) return CS_END_DEADLOCK;
+    if (cs_monitor_coll_verdict(m)) return CS_END_ERROR;
     int worst = 0;
     for (int k = 0; k < m->world; k++) {
         const cs_mon_rank *r = &m->ranks[k];
@@ -67,6 +69,8 @@ void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
             m->send_mode ? m->send_mode : "?");
     fprintf(f, "messages: %llu, bytes: %llu\n", (unsigned long long)m->messages,
             (unsigned long long)m->bytes);
+    if (cs_monitor_coll_calls(m))
+        fprintf(f, "collectives: %llu\n", (unsigned long long)cs_monitor_coll_calls(m));
     fprintf(f, "ranks:");
     const char *sep = " ";
     for (int s = CS_RS_IDLE; s <= CS_RS_ABORTED; s++) {
@@ -76,6 +80,7 @@ void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
     }
     fprintf(f, "\n");
     if (m->deadlocked && m->verdict) fputs(m->verdict, f);
+    if (cs_monitor_coll_verdict(m)) fputs(cs_monitor_coll_verdict(m), f);
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_FAILED && m->ranks[k].error)
             fprintf(f, "rank %d failed: %s\n", k, m->ranks[k].error);

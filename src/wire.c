@@ -101,8 +101,9 @@ static double bits_f64(uint64_t u) {
 
 /* ---- the header */
 
-#define EVENT_FIXED 118
-#define MAX_EVENT_META (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + CS_WIRE_MAX_EVENT_TEXT)
+#define EVENT_FIXED 134
+#define MAX_EVENT_META \
+    (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME)
 
 void cs_wire_hdr_put(uint8_t *out, int type, uint32_t meta_len, uint64_t data_len) {
     cs_cur c = {.p = out, .len = CS_WIRE_HDR};
@@ -220,6 +221,7 @@ void cs_welcome_put(cs_cur *c, const cs_welcome *w) {
     cs_put_u64(c, w->mem_limit);
     cs_put_u64(c, w->step_limit);
     cs_put_u64(c, w->elapsed_us);
+    cs_put_bytes(c, w->coll_algo, sizeof w->coll_algo);
     for (uint32_t i = 0; i < w->world; i++) {
         cs_put_u32(c, ntohl(w->ip[i]));
         cs_put_u16(c, w->port[i]);
@@ -235,7 +237,13 @@ int cs_welcome_get(cs_cur *c, cs_welcome *w) {
     w->mem_limit = cs_get_u64(c);
     w->step_limit = cs_get_u64(c);
     w->elapsed_us = cs_get_u64(c);
-    if (c->bad || w->world < 1 || w->world > CS_WIRE_MAX_WORLD || w->rendezvous_only > 1 ||
+    const uint8_t *algo = cs_get_bytes(c, sizeof w->coll_algo);
+    bool algo_ok = algo != NULL;
+    for (size_t i = 0; algo && i < sizeof w->coll_algo; i++) {
+        w->coll_algo[i] = algo[i];
+        algo_ok &= algo[i] < CS_WIRE_MAX_ALGO;
+    }
+    if (!algo_ok || c->bad || w->world < 1 || w->world > CS_WIRE_MAX_WORLD || w->rendezvous_only > 1 ||
         c->len - c->pos != (size_t)w->world * 6)
         return -1;
     w->ip = calloc(w->world, sizeof *w->ip);
@@ -298,24 +306,42 @@ int cs_envelope_get(cs_cur *c, cs_envelope *e, int world) {
 
 /* ---- events */
 
+/* The variable parts of an event, clipped to the limits. */
+typedef struct ev_parts {
+    uint32_t nreqs, ngroup;
+    size_t text, algo, op;
+} ev_parts;
+
+static size_t clip(const char *s, size_t max) {
+    size_t n = s ? strlen(s) : 0;
+    return n > max ? max : n;
+}
+
+static ev_parts parts_of(const cs_event *ev) {
+    ev_parts p = {0};
+    p.nreqs = ev->reqs && ev->nreqs > 0 ? (uint32_t)ev->nreqs : 0;
+    if (p.nreqs > CS_WIRE_MAX_EVENT_REQS) p.nreqs = CS_WIRE_MAX_EVENT_REQS;
+    p.ngroup = ev->group && ev->ngroup > 0 ? (uint32_t)ev->ngroup : 0;
+    if (p.ngroup > CS_WIRE_MAX_WORLD) p.ngroup = CS_WIRE_MAX_WORLD;
+    p.text = clip(ev->text, CS_WIRE_MAX_EVENT_TEXT);
+    p.algo = clip(ev->algo, CS_WIRE_MAX_NAME);
+    p.op = clip(ev->reduce_op, CS_WIRE_MAX_NAME);
+    return p;
+}
+
 size_t cs_wire_event_len(const cs_event *ev) {
-    size_t n = ev->reqs && ev->nreqs > 0 ? (size_t)ev->nreqs : 0;
-    if (n > CS_WIRE_MAX_EVENT_REQS) n = CS_WIRE_MAX_EVENT_REQS;
-    size_t t = ev->text ? strlen(ev->text) : 0;
-    if (t > CS_WIRE_MAX_EVENT_TEXT) t = CS_WIRE_MAX_EVENT_TEXT;
-    return EVENT_FIXED + 8 * n + t;
+    ev_parts p = parts_of(ev);
+    return EVENT_FIXED + 8 * (size_t)p.nreqs + 4 * (size_t)p.ngroup + p.text + p.algo + p.op;
 }
 
 void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
-    uint32_t n = ev->reqs && ev->nreqs > 0 ? (uint32_t)ev->nreqs : 0;
-    if (n > CS_WIRE_MAX_EVENT_REQS) n = CS_WIRE_MAX_EVENT_REQS;
-    size_t t = ev->text ? strlen(ev->text) : 0;
-    if (t > CS_WIRE_MAX_EVENT_TEXT) t = CS_WIRE_MAX_EVENT_TEXT;
+    ev_parts p = parts_of(ev);
     cs_put_u8(c, (uint8_t)ev->type);
     cs_put_u8(c, (uint8_t)ev->op);
     cs_put_u8(c, (uint8_t)ev->dtype);
     cs_put_u8(c, (uint8_t)ev->ndim);
-    cs_put_u8(c, (uint8_t)(ev->eager | ev->any << 1 | ev->begin << 2 | (ev->text != NULL) << 3));
+    cs_put_u8(c, (uint8_t)(ev->eager | ev->any << 1 | ev->begin << 2 | (ev->text != NULL) << 3 |
+                           (ev->algo != NULL) << 4 | (ev->reduce_op != NULL) << 5));
     cs_put_u32(c, (uint32_t)ev->rank);
     cs_put_u64(c, ev->seq);
     cs_put_u64(c, f64_bits(ev->t));
@@ -329,11 +355,18 @@ void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
     cs_put_u64(c, ev->peer_req);
     cs_put_u64(c, f64_bits(ev->ms));
     cs_put_u32(c, (uint32_t)ev->status);
-    cs_put_u32(c, n);
-    cs_put_u32(c, (uint32_t)t);
+    cs_put_u32(c, p.nreqs);
+    cs_put_u32(c, (uint32_t)p.text);
     cs_put_u8(c, 0); /* reserved */
-    for (uint32_t i = 0; i < n; i++) cs_put_u64(c, ev->reqs[i]);
-    cs_put_bytes(c, ev->text, t);
+    cs_put_u64(c, ev->count);
+    cs_put_u16(c, (uint16_t)p.algo);
+    cs_put_u16(c, (uint16_t)p.op);
+    cs_put_u32(c, p.ngroup);
+    for (uint32_t i = 0; i < p.nreqs; i++) cs_put_u64(c, ev->reqs[i]);
+    for (uint32_t i = 0; i < p.ngroup; i++) cs_put_u32(c, (uint32_t)ev->group[i]);
+    cs_put_bytes(c, ev->text, p.text);
+    cs_put_bytes(c, ev->algo, p.algo);
+    cs_put_bytes(c, ev->reduce_op, p.op);
 }
 
 /* Event types a rank may send: the run header and verdicts are the controller's. */
@@ -341,7 +374,16 @@ static bool rank_event_type(int t) {
     return t >= CS_EV_POST && t < CS_EV_NTYPES && t != CS_EV_DEADLOCK;
 }
 
-int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, uint64_t *reqbuf, char *textbuf) {
+/* A string of n bytes into buf (NUL-terminated), when present. */
+static const char *get_str(cs_cur *c, size_t n, bool present, char *buf) {
+    const uint8_t *b = cs_get_bytes(c, n);
+    if (!present || !b) return NULL;
+    if (n) memcpy(buf, b, n);
+    buf[n] = 0;
+    return buf;
+}
+
+int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
     memset(ev, 0, sizeof *ev);
     int type = cs_get_u8(c);
     ev->op = (cs_op)cs_get_u8(c);
@@ -352,7 +394,6 @@ int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, uint64_t *reqbuf, char
     ev->eager = flags & 1;
     ev->any = flags >> 1 & 1;
     ev->begin = flags >> 2 & 1;
-    bool has_text = flags >> 3 & 1;
     ev->rank = (int)cs_get_u32(c);
     ev->seq = cs_get_u64(c);
     ev->t = bits_f64(cs_get_u64(c));
@@ -368,21 +409,29 @@ int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, uint64_t *reqbuf, char
     ev->status = (int)cs_get_u32(c);
     uint32_t n = cs_get_u32(c), t = cs_get_u32(c);
     cs_get_u8(c);
-    if (c->bad || !rank_event_type(type) || flags >> 4 || (unsigned)ev->op >= CS_OP_NOPS ||
+    ev->count = (size_t)cs_get_u64(c);
+    uint32_t na = cs_get_u16(c), no = cs_get_u16(c), ng = cs_get_u32(c);
+    if (c->bad || !rank_event_type(type) || flags >> 6 || (unsigned)ev->op >= CS_OP_NOPS ||
         (unsigned)ev->dtype >= CS_NDTYPES || ev->ndim > CS_MAX_DIMS || ev->rank < 0 ||
         ev->rank >= world || ev->peer < CS_NO_RANK || ev->peer >= world || ev->line < 0 ||
         !isfinite(ev->t) || ev->t < 0 || !isfinite(ev->ms) || n > CS_WIRE_MAX_EVENT_REQS ||
-        t > CS_WIRE_MAX_EVENT_TEXT || (t && !has_text) || c->len - c->pos != 8 * (size_t)n + t)
+        t > CS_WIRE_MAX_EVENT_TEXT || na > CS_WIRE_MAX_NAME || no > CS_WIRE_MAX_NAME ||
+        ng > (uint32_t)world || (t && !(flags & 8)) || (na && !(flags & 16)) ||
+        (no && !(flags & 32)) ||
+        c->len - c->pos != 8 * (size_t)n + 4 * (size_t)ng + t + na + no)
         return -1;
-    for (uint32_t i = 0; i < n; i++) reqbuf[i] = cs_get_u64(c);
-    ev->reqs = n ? reqbuf : NULL;
+    for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
+    ev->reqs = n ? s->reqs : NULL;
     ev->nreqs = (int)n;
-    const uint8_t *text = cs_get_bytes(c, t);
-    if (has_text) {
-        if (t) memcpy(textbuf, text, t);
-        textbuf[t] = 0;
-        ev->text = textbuf;
+    for (uint32_t i = 0; i < ng; i++) {
+        s->group[i] = (int)cs_get_u32(c);
+        if (s->group[i] < 0 || s->group[i] >= world) return -1;
     }
+    ev->group = ng ? s->group : NULL;
+    ev->ngroup = (int)ng;
+    ev->text = get_str(c, t, flags & 8, s->text);
+    ev->algo = get_str(c, na, flags & 16, s->algo);
+    ev->reduce_op = get_str(c, no, flags & 32, s->reduce_op);
     return c->bad ? -1 : 0;
 }
 

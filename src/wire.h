@@ -102,11 +102,14 @@ typedef struct cs_welcome {
     uint8_t rendezvous_only;
     uint64_t seed, mem_limit, step_limit;
     uint64_t elapsed_us; /* the controller's run clock when it sent this */
+    uint8_t coll_algo[CS_WIRE_COLL_FAMILIES]; /* --algo: per collective family */
     uint32_t *ip;        /* world entries each; owned by the caller */
     uint16_t *port;
 } cs_welcome;
 
-#define CS_WELCOME_FIXED 45
+#define CS_WIRE_COLL_FAMILIES 16 /* = CS_COLL_MAX_FAMILIES */
+#define CS_WIRE_MAX_ALGO 32      /* algorithm ids on the wire are below this */
+#define CS_WELCOME_FIXED (45 + CS_WIRE_COLL_FAMILIES)
 size_t cs_welcome_len(uint32_t world);
 void cs_welcome_put(cs_cur *c, const cs_welcome *w);
 /* Decodes into w, allocating ip/port (free both). -1 when malformed. */
@@ -126,13 +129,22 @@ void cs_envelope_put(cs_cur *c, const cs_envelope *e);
 int cs_envelope_get(cs_cur *c, cs_envelope *e, int world);
 
 /* ---- events: a compact binary form (docs/wire-protocol.md lists the fields).
- * Texts and request lists beyond the limits are truncated by the encoder. */
+ * Texts, names and request lists beyond the limits are truncated by the encoder. */
+#define CS_WIRE_MAX_NAME 255      /* a collective's algo or reduce_op */
+
+/* Where a decoded event's strings and arrays live until the next decode. */
+typedef struct cs_wire_scratch {
+    uint64_t reqs[CS_WIRE_MAX_EVENT_REQS];
+    int group[CS_WIRE_MAX_WORLD];
+    char text[CS_WIRE_MAX_EVENT_TEXT + 1];
+    char algo[CS_WIRE_MAX_NAME + 1], reduce_op[CS_WIRE_MAX_NAME + 1];
+} cs_wire_scratch;
+
 size_t cs_wire_event_len(const cs_event *ev);
 void cs_wire_event_put(cs_cur *c, const cs_event *ev);
-/* Decode and range-check; ev->text and ev->reqs point into the cursor's buffer
- * (reqs are copied into reqbuf, which must hold CS_WIRE_MAX_EVENT_REQS; text is
- * NUL-terminated in textbuf of CS_WIRE_MAX_EVENT_TEXT + 1). -1 when malformed. */
-int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, uint64_t *reqbuf, char *textbuf);
+/* Decode and range-check (world bounds ranks, peers and group members); the
+ * event's strings and arrays point into s. -1 when malformed. */
+int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s);
 
 /* ---- tokens and sockets */
 

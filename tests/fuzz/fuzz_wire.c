@@ -28,8 +28,7 @@
 
 typedef struct sink {
     uint8_t *payload;
-    uint64_t reqs[CS_WIRE_MAX_EVENT_REQS];
-    char text[CS_WIRE_MAX_EVENT_TEXT + 1];
+    cs_wire_scratch s;
 } sink;
 
 static int on_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
@@ -53,7 +52,7 @@ static int on_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, c
         if (cs_envelope_get(meta, &env, WORLD) < 0) return -1;
         break;
     case CS_FR_EVENT:
-        if (cs_wire_event_get(meta, &ev, WORLD, s->reqs, s->text) == 0 && ev.text)
+        if (cs_wire_event_get(meta, &ev, WORLD, &s->s) == 0 && ev.text)
             (void)strlen(ev.text);
         break;
     default:

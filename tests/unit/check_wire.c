@@ -153,21 +153,22 @@ END_TEST
 
 START_TEST(test_event_round_trip) {
     uint64_t reqs[3] = {4, 5, 6};
+    int group[2] = {0, 1};
     cs_event ev = {.type = CS_EV_BLOCK, .rank = 1, .seq = 42, .t = 1.25, .req = 3,
                    .op = CS_OP_IRECV, .peer = CS_ANY_SOURCE, .tag = 2, .bytes = 16,
                    .dtype = CS_INT32, .ndim = 1, .shape = {4}, .line = 17, .eager = true,
                    .peer_req = 8, .reqs = reqs, .nreqs = 3, .any = true, .ms = 2.5,
-                   .text = "hello\nworld", .status = 2};
+                   .text = "hello\nworld", .status = 2, .count = 99, .algo = "ring",
+                   .group = group, .ngroup = 2};
     size_t n = cs_wire_event_len(&ev);
     uint8_t *m = malloc(n);
     cs_cur c = {.p = m, .len = n};
     cs_wire_event_put(&c, &ev);
     ck_assert(!c.bad && c.pos == n);
-    static uint64_t rb[CS_WIRE_MAX_EVENT_REQS];
-    static char tb[CS_WIRE_MAX_EVENT_TEXT + 1];
+    static cs_wire_scratch sc;
     cs_event g;
     cs_cur in = {.p = m, .len = n};
-    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, rb, tb), 0);
+    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, &sc), 0);
     ck_assert_int_eq(g.type, CS_EV_BLOCK);
     ck_assert_uint_eq(g.seq, 42);
     ck_assert(g.t == 1.25 && g.ms == 2.5);
@@ -177,19 +178,24 @@ START_TEST(test_event_round_trip) {
     ck_assert_uint_eq(g.reqs[2], 6);
     ck_assert_str_eq(g.text, "hello\nworld");
     ck_assert_int_eq(g.status, 2);
+    ck_assert_uint_eq(g.count, 99);
+    ck_assert_str_eq(g.algo, "ring");
+    ck_assert_ptr_null(g.reduce_op);
+    ck_assert_int_eq(g.ngroup, 2);
+    ck_assert_int_eq(g.group[1], 1);
     /* a rank outside the world, and types only the controller may emit */
     in = (cs_cur){.p = m, .len = n};
-    ck_assert_int_eq(cs_wire_event_get(&in, &g, 1, rb, tb), -1);
+    ck_assert_int_eq(cs_wire_event_get(&in, &g, 1, &sc), -1);
     m[0] = CS_EV_DEADLOCK;
     in = (cs_cur){.p = m, .len = n};
-    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, rb, tb), -1);
+    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, &sc), -1);
     m[0] = CS_EV_RUN;
     in = (cs_cur){.p = m, .len = n};
-    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, rb, tb), -1);
+    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, &sc), -1);
     /* a length that disagrees with the counts */
     m[0] = CS_EV_BLOCK;
     in = (cs_cur){.p = m, .len = n - 1};
-    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, rb, tb), -1);
+    ck_assert_int_eq(cs_wire_event_get(&in, &g, 2, &sc), -1);
     free(m);
     /* no text stays NULL; over-long text is cut to the limit */
     cs_event p = {.type = CS_EV_PRINT, .rank = 0};
@@ -202,7 +208,7 @@ START_TEST(test_event_round_trip) {
     c = (cs_cur){.p = m, .len = n};
     cs_wire_event_put(&c, &p);
     in = (cs_cur){.p = m, .len = n};
-    ck_assert_int_eq(cs_wire_event_get(&in, &g, 1, rb, tb), 0);
+    ck_assert_int_eq(cs_wire_event_get(&in, &g, 1, &sc), 0);
     ck_assert_uint_eq(strlen(g.text), CS_WIRE_MAX_EVENT_TEXT);
     free(m);
     free(big);
