@@ -49,9 +49,25 @@ typedef enum { RK_NONE = 0, RK_JOINED, RK_BYE, RK_GONE } rank_state;
 typedef struct held { /* an event waiting for the post it refers to */
     struct held *next;
     cs_event ev;
-    char *text;
+    char *text, *algo, *reduce_op; /* copies: the decoded event's point into scratch */
     uint64_t *reqs;
+    int *group;
 } held;
+
+static void held_free(held *h) {
+    free(h->text);
+    free(h->algo);
+    free(h->reduce_op);
+    free(h->reqs);
+    free(h->group);
+    free(h);
+}
+
+static void *copy_of(const void *p, size_t n) {
+    void *c = p && n ? malloc(n) : NULL;
+    if (c) memcpy(c, p, n);
+    return c;
+}
 
 typedef struct prank {
     rank_state state;
@@ -167,9 +183,7 @@ static void release_held(ctl *k, bool force) {
                 if (!p->hh) p->ht = NULL;
                 k->nheld--;
                 deliver(k, &h->ev);
-                free(h->text);
-                free(h->reqs);
-                free(h);
+                held_free(h);
                 progress = true;
             }
         }
@@ -186,12 +200,13 @@ static void forward(ctl *k, const cs_event *ev) {
     held *h = calloc(1, sizeof *h);
     if (!h) return;
     h->ev = *ev;
-    h->text = ev->text ? strdup(ev->text) : NULL;
-    h->ev.text = h->text;
-    if (ev->nreqs > 0 && (h->reqs = malloc((size_t)ev->nreqs * sizeof *h->reqs)))
-        memcpy(h->reqs, ev->reqs, (size_t)ev->nreqs * sizeof *h->reqs);
-    h->ev.reqs = h->reqs;
+    h->ev.text = h->text = ev->text ? strdup(ev->text) : NULL;
+    h->ev.algo = h->algo = ev->algo ? strdup(ev->algo) : NULL;
+    h->ev.reduce_op = h->reduce_op = ev->reduce_op ? strdup(ev->reduce_op) : NULL;
+    h->ev.reqs = h->reqs = copy_of(ev->reqs, (size_t)(ev->nreqs > 0 ? ev->nreqs : 0) * sizeof *h->reqs);
     h->ev.nreqs = h->reqs ? ev->nreqs : 0;
+    h->ev.group = h->group = copy_of(ev->group, (size_t)(ev->ngroup > 0 ? ev->ngroup : 0) * sizeof *h->group);
+    h->ev.ngroup = h->group ? ev->ngroup : 0;
     if (p->ht) p->ht->next = h;
     else p->hh = h;
     p->ht = h;
@@ -389,6 +404,8 @@ static void send_welcome(ctl *k) {
                     .mem_limit = k->o->mem_limit, .step_limit = k->o->step_limit,
                     .elapsed_us = (uint64_t)((cs_now() - k->c.bus.t0) * 1e6)};
     memcpy(w.coll_algo, k->o->coll_algo, sizeof w.coll_algo);
+    w.t0_ns = (uint64_t)(k->c.bus.t0 * 1e9);
+    cs_wire_boot_id(w.boot_id);
     w.ip = malloc((size_t)k->world * sizeof *w.ip);
     w.port = malloc((size_t)k->world * sizeof *w.port);
     if (!m || !w.ip || !w.port) {
@@ -681,9 +698,7 @@ static void ctl_free(ctl *k) {
         cs_rx_free(&k->r[i].rx);
         for (held *h = k->r[i].hh; h;) {
             held *next = h->next;
-            free(h->text);
-            free(h->reqs);
-            free(h);
+            held_free(h);
             h = next;
         }
     }

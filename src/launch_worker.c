@@ -207,7 +207,11 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
     char msg[512];
     cs_bus bus;
     if (cs_bus_init(&bus, wk->world) < 0) return 1;
-    bus.t0 = cs_now() - (double)wel->elapsed_us * 1e-6; /* the controller's run clock */
+    /* The controller's run clock: exactly on the same kernel, else estimated. */
+    char boot[CS_WIRE_BOOT_ID + 1];
+    cs_wire_boot_id(boot);
+    if (boot[0] && strcmp(boot, wel->boot_id) == 0) bus.t0 = (double)wel->t0_ns * 1e-9;
+    else bus.t0 = cs_now() - (double)wel->elapsed_us * 1e-6;
     cs_world_config cfg = {
         .world = wk->world,
         .mode = {.eager_limit = wel->eager_limit, .rendezvous_only = wel->rendezvous_only},

@@ -222,6 +222,8 @@ void cs_welcome_put(cs_cur *c, const cs_welcome *w) {
     cs_put_u64(c, w->step_limit);
     cs_put_u64(c, w->elapsed_us);
     cs_put_bytes(c, w->coll_algo, sizeof w->coll_algo);
+    cs_put_u64(c, w->t0_ns);
+    cs_put_bytes(c, w->boot_id, CS_WIRE_BOOT_ID);
     for (uint32_t i = 0; i < w->world; i++) {
         cs_put_u32(c, ntohl(w->ip[i]));
         cs_put_u16(c, w->port[i]);
@@ -243,6 +245,10 @@ int cs_welcome_get(cs_cur *c, cs_welcome *w) {
         w->coll_algo[i] = algo[i];
         algo_ok &= algo[i] < CS_WIRE_MAX_ALGO;
     }
+    w->t0_ns = cs_get_u64(c);
+    const uint8_t *boot = cs_get_bytes(c, CS_WIRE_BOOT_ID);
+    if (boot) memcpy(w->boot_id, boot, CS_WIRE_BOOT_ID);
+    w->boot_id[CS_WIRE_BOOT_ID] = 0;
     if (!algo_ok || c->bad || w->world < 1 || w->world > CS_WIRE_MAX_WORLD || w->rendezvous_only > 1 ||
         c->len - c->pos != (size_t)w->world * 6)
         return -1;
@@ -589,6 +595,15 @@ int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *
     *port = (uint16_t)p;
     freeaddrinfo(res);
     return 0;
+}
+
+void cs_wire_boot_id(char *out) {
+    memset(out, 0, CS_WIRE_BOOT_ID + 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return;
+    if (!fgets(out, CS_WIRE_BOOT_ID + 1, f)) out[0] = 0;
+    fclose(f);
+    if (strlen(out) != CS_WIRE_BOOT_ID) memset(out, 0, CS_WIRE_BOOT_ID + 1);
 }
 
 const char *cs_wire_addr_str(uint32_t ip, uint16_t port, char *buf, size_t len) {

@@ -95,6 +95,10 @@ typedef struct cs_hello {
 void cs_hello_put(cs_cur *c, const cs_hello *h, bool with_addr);
 int cs_hello_get(cs_cur *c, cs_hello *h, bool with_addr);
 
+#define CS_WIRE_BOOT_ID 36
+#define CS_WIRE_COLL_FAMILIES 16 /* = CS_COLL_MAX_FAMILIES */
+#define CS_WIRE_MAX_ALGO 32      /* algorithm ids on the wire are below this */
+
 /* The settings every rank adopts from the controller, and the address book. */
 typedef struct cs_welcome {
     uint32_t world;
@@ -103,13 +107,16 @@ typedef struct cs_welcome {
     uint64_t seed, mem_limit, step_limit;
     uint64_t elapsed_us; /* the controller's run clock when it sent this */
     uint8_t coll_algo[CS_WIRE_COLL_FAMILIES]; /* --algo: per collective family */
+    /* The controller's clock: ranks on the same kernel (same boot id, so the
+     * same CLOCK_MONOTONIC) take its origin exactly; others estimate it from
+     * elapsed_us. */
+    uint64_t t0_ns;
+    char boot_id[CS_WIRE_BOOT_ID + 1];
     uint32_t *ip;        /* world entries each; owned by the caller */
     uint16_t *port;
 } cs_welcome;
 
-#define CS_WIRE_COLL_FAMILIES 16 /* = CS_COLL_MAX_FAMILIES */
-#define CS_WIRE_MAX_ALGO 32      /* algorithm ids on the wire are below this */
-#define CS_WELCOME_FIXED (45 + CS_WIRE_COLL_FAMILIES)
+#define CS_WELCOME_FIXED (45 + CS_WIRE_COLL_FAMILIES + 8 + CS_WIRE_BOOT_ID)
 size_t cs_welcome_len(uint32_t world);
 void cs_welcome_put(cs_cur *c, const cs_welcome *w);
 /* Decodes into w, allocating ip/port (free both). -1 when malformed. */
@@ -170,6 +177,8 @@ int cs_wire_send(int fd, int type, const void *meta, uint32_t meta_len, double d
  * 0, or -1 with the reason in err. */
 int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *port,
                        char *err, size_t errlen);
+/* This kernel's boot id (36 characters and a NUL; empty if unknown). */
+void cs_wire_boot_id(char *out);
 /* "a.b.c.d:port" */
 const char *cs_wire_addr_str(uint32_t ip, uint16_t port, char *buf, size_t len);
 
