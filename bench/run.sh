@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# bench/run.sh -- measure the thread engine. Figures, not pass/fail: report
-# them with the command that made them.
+# bench/run.sh -- measure the engines. Figures, not pass/fail: report them
+# with the command that made them, and the machine's load (uptime) beside them.
 #   bench/run.sh [pingpong|allreduce|viz|all] [extra commsim run options]
-# pingpong: point-to-point latency and bandwidth (the default);
+# pingpong: point-to-point latency and bandwidth on the thread and tcp engines,
+#   and raw TCP on loopback in the same run (bench/raw_tcp: two processes,
+#   blocking send/recv, the same sizes and counts), the tcp engine's yardstick
+#   (the default);
 # allreduce: all_reduce time, algbw and busbw per algorithm, 1 KiB to 64 MiB;
 # viz: the visualizer's frame render time (64 ranks, 10,000 events) and a
 # 64-rank ring at full speed with its gates and a renderer (bench/viz_bench).
@@ -17,6 +20,12 @@ if [ "$what" = pingpong ] || [ "$what" = all ]; then
     "$bin" run bench/pingpong.lua --no-tui --step-limit 0 --timeout 600 "$@" 2>/dev/null
     echo "== thread engine, eager"
     "$bin" run bench/pingpong.lua --no-tui --step-limit 0 --timeout 600 --send-mode eager "$@" 2>/dev/null
+    echo "== tcp engine, rendezvous"
+    "$bin" run bench/pingpong.lua --no-tui --step-limit 0 --timeout 600 --engine tcp "$@" 2>/dev/null
+    echo "== tcp engine, eager"
+    "$bin" run bench/pingpong.lua --no-tui --step-limit 0 --timeout 600 --engine tcp --send-mode eager "$@" 2>/dev/null
+    echo "== raw TCP on loopback (bench/raw_tcp)"
+    bench/raw_tcp
 fi
 if [ "$what" = allreduce ] || [ "$what" = all ]; then
     echo "== thread engine, rendezvous, $(nproc) cores"
@@ -28,3 +37,4 @@ if [ "$what" = viz ] || [ "$what" = all ]; then
     bench/viz_bench render
     bench/viz_bench live
 fi
+uptime

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "history.h"
-#include "control.h"
+#include "gates.h"
 #include "launch.h"
 #include "monitor.h"
 #include "render.h"
@@ -82,7 +82,7 @@ typedef struct headless {
     cs_bus *bus;
     cs_monitor *mon;
     cs_history hist;
-    cs_control *ctl;
+    cs_gates *ctl;
     int frames;
     double render_s;
     uint64_t hist_msgs, mon_msgs;
@@ -96,8 +96,8 @@ static int hl_attach(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const 
     if (cs_history_init(&h->hist, cs_world_size(w), 0) < 0) return -1;
     cs_bus_subscribe(bus, cs_history_sink(&h->hist));
     /* the gates the TUI installs, open at full speed */
-    if (!(h->ctl = cs_control_new(w, false, 0))) return -1;
-    cs_world_set_gate(w, cs_control_gate, h->ctl);
+    if (!(h->ctl = cs_gates_new(w, false, 0))) return -1;
+    cs_world_set_gate(w, cs_gates_pass, h->ctl);
     return 0;
 }
 
@@ -149,7 +149,7 @@ static int bench_live(const char *script) {
            (unsigned long long)h.hist.n, (unsigned long long)h.hist.dropped_rows,
            (unsigned long long)h.hist.nevents);
     cs_history_free(&h.hist);
-    cs_control_free(h.ctl);
+    cs_gates_free(h.ctl);
     return h.mon_msgs == h.hist_msgs ? 0 : 1;
 }
 

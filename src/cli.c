@@ -1,5 +1,6 @@
 /* cli.c -- `commsim run`: options (getopt_long), defaults, help. */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ static void run_usage(FILE *f) {
             "options:\n"
             "  -n, --ranks N          number of ranks (default: the script's '--- world:'\n"
             "                         header, else 2; at most 4096)\n"
-            "      --engine NAME      thread (default): every rank a thread of this process\n"
+            "      --engine NAME      thread (default): every rank a thread of this process;\n"
+            "                         tcp: every rank a process, messages over TCP sockets\n"
             "      --send-mode MODE   rendezvous (default; a send completes once its receive\n"
             "                         is posted), eager (sends complete once buffered), or\n"
             "                         eager:N (eager up to N bytes, rendezvous above; N may\n"
@@ -64,11 +66,25 @@ static void run_usage(FILE *f) {
             "%s"
             "  -h, --help             show this help\n"
             "\n"
+            "tcp engine on several machines (torchrun's variables work too: MASTER_ADDR,\n"
+            "MASTER_PORT, RANK, WORLD_SIZE):\n"
+            "      --master HOST[:PORT]  the controller's address (default port 29500); rank 0's\n"
+            "                         machine hosts it, with the report\n"
+            "      --rank R           this machine's rank; 0 starts the controller and prints\n"
+            "                         the job token the other ranks need\n"
+            "      --world N          number of ranks in the job (same as -n)\n"
+            "      --token HEX        the job token (or COMMSIM_TOKEN)\n"
+            "      --bind ADDR        the address this rank listens on for its peers\n"
+            "                         (default: the one that reaches the master)\n"
+            "\n"
             "In the visualizer: space steps, r runs or pauses, ? shows every key, q quits\n"
             "(status 130 if the run had not ended, else the run's status).\n"
             "\n"
-            "example:\n"
-            "  commsim run lessons/02-point-to-point/chain.lua -n 4\n",
+            "examples:\n"
+            "  commsim run lessons/02-point-to-point/chain.lua -n 4\n"
+            "  commsim run lessons/02-point-to-point/ring.lua -n 4 --engine tcp\n"
+            "  commsim run ring.lua --engine tcp --master lab1 --rank 0 --world 2   (on lab1)\n"
+            "  COMMSIM_TOKEN=... commsim run ring.lua --engine tcp --master lab1 --rank 1 --world 2\n",
             CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT, algos);
 }
 
@@ -97,8 +113,34 @@ static int parse_number(const char *opt, const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STEP, OPT_SPEED,
-       OPT_ALGO };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_TOKEN,
+       OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED };
+
+/* torchrun's environment, for the tcp engine: flags win over it. */
+static int tcp_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
+    unsigned long long v;
+    const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
+    const char *rank = getenv("RANK"), *world = getenv("WORLD_SIZE");
+    if (!o->master && addr && *addr) {
+        snprintf(master, len, "%s%s%s", addr, port && *port ? ":" : "", port ? port : "");
+        o->master = master;
+    }
+    if (o->rank < 0 && rank && *rank) {
+        if (parse_u64("RANK", rank, 4095, &v) < 0) return -1;
+        o->rank = (int)v;
+    }
+    if (!have_world && world && *world) {
+        if (parse_u64("WORLD_SIZE", world, 4096, &v) < 0 || v < 1) return -1;
+        o->nranks = (int)v;
+    }
+    if (o->rank > 0) o->worker = true;
+    if (o->worker && (o->rank < 0 || o->nranks < 1)) {
+        fprintf(stderr, "commsim run: a rank process needs --rank and --world (or RANK and "
+                        "WORLD_SIZE)\n");
+        return -1;
+    }
+    return 0;
+}
 
 static int run_tui(cs_run_opts *o, const cs_tui_opts *to) {
     char why[256];
@@ -130,11 +172,18 @@ int cs_cli_run(int argc, char **argv) {
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"algo", required_argument, NULL, OPT_ALGO},
+        {"master", required_argument, NULL, OPT_MASTER},
+        {"rank", required_argument, NULL, OPT_RANK},
+        {"world", required_argument, NULL, OPT_WORLD},
+        {"token", required_argument, NULL, OPT_TOKEN},
+        {"bind", required_argument, NULL, OPT_BIND},
+        {"worker", no_argument, NULL, OPT_WORKER},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     cs_run_opts o = {.mem_limit = CS_DEFAULT_MEM_LIMIT, .step_limit = CS_DEFAULT_STEP_LIMIT,
-                     .timeout = 60, .catch_signals = true};
+                     .timeout = 60, .catch_signals = true, .rank = -1};
+    char master[300];
     cs_tui_opts to = {.speed = 10};
     bool timeout_given = false;
     int tui = -1; /* -1: decide by the terminal */
@@ -153,8 +202,8 @@ int cs_cli_run(int argc, char **argv) {
             o.nranks = (int)v;
             break;
         case OPT_ENGINE:
-            if (strcmp(optarg, "thread") != 0) {
-                fprintf(stderr, "commsim run: --engine: unknown engine '%s' (available: thread)\n",
+            if (strcmp(optarg, "thread") != 0 && strcmp(optarg, "tcp") != 0) {
+                fprintf(stderr, "commsim run: --engine: unknown engine '%s' (available: thread, tcp)\n",
                         optarg);
                 return 1;
             }
@@ -192,6 +241,18 @@ int cs_cli_run(int argc, char **argv) {
             }
             break;
         }
+        case OPT_MASTER: o.master = optarg; break;
+        case OPT_RANK:
+            if (parse_u64("--rank", optarg, 4095, &v) < 0) return 1;
+            o.rank = (int)v;
+            break;
+        case OPT_WORLD:
+            if (parse_u64("--world", optarg, 4096, &v) < 0 || v < 1) return 1;
+            o.nranks = (int)v;
+            break;
+        case OPT_TOKEN: o.token = optarg; break;
+        case OPT_BIND: o.bind = optarg; break;
+        case OPT_WORKER: o.worker = true; break;
         case 'h': run_usage(stdout); return 0;
         default: run_usage(stderr); return 1;
         }
@@ -203,9 +264,16 @@ int cs_cli_run(int argc, char **argv) {
         return 1;
     }
     o.script = argv[optind];
+    bool tcp = o.engine && strcmp(o.engine, "tcp") == 0;
+    if (tcp && tcp_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
+    if (tcp && tui > 0) {
+        fprintf(stderr, "commsim run: --tui: the visualizer shows runs on the thread engine only "
+                        "(so far); use --no-tui with --engine tcp\n");
+        return 1;
+    }
     /* The visualizer is the default where a user is watching. There the user
      * ends the run: a default timeout would cut a paused lesson short. */
-    bool want = tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+    bool want = !tcp && (tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
     if (!want) return cs_launch_run(&o);
     if (!timeout_given) o.timeout = 0;
     to.timeout = o.timeout;

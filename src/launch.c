@@ -89,13 +89,6 @@ static int resolve(const cs_run_opts *o, const cs_script *s, cs_header *h, int *
     return 0;
 }
 
-static void emit_run(cs_bus *bus, const cs_script *s, int world, const char *engine,
-                     const char *mode, uint64_t seed) {
-    cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
-                   .send_mode = mode, .text = s->name, .seed = seed};
-    cs_bus_emit(bus, &ev);
-}
-
 /* With no more ranks than cores, give each rank a core of its own, as MPI
  * launchers bind ranks. Otherwise the scheduler's wake-affinity tends to stack
  * two ranks that wake each other on one core, and every message then costs a
@@ -146,8 +139,54 @@ static bool await_end(cs_world *w, double timeout, FILE *err) {
     return rc == 0;
 }
 
+int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
+                    const char *engine, const char *mode_name, FILE *out, FILE *err) {
+    char msg[512];
+    memset(c, 0, sizeof *c);
+    c->rep = (cs_report){.out = out, .err = err, .world = world};
+    c->trace_path = o->trace;
+    if (cs_bus_init(&c->bus, world) < 0 || cs_monitor_init(&c->mon, world) < 0) {
+        fprintf(err, "commsim: out of memory\n");
+        return -1;
+    }
+    if (o->trace && !(c->tw = cs_trace_open(o->trace, msg, sizeof msg))) {
+        fprintf(err, "commsim: %s\n", msg);
+        cs_monitor_destroy(&c->mon);
+        cs_bus_destroy(&c->bus);
+        return -1;
+    }
+    c->mon.bus = &c->bus;
+    cs_bus_subscribe(&c->bus, cs_monitor_sink(&c->mon));
+    if (c->tw) cs_bus_subscribe(&c->bus, cs_trace_sink(c->tw));
+    if (!o->ui) cs_bus_subscribe(&c->bus, cs_report_sink(&c->rep)); /* else the front end shows it */
+    cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
+                   .send_mode = mode_name, .text = script_name, .seed = o->seed};
+    cs_bus_emit(&c->bus, &ev);
+    return 0;
+}
+
+void cs_control_close(cs_control *c, int status, FILE *err) {
+    cs_bus_lock(&c->bus); /* a straggler may still emit */
+    cs_report_summary(&c->rep, &c->mon, status);
+    cs_bus_unlock(&c->bus);
+    if (c->tw) {
+        char why[256];
+        const char *e = cs_trace_error(c->tw);
+        snprintf(why, sizeof why, "%s", e ? e : "");
+        if (cs_trace_close(c->tw) < 0)
+            fprintf(err, "commsim: writing the trace %s failed: %s\n", c->trace_path, why);
+        c->tw = NULL;
+    }
+}
+
+void cs_control_free(cs_control *c) {
+    cs_monitor_destroy(&c->mon);
+    cs_bus_destroy(&c->bus);
+}
+
 int cs_launch_run(const cs_run_opts *o) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+    if (o->worker) return cs_launch_worker(o);
     char msg[512], mode_name[64];
     cs_script script;
     if (cs_script_load(&script, o->script, msg, sizeof msg) < 0) {
@@ -162,50 +201,39 @@ int cs_launch_run(const cs_run_opts *o) {
         return 1;
     }
     const char *engine = o->engine ? o->engine : "thread";
-
-    cs_bus bus;
-    cs_monitor mon;
-    cs_report rep = {.out = out, .err = err, .world = world};
-    cs_trace_writer *tw = NULL;
-    if (cs_bus_init(&bus, world) < 0 || cs_monitor_init(&mon, world) < 0) {
-        fprintf(err, "commsim: out of memory\n");
-        return 1;
+    if (strcmp(engine, "tcp") == 0) {
+        int status = cs_launch_tcp(o, &script, world, &mode, mode_name);
+        cs_script_free(&script);
+        return status;
     }
-    if (o->trace && !(tw = cs_trace_open(o->trace, msg, sizeof msg))) {
-        fprintf(err, "commsim: %s\n", msg);
-        cs_monitor_destroy(&mon);
-        cs_bus_destroy(&bus);
+
+    cs_control ctl;
+    if (cs_control_open(&ctl, o, script.name, world, engine, mode_name, out, err) < 0) {
         cs_script_free(&script);
         return 1;
     }
     cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
                            .seed = o->seed, .engine = engine, .script = script.name};
     memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
-    cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
+    cs_world *w = cs_world_new(&cfg, &ctl.bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
         fprintf(err, "commsim: %s\n", w ? "out of memory" : msg);
         cs_world_free(w);
-        if (tw) cs_trace_close(tw);
-        cs_monitor_destroy(&mon);
-        cs_bus_destroy(&bus);
+        if (ctl.tw) cs_trace_close(ctl.tw);
+        cs_control_free(&ctl);
         cs_script_free(&script);
         return 1;
     }
-    mon.bus = &bus;
-    mon.on_deadlock = on_deadlock;
-    mon.on_error = on_error;
-    mon.ud = w;
-    cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
-    if (tw) cs_bus_subscribe(&bus, cs_trace_sink(tw));
+    ctl.mon.on_deadlock = on_deadlock;
+    ctl.mon.on_error = on_error;
+    ctl.mon.ud = w;
     bool ui = o->ui != NULL;
-    if (!ui) cs_bus_subscribe(&bus, cs_report_sink(&rep));
-    else if (o->ui->attach(o->ui->ud, w, &bus, &mon, &script) < 0) {
+    if (ui && o->ui->attach(o->ui->ud, w, &ctl.bus, &ctl.mon, &script) < 0) {
         fprintf(err, "commsim: cannot start the visualizer\n");
         cs_world_abort(w, CS_END_ERROR);
         ui = false;
     }
-    emit_run(&bus, &script, world, engine, mode_name, o->seed);
 
     if (o->catch_signals) {
         catch_signals();
@@ -218,16 +246,7 @@ int cs_launch_run(const cs_run_opts *o) {
     if (o->catch_signals) atomic_store(&signal_world, NULL);
 
     int status = (int)cs_world_end_reason(w);
-    cs_bus_lock(&bus); /* a straggler may still emit */
-    cs_report_summary(&rep, &mon, status);
-    cs_bus_unlock(&bus);
-    if (tw) {
-        char why[256];
-        const char *e = cs_trace_error(tw);
-        snprintf(why, sizeof why, "%s", e ? e : "");
-        if (cs_trace_close(tw) < 0)
-            fprintf(err, "commsim: writing the trace %s failed: %s\n", o->trace, why);
-    }
+    cs_control_close(&ctl, status, err);
     if (!clean) {
         /* A rank is stuck in C code and still uses the world: leave without freeing it. */
         fprintf(err, "commsim: a rank did not stop within %g s of the end; exiting without it\n",
@@ -239,8 +258,7 @@ int cs_launch_run(const cs_run_opts *o) {
         if (rt[i].started) pthread_join(rt[i].tid, NULL);
     free(rt);
     cs_world_free(w);
-    cs_monitor_destroy(&mon);
-    cs_bus_destroy(&bus);
+    cs_control_free(&ctl);
     cs_script_free(&script);
     return status;
 }

@@ -1,5 +1,5 @@
 /* tui_run.c -- the visualizer of a live run: the main thread draws frames and
- * reads keys while the ranks run; the gates (control.c) do the pausing.
+ * reads keys while the ranks run; the gates (gates.c) do the pausing.
  *
  * A frame is rendered under the bus lock (the monitor and the history change
  * only under it), then copied to the screen without it.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
+#include "gates.h"
 #include "history.h"
 #include "model.h"
 #include "monitor.h"
@@ -28,7 +28,7 @@ struct cs_tui {
     cs_monitor *mon;
     cs_history hist;
     bool have_hist;
-    cs_control *ctl;
+    cs_gates *ctl;
     cs_viz_gate *gates;
     cs_tui_lines src;
     char script[128];
@@ -45,7 +45,7 @@ cs_tui *cs_tui_new(const cs_tui_opts *o) {
 void cs_tui_free(cs_tui *t) {
     if (!t) return;
     if (t->have_hist) cs_history_free(&t->hist);
-    cs_control_free(t->ctl);
+    cs_gates_free(t->ctl);
     free(t->gates);
     cs_tui_lines_free(&t->src);
     cs_tui_nav_free(&t->nav);
@@ -68,7 +68,7 @@ static int tui_attach(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const
     t->have_hist = true;
     t->hist.mon = mon;
     t->hist.ascii = cs_screen_ascii();
-    t->ctl = cs_control_new(w, t->o.paused, t->o.speed);
+    t->ctl = cs_gates_new(w, t->o.paused, t->o.speed);
     t->gates = calloc((size_t)n, sizeof *t->gates);
     if (!t->ctl || !t->gates || cs_tui_lines_split(&t->src, s->source, s->len) < 0) return -1;
     snprintf(t->script, sizeof t->script, "%s", s->name);
@@ -76,7 +76,7 @@ static int tui_attach(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const
     if (!cs_screen_open(err, sizeof err)) return -1;
     t->opened = true;
     cs_bus_subscribe(bus, cs_history_sink(&t->hist));
-    cs_world_set_gate(w, cs_control_gate, t->ctl);
+    cs_world_set_gate(w, cs_gates_pass, t->ctl);
     return 0;
 }
 
@@ -92,25 +92,25 @@ static const char *status_word(cs_tui *t, bool finished) {
     default: break;
     }
     if (finished) return "finished";
-    return cs_control_paused(t->ctl) ? "paused" : "running";
+    return cs_gates_paused(t->ctl) ? "paused" : "running";
 }
 
 static void frame(cs_tui *t, cs_grid *g, bool finished) {
     int n = cs_world_size(t->w);
     for (int k = 0; k < n; k++) {
-        cs_control_park p = cs_control_parked(t->ctl, k);
+        cs_gates_park p = cs_gates_parked(t->ctl, k);
         t->gates[k] = (cs_viz_gate){p.parked, p.op, p.peer, p.tag, p.line};
     }
     cs_viz_view v = {.gates = t->gates, .script = t->script,
                      .src = (const char *const *)t->src.line, .nsrc = t->src.n,
-                     .status = status_word(t, finished), .steps = cs_control_steps(t->ctl),
-                     .speed = cs_control_speed(t->ctl), .ascii = cs_screen_ascii()};
+                     .status = status_word(t, finished), .steps = cs_gates_steps(t->ctl),
+                     .speed = cs_gates_speed(t->ctl), .ascii = cs_screen_ascii()};
     if (finished && !t->nav.message[0])
         snprintf(t->nav.message, sizeof t->nav.message,
                  "the run has ended (%s): q leaves, ? help, arrows select a rank", v.status);
     cs_bus_lock(t->bus);
     for (int k = 0; k < n; k++) /* a step ends at a block as well as at a gate */
-        if (t->mon->ranks[k].state == CS_RS_BLOCKED) cs_control_drop_steps(t->ctl, k);
+        if (t->mon->ranks[k].state == CS_RS_BLOCKED) cs_gates_drop_steps(t->ctl, k);
     v.mon = t->mon;
     v.hist = &t->hist;
     v.now = cs_now() - t->bus->t0;
@@ -125,34 +125,34 @@ static const double speeds[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 0
 #define NSPEEDS (int)(sizeof speeds / sizeof speeds[0])
 
 static void change_speed(cs_tui *t, int dir) {
-    double cur = cs_control_speed(t->ctl);
+    double cur = cs_gates_speed(t->ctl);
     int i = 0;
     while (i < NSPEEDS - 1 && speeds[i] != 0 && speeds[i] < cur) i++;
     if (cur == 0) i = NSPEEDS - 1;
     i += dir;
     if (i < 0) i = 0;
     if (i >= NSPEEDS) i = NSPEEDS - 1;
-    cs_control_set_speed(t->ctl, speeds[i]);
+    cs_gates_set_speed(t->ctl, speeds[i]);
 }
 
 /* space: every rank that can move now goes one operation further: stopped at
  * its gate, or running toward it. A blocked rank is not runnable. */
 static void step_all(cs_tui *t) {
-    cs_control_set_paused(t->ctl, true);
+    cs_gates_set_paused(t->ctl, true);
     cs_bus_lock(t->bus);
     int n = t->mon->world;
     for (int k = 0; k < n; k++) {
         cs_rank_state s = t->mon->ranks[k].state;
-        bool parked = cs_control_parked(t->ctl, k).parked;
+        bool parked = cs_gates_parked(t->ctl, k).parked;
         if (parked || s == CS_RS_IDLE || s == CS_RS_RUNNING || s == CS_RS_COMPUTING)
-            cs_control_step(t->ctl, k);
+            cs_gates_step(t->ctl, k);
     }
     cs_bus_unlock(t->bus);
 }
 
 static void step_selected(cs_tui *t) {
     int k = t->nav.selected;
-    cs_control_set_paused(t->ctl, true);
+    cs_gates_set_paused(t->ctl, true);
     cs_bus_lock(t->bus);
     cs_rank_state s = t->mon->ranks[k].state;
     cs_bus_unlock(t->bus);
@@ -160,18 +160,18 @@ static void step_selected(cs_tui *t) {
         snprintf(t->nav.message, sizeof t->nav.message, "rank %d is %s: %s", k,
                  cs_rank_state_name(s),
                  s == CS_RS_BLOCKED ? "it moves when its peer does" : "nothing left to step");
-    else cs_control_step(t->ctl, k);
+    else cs_gates_step(t->ctl, k);
 }
 
 static void show_tensor(cs_tui *t) {
     int k = t->nav.selected;
-    char *text = cs_control_tensor_text(t->ctl, k);
+    char *text = cs_gates_tensor_text(t->ctl, k);
     if (!text) {
         snprintf(t->nav.message, sizeof t->nav.message,
                  "rank %d is not stopped at its gate: pause (r) or step, then enter", k);
         return;
     }
-    cs_control_park p = cs_control_parked(t->ctl, k);
+    cs_gates_park p = cs_gates_parked(t->ctl, k);
     char title[96];
     snprintf(title, sizeof title, "rank %d, line %d: the tensor of its %s", k, p.line,
              cs_op_name(p.op));
@@ -186,7 +186,7 @@ static bool key(cs_tui *t, int ch, int x, int y) {
     case 'q': case 'Q': case 3: return false;
     case ' ': step_all(t); break;
     case 's': step_selected(t); break;
-    case 'r': cs_control_set_paused(t->ctl, !cs_control_paused(t->ctl)); break;
+    case 'r': cs_gates_set_paused(t->ctl, !cs_gates_paused(t->ctl)); break;
     case '+': case '=': change_speed(t, 1); break;
     case '-': change_speed(t, -1); break;
     case CS_KEY_ENTER: show_tensor(t); break;
@@ -205,7 +205,7 @@ static void tui_loop(void *ud) {
         if (cs_world_end_reason(t->w) == CS_END_QUIT) break; /* SIGTERM, SIGINT */
         if (deadline > 0 && !finished && cs_now() > deadline &&
             cs_world_abort(t->w, CS_END_TIMEOUT))
-            cs_control_wake(t->ctl);
+            cs_gates_wake(t->ctl);
         int w, h;
         cs_screen_size(&w, &h);
         if ((g.w != w || g.h != h) && (cs_grid_free(&g), cs_grid_init(&g, w, h) < 0)) break;
@@ -215,7 +215,7 @@ static void tui_loop(void *ud) {
         if (ch != CS_KEY_NONE && !key(t, ch, x, y)) break;
     }
     if (cs_world_wait(t->w, 0, false) != 0) cs_world_abort(t->w, CS_END_QUIT); /* quit mid-run */
-    cs_control_wake(t->ctl);
+    cs_gates_wake(t->ctl);
     cs_grid_free(&g);
     if (t->opened) cs_screen_close();
     t->opened = false;

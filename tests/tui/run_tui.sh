@@ -199,6 +199,10 @@ tm kill-session -t ln
 status=$?
 cp "$tmp/out" "$tmp/screen"
 check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -qF "needs a terminal" "$tmp/out"'
+"$bin" run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp >"$tmp/out" 2>&1
+status=$?
+cp "$tmp/out" "$tmp/screen"
+check "--tui --engine tcp: a usage error (1) that says why" '[ $status = 1 ] && grep -qF "thread engine only" "$tmp/out"'
 "$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1
 status=$?
 cp "$tmp/out" "$tmp/screen"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "control.h"
+#include "gates.h"
 #include "grid.h"
 #include "learn.h"
 #include "markdown.h"
@@ -378,19 +378,19 @@ END_TEST
 /* ---- gates */
 
 typedef struct gate_arg {
-    cs_control *c;
+    cs_gates *c;
     cs_rank *r;
     int rc;
 } gate_arg;
 
 static void *pass_gate(void *p) {
     gate_arg *a = p;
-    a->rc = cs_control_gate(a->c, a->r, CS_OP_SEND, 5);
+    a->rc = cs_gates_pass(a->c, a->r, CS_OP_SEND, 5);
     return NULL;
 }
 
-static void wait_parked(cs_control *c, int k) {
-    while (!cs_control_parked(c, k).parked) sched_yield();
+static void wait_parked(cs_gates *c, int k) {
+    while (!cs_gates_parked(c, k).parked) sched_yield();
 }
 
 START_TEST(test_control_step_and_abort) {
@@ -400,34 +400,34 @@ START_TEST(test_control_step_and_abort) {
     cs_world_config cfg = {.world = 2, .engine = "thread", .script = "t.lua"};
     cs_world *w = cs_world_new(&cfg, &b, err, sizeof err);
     ck_assert_ptr_nonnull(w);
-    cs_control *c = cs_control_new(w, true, 0);
+    cs_gates *c = cs_gates_new(w, true, 0);
     gate_arg a = {c, cs_world_rank(w, 0), 99};
-    cs_control_step(c, 0);
-    cs_control_drop_steps(c, 0); /* the rank blocked before its gate: forgotten */
+    cs_gates_step(c, 0);
+    cs_gates_drop_steps(c, 0); /* the rank blocked before its gate: forgotten */
     pthread_t t;
     pthread_create(&t, NULL, pass_gate, &a);
     wait_parked(c, 0);
-    cs_control_park p = cs_control_parked(c, 0);
+    cs_gates_park p = cs_gates_parked(c, 0);
     ck_assert_int_eq(p.op, CS_OP_SEND);
     ck_assert_int_eq(p.line, 5);
     ck_assert_int_eq(p.peer, CS_NO_RANK); /* not called through a send: no details */
-    ck_assert_ptr_null(cs_control_tensor_text(c, 0));
-    ck_assert_uint_eq(cs_control_steps(c), 0);
-    cs_control_step(c, 0);
+    ck_assert_ptr_null(cs_gates_tensor_text(c, 0));
+    ck_assert_uint_eq(cs_gates_steps(c), 0);
+    cs_gates_step(c, 0);
     pthread_join(t, NULL);
     ck_assert_int_eq(a.rc, CS_OK);
-    ck_assert_uint_eq(cs_control_steps(c), 1);
-    ck_assert(!cs_control_parked(c, 0).parked);
+    ck_assert_uint_eq(cs_gates_steps(c), 1);
+    ck_assert(!cs_gates_parked(c, 0).parked);
     /* parked again; the run ends: the gate returns at once */
     a.rc = 99;
     pthread_create(&t, NULL, pass_gate, &a);
     wait_parked(c, 0);
     cs_world_abort(w, CS_END_QUIT);
-    cs_control_wake(c);
+    cs_gates_wake(c);
     pthread_join(t, NULL);
     ck_assert_int_eq(a.rc, CS_EABORT);
-    ck_assert_uint_eq(cs_control_steps(c), 1);
-    cs_control_free(c);
+    ck_assert_uint_eq(cs_gates_steps(c), 1);
+    cs_gates_free(c);
     for (int k = 0; k < 2; k++) cs_rank_exit(cs_world_rank(w, k), 0);
     cs_world_free(w);
     cs_bus_destroy(&b);
@@ -440,22 +440,22 @@ START_TEST(test_control_run_and_speed) {
     ck_assert_int_eq(cs_bus_init(&b, 1), 0);
     cs_world_config cfg = {.world = 1, .engine = "thread", .script = "t.lua"};
     cs_world *w = cs_world_new(&cfg, &b, err, sizeof err);
-    cs_control *c = cs_control_new(w, false, 0);
+    cs_gates *c = cs_gates_new(w, false, 0);
     for (int i = 0; i < 100; i++) /* full speed: never waits */
-        ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
-    ck_assert_uint_eq(cs_control_steps(c), 100);
-    cs_control_set_speed(c, 1e6);
-    ck_assert(cs_control_speed(c) == 1e6);
+        ck_assert_int_eq(cs_gates_pass(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    ck_assert_uint_eq(cs_gates_steps(c), 100);
+    cs_gates_set_speed(c, 1e6);
+    ck_assert(cs_gates_speed(c) == 1e6);
     for (int i = 0; i < 10; i++)
-        ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
-    cs_control_set_paused(c, true);
-    ck_assert(cs_control_paused(c));
-    cs_control_step(c, 0);
-    cs_control_step(c, 0);
-    ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
-    ck_assert_int_eq(cs_control_gate(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
-    ck_assert_uint_eq(cs_control_steps(c), 112);
-    cs_control_free(c);
+        ck_assert_int_eq(cs_gates_pass(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    cs_gates_set_paused(c, true);
+    ck_assert(cs_gates_paused(c));
+    cs_gates_step(c, 0);
+    cs_gates_step(c, 0);
+    ck_assert_int_eq(cs_gates_pass(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    ck_assert_int_eq(cs_gates_pass(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
+    ck_assert_uint_eq(cs_gates_steps(c), 112);
+    cs_gates_free(c);
     cs_rank_exit(cs_world_rank(w, 0), 0);
     cs_world_free(w);
     cs_bus_destroy(&b);

@@ -1,12 +1,12 @@
-/* control.c -- pause, step and speed, as the gate every rank passes.
+/* gates.c -- pause, step and speed, as the gate every rank passes.
  *
  * One mutex guards everything; gates sleep on one condition variable with a
  * short timeout, so an abort is noticed within a tick even if nobody calls
- * cs_control_wake. Pacing is a shared schedule: each operation reserves the
+ * cs_gates_wake. Pacing is a shared schedule: each operation reserves the
  * next free slot 1/speed seconds after the previous one, so "10 ops/s" means
  * ten operations a second over all ranks, whoever is fastest.
  */
-#include "control.h"
+#include "gates.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ typedef struct gate_slot {
     double at;          /* its reserved time when paced; 0: none */
 } gate_slot;
 
-struct cs_control {
+struct cs_gates {
     cs_world *w;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -34,8 +34,8 @@ struct cs_control {
     gate_slot *s;
 };
 
-cs_control *cs_control_new(cs_world *w, bool paused, double speed) {
-    cs_control *c = calloc(1, sizeof *c);
+cs_gates *cs_gates_new(cs_world *w, bool paused, double speed) {
+    cs_gates *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->n = cs_world_size(w);
     c->s = calloc((size_t)c->n, sizeof *c->s);
@@ -55,7 +55,7 @@ cs_control *cs_control_new(cs_world *w, bool paused, double speed) {
     return c;
 }
 
-void cs_control_free(cs_control *c) {
+void cs_gates_free(cs_gates *c) {
     if (!c) return;
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
@@ -63,7 +63,7 @@ void cs_control_free(cs_control *c) {
     free(c);
 }
 
-static void sleep_for(cs_control *c, double seconds) {
+static void sleep_for(cs_gates *c, double seconds) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double when = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + (seconds < TICK ? seconds : TICK);
@@ -73,7 +73,7 @@ static void sleep_for(cs_control *c, double seconds) {
 }
 
 /* May the rank go now? Paused: only on a step credit. Paced: at its slot. */
-static bool may_pass(cs_control *c, gate_slot *s) {
+static bool may_pass(cs_gates *c, gate_slot *s) {
     if (c->paused) {
         if (!s->credit) return false;
         s->credit--;
@@ -88,8 +88,8 @@ static bool may_pass(cs_control *c, gate_slot *s) {
     return now >= s->at;
 }
 
-int cs_control_gate(void *ud, cs_rank *r, cs_op op, int line) {
-    cs_control *c = ud;
+int cs_gates_pass(void *ud, cs_rank *r, cs_op op, int line) {
+    cs_gates *c = ud;
     gate_slot *s = &c->s[cs_rank_id(r)];
     int rc = CS_OK;
     pthread_mutex_lock(&c->mu);
@@ -117,7 +117,7 @@ int cs_control_gate(void *ud, cs_rank *r, cs_op op, int line) {
     return rc;
 }
 
-void cs_control_set_paused(cs_control *c, bool paused) {
+void cs_gates_set_paused(cs_gates *c, bool paused) {
     pthread_mutex_lock(&c->mu);
     c->paused = paused;
     if (!paused) {
@@ -129,14 +129,14 @@ void cs_control_set_paused(cs_control *c, bool paused) {
     pthread_mutex_unlock(&c->mu);
 }
 
-bool cs_control_paused(cs_control *c) {
+bool cs_gates_paused(cs_gates *c) {
     pthread_mutex_lock(&c->mu);
     bool p = c->paused;
     pthread_mutex_unlock(&c->mu);
     return p;
 }
 
-void cs_control_set_speed(cs_control *c, double ops_per_s) {
+void cs_gates_set_speed(cs_gates *c, double ops_per_s) {
     pthread_mutex_lock(&c->mu);
     c->speed = ops_per_s > 0 ? ops_per_s : 0;
     c->next = 0;
@@ -145,14 +145,14 @@ void cs_control_set_speed(cs_control *c, double ops_per_s) {
     pthread_mutex_unlock(&c->mu);
 }
 
-double cs_control_speed(cs_control *c) {
+double cs_gates_speed(cs_gates *c) {
     pthread_mutex_lock(&c->mu);
     double v = c->speed;
     pthread_mutex_unlock(&c->mu);
     return v;
 }
 
-void cs_control_step(cs_control *c, int k) {
+void cs_gates_step(cs_gates *c, int k) {
     if (k < 0 || k >= c->n) return;
     pthread_mutex_lock(&c->mu);
     c->s[k].credit++;
@@ -160,31 +160,31 @@ void cs_control_step(cs_control *c, int k) {
     pthread_mutex_unlock(&c->mu);
 }
 
-void cs_control_drop_steps(cs_control *c, int k) {
+void cs_gates_drop_steps(cs_gates *c, int k) {
     if (k < 0 || k >= c->n) return;
     pthread_mutex_lock(&c->mu);
     c->s[k].credit = 0;
     pthread_mutex_unlock(&c->mu);
 }
 
-uint64_t cs_control_steps(cs_control *c) {
+uint64_t cs_gates_steps(cs_gates *c) {
     pthread_mutex_lock(&c->mu);
     uint64_t n = c->steps;
     pthread_mutex_unlock(&c->mu);
     return n;
 }
 
-cs_control_park cs_control_parked(cs_control *c, int k) {
-    cs_control_park p = {0};
+cs_gates_park cs_gates_parked(cs_gates *c, int k) {
+    cs_gates_park p = {0};
     if (k < 0 || k >= c->n) return p;
     pthread_mutex_lock(&c->mu);
     const gate_slot *s = &c->s[k];
-    p = (cs_control_park){s->parked, s->op, s->peer, s->tag, s->line};
+    p = (cs_gates_park){s->parked, s->op, s->peer, s->tag, s->line};
     pthread_mutex_unlock(&c->mu);
     return p;
 }
 
-char *cs_control_tensor_text(cs_control *c, int k) {
+char *cs_gates_tensor_text(cs_gates *c, int k) {
     if (k < 0 || k >= c->n) return NULL;
     char *text = NULL;
     pthread_mutex_lock(&c->mu);
@@ -194,7 +194,7 @@ char *cs_control_tensor_text(cs_control *c, int k) {
     return text;
 }
 
-void cs_control_wake(cs_control *c) {
+void cs_gates_wake(cs_gates *c) {
     pthread_mutex_lock(&c->mu);
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
