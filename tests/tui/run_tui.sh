@@ -182,6 +182,11 @@ check "256 ranks: q leaves cleanly" 'wait_for many EXIT=130 STTY=same'
 start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
 check "--no-tui on a terminal prints the plain report" 'wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0'
 
+start tc 100 30 "$bin run $lessons/02-point-to-point/chain.lua --engine tcp"
+check "--engine tcp on a terminal: the plain report (the visualizer is thread-only)" \
+  'wait_for tc "[rank 3] end:" "verdict: ok" EXIT=0'
+tm kill-session -t tc
+
 # ---- the chapter browser: text beside scripts, a script run paused, back again
 start ln 100 30 "$bin learn 2 --lessons $lessons"
 check "learn 2: the chapter's text beside its scripts and their titles" 'wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "deadlock.lua" \
