@@ -138,6 +138,7 @@ static int flush(md_state *st) {
 }
 
 static void add_text(md_state *st, const char *s, size_t n) {
+    while (n && (*s == ' ' || *s == '\t')) s++, n--; /* a continuation's indent */
     if (st->text.n) sb_add(&st->text, " ", 1);
     strip_inline(&st->text, s, n);
 }

@@ -505,7 +505,7 @@ START_TEST(test_markdown_layout) {
     cs_md d;
     const char *md = "# 1. Title\n\nSome `code` and **bold** words that go on and on until "
                      "they wrap.\n\n```lua\ndist.send(t, 1)   -- kept as written, however long "
-                     "it is\n```\n- first item, long enough to wrap onto a second line\n"
+                     "it is\n```\n- first item, long enough to wrap\n  onto a second line\n"
                      "- second\n12. numbered\n> quoted\n| a | b |\n";
     ck_assert_int_eq(cs_md_layout(&d, md, 30, false), 0);
     const char *t = md_text(&d);
