@@ -1,7 +1,12 @@
 /* tui_replay.c -- `commsim replay TRACE` in the visualizer: the recorded
  * events folded through the monitor and the history up to a position that
  * the user moves. Forward folds the next events; backward folds again from
- * the start (the world model is a fold: there is nothing to undo). */
+ * the start (the world model is a fold: there is nothing to undo).
+ *
+ * Not built yet: it needs cs_replay_load/cs_replay_fold (replay.c, the
+ * monitor issue's branch). Once that is in main: add this file to
+ * src_libcommsim_a_SOURCES and call cs_tui_replay(path) from `commsim replay`
+ * when standard input and output are a terminal and --no-tui is not given. */
 #include <dirent.h>
 #include <libgen.h>
 #include <stdio.h>
