@@ -68,6 +68,13 @@ count() { grep -cF -- "$1" "$tmp/screen"; }
 # check NAME CONDITION: one test, passing when the shell condition holds.
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
+# quit_check SESSION STATUS NAME: q leaves with STATUS and the terminal as it was.
+quit_check() {
+  tm send-keys -t "$1" q
+  check "$3" "wait_for $1 EXIT=$2 STTY=same"
+  tm kill-session -t "$1"
+}
+
 # wait_count NAME PATTERN N: poll until exactly N lines hold PATTERN.
 wait_count() {
   local i
@@ -127,9 +134,7 @@ check "tab, s: rank 1 receives, the message moves, ranks 2 and 3 did not" 'wait_
 tm send-keys -t sr -l $'\e[M &&'
 tm send-keys -t sr -l $'\e[M#&&'
 check "mouse: a click on a rank's row selects it" 'wait_for sr "source, rank 3" "output, rank 3"'
-tm send-keys -t sr q
-check "q mid-run: status 130, terminal restored" 'wait_for sr EXIT=130 STTY=same'
-tm kill-session -t sr
+quit_check sr 130 "q mid-run: status 130, terminal restored"
 
 # ---- Ctrl-C is a quit
 start cc 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
@@ -140,23 +145,18 @@ check "Ctrl-C: status 130, terminal restored" 'wait_for cc EXIT=130 STTY=same'
 # ---- a script error: shown, then the run's status
 start er 100 30 "$bin run $scripts/error.lua"
 check "script error: FAILED with the message" 'wait_for er FAILED "error.lua:"'
-tm send-keys -t er q
-check "script error: q gives status 2, terminal restored" 'wait_for er EXIT=2 STTY=same'
+quit_check er 2 "script error: q gives status 2, terminal restored"
 
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
 check "all_reduce at full speed: bands, the internal messages counted" \
   'wait_for co3 FINISHED "all_reduce done" "in collectives" && wait_for co3 "all_reduce x"'
-tm send-keys -t co3 q
-check "all_reduce: q after the end gives status 0" 'wait_for co3 EXIT=0 STTY=same'
-tm kill-session -t co3
+quit_check co3 0 "all_reduce: q after the end gives status 0"
 
 # ---- --timeout applies in the visualizer only when given
 start to 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --timeout 1"
 check "--timeout 1 --step: the paused run times out and says so" 'wait_for to TIMEOUT'
-tm send-keys -t to q
-check "--timeout: q gives status 4" 'wait_for to EXIT=4 STTY=same'
-tm kill-session -t to
+quit_check to 4 "--timeout: q gives status 4"
 
 # ---- NO_COLOR: attributes, no colours
 start nc 100 30 "NO_COLOR=1 $bin run $lessons/02-point-to-point/deadlock.lua"
@@ -175,8 +175,7 @@ start many 80 24 "$bin run $lessons/02-point-to-point/ring.lua -n 256 --step"
 wait_for many PAUSED "ranks 0-4 of 256" >/dev/null
 tm send-keys -t many BTab
 check "256 ranks: the table scrolls to the selected rank" 'wait_for many "ranks 251-255 of 256" "  255  ready"'
-tm send-keys -t many q
-check "256 ranks: q leaves cleanly" 'wait_for many EXIT=130 STTY=same'
+quit_check many 130 "256 ranks: q leaves cleanly"
 
 # ---- --no-tui on a terminal: the plain report
 start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
@@ -197,9 +196,7 @@ tm send-keys -t ln Space
 wait_for ln DEADLOCKED >/dev/null
 tm send-keys -t ln q
 check "learn: q returns to the chapter with the run's outcome" 'wait_for ln "deadlock.lua ended: deadlock (status 3)" "The calls"'
-tm send-keys -t ln q
-check "learn: q quits with status 0, terminal restored" 'wait_for ln EXIT=0 STTY=same'
-tm kill-session -t ln
+quit_check ln 0 "learn: q quits with status 0, terminal restored"
 "$bin" run "$lessons/02-point-to-point/chain.lua" --tui </dev/null >"$tmp/out" 2>&1
 status=$?
 cp "$tmp/out" "$tmp/screen"
