@@ -15,6 +15,7 @@ void cs_cli_usage(FILE *f) {
           "\n"
           "commands:\n"
           "  run SCRIPT     run a lesson script on N ranks and report what happened\n"
+          "  replay TRACE   replay a trace written by 'run --trace': the same report\n"
           "  help [CMD]     show this help, or a command's\n"
           "  version        print the version\n"
           "\n"
@@ -47,6 +48,9 @@ static void run_usage(FILE *f) {
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
             "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
             "      --seed N           seed of tensor.randn (default 0)\n"
+            "      --strict           pitfalls (a buffer touched while an isend/irecv owns\n"
+            "                         it, a request never waited on, a message never\n"
+            "                         received, ...) are errors (status 2), not warnings\n"
             "  -h, --help             show this help\n"
             "\n"
             "example:\n"
@@ -79,7 +83,7 @@ static int parse_seconds(const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT };
 
 int cs_cli_run(int argc, char **argv) {
     static const struct option longopts[] = {
@@ -92,6 +96,7 @@ int cs_cli_run(int argc, char **argv) {
         {"mem-limit", required_argument, NULL, OPT_MEM},
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"strict", no_argument, NULL, OPT_STRICT},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -137,6 +142,7 @@ int cs_cli_run(int argc, char **argv) {
             if (parse_u64("--seed", optarg, ~0ull, &v) < 0) return 1;
             o.seed = v;
             break;
+        case OPT_STRICT: o.strict = true; break;
         case 'h': run_usage(stdout); return 0;
         default: run_usage(stderr); return 1;
         }

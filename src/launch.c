@@ -117,13 +117,35 @@ static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
 }
 
 /* Wait for the end; returns false if some rank never came back. */
-static bool await_end(cs_world *w, double timeout, FILE *err) {
+static bool await_end(cs_world *w, double timeout) {
     double deadline = timeout > 0 ? cs_now() + timeout : cs_now() + 1e9;
     int rc = cs_world_wait(w, deadline, true);
-    if (rc < 0 && cs_world_abort(w, CS_END_TIMEOUT))
-        fprintf(err, "commsim: timeout: the run did not finish within %g s (--timeout)\n", timeout);
+    if (rc < 0) cs_world_abort(w, CS_END_TIMEOUT);
     if (rc != 0) rc = cs_world_wait(w, cs_now() + GRACE_SECONDS, false);
     return rc == 0;
+}
+
+/* The run's status, recorded as an event when no rank's event explains it (a
+ * timeout, an interrupt, --strict), so that a replay of the trace ends the same. */
+static int settle_status(cs_bus *bus, const cs_monitor *mon, int status, const cs_run_opts *o) {
+    char text[256] = "";
+    cs_bus_lock(bus);
+    if (status == 0 && o->strict && mon->nwarnings) {
+        status = CS_END_ERROR;
+        snprintf(text, sizeof text, "--strict: %d pitfall%s found (see the warnings above)",
+                 mon->nwarnings, mon->nwarnings == 1 ? "" : "s");
+    } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
+        snprintf(text, sizeof text, "timeout: the run did not finish within %g s (--timeout)",
+                 o->timeout);
+    } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
+        snprintf(text, sizeof text, "interrupted (SIGINT or SIGTERM)");
+    }
+    if (text[0]) {
+        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = status, .text = text};
+        cs_bus_emit_locked(bus, &ev);
+    }
+    cs_bus_unlock(bus);
+    return status;
 }
 
 int cs_launch_run(const cs_run_opts *o) {
@@ -159,7 +181,8 @@ int cs_launch_run(const cs_run_opts *o) {
         return 1;
     }
     cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
-                           .seed = o->seed, .engine = engine, .script = script.name};
+                           .seed = o->seed, .engine = engine, .script = script.name,
+                           .strict = o->strict};
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
@@ -185,10 +208,10 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
     start_ranks(w, rt, &script, &lim, err);
-    bool clean = await_end(w, o->timeout, err);
+    bool clean = await_end(w, o->timeout);
     if (o->catch_signals) atomic_store(&signal_world, NULL);
 
-    int status = (int)cs_world_end_reason(w);
+    int status = settle_status(&bus, &mon, (int)cs_world_end_reason(w), o);
     cs_bus_lock(&bus); /* a straggler may still emit */
     cs_report_summary(&rep, &mon, status);
     cs_bus_unlock(&bus);

@@ -18,6 +18,7 @@ typedef struct cs_run_opts {
     double timeout;       /* seconds; 0 = none */
     const char *trace;    /* JSON Lines trace file, or NULL */
     uint64_t seed;
+    bool strict;          /* pitfalls are errors (status 2), not warnings */
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
 } cs_run_opts;

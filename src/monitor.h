@@ -49,16 +49,35 @@ typedef struct cs_mon_reqtab { /* open addressing by id */
 typedef struct cs_mon_rank {
     cs_rank_state state;
     int line;             /* the line of its latest operation */
+    int op;               /* its latest operation: a cs_op, or -1 before the first */
+    int peer;             /* that operation's peer */
     uint64_t *wait;       /* requests it sleeps on */
     int nwait, wait_cap, wait_line;
     double since;         /* when it entered its state */
     int status;           /* exit status */
     char *error;          /* its error text, if it failed */
-    cs_mon_reqtab reqs;
+    char *waiters;        /* a failed rank: who waited on it when it failed (report lines) */
+    cs_mon_reqtab reqs;   /* its pending requests: posted, not yet settled */
     uint64_t nevents;
 } cs_mon_rank;
 
-typedef struct cs_monitor {
+/* An extension of the monitor: a detector with state of its own that folds the
+ * events it cares about (collectives: coll events, and the internal traffic of
+ * their contexts) and takes part in the verdict. Everything is optional. */
+typedef struct cs_monitor cs_monitor;
+struct cs_sbuf;
+typedef struct cs_mon_ext {
+    void *state;
+    void (*fold)(void *state, const cs_monitor *m, const cs_event *ev);
+    /* Can blocked rank k still be released by something only the extension
+     * knows about? (Called only when the p2p model says it is stuck.) */
+    bool (*can_release)(void *state, const cs_monitor *m, int rank);
+    /* Explain a deadlock; true when it did (the p2p explanation is skipped). */
+    bool (*explain)(void *state, const cs_monitor *m, struct cs_sbuf *out);
+    void (*destroy)(void *state);
+} cs_mon_ext;
+
+struct cs_monitor {
     int world;
     char *script, *engine, *send_mode;
     cs_mon_rank *ranks;
@@ -70,7 +89,14 @@ typedef struct cs_monitor {
     void (*on_deadlock)(void *ud);
     void *ud;
     bool have_run;
-} cs_monitor;
+    bool ended;               /* every rank has exited */
+    uint64_t unmatched;       /* sends posted, not yet received (in flight or buffered) */
+    char **warnings;          /* pitfall texts, each once, in order */
+    int nwarnings, warn_cap;
+    char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
+    int run_status;
+    cs_mon_ext ext;           /* collectives (see cs_mon_ext) */
+};
 
 int cs_monitor_init(cs_monitor *m, int world);
 void cs_monitor_destroy(cs_monitor *m);
@@ -81,5 +107,14 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev);
 cs_sink cs_monitor_sink(cs_monitor *m);
 
 const cs_mon_req *cs_monitor_find(const cs_monitor *m, int rank, uint64_t id);
+/* Call fn on each pending request of rank (in no particular order). */
+void cs_monitor_each_req(const cs_monitor *m, int rank,
+                         void (*fn)(void *ud, const cs_mon_req *q), void *ud);
+/* A send posted and not yet matched: a message in flight (or buffered, eager). */
+static inline bool cs_mon_req_in_flight(const cs_mon_req *q) {
+    return cs_op_is_send(q->op) && !q->matched;
+}
+/* Install an extension (before the first event); the monitor destroys it. */
+void cs_monitor_set_ext(cs_monitor *m, cs_mon_ext ext);
 
 #endif
