@@ -126,13 +126,31 @@ static void explain_self(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q) {
                     "dist.isend or dist.irecv.\n");
 }
 
+/* "send to rank 0 at x.lua:26": where a finished rank left off. */
+static bool last_op(cs_sbuf *b, const cs_monitor *m, int k, const char *before) {
+    const cs_mon_rank *r = &m->ranks[k];
+    if (r->op < 0) return false;
+    cs_sb_printf(b, "%s%s %s ", before, cs_op_name((cs_op)r->op),
+                 cs_op_is_send((cs_op)r->op) ? "to" : "from");
+    if (r->peer == CS_ANY_SOURCE) cs_sb_printf(b, "any rank");
+    else cs_sb_printf(b, "rank %d", r->peer);
+    cs_sb_printf(b, " at %s:%d", cs_mon_script(m), r->line);
+    return true;
+}
+
 static void explain_dead(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q) {
     int k = q->peer;
     bool send = cs_op_is_send(q->op);
-    bool failed = m->ranks[k].state == CS_RS_FAILED;
-    cs_sb_printf(b, "why: rank %d %s rank %d, but rank %d has already %s", q->rank,
-                 send ? "sends to" : "waits to receive from", k, k, failed ? "failed" : "finished");
-    cs_sb_printf(b, send ? " without receiving it.\n" : " without sending it.\n");
+    if (m->ranks[k].state == CS_RS_FAILED) {
+        cs_sb_printf(b, "why: rank %d %s rank %d, but rank %d has failed.\n", q->rank,
+                     send ? "sends to" : "waits to receive from", k, k);
+    } else {
+        cs_sb_printf(b, "why: rank %d %s rank %d, but rank %d has already finished", q->rank,
+                     send ? "sends to" : "waits to receive from", k, k);
+        if (last_op(b, m, k, " (its last operation: the ")) cs_sb_printf(b, ")");
+        cs_sb_printf(b, send ? " and posted no receive for this message.\n"
+                             : " and sent nothing more that this receive could take.\n");
+    }
     cs_sb_printf(b, "fix: mismatched send/recv: every send needs a receive on the rank it names, "
                     "with the same tag, and every receive a send; check the ranks on both lines.\n");
 }
@@ -195,7 +213,11 @@ char *cs_mon_deadlock_report(const cs_monitor *m) {
         }
     }
     for (int k = 0; k < m->world; k++)
-        if (m->ranks[k].state == CS_RS_DONE) cs_sb_printf(&b, "  rank %d has finished\n", k);
+        if (m->ranks[k].state == CS_RS_DONE) {
+            cs_sb_printf(&b, "  rank %d has finished", k);
+            if (last_op(&b, m, k, " (last operation: ")) cs_sb_printf(&b, ")");
+            cs_sb_printf(&b, "\n");
+        }
     if (!(m->ext.explain && m->ext.explain(m->ext.state, m, &b))) explain_p2p(&b, m);
     return b.s;
 }

@@ -78,7 +78,7 @@ same "timeout" "$cli/sleeper.lua" --timeout 1
 L="$top_srcdir/lessons/02-point-to-point"
 expect "both send first: cycle of sends"     3 "why: every blocked rank is sending and none is receiving" -- run "$L/deadlock.lua"
 expect "eager:N names the limit"             3 "sends of up to 1024 bytes are buffered" -- run "$L/eager_limit.lua"
-expect "waiting on a finished rank"          3 "rank 1 has already finished without sending it" -- run "$L/pitfalls.lua"
+expect "waiting on a finished rank"          3 "rank 1 has already finished (its last operation: the send to rank 0 at pitfalls.lua:26) and sent nothing more" -- run "$L/pitfalls.lua"
 expect "mixed cycle through isend and wait"  3 "wait on each other in a cycle" -- run "$dir/wait_cycle.lua"
 expect "mixed cycle names the wait's line"   3 "waiting (wait_cycle.lua:6) for the isend posted at line 5 to rank 1" -- run "$dir/wait_cycle.lua"
 expect "any source after every sender ended" 3 "rank 0 waits to receive from any rank, but every other rank has already finished" -- run "$dir/any_orphan.lua"
@@ -98,7 +98,8 @@ count  "write an irecv buffer before its wait" 1 "pitfalls_all.lua:17: writes to
 count  "a request never waited on"           1 "pitfalls_all.lua:13: the isend posted here was never waited on"
 count  "no warning after the wait (line 12)" 0 "pitfalls_all.lua:12:"
 expect "messages never received"            0 "unreceived.lua:4: 3 messages sent here to rank 1 (tag 7, 24 bytes in all) were never received" -- run "$dir/unreceived.lua" --send-mode eager
-expect "--strict: the first pitfall fails"   2 "pitfalls_all.lua:8: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:7 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/pitfalls_all.lua" --strict
+expect "--strict: the pitfall fails the rank" 2 "rank 0 failed: eager_write.lua:6: writes to a tensor (or a view of it) that the isend posted at eager_write.lua:5 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/eager_write.lua" --strict
+expect "a rendezvous isend: writing is a pitfall" 0 "eager_write.lua:6: writes to a tensor" -- run "$dir/eager_write.lua"
 expect "--strict: never received is an error" 2 "commsim: --strict: 1 pitfall found" -- run "$dir/unreceived.lua" --send-mode eager --strict
 expect "--strict: never waited is an error"  2 "never_waited.lua:3: the irecv posted here was never waited on" -- run "$dir/never_waited.lua" --strict
 expect "eager isend: writing after it is fine" 0 "" -- run "$dir/eager_write.lua" --send-mode eager
