@@ -17,6 +17,9 @@
  *     the sends are eager (the missing receive then leaves one unreceived
  *     message: exactly one warning).
  *
+ * Every run is also recorded and replayed: the replayed model must give the
+ * same status and the same deadlock report.
+ *
  * Environment: COMMSIM_GEN_PROGRAMS (default 500), COMMSIM_GEN_SEED (default
  * 1). Prints one line per failure and ends with "N passed, M failed".
  */
@@ -27,6 +30,8 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "replay.h"
+#include "report.h"
 
 /* ---- a tiny deterministic generator */
 
@@ -250,10 +255,10 @@ static bool is_eager(const char *mode, int n) {
     return strcmp(mode, "eager") == 0 || (strcmp(mode, "eager:64") == 0 && n * 4 <= 64);
 }
 
-static int run(const char *path, int world, const char *mode, char **report) {
+static int run(const char *path, const char *trace, int world, const char *mode, char **report) {
     size_t len;
     FILE *err = open_memstream(report, &len), *out = fopen("/dev/null", "w");
-    cs_run_opts o = {.script = path, .nranks = world, .send_mode = mode,
+    cs_run_opts o = {.script = path, .nranks = world, .send_mode = mode, .trace = trace,
                      .mem_limit = 64u << 20, .step_limit = 10000000, .timeout = 60,
                      .out = out, .err = err};
     int status = cs_launch_run(&o);
@@ -279,6 +284,32 @@ static bool names_plant(const char *report, const int *planted, int np) {
     return false;
 }
 
+/* The trace, folded again, tells the same story. */
+static bool replay_agrees(const char *trace, int status, const char *report, char *why,
+                          size_t len) {
+    cs_replay rp;
+    cs_monitor m;
+    char err[512];
+    if (cs_replay_load(&rp, trace, err, sizeof err) < 0) {
+        snprintf(why, len, "replay: %.100s", err);
+        return false;
+    }
+    if (cs_replay_fold(&rp, rp.n, &m) < 0) {
+        snprintf(why, len, "replay: out of memory");
+        cs_replay_free(&rp);
+        return false;
+    }
+    bool ok = false;
+    if (cs_report_status(&m) != status)
+        snprintf(why, len, "replay status %d, live %d", cs_report_status(&m), status);
+    else if (m.deadlocked && !strstr(report, m.verdict))
+        snprintf(why, len, "the replayed deadlock report differs");
+    else ok = true;
+    cs_monitor_destroy(&m);
+    cs_replay_free(&rp);
+    return ok;
+}
+
 static bool judge(const program *p, bug k, const char *mode, int status, const char *report,
                   const int *planted, int np, int bug_elems, char *why, size_t len) {
     bool eager = is_eager(mode, bug_elems), dead = bug_deadlocks(k, eager);
@@ -301,9 +332,10 @@ int main(void) {
     int programs = e ? atoi(e) : 500;
     e = getenv("COMMSIM_GEN_SEED");
     uint64_t seed = e ? strtoull(e, NULL, 10) : 1;
-    char dir[] = "/tmp/commsim-gen.XXXXXX", path[64];
+    char dir[] = "/tmp/commsim-gen.XXXXXX", path[64], trace[64];
     if (!mkdtemp(dir)) return 1;
     snprintf(path, sizeof path, "%s/gen.lua", dir);
+    snprintf(trace, sizeof trace, "%s/gen.jsonl", dir);
     int passed = 0, failed = 0, deadlocks = 0;
     static program p;
     for (int i = 0; i < programs; i++) {
@@ -314,10 +346,11 @@ int main(void) {
         int np = write_script(&p, path, planted, 16);
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
             char *report = NULL, why[128];
-            int status = run(path, p.world, modes[m], &report);
+            int status = run(path, trace, p.world, modes[m], &report);
             deadlocks += status == 3;
             if (judge(&p, k, modes[m], status, report ? report : "", planted, np, bug_elems, why,
-                      sizeof why)) {
+                      sizeof why) &&
+                replay_agrees(trace, status, report ? report : "", why, sizeof why)) {
                 passed++;
             } else {
                 failed++;
@@ -335,6 +368,7 @@ int main(void) {
         }
     }
     unlink(path);
+    unlink(trace);
     rmdir(dir);
     printf("%d programs x %zu send modes, %d deadlocks found\n", programs,
            sizeof modes / sizeof modes[0], deadlocks);
