@@ -339,7 +339,6 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     cs_mon_rank *r = &m->ranks[ev->rank];
     r->nevents++;
     if (r->state == CS_RS_IDLE) set_state(m, ev->rank, CS_RS_RUNNING, ev->t);
-    if (m->ext.fold) m->ext.fold(m->ext.state, m, ev);
     switch (ev->type) {
     case CS_EV_POST: fold_post(m, r, ev); break;
     case CS_EV_MATCH: fold_match(m, ev); break;
@@ -372,6 +371,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         break;
     default: break;
     }
+    if (m->ext.fold) m->ext.fold(m->ext.state, m, ev); /* it sees the model updated */
     check_progress(m);
     return 0;
 }

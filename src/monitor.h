@@ -68,11 +68,14 @@ typedef struct cs_monitor cs_monitor;
 struct cs_sbuf;
 typedef struct cs_mon_ext {
     void *state;
+    /* Every event of a rank, after the monitor has folded it. */
     void (*fold)(void *state, const cs_monitor *m, const cs_event *ev);
     /* Can blocked rank k still be released by something only the extension
      * knows about? (Called only when the p2p model says it is stuck.) */
     bool (*can_release)(void *state, const cs_monitor *m, int rank);
-    /* Explain a deadlock; true when it did (the p2p explanation is skipped). */
+    /* Explain a deadlock (after the list of waits), writing "why:" and "fix:"
+     * lines with cs_sb_printf (monitor_internal.h); true when it did, and the
+     * point-to-point explanation is skipped. */
     bool (*explain)(void *state, const cs_monitor *m, struct cs_sbuf *out);
     void (*destroy)(void *state);
 } cs_mon_ext;
