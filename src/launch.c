@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,23 @@ static void emit_run(cs_bus *bus, const cs_script *s, int world, const char *eng
     cs_bus_emit(bus, &ev);
 }
 
+/* With no more ranks than cores, give each rank a core of its own, as MPI
+ * launchers bind ranks. Otherwise the scheduler's wake-affinity tends to stack
+ * two ranks that wake each other on one core, and every message then costs a
+ * context switch (measured: 3 us becomes 25-75 us per message on 2 cores). */
+static void pin_ranks(rank_thread *rt, int n) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || n > CPU_COUNT(&allowed)) return;
+    int cpu = -1;
+    for (int i = 0; i < n; i++) {
+        do cpu++; while (!CPU_ISSET(cpu, &allowed));
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pthread_setaffinity_np(rt[i].tid, sizeof one, &one);
+    }
+}
+
 static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
                        const cs_script_limits *lim, FILE *err) {
     pthread_attr_t attr;
@@ -113,6 +131,7 @@ static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
         rt[i].started = true;
     }
     pthread_attr_destroy(&attr);
+    if (rc == 0) pin_ranks(rt, n);
     return rc;
 }
 
