@@ -311,7 +311,7 @@ static int pitfalls(cs_rank *r, cs_op op, const cs_tensor *t, int peer, int tag,
     int rc = CS_OK;
     if (cs_rank_has_inflight(r))
         rc = cs_rank_access(r, t, cs_op_is_send(op) ? CS_ACCESS_READ : CS_ACCESS_WRITE, line);
-    if (rc == CS_OK) rc = cs_pitfall_self(r, op, peer, tag, cs_tensor_nbytes(t), eager, line);
+    if (rc == CS_OK) rc = cs_pitfall_self(r, op, peer, tag, eager, line);
     return rc;
 }
 

@@ -211,8 +211,7 @@ static bool self_partner(cs_matcher *m, int self, cs_op op, int tag) {
     return found;
 }
 
-int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, size_t bytes, bool eager, int line) {
-    (void)bytes;
+int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, bool eager, int line) {
     if (peer != r->rank || eager || (op != CS_OP_SEND && op != CS_OP_RECV)) return CS_OK;
     if (self_partner(&r->world->matchers[r->rank], r->rank, op, tag)) return CS_OK;
     if (op == CS_OP_RECV)

@@ -67,6 +67,6 @@ void cs_inflight_done(cs_rank *r, cs_request *q);
 int cs_inflight_exit(cs_rank *r, int status);
 /* A blocking send or receive naming the rank itself that nothing posted before
  * can satisfy: it would wait forever. CS_OK, or CS_EPITFALL with --strict. */
-int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, size_t bytes, bool eager, int line);
+int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, bool eager, int line);
 
 #endif

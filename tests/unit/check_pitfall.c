@@ -211,23 +211,23 @@ END_TEST
 START_TEST(test_blocking_self) {
     cs_rank *r = open_world("rendezvous", false);
     cs_tensor *t = vec(r, 2);
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 0, 0, 8, false, 4), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 0, 0, false, 4), CS_OK);
     ck_assert_int_eq(nwarn, 1);
     ck_assert_str_eq(last, "test.lua:4: dist.recv from rank 0, the rank itself, waits forever: no isend to itself was posted before it, and only this rank could send one. Copy the tensor instead (dst:copy_(src)), or post dist.isend to yourself first");
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_SEND, 0, 0, 8, false, 5), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_SEND, 0, 0, false, 5), CS_OK);
     ck_assert_int_eq(nwarn, 2);
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_SEND, 0, 0, 8, true, 6), CS_OK);
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 1, 0, 8, false, 7), CS_OK);
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_IRECV, 0, 0, 8, false, 8), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_SEND, 0, 0, true, 6), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 1, 0, false, 7), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_IRECV, 0, 0, false, 8), CS_OK);
     ck_assert_int_eq(nwarn, 2); /* eager, another peer, nonblocking: fine */
     cs_request *q, *q2;
     ck_assert_int_eq(cs_isend(r, t, 0, 3, 9, &q), CS_OK);
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 0, 3, 8, false, 10), CS_OK);
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 0, 4, 8, false, 11), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 0, 3, false, 10), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_RECV, 0, 4, false, 11), CS_OK);
     ck_assert_int_eq(nwarn, 3); /* an isend to itself with tag 3 satisfies tag 3 only */
     cs_tensor *u = vec(r, 2);
     ck_assert_int_eq(cs_irecv(r, u, CS_ANY_SOURCE, 5, 12, &q2), CS_OK);
-    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_SEND, 0, 5, 8, false, 13), CS_OK);
+    ck_assert_int_eq(cs_pitfall_self(r, CS_OP_SEND, 0, 5, false, 13), CS_OK);
     ck_assert_int_eq(nwarn, 3);
     cs_request_release(q);
     cs_request_release(q2);
