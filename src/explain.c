@@ -228,7 +228,10 @@ char *cs_mon_failed_waiters(const cs_monitor *m, int failed) {
     cs_sbuf b = {0};
     for (int k = 0; k < m->world; k++) {
         const cs_mon_reqtab *t = &m->ranks[k].reqs;
-        if (k == failed || m->ranks[k].state >= CS_RS_DONE) continue;
+        /* ABORTED counts: the abort that the failure starts may wake and
+         * unwind a waiting rank before the failure's own event is folded. */
+        cs_rank_state st = m->ranks[k].state;
+        if (k == failed || st == CS_RS_DONE || st == CS_RS_FAILED) continue;
         for (size_t i = 0; i < t->cap; i++) {
             const cs_mon_req *q = t->slot[i];
             if (!q || q->done || q->matched || q->peer != failed || q->ctx != 0) continue;

@@ -91,12 +91,12 @@ expect "receive from outside the world"      2 "source 5 is outside the world" -
 
 # ---- pitfalls on real scripts: each once per site, both lines named
 expect "pitfalls are warnings"               0 "warnings: 5 pitfalls (see above)" -- run "$dir/pitfalls_all.lua"
-count  "write to an isend buffer, once per site" 1 "pitfalls_all.lua:8: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:7 is still sending"
-count  "write to a view of an isend buffer"  1 "pitfalls_all.lua:10: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:7"
-count  "read an irecv buffer before its wait" 1 "pitfalls_all.lua:16: reads a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:15"
-count  "write an irecv buffer before its wait" 1 "pitfalls_all.lua:17: writes to a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:15"
-count  "a request never waited on"           1 "pitfalls_all.lua:13: the isend posted here was never waited on"
-count  "no warning after the wait (line 12)" 0 "pitfalls_all.lua:12:"
+count  "write to an isend buffer, once per site" 1 "pitfalls_all.lua:9: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8 is still sending"
+count  "write to a view of an isend buffer"  1 "pitfalls_all.lua:11: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8"
+count  "read an irecv buffer before its wait" 1 "pitfalls_all.lua:22: reads a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
+count  "write an irecv buffer before its wait" 1 "pitfalls_all.lua:23: writes to a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
+count  "a request never waited on"           1 "pitfalls_all.lua:17: the isend posted here was never waited on"
+count  "no warning after the wait (line 14)" 0 "pitfalls_all.lua:14:"
 expect "messages never received"            0 "unreceived.lua:4: 3 messages sent here to rank 1 (tag 7, 24 bytes in all) were never received" -- run "$dir/unreceived.lua" --send-mode eager
 expect "--strict: the pitfall fails the rank" 2 "rank 0 failed: eager_write.lua:6: writes to a tensor (or a view of it) that the isend posted at eager_write.lua:5 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/eager_write.lua" --strict
 expect "a rendezvous isend: writing is a pitfall" 0 "eager_write.lua:6: writes to a tensor" -- run "$dir/eager_write.lua"
