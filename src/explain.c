@@ -92,7 +92,7 @@ static waits survey(const cs_monitor *m) {
     waits w = {0};
     for (int k = 0; k < m->world; k++) {
         const cs_mon_rank *r = &m->ranks[k];
-        if (r->state != CS_RS_BLOCKED) continue;
+        if (!r->in_deadlock) continue;
         for (int i = 0; i < r->nwait; i++) {
             const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
             if (q && !q->done) note_wait(m, &w, q);
@@ -200,10 +200,15 @@ static void explain_p2p(cs_sbuf *b, const cs_monitor *m) {
 
 char *cs_mon_deadlock_report(const cs_monitor *m) {
     cs_sbuf b = {0};
-    cs_sb_printf(&b, "deadlock: no rank can make progress\n");
+    bool partial = false;
+    for (int k = 0; k < m->world; k++)
+        partial |= m->ranks[k].state < CS_RS_DONE && !m->ranks[k].in_deadlock;
+    cs_sb_printf(&b, partial ? "deadlock: these ranks wait on each other and can never make "
+                               "progress\n"
+                             : "deadlock: no rank can make progress\n");
     for (int k = 0; k < m->world; k++) {
         const cs_mon_rank *r = &m->ranks[k];
-        if (r->state != CS_RS_BLOCKED) continue;
+        if (!r->in_deadlock) continue;
         for (int i = 0; i < r->nwait; i++) {
             const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
             if (!q || q->done) continue;
@@ -217,6 +222,8 @@ char *cs_mon_deadlock_report(const cs_monitor *m) {
             cs_sb_printf(&b, "  rank %d has finished", k);
             if (last_op(&b, m, k, " (last operation: ")) cs_sb_printf(&b, ")");
             cs_sb_printf(&b, "\n");
+        } else if (m->ranks[k].state < CS_RS_DONE && !m->ranks[k].in_deadlock) {
+            cs_sb_printf(&b, "  rank %d is still running, but can release none of them\n", k);
         }
     if (!(m->ext.explain && m->ext.explain(m->ext.state, m, &b))) explain_p2p(&b, m);
     return b.s;

@@ -136,10 +136,17 @@ static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
 }
 
 /* Wait for the end; returns false if some rank never came back. */
-static bool await_end(cs_world *w, double timeout) {
+static bool await_end(cs_world *w, double timeout, cs_bus *bus, cs_monitor *mon) {
     double deadline = timeout > 0 ? cs_now() + timeout : cs_now() + 1e9;
     int rc = cs_world_wait(w, deadline, true);
-    if (rc < 0) cs_world_abort(w, CS_END_TIMEOUT);
+    if (rc < 0) {
+        /* Ranks stuck on each other while another never stops: that is the
+         * deadlock verdict (it aborts the run first), not a timeout. */
+        cs_bus_lock(bus);
+        cs_monitor_declare_stuck(mon);
+        cs_bus_unlock(bus);
+        cs_world_abort(w, CS_END_TIMEOUT);
+    }
     if (rc != 0) rc = cs_world_wait(w, cs_now() + GRACE_SECONDS, false);
     return rc == 0;
 }
@@ -227,7 +234,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
     start_ranks(w, rt, &script, &lim, err);
-    bool clean = await_end(w, o->timeout);
+    bool clean = await_end(w, o->timeout, &bus, &mon);
     if (o->catch_signals) atomic_store(&signal_world, NULL);
 
     int status = settle_status(&bus, &mon, (int)cs_world_end_reason(w), o);

@@ -191,13 +191,90 @@ static void declare_deadlock(cs_monitor *m) {
     if (m->on_deadlock) m->on_deadlock(m->ud);
 }
 
+/* ---- the wait-for graph: who could still release a stuck rank */
+
+static bool live(const cs_monitor *m, int k) { return m->ranks[k].state < CS_RS_DONE; }
+
+/* Could a rank outside the candidate set still complete q? A send or a
+ * receive naming a peer waits on that peer only (AND); a receive from any
+ * source on every other rank (OR). */
+static bool releasable(const cs_monitor *m, const cs_mon_req *q) {
+    if (q->peer != CS_ANY_SOURCE)
+        return q->peer >= 0 && q->peer < m->world && live(m, q->peer) &&
+               !m->ranks[q->peer].in_deadlock;
+    for (int k = 0; k < m->world; k++)
+        if (k != q->rank && live(m, k) && !m->ranks[k].in_deadlock) return true;
+    return false;
+}
+
+/* Rank k stays in the candidate set while one request it needs cannot be
+ * completed by anyone outside the set. */
+static bool held(const cs_monitor *m, int rank) {
+    const cs_mon_rank *r = &m->ranks[rank];
+    for (int i = 0; i < r->nwait; i++) {
+        const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
+        if (q && !q->done && !releasable(m, q)) return true;
+    }
+    return false;
+}
+
+/* The largest set of stuck blocked ranks none of which a rank outside it can
+ * release (a greatest fixpoint: start from every stuck rank, drop those that
+ * someone outside could still release, until nothing changes). Marks the
+ * members in_deadlock and returns how many there are. */
+static int find_deadlock(cs_monitor *m) {
+    int n = 0;
+    for (int k = 0; k < m->world; k++) {
+        cs_mon_rank *r = &m->ranks[k];
+        r->in_deadlock = r->state == CS_RS_BLOCKED && stuck(m, k);
+        n += r->in_deadlock;
+    }
+    for (bool changed = n > 0; changed;) {
+        changed = false;
+        for (int k = 0; k < m->world; k++)
+            if (m->ranks[k].in_deadlock && !held(m, k)) {
+                m->ranks[k].in_deadlock = false;
+                n--;
+                changed = true;
+            }
+    }
+    return n;
+}
+
+/* The verdict waits until every live rank is blocked: then the report (who is
+ * stuck, who still runs) depends on the program only, not on how far the
+ * other ranks happened to get. A rank that never blocks is handled by
+ * cs_monitor_declare_stuck at the timeout. */
 static void check_progress(cs_monitor *m) {
     /* After a failure the run is ending with that error: waits on the failed
      * rank are its consequence, not a second verdict. */
-    if (m->deadlocked || m->nfailed || m->nlive == 0 || m->nblocked < m->nlive) return;
-    for (int k = 0; k < m->world; k++)
-        if (m->ranks[k].state == CS_RS_BLOCKED && !stuck(m, k)) return;
+    if (m->deadlocked || m->nfailed || m->nblocked == 0 || m->nblocked < m->nlive) return;
+    if (find_deadlock(m) > 0) declare_deadlock(m);
+}
+
+bool cs_monitor_declare_stuck(cs_monitor *m) {
+    if (m->deadlocked || m->nfailed || m->nblocked == 0 || find_deadlock(m) == 0) return false;
     declare_deadlock(m);
+    return true;
+}
+
+/* Can this event close a deadlock? Only a rank blocking, a rank ending (it
+ * can release nobody any more), or a blocked rank still waiting after one of
+ * its requests completed (wait_all). Everything else can only help. */
+static bool may_close(const cs_monitor *m, const cs_event *ev) {
+    const cs_mon_rank *r = &m->ranks[ev->rank];
+    switch (ev->type) {
+    case CS_EV_BLOCK:
+    case CS_EV_EXIT: return true;
+    case CS_EV_COMPLETE:
+        if (r->state != CS_RS_BLOCKED) return false;
+        for (int i = 0; i < r->nwait; i++) {
+            const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
+            if (q && !q->done) return true;
+        }
+        return false;
+    default: return false;
+    }
 }
 
 /* ---- pitfalls: each text once, in the order found */
@@ -372,7 +449,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     default: break;
     }
     if (m->ext.fold) m->ext.fold(m->ext.state, m, ev); /* it sees the model updated */
-    check_progress(m);
+    if (may_close(m, ev) || (m->ext.fold && ev->type == CS_EV_COLL)) check_progress(m);
     return 0;
 }
 

@@ -2,8 +2,9 @@
  *
  * The monitor sees events only, never a pointer into a rank, so the same code
  * serves a live run on any engine and the replay of a trace. From the model it
- * decides when the run can no longer make progress: every live rank sleeps on
- * requests that nothing posted or in flight can ever complete.
+ * decides when part of the run can no longer make progress: a set of blocked
+ * ranks, each waiting on requests that nothing posted or in flight can
+ * complete and that no rank outside the set could still release.
  */
 #ifndef CS_MONITOR_H
 #define CS_MONITOR_H
@@ -57,6 +58,7 @@ typedef struct cs_mon_rank {
     int status;           /* exit status */
     char *error;          /* its error text, if it failed */
     char *waiters;        /* a failed rank: who waited on it when it failed (report lines) */
+    bool in_deadlock;     /* one of the ranks of the deadlock, once declared */
     cs_mon_reqtab reqs;   /* its pending requests: posted, not yet settled */
     uint64_t nevents;
 } cs_mon_rank;
@@ -117,6 +119,10 @@ void cs_monitor_each_req(const cs_monitor *m, int rank,
 static inline bool cs_mon_req_in_flight(const cs_mon_req *q) {
     return cs_op_is_send(q->op) && !q->matched;
 }
+/* A part of the run is deadlocked while other ranks still run (they never
+ * block: an endless loop, a long compute): declare it now, as the deadlock
+ * verdict. The launcher calls it when --timeout expires. True if declared. */
+bool cs_monitor_declare_stuck(cs_monitor *m);
 /* Install an extension (before the first event); the monitor destroys it. */
 void cs_monitor_set_ext(cs_monitor *m, cs_mon_ext ext);
 

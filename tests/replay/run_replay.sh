@@ -73,6 +73,7 @@ same "--strict at the end of the run" "$dir/unreceived.lua" --send-mode eager --
 same "script error" "$cli/error.lua"
 same "instruction budget" "$cli/loop.lua" --step-limit 1000000
 same "timeout" "$cli/sleeper.lua" --timeout 1
+same "deadlock found at the timeout" "$dir/partial.lua" --timeout 1
 
 # ---- verdicts on real scripts
 L="$top_srcdir/lessons/02-point-to-point"
@@ -81,6 +82,7 @@ expect "eager:N names the limit"             3 "sends of up to 1024 bytes are bu
 expect "waiting on a finished rank"          3 "rank 1 has already finished (its last operation: the send to rank 0 at pitfalls.lua:26) and sent nothing more" -- run "$L/pitfalls.lua"
 expect "mixed cycle through isend and wait"  3 "wait on each other in a cycle" -- run "$dir/wait_cycle.lua"
 expect "mixed cycle names the wait's line"   3 "waiting (wait_cycle.lua:6) for the isend posted at line 5 to rank 1" -- run "$dir/wait_cycle.lua"
+expect "a deadlock while another rank runs on: found at the timeout"   3 "rank 2 is still running, but can release none of them" -- run "$dir/partial.lua" --timeout 1
 expect "any source after every sender ended" 3 "rank 0 waits to receive from any rank, but every other rank has already finished" -- run "$dir/any_orphan.lua"
 expect "receive from itself: deadlock"       3 "rank 1 receives from itself (self_recv.lua:5)" -- run "$dir/self_recv.lua"
 expect "receive from itself: warned at once" 3 "self_recv.lua:5: dist.recv from rank 1, the rank itself, waits forever" -- run "$dir/self_recv.lua"

@@ -353,6 +353,60 @@ START_TEST(test_model_current_op_and_in_flight) {
 }
 END_TEST
 
+/* A set of blocked ranks that no rank outside it can release is a deadlock,
+ * even while other ranks run: declared when they all block, or at the timeout. */
+START_TEST(test_partial_deadlock) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_SEND, 1, 4, 5, false);
+    post(1, 1, CS_OP_SEND, 0, 4, 5, false);
+    block(0, 5, 1, R1);
+    block(1, 5, 1, R1);
+    ck_assert(!mon.deadlocked); /* rank 2 still runs: wait for it (or the timeout) */
+    ck_assert(cs_monitor_declare_stuck(&mon));
+    ck_assert(mon.deadlocked);
+    ck_assert(mon.ranks[0].in_deadlock && mon.ranks[1].in_deadlock && !mon.ranks[2].in_deadlock);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "deadlock: these ranks wait on each other"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "rank 2 is still running, but can release none of them"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* ... but not when a running rank is at the end of the chain, or can send to
+ * an any-source receive. */
+START_TEST(test_chain_to_a_running_rank) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_RECV, 1, 4, 5, false);
+    post(1, 1, CS_OP_RECV, 2, 4, 6, false);
+    block(0, 5, 1, R1);
+    block(1, 6, 1, R1);
+    ck_assert(!cs_monitor_declare_stuck(&mon));
+    cs_monitor_destroy(&mon);
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 5, false);
+    post(1, 1, CS_OP_RECV, 0, 4, 6, false);
+    block(0, 5, 1, R1);
+    block(1, 6, 1, R1);
+    ck_assert(!cs_monitor_declare_stuck(&mon)); /* rank 2 may send to rank 0 */
+    quit(2);
+    ck_assert(mon.deadlocked);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* wait_all needs every request: one that only a stuck rank can complete is enough. */
+START_TEST(test_wait_all_is_and) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_IRECV, 1, 4, 3, false);
+    post(0, 2, CS_OP_IRECV, 2, 4, 4, false);
+    post(1, 1, CS_OP_RECV, 0, 4, 7, false);
+    block(0, 5, 2, R12);
+    block(1, 7, 1, R1);
+    ck_assert(cs_monitor_declare_stuck(&mon)); /* rank 2 could complete request 2, not 1 */
+    ck_assert(!mon.ranks[2].in_deadlock);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 /* ---- the extension hook (collectives plug in here) */
 
 typedef struct ext_state {
@@ -453,6 +507,9 @@ int main(void) {
     tcase_add_test(tc, test_no_leftovers_after_failure);
     tcase_add_test(tc, test_warnings_once_and_run_errors);
     tcase_add_test(tc, test_model_current_op_and_in_flight);
+    tcase_add_test(tc, test_partial_deadlock);
+    tcase_add_test(tc, test_chain_to_a_running_rank);
+    tcase_add_test(tc, test_wait_all_is_and);
     tcase_add_test(tc, test_extension_hook);
     tcase_add_test(tc, test_live_warn_event);
     suite_add_tcase(s, tc);
