@@ -310,11 +310,10 @@ static bool replay_agrees(const char *trace, int status, const char *report, cha
     return ok;
 }
 
-static bool judge(const program *p, bug k, const char *mode, int status, const char *report,
+static bool judge(bug k, const char *mode, int status, const char *report,
                   const int *planted, int np, int bug_elems, char *why, size_t len) {
     bool eager = is_eager(mode, bug_elems), dead = bug_deadlocks(k, eager);
     int warns = count_lines(report, "warning: ");
-    (void)p;
     if (dead && status != 3) snprintf(why, len, "missed deadlock (status %d)", status);
     else if (!dead && status != 0) snprintf(why, len, "false alarm (status %d)", status);
     else if (dead && !names_plant(report, planted, np))
@@ -348,7 +347,7 @@ int main(void) {
             char *report = NULL, why[128];
             int status = run(path, trace, p.world, modes[m], &report);
             deadlocks += status == 3;
-            if (judge(&p, k, modes[m], status, report ? report : "", planted, np, bug_elems, why,
+            if (judge(k, modes[m], status, report ? report : "", planted, np, bug_elems, why,
                       sizeof why) &&
                 replay_agrees(trace, status, report ? report : "", why, sizeof why)) {
                 passed++;
