@@ -305,17 +305,19 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
 
 /* A send reads its tensor and a receive writes it: either may touch a buffer
  * that an unfinished isend/irecv still owns. A blocking one on the rank itself
- * may wait forever. */
-static int pitfalls(cs_rank *r, cs_op op, const cs_tensor *t, int peer, int tag, bool eager,
-                    int line) {
+ * may wait forever. Only the script's own traffic (context 0): a collective's
+ * internal requests are the collective's business. */
+static int pitfalls(cs_rank *r, cs_op op, const cs_tensor *t, int peer, int tag, int ctx,
+                    bool eager, int line) {
     int rc = CS_OK;
+    if (ctx != 0) return CS_OK;
     if (cs_rank_has_inflight(r))
         rc = cs_rank_access(r, t, cs_op_is_send(op) ? CS_ACCESS_READ : CS_ACCESS_WRITE, line);
     if (rc == CS_OK) rc = cs_pitfall_self(r, op, peer, tag, eager, line);
     return rc;
 }
 
-static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int line,
+static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int ctx, int line,
                      cs_request **out) {
     const char *name = cs_op_name(op);
     cs_world *w = r->world;
@@ -327,9 +329,10 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int l
     if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
     if ((rc = gate(r, op, line)) != CS_OK) return rc;
     bool eager = cs_send_mode_is_eager(&w->cfg.mode, cs_tensor_nbytes(t));
-    if ((rc = pitfalls(r, op, t, dst, tag, eager, line)) != CS_OK) return rc;
+    if ((rc = pitfalls(r, op, t, dst, tag, ctx, eager, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
+    q->ctx = ctx;
     q->eager = eager;
     cs_event ev = {0};
     fill_post(&ev, q, t);
@@ -340,12 +343,12 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int l
         cs_request_release(q);
         return rc;
     }
-    if (op == CS_OP_ISEND) cs_inflight_add(r, q);
+    if (op == CS_OP_ISEND && ctx == 0) cs_inflight_add(r, q);
     *out = q;
     return CS_OK;
 }
 
-static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int line,
+static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int ctx, int line,
                      cs_request **out) {
     const char *name = cs_op_name(op);
     cs_world *w = r->world;
@@ -356,14 +359,15 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int l
                         w->cfg.world - 1);
     if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
     if ((rc = gate(r, op, line)) != CS_OK) return rc;
-    if ((rc = pitfalls(r, op, t, src, tag, false, line)) != CS_OK) return rc;
+    if ((rc = pitfalls(r, op, t, src, tag, ctx, false, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
+    q->ctx = ctx;
     cs_event ev = {0};
     fill_post(&ev, q, t);
     emit(r, &ev);
     cs_match_post_recv(w, &w->matchers[r->rank], cs_request_retain(q));
-    if (op == CS_OP_IRECV) cs_inflight_add(r, q);
+    if (op == CS_OP_IRECV && ctx == 0) cs_inflight_add(r, q);
     *out = q;
     return CS_OK;
 }
@@ -459,16 +463,16 @@ bool cs_test(cs_rank *r, cs_request *q) {
 /* ---- point to point */
 
 int cs_isend(cs_rank *r, cs_tensor *t, int dst, int tag, int line, cs_request **out) {
-    return post_send(r, CS_OP_ISEND, t, dst, tag, line, out);
+    return post_send(r, CS_OP_ISEND, t, dst, tag, 0, line, out);
 }
 
 int cs_irecv(cs_rank *r, cs_tensor *t, int src, int tag, int line, cs_request **out) {
-    return post_recv(r, CS_OP_IRECV, t, src, tag, line, out);
+    return post_recv(r, CS_OP_IRECV, t, src, tag, 0, line, out);
 }
 
 int cs_send(cs_rank *r, cs_tensor *t, int dst, int tag, int line) {
     cs_request *q;
-    int rc = post_send(r, CS_OP_SEND, t, dst, tag, line, &q);
+    int rc = post_send(r, CS_OP_SEND, t, dst, tag, 0, line, &q);
     if (rc != CS_OK) return rc;
     rc = cs_wait(r, q, line);
     cs_request_release(q);
@@ -477,12 +481,21 @@ int cs_send(cs_rank *r, cs_tensor *t, int dst, int tag, int line) {
 
 int cs_recv(cs_rank *r, cs_tensor *t, int src, int tag, int line, int *from) {
     cs_request *q;
-    int rc = post_recv(r, CS_OP_RECV, t, src, tag, line, &q);
+    int rc = post_recv(r, CS_OP_RECV, t, src, tag, 0, line, &q);
     if (rc != CS_OK) return rc;
     rc = cs_wait(r, q, line);
     if (from) *from = q->source;
     cs_request_release(q);
     return rc;
+}
+
+/* Collectives' internal messages: the same operations in their own context. */
+int cs_isend_ctx(cs_rank *r, cs_tensor *t, int dst, int tag, int ctx, int line, cs_request **out) {
+    return post_send(r, CS_OP_ISEND, t, dst, tag, ctx, line, out);
+}
+
+int cs_irecv_ctx(cs_rank *r, cs_tensor *t, int src, int tag, int ctx, int line, cs_request **out) {
+    return post_recv(r, CS_OP_IRECV, t, src, tag, ctx, line, out);
 }
 
 /* ---- the rest of a script's life */

@@ -41,6 +41,8 @@ typedef enum {
     CS_END_QUIT = 130    /* the user quit (q, Ctrl-C) */
 } cs_end_reason;
 
+#define CS_COLL_MAX_FAMILIES 16
+
 /* ---- send modes: rendezvous (eager_limit 0), eager (SIZE_MAX), eager:N */
 typedef struct cs_send_mode {
     size_t eager_limit; /* a send of at most this many bytes completes once buffered */
@@ -61,6 +63,9 @@ typedef struct cs_world_config {
     const char *engine;     /* "thread" */
     const char *script;     /* the script's name, for messages */
     bool strict;            /* pitfalls fail the rank instead of warning */
+    /* the collective algorithm per family (collectives.h: cs_coll_family ->
+     * cs_coll_algo); 0 = the family's default */
+    unsigned char coll_algo[CS_COLL_MAX_FAMILIES];
 } cs_world_config;
 
 /* A world over the thread engine: every rank lives in this process. Events go to
@@ -118,6 +123,10 @@ int cs_wait(cs_rank *r, cs_request *q, int line);
  * waited on (its buffer is the script's again). */
 bool cs_test(cs_rank *r, cs_request *q);
 int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line);
+/* The same in communication context ctx (> 0): collectives' internal traffic,
+ * which user receives (context 0) never match. See collectives.h. */
+int cs_isend_ctx(cs_rank *r, cs_tensor *t, int dst, int tag, int ctx, int line, cs_request **out);
+int cs_irecv_ctx(cs_rank *r, cs_tensor *t, int src, int tag, int ctx, int line, cs_request **out);
 
 /* ---- the rest of a script's life */
 int cs_compute(cs_rank *r, double ms, int line); /* busy for ms; CS_EABORT if the run ends */

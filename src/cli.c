@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "collectives.h"
 #include "launch.h"
 #include "script.h"
 
@@ -26,6 +27,8 @@ void cs_cli_usage(FILE *f) {
 }
 
 static void run_usage(FILE *f) {
+    char algos[1024];
+    cs_coll_algos_help(algos, sizeof algos);
     fprintf(f,
             "usage: commsim run SCRIPT [options]\n"
             "\n"
@@ -51,11 +54,15 @@ static void run_usage(FILE *f) {
             "      --strict           pitfalls (a buffer touched while an isend/irecv owns\n"
             "                         it, a request never waited on, a message never\n"
             "                         received, ...) are errors (status 2), not warnings\n"
+            "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
+            "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
+            "                         {algo = ...} still wins). The choices:\n"
+            "%s"
             "  -h, --help             show this help\n"
             "\n"
             "example:\n"
             "  commsim run lessons/02-point-to-point/chain.lua -n 4\n",
-            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT);
+            CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT, algos);
 }
 
 static int parse_u64(const char *opt, const char *s, unsigned long long max, unsigned long long *out) {
@@ -83,7 +90,7 @@ static int parse_seconds(const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_ALGO };
 
 int cs_cli_run(int argc, char **argv) {
     static const struct option longopts[] = {
@@ -97,6 +104,7 @@ int cs_cli_run(int argc, char **argv) {
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"strict", no_argument, NULL, OPT_STRICT},
+        {"algo", required_argument, NULL, OPT_ALGO},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -143,6 +151,14 @@ int cs_cli_run(int argc, char **argv) {
             o.seed = v;
             break;
         case OPT_STRICT: o.strict = true; break;
+        case OPT_ALGO: {
+            char why[256];
+            if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {
+                fprintf(stderr, "commsim run: --algo: %s\n", why);
+                return 1;
+            }
+            break;
+        }
         case 'h': run_usage(stdout); return 0;
         default: run_usage(stderr); return 1;
         }

@@ -68,6 +68,13 @@ typedef struct cs_event {
     const uint64_t *reqs; /* borrowed for the duration of the emit */
     int nreqs;
     bool any;
+    /* coll (name in text, root in peer, group's context in ctx, buffer bytes,
+     * dtype, line): what every rank of the group must agree on */
+    size_t count;          /* elements the ranks must agree on (see collectives.h) */
+    const char *algo;      /* "ring", "tree", ... */
+    const char *reduce_op; /* "sum", ...; NULL for collectives that do not reduce */
+    const int *group;      /* the group's world ranks; NULL (ngroup 0): the world */
+    int ngroup;
     /* compute */
     double ms;
     bool begin;

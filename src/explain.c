@@ -225,7 +225,10 @@ char *cs_mon_deadlock_report(const cs_monitor *m) {
         } else if (m->ranks[k].state < CS_RS_DONE && !m->ranks[k].in_deadlock) {
             cs_sb_printf(&b, "  rank %d is still running, but can release none of them\n", k);
         }
-    if (!(m->ext.explain && m->ext.explain(m->ext.state, m, &b))) explain_p2p(&b, m);
+    char *coll = cs_monitor_coll_explain(m); /* waits inside collectives, at their level */
+    if (coll) cs_sb_printf(&b, "%s", coll);
+    else explain_p2p(&b, m);
+    free(coll);
     return b.s;
 }
 

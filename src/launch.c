@@ -40,6 +40,7 @@ static void *rank_main(void *arg) {
 }
 
 static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
+static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
 
 /* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
 
@@ -209,6 +210,7 @@ int cs_launch_run(const cs_run_opts *o) {
     cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
                            .seed = o->seed, .engine = engine, .script = script.name,
                            .strict = o->strict};
+    memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
@@ -222,6 +224,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     mon.bus = &bus;
     mon.on_deadlock = on_deadlock;
+    mon.on_error = on_error;
     mon.ud = w;
     cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
     if (tw) cs_bus_subscribe(&bus, cs_trace_sink(tw));

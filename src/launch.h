@@ -19,6 +19,7 @@ typedef struct cs_run_opts {
     const char *trace;    /* JSON Lines trace file, or NULL */
     uint64_t seed;
     bool strict;          /* pitfalls are errors (status 2), not warnings */
+    unsigned char coll_algo[CS_COLL_MAX_FAMILIES]; /* --algo, see collectives.h */
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
 } cs_run_opts;

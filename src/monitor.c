@@ -89,7 +89,7 @@ int cs_monitor_init(cs_monitor *m, int world) {
     return 0;
 }
 
-void cs_monitor_set_ext(cs_monitor *m, cs_mon_ext ext) { m->ext = ext; }
+
 
 void cs_monitor_destroy(cs_monitor *m) {
     for (int i = 0; i < m->world; i++) {
@@ -101,12 +101,12 @@ void cs_monitor_destroy(cs_monitor *m) {
     for (int i = 0; i < m->nwarnings; i++) free(m->warnings[i]);
     free(m->warnings);
     free(m->run_error);
-    if (m->ext.destroy) m->ext.destroy(m->ext.state);
     free(m->ranks);
     free(m->script);
     free(m->engine);
     free(m->send_mode);
     free(m->verdict);
+    cs_monitor_coll_destroy(m);
     memset(m, 0, sizeof *m);
 }
 
@@ -178,7 +178,7 @@ static bool stuck(const cs_monitor *m, int rank) {
         if (q->matched || has_partner(m, q)) return false;
         pending = true;
     }
-    return pending && !(m->ext.can_release && m->ext.can_release(m->ext.state, m, rank));
+    return pending;
 }
 
 static void declare_deadlock(cs_monitor *m) {
@@ -333,8 +333,10 @@ static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
     }
     if (cs_op_is_send(q->op)) m->unmatched++;
     r->line = ev->line;
-    r->op = (int)ev->op;
-    r->peer = ev->peer;
+    if (ev->ctx == 0) { /* the script's own operation, not a collective's traffic */
+        r->op = (int)ev->op;
+        r->peer = ev->peer;
+    }
 }
 
 static void fold_match(cs_monitor *m, const cs_event *ev) {
@@ -401,6 +403,9 @@ static int fold_rankless(cs_monitor *m, const cs_event *ev) {
         return 0;
     case CS_EV_WARN: add_warning(m, ev->text); return 0;
     case CS_EV_ERROR:
+        /* A collective mismatch: the coll events it came from gave it already. */
+        if (cs_monitor_coll_verdict(m) && ev->text && !strcmp(ev->text, cs_monitor_coll_verdict(m)))
+            return 0;
         if (!m->run_error) {
             copy_text(&m->run_error, ev->text);
             m->run_status = ev->status;
@@ -435,6 +440,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         r->nwait = 0;
         set_state(m, ev->rank, CS_RS_RUNNING, ev->t);
         break;
+    case CS_EV_COLL: cs_monitor_coll_fold(m, ev); break;
     case CS_EV_COMPUTE:
         set_state(m, ev->rank, ev->begin ? CS_RS_COMPUTING : CS_RS_RUNNING, ev->t);
         break;
@@ -448,8 +454,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         break;
     default: break;
     }
-    if (m->ext.fold) m->ext.fold(m->ext.state, m, ev); /* it sees the model updated */
-    if (may_close(m, ev) || (m->ext.fold && ev->type == CS_EV_COLL)) check_progress(m);
+    if (may_close(m, ev)) check_progress(m);
     return 0;
 }
 

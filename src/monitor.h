@@ -63,26 +63,9 @@ typedef struct cs_mon_rank {
     uint64_t nevents;
 } cs_mon_rank;
 
-/* An extension of the monitor: a detector with state of its own that folds the
- * events it cares about (collectives: coll events, and the internal traffic of
- * their contexts) and takes part in the verdict. Everything is optional. */
-typedef struct cs_monitor cs_monitor;
-struct cs_sbuf;
-typedef struct cs_mon_ext {
-    void *state;
-    /* Every event of a rank, after the monitor has folded it. */
-    void (*fold)(void *state, const cs_monitor *m, const cs_event *ev);
-    /* Can blocked rank k still be released by something only the extension
-     * knows about? (Called only when the p2p model says it is stuck.) */
-    bool (*can_release)(void *state, const cs_monitor *m, int rank);
-    /* Explain a deadlock (after the list of waits), writing "why:" and "fix:"
-     * lines with cs_sb_printf (monitor_internal.h); true when it did, and the
-     * point-to-point explanation is skipped. */
-    bool (*explain)(void *state, const cs_monitor *m, struct cs_sbuf *out);
-    void (*destroy)(void *state);
-} cs_mon_ext;
+typedef struct cs_mon_coll cs_mon_coll; /* collectives: monitor_coll.c */
 
-struct cs_monitor {
+typedef struct cs_monitor {
     int world;
     char *script, *engine, *send_mode;
     cs_mon_rank *ranks;
@@ -92,7 +75,9 @@ struct cs_monitor {
     char *verdict;            /* the deadlock report, once found */
     cs_bus *bus;              /* live runs: where the deadlock event goes; NULL in replay */
     void (*on_deadlock)(void *ud);
+    void (*on_error)(void *ud); /* a verdict that is an error (collective mismatch) */
     void *ud;
+    cs_mon_coll *coll;
     bool have_run;
     bool ended;               /* every rank has exited */
     uint64_t unmatched;       /* sends posted, not yet received (in flight or buffered) */
@@ -100,8 +85,7 @@ struct cs_monitor {
     int nwarnings, warn_cap;
     char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
     int run_status;
-    cs_mon_ext ext;           /* collectives (see cs_mon_ext) */
-};
+} cs_monitor;
 
 int cs_monitor_init(cs_monitor *m, int world);
 void cs_monitor_destroy(cs_monitor *m);
@@ -123,7 +107,16 @@ static inline bool cs_mon_req_in_flight(const cs_mon_req *q) {
  * block: an endless loop, a long compute): declare it now, as the deadlock
  * verdict. The launcher calls it when --timeout expires. True if declared. */
 bool cs_monitor_declare_stuck(cs_monitor *m);
-/* Install an extension (before the first event); the monitor destroys it. */
-void cs_monitor_set_ext(cs_monitor *m, cs_mon_ext ext);
+
+/* ---- collectives (monitor_coll.c) */
+void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);
+void cs_monitor_coll_destroy(cs_monitor *m);
+/* A deadlock's explanation at the collective level (malloc'd), or NULL when no
+ * collective is waiting for ranks that never called it. */
+char *cs_monitor_coll_explain(const cs_monitor *m);
+/* The collective mismatch found, or NULL. */
+const char *cs_monitor_coll_verdict(const cs_monitor *m);
+/* Collective calls every member of their group has entered. */
+uint64_t cs_monitor_coll_calls(const cs_monitor *m);
 
 #endif

@@ -19,12 +19,22 @@ static char *dup_str(const char *s, bool *ok) {
     return d;
 }
 
-/* Make ev own copies of what it points into. */
+/* Make ev own copies of what it points into (every pointer of cs_event). */
 static bool own_event(cs_event *ev) {
     bool ok = true;
     ev->text = dup_str(ev->text, &ok);
     ev->engine = dup_str(ev->engine, &ok);
     ev->send_mode = dup_str(ev->send_mode, &ok);
+    ev->algo = dup_str(ev->algo, &ok);
+    ev->reduce_op = dup_str(ev->reduce_op, &ok);
+    if (ev->group && ev->ngroup > 0) {
+        int *group = malloc((size_t)ev->ngroup * sizeof *group);
+        if (group) memcpy(group, ev->group, (size_t)ev->ngroup * sizeof *group);
+        else ok = false, ev->ngroup = 0;
+        ev->group = group;
+    } else {
+        ev->group = NULL;
+    }
     if (ev->nreqs > 0) {
         uint64_t *reqs = malloc((size_t)ev->nreqs * sizeof *reqs);
         if (reqs) memcpy(reqs, ev->reqs, (size_t)ev->nreqs * sizeof *reqs);
@@ -40,6 +50,9 @@ static void free_event(cs_event *ev) {
     free((char *)ev->text);
     free((char *)ev->engine);
     free((char *)ev->send_mode);
+    free((char *)ev->algo);
+    free((char *)ev->reduce_op);
+    free((int *)ev->group);
     free((uint64_t *)ev->reqs);
 }
 

@@ -17,10 +17,8 @@ static void tagged(FILE *f, int rank, const char *prefix, const char *text) {
 
 static void report_emit(void *ud, const cs_event *ev) {
     cs_report *rep = ud;
-    if (ev->rank < 0 && (ev->type == CS_EV_WARN || ev->type == CS_EV_ERROR)) {
-        /* the run's own: a timeout, an interrupt, --strict */
-        fflush(rep->out);
-        fprintf(rep->err, "commsim: %s\n", ev->text ? ev->text : "");
+    if (ev->rank < 0 && ev->type == CS_EV_WARN) {
+        fprintf(rep->err, "commsim: warning: %s\n", ev->text ? ev->text : "");
         return;
     }
     switch (ev->type) {
@@ -33,7 +31,10 @@ static void report_emit(void *ud, const cs_event *ev) {
         break;
     case CS_EV_ERROR:
         fflush(rep->out);
-        tagged(rep->err, ev->rank, "error: ", ev->text);
+        /* An error of no rank is a verdict of the monitor (a collective
+         * mismatch) or the run's own end (a timeout, an interrupt, --strict):
+         * the summary prints it. */
+        if (ev->rank >= 0) tagged(rep->err, ev->rank, "error: ", ev->text);
         break;
     default: break;
     }
@@ -43,6 +44,7 @@ cs_sink cs_report_sink(cs_report *rep) { return (cs_sink){report_emit, rep}; }
 
 int cs_report_status(const cs_monitor *m) {
     if (m->deadlocked) return CS_END_DEADLOCK;
+    if (cs_monitor_coll_verdict(m)) return CS_END_ERROR;
     int worst = 0;
     for (int k = 0; k < m->world; k++) {
         const cs_mon_rank *r = &m->ranks[k];
@@ -73,6 +75,8 @@ void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
             m->send_mode ? m->send_mode : "?");
     fprintf(f, "messages: %llu, bytes: %llu\n", (unsigned long long)m->messages,
             (unsigned long long)m->bytes);
+    if (cs_monitor_coll_calls(m))
+        fprintf(f, "collectives: %llu\n", (unsigned long long)cs_monitor_coll_calls(m));
     fprintf(f, "ranks:");
     const char *sep = " ";
     for (int s = CS_RS_IDLE; s <= CS_RS_ABORTED; s++) {
@@ -85,6 +89,8 @@ void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
         fprintf(f, "warnings: %d pitfall%s (see above)\n", m->nwarnings,
                 m->nwarnings == 1 ? "" : "s");
     if (m->deadlocked && m->verdict) fputs(m->verdict, f);
+    if (cs_monitor_coll_verdict(m)) fputs(cs_monitor_coll_verdict(m), f);
+    if (m->run_error) fprintf(f, "%s\n", m->run_error);
     for (int k = 0; k < m->world; k++) {
         const cs_mon_rank *r = &m->ranks[k];
         if (r->state != CS_RS_FAILED || !r->error) continue;

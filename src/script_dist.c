@@ -168,17 +168,22 @@ static int d_wait_all(lua_State *L) {
     if (n > INT32_MAX / (lua_Integer)sizeof(cs_request *))
         return luaL_error(L, "dist.wait_all: too many work handles");
     cs_request **qs = lua_newuserdatauv(L, sizeof *qs * (size_t)(n ? n : 1), 0);
+    lua_Integer k = 0; /* collectives' works are complete already: skipped */
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, 1, i);
+        if (cs_script_is_coll_work(L, -1)) {
+            lua_pop(L, 1);
+            continue;
+        }
         cs_request **slot = luaL_testudata(L, -1, CS_WORK_MT);
         if (!slot || !*slot)
             return luaL_error(L, "dist.wait_all: element %I is not a work handle (got %s)", i,
                               luaL_typename(L, -1));
-        qs[i - 1] = *slot;
+        qs[k++] = *slot;
         lua_pop(L, 1);
     }
     cs_script_check(L);
-    if (n > 0) api_call(L, cs_wait_all(rank_of(L), qs, (int)n, cs_script_line(L)));
+    if (k > 0) api_call(L, cs_wait_all(rank_of(L), qs, (int)k, cs_script_line(L)));
     return 0;
 }
 
@@ -250,11 +255,13 @@ static int d_batch(lua_State *L) {
 /* ---- the rest */
 
 static int d_get_rank(lua_State *L) {
+    if (!lua_isnoneornil(L, 1)) return cs_script_group_query(L, 1, false);
     lua_pushinteger(L, cs_rank_id(rank_of(L)));
     return 1;
 }
 
 static int d_get_world_size(lua_State *L) {
+    if (!lua_isnoneornil(L, 1)) return cs_script_group_query(L, 1, true);
     lua_pushinteger(L, cs_rank_world_size(rank_of(L)));
     return 1;
 }
@@ -310,5 +317,6 @@ int luaopen_cs_dist(lua_State *L) {
     lua_getfield(L, -2, "irecv");
     lua_pushcclosure(L, d_p2pop, 2);
     lua_setfield(L, -2, "P2POp");
+    cs_script_coll_open(L);
     return 1;
 }

@@ -90,4 +90,10 @@ void cs_lua_access(lua_State *L, int idx, int how);
 /* ---- dist (script_dist.c) */
 int luaopen_cs_dist(lua_State *L);
 
+/* ---- collectives and groups (script_coll.c) */
+void cs_script_coll_open(lua_State *L); /* into the dist table on the stack top */
+/* get_rank / get_world_size of the group at idx */
+int cs_script_group_query(lua_State *L, int idx, bool size);
+bool cs_script_is_coll_work(lua_State *L, int idx);
+
 #endif

@@ -35,6 +35,7 @@ typedef enum {
     K_DTYPE,  /* ev->dtype by name */
     K_SHAPE,  /* ev->ndim + ev->shape as an array */
     K_REQS,   /* ev->reqs + ev->nreqs as an array */
+    K_GROUP,  /* ev->group + ev->ngroup as an array of ranks, 0..world-1 */
     K_SEED    /* ev->seed as a decimal string: 64 bits do not fit a JSON integer */
 } field_kind;
 
@@ -51,7 +52,8 @@ typedef struct {
 enum {
     F_REQ, F_OP, F_NAME, F_BEGIN, F_PEER, F_ROOT, F_TAG, F_CTX, F_BYTES, F_DTYPE,
     F_SHAPE, F_PEER_REQ, F_REQS, F_ANY, F_MS, F_EAGER, F_LINE, F_STATUS, F_TEXT,
-    F_WORLD, F_ENGINE, F_SEND_MODE, F_SEED, F_SCRIPT, F_NFIELDS
+    F_WORLD, F_ENGINE, F_SEND_MODE, F_SEED, F_SCRIPT, F_COUNT, F_ALGO, F_REDUCE_OP, F_GROUP,
+    F_NFIELDS
 };
 
 #define M(member) offsetof(cs_event, member)
@@ -80,6 +82,10 @@ static const field fields[F_NFIELDS] = {
     [F_SEND_MODE] = {"send_mode", K_STR, M(send_mode), 0, 0, false, CS_TRACE_MAX_NAME},
     [F_SEED] = {"seed", K_SEED, 0, 0, 0, false, 0},
     [F_SCRIPT] = {"script", K_STR, M(text), 0, 0, false, CS_TRACE_MAX_TEXT},
+    [F_COUNT] = {"count", K_SIZE, M(count), 0, 0, false, 0},
+    [F_ALGO] = {"algo", K_STR, M(algo), 0, 0, false, CS_TRACE_MAX_NAME},
+    [F_REDUCE_OP] = {"reduce_op", K_STR, M(reduce_op), 0, 0, false, CS_TRACE_MAX_NAME},
+    [F_GROUP] = {"group", K_GROUP, 0, 0, 0, false, 0},
 };
 #undef M
 
@@ -98,8 +104,8 @@ static const struct {
     [CS_EV_COMPLETE] = {B(F_REQ) | B(F_OP), B(F_STATUS), false},
     [CS_EV_BLOCK] = {B(F_REQS) | B(F_ANY) | B(F_LINE), 0, false},
     [CS_EV_UNBLOCK] = {0, B(F_LINE), false},
-    [CS_EV_COLL] = {B(F_NAME) | B(F_BEGIN) | B(F_ROOT) | B(F_CTX) | B(F_BYTES) | B(F_LINE), 0,
-                    false},
+    [CS_EV_COLL] = {B(F_NAME) | B(F_BEGIN) | B(F_ROOT) | B(F_CTX) | B(F_BYTES) | B(F_DTYPE) |
+                        B(F_LINE) | B(F_COUNT) | B(F_ALGO), B(F_REDUCE_OP) | B(F_GROUP), false},
     [CS_EV_COMPUTE] = {B(F_BEGIN) | B(F_MS), B(F_LINE), false},
     [CS_EV_PRINT] = {B(F_TEXT), B(F_LINE), false},
     [CS_EV_WARN] = {B(F_TEXT), B(F_LINE), true},
@@ -213,6 +219,14 @@ static json_t *field_to_json(const cs_event *ev, const field *f) {
             if (json_array_append_new(a, json_u64(ev->reqs[i])) < 0) goto fail;
         return a;
     }
+    case K_GROUP: {
+        int n = ev->group ? ev->ngroup : 0;
+        if (n > CS_TRACE_MAX_WORLD) n = CS_TRACE_MAX_WORLD;
+        if (!(a = json_array())) return NULL;
+        for (int i = 0; i < n; i++)
+            if (json_array_append_new(a, json_integer(ev->group[i])) < 0) goto fail;
+        return a;
+    }
     case K_SEED:
         snprintf(num, sizeof num, "%" PRIu64, ev->seed);
         return json_string(num);
@@ -231,6 +245,7 @@ static bool field_is_zero(const cs_event *ev, const field *f) {
     case K_BOOL: return !CAT(ev, f, bool);
     case K_DOUBLE: return CAT(ev, f, double) == 0.0;
     case K_STR: return !CAT(ev, f, char *) || !*CAT(ev, f, char *);
+    case K_GROUP: return !ev->group || ev->ngroup <= 0;
     default: return false; /* the other kinds are never optional */
     }
 }
@@ -295,6 +310,7 @@ void cs_trace_strings_free(cs_trace_strings *store) {
     if (!store) return;
     json_decref(store->held);
     free(store->reqs);
+    free(store->group);
     memset(store, 0, sizeof *store);
 }
 
@@ -441,6 +457,27 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
             store->reqs[i] = (uint64_t)json_integer_value(json_array_get(v, i));
         ev->reqs = store->reqs;
         ev->nreqs = (int)n;
+        return 0;
+    }
+    case K_GROUP: {
+        size_t n;
+        if (get_u64_array(v, f->name, CS_TRACE_MAX_WORLD, err, errlen) < 0) return -1;
+        n = json_array_size(v);
+        if (n > store->group_cap) {
+            int *p = realloc(store->group, n * sizeof *p);
+            if (!p) return fail(err, errlen, "out of memory");
+            store->group = p;
+            store->group_cap = n;
+        }
+        for (size_t i = 0; i < n; i++) {
+            json_int_t g = json_integer_value(json_array_get(v, i));
+            if (g > INT_MAX || (world > 0 && g >= world))
+                return fail(err, errlen, "group rank %lld out of range (world %d)", (long long)g,
+                            world);
+            store->group[i] = (int)g;
+        }
+        ev->group = store->group;
+        ev->ngroup = (int)n;
         return 0;
     }
     case K_SEED:

@@ -41,6 +41,8 @@ typedef struct cs_trace_strings {
     json_t *held;       /* the object the event's strings point into */
     uint64_t *reqs;
     size_t reqs_cap;
+    int *group;         /* a coll event's group */
+    size_t group_cap;
 } cs_trace_strings;
 
 void cs_trace_strings_free(cs_trace_strings *store);

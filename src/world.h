@@ -28,6 +28,8 @@ struct cs_rank {
     _Atomic uint32_t futex; /* bumped on every wake-up; the waiter sleeps on it */
     _Atomic int sleeping;
     _Atomic int exited;
+    int ngroups;            /* dist.new_group calls so far: the next group's context */
+    unsigned world_coll_seq; /* collectives called on the world group so far */
     cs_inflight inflight;
     char errmsg[512];
 };

@@ -188,6 +188,10 @@ declare -A required=(
     ["02-point-to-point/deadlock.lua"]="err:rank 0 is blocked in send to rank 1|err:rank 1 is blocked in send to rank 0"
     ["02-point-to-point/eager_limit.lua"]="out:done: received 256 values|err:--send-mode eager:1024|err:up to 1024 bytes|err:4096 bytes"
     ["02-point-to-point/pitfalls.lua"]="err:rank 0 is blocked in recv from rank 1|err:rank 1 has already finished"
+    ["01-first-program/hello.lua"]="out:[rank 3] all_gather: the ranks are 0, 1, 2, 3|out:[rank 3] all_reduce: their sum is 6"
+    ["03-collectives/all_reduce.lua"]="out:[rank 3] sum:    tensor([ 6., 60.,  4.])|out:[rank 0] bor:    tensor([15])"
+    ["03-collectives/ring_allreduce.lua"]="out:[rank 0] built-in ring:  tensor([10., 20., 30., 40.])|out:[rank 3] same: true"
+    ["03-collectives/mismatch.lua"]="err:why: ranks 0, 1, 2 entered all_reduce(SUM, float32, 4 elements) at mismatch.lua:16|err:rank 3 did not call it: it has finished"
 )
 
 # Every lesson script, as its header says.
@@ -218,6 +222,19 @@ done
 # No middle rank: the end equals the start; 14 middle ranks: +140.
 run_case $p2p/chain.lua n2 0 "-n 2" "out:[rank 1] end:   tensor([1., 2., 3., 4.])"
 run_case $p2p/chain.lua n16 0 "-n 16" "out:[rank 15] end:   tensor([141., 142., 143., 144.])"
+
+# Collectives: every all_reduce algorithm on a non-power-of-two world, the
+# ring by hand on odd sizes, a broadcast along the linear algorithm.
+coll=03-collectives
+for algo in ring recursive_doubling reduce_broadcast; do
+    run_case $coll/all_reduce.lua n3.$algo 0 "-n 3 --algo all_reduce=$algo" \
+        "out:[rank 2] sum:    tensor([ 3., 30.,  3.])"
+done
+for r in 3 5; do
+    run_case $coll/ring_allreduce.lua n$r 0 "-n $r" "out:[rank $((r - 1))] same: true"
+done
+run_case $coll/broadcast.lua linear 0 "--algo broadcast=linear" \
+    "out:[rank 3] after:  tensor([1., 2., 3.])"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

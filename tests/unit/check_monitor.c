@@ -407,52 +407,6 @@ START_TEST(test_wait_all_is_and) {
 }
 END_TEST
 
-/* ---- the extension hook (collectives plug in here) */
-
-typedef struct ext_state {
-    int folds;
-    bool release, explain;
-    int *destroyed;
-} ext_state;
-
-static void ext_fold(void *st, const cs_monitor *m, const cs_event *ev) {
-    (void)m, (void)ev;
-    ((ext_state *)st)->folds++;
-}
-static bool ext_release(void *st, const cs_monitor *m, int rank) {
-    (void)m, (void)rank;
-    return ((ext_state *)st)->release;
-}
-static bool ext_explain(void *st, const cs_monitor *m, cs_sbuf *out) {
-    (void)m;
-    if (!((ext_state *)st)->explain) return false;
-    cs_sb_printf(out, "why: ranks 0 and 1 are in different collectives\n");
-    return true;
-}
-static void ext_destroy(void *st) { (*((ext_state *)st)->destroyed)++; }
-
-START_TEST(test_extension_hook) {
-    int destroyed = 0;
-    ext_state st = {.release = true, .explain = true, .destroyed = &destroyed};
-    start(2, "rendezvous");
-    cs_monitor_set_ext(&mon, (cs_mon_ext){&st, ext_fold, ext_release, ext_explain, ext_destroy});
-    post(0, 1, CS_OP_SEND, 1, 4, 5, false);
-    post(1, 1, CS_OP_SEND, 0, 4, 5, false);
-    block(0, 5, 1, R1);
-    block(1, 5, 1, R1);
-    ck_assert_int_eq(st.folds, 4);
-    ck_assert(!mon.deadlocked); /* the extension knows something can still release them */
-    st.release = false;
-    unblock(1);
-    block(1, 5, 1, R1);
-    ck_assert(mon.deadlocked);
-    ck_assert_ptr_nonnull(strstr(mon.verdict, "different collectives"));
-    ck_assert_ptr_null(strstr(mon.verdict, "every blocked rank is sending"));
-    cs_monitor_destroy(&mon);
-    ck_assert_int_eq(destroyed, 1);
-}
-END_TEST
-
 /* Live, a pitfall the monitor finds goes out once as a warn event of the sender. */
 static int nwarn_events, warn_rank;
 static void capture(void *ud, const cs_event *ev) {
@@ -510,7 +464,6 @@ int main(void) {
     tcase_add_test(tc, test_partial_deadlock);
     tcase_add_test(tc, test_chain_to_a_running_rank);
     tcase_add_test(tc, test_wait_all_is_and);
-    tcase_add_test(tc, test_extension_hook);
     tcase_add_test(tc, test_live_warn_event);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

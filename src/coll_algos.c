@@ -1,0 +1,418 @@
+/* coll_algos.c -- the collective algorithms, written on isend/irecv.
+ *
+ * Every step posts its receives before its sends and waits for all of them, so
+ * no algorithm depends on buffering: each one works in rendezvous mode, where
+ * a send completes only once its receive is posted. Every rank of a group runs
+ * the same deterministic schedule, so the messages between two ranks are sent
+ * and received in the same order, which is all MPI matching needs.
+ *
+ * The schedules are the classic ones (MPICH's, NCCL's ring): see the table of
+ * who sends what to whom in docs/collectives.md and lessons/03-collectives.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+
+static int world_of(const cs_coll *c, int gr) { return c->ranks ? c->ranks[gr] : gr; }
+static int mod(int a, int n) { return ((a % n) + n) % n; }
+
+/* ---- a set of requests posted together and waited for together */
+
+typedef struct reqset {
+    cs_request **q;
+    int n, cap;
+} reqset;
+
+static int rs_post(cs_coll *c, reqset *s, bool send, cs_tensor *t, int peer) {
+    int rc;
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 8;
+        cs_request **q = realloc(s->q, (size_t)cap * sizeof *q);
+        if (!q) return CS_ENOMEM;
+        s->q = q;
+        s->cap = cap;
+    }
+    cs_request **slot = &s->q[s->n];
+    rc = send ? cs_isend_ctx(c->r, t, world_of(c, peer), c->tag, c->ctx, c->line, slot)
+              : cs_irecv_ctx(c->r, t, world_of(c, peer), c->tag, c->ctx, c->line, slot);
+    if (rc == CS_OK) s->n++;
+    return rc;
+}
+
+/* Drop the set (the engine keeps its own references to what is in flight). */
+static void rs_release(reqset *s) {
+    for (int i = 0; i < s->n; i++) cs_request_release(s->q[i]);
+    free(s->q);
+    *s = (reqset){0};
+}
+
+static int rs_wait(cs_coll *c, reqset *s) {
+    int rc = s->n ? cs_wait_all(c->r, s->q, s->n, c->line) : CS_OK;
+    rs_release(s);
+    return rc;
+}
+
+/* Receive into rbuf from `from` while sending sbuf to `to` (either may be -1). */
+static int exchange(cs_coll *c, cs_tensor *sbuf, int to, cs_tensor *rbuf, int from) {
+    reqset s = {0};
+    int rc = CS_OK;
+    if (rbuf && from >= 0) rc = rs_post(c, &s, false, rbuf, from);
+    if (rc == CS_OK && sbuf && to >= 0) rc = rs_post(c, &s, true, sbuf, to);
+    if (rc != CS_OK) {
+        rs_release(&s);
+        return rc;
+    }
+    return rs_wait(c, &s);
+}
+
+/* ---- buffers */
+
+/* Scratch buffers are the runtime's, not the script's: like NCCL's own buffers
+ * they are not charged to the rank's memory cap (the tensors they mirror are,
+ * and they never exceed a few times those). Charging them would fail a
+ * collective halfway, after messages were exchanged, whenever the script's
+ * garbage had not yet been collected. */
+static cs_tensor *scratch(cs_coll *c, int64_t numel) {
+    return cs_tensor_new(NULL, c->dtype, 1, &numel);
+}
+
+static cs_tensor *flat_view(cs_tensor *t) {
+    int64_t n = cs_tensor_numel(t);
+    return cs_tensor_view(t, 1, &n);
+}
+
+/* Block i of n of a flat tensor of len elements: [i*len/n, (i+1)*len/n). The
+ * blocks differ by at most one element, and may be empty. */
+static cs_tensor *block(cs_tensor *flat, int i, int n) {
+    int64_t len = cs_tensor_numel(flat);
+    int64_t lo = len * i / n, hi = len * (i + 1) / n;
+    return cs_tensor_narrow(flat, 0, lo, hi - lo);
+}
+
+static void combine(const cs_coll *c, cs_tensor *acc, const cs_tensor *in) {
+    cs_redop op = c->op == CS_RED_AVG ? CS_RED_SUM : c->op;
+    cs_coll_combine(c->dtype, op, cs_tensor_data(acc), cs_tensor_data(in),
+                    (size_t)cs_tensor_numel(acc));
+}
+
+static void copy_into(cs_tensor *dst, const cs_tensor *src) {
+    void *d = cs_tensor_data(dst);
+    const void *s = cs_tensor_data(src);
+    if (d != s) memmove(d, s, cs_tensor_nbytes(src));
+}
+
+void cs_coll_release_all(cs_tensor **ts, int n) {
+    for (int i = 0; i < n; i++) {
+        cs_tensor_release(ts[i]);
+        ts[i] = NULL;
+    }
+}
+
+int cs_coll_split(cs_tensor *t, int n, cs_tensor **blocks) {
+    cs_tensor *flat = flat_view(t);
+    if (!flat) return CS_ENOMEM;
+    for (int i = 0; i < n; i++)
+        if (!(blocks[i] = block(flat, i, n))) {
+            cs_coll_release_all(blocks, i);
+            cs_tensor_release(flat);
+            return CS_ENOMEM;
+        }
+    cs_tensor_release(flat);
+    return CS_OK;
+}
+
+/* ---- broadcast: binomial tree or linear */
+
+/* In the binomial tree (ranks relative to the root), rank v receives from v
+ * minus its lowest set bit, then sends to v + 2^k for each 2^k below that bit:
+ * the number of ranks holding the data doubles every round. */
+static int bcast_tree(cs_coll *c, cs_tensor *t, int root) {
+    int n = c->n, v = mod(c->me - root, n), mask = 1, rc;
+    for (; mask < n; mask <<= 1)
+        if (v & mask) {
+            if ((rc = exchange(c, NULL, -1, t, mod(v - mask + root, n))) != CS_OK) return rc;
+            break;
+        }
+    reqset s = {0};
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (v + mask < n && (rc = rs_post(c, &s, true, t, mod(v + mask + root, n))) != CS_OK) {
+            rs_release(&s);
+            return rc;
+        }
+    return rs_wait(c, &s);
+}
+
+static int bcast_linear(cs_coll *c, cs_tensor *t, int root) {
+    if (c->me != root) return exchange(c, NULL, -1, t, root);
+    reqset s = {0};
+    for (int j = 0; j < c->n; j++) {
+        int rc = j == root ? CS_OK : rs_post(c, &s, true, t, j);
+        if (rc != CS_OK) {
+            rs_release(&s);
+            return rc;
+        }
+    }
+    return rs_wait(c, &s);
+}
+
+int cs_algo_broadcast(cs_coll *c, cs_coll_algo a, cs_tensor *t, int root) {
+    if (c->n == 1) return CS_OK;
+    return a == CS_ALGO_LINEAR ? bcast_linear(c, t, root) : bcast_tree(c, t, root);
+}
+
+/* ---- reduce: the broadcast tree run backwards, or linear */
+
+static int reduce_tree(cs_coll *c, cs_tensor *acc, int root) {
+    int n = c->n, v = mod(c->me - root, n), rc = CS_OK;
+    cs_tensor *tmp = NULL;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (v & mask) { /* hand the partial sum to the parent: done */
+            rc = exchange(c, acc, mod(v - mask + root, n), NULL, -1);
+            break;
+        }
+        if (v + mask >= n) continue;
+        if (!tmp && !(tmp = scratch(c, cs_tensor_numel(acc)))) return CS_ENOMEM;
+        if ((rc = exchange(c, NULL, -1, tmp, mod(v + mask + root, n))) != CS_OK) break;
+        combine(c, acc, tmp);
+    }
+    cs_tensor_release(tmp);
+    return rc;
+}
+
+static int reduce_linear(cs_coll *c, cs_tensor *acc, int root) {
+    if (c->me != root) return exchange(c, acc, root, NULL, -1);
+    cs_tensor *tmp = scratch(c, cs_tensor_numel(acc));
+    int rc = tmp ? CS_OK : CS_ENOMEM;
+    for (int j = 0; j < c->n && rc == CS_OK; j++) {
+        if (j == root) continue;
+        if ((rc = exchange(c, NULL, -1, tmp, j)) == CS_OK) combine(c, acc, tmp);
+    }
+    cs_tensor_release(tmp);
+    return rc;
+}
+
+int cs_algo_reduce(cs_coll *c, cs_coll_algo a, cs_tensor *acc, int root) {
+    if (c->n == 1) return CS_OK;
+    return a == CS_ALGO_LINEAR ? reduce_linear(c, acc, root) : reduce_tree(c, acc, root);
+}
+
+/* ---- all_reduce */
+
+/* Ring: n-1 steps of reduce-scatter (each rank passes one block to its right
+ * neighbour and adds the block coming from its left), after which rank i owns
+ * the total of block i+1; then n-1 steps of all-gather passing the totals on. */
+static int allreduce_ring(cs_coll *c, cs_tensor *t) {
+    int n = c->n, me = c->me, right = mod(me + 1, n), left = mod(me - 1, n), rc = CS_OK;
+    cs_tensor *flat = flat_view(t), *tmp = NULL;
+    if (!flat || !(tmp = scratch(c, cs_tensor_numel(flat) / n + 1))) rc = CS_ENOMEM;
+    for (int s = 0; s < n - 1 && rc == CS_OK; s++) {
+        cs_tensor *out = block(flat, mod(me - s, n), n), *acc = block(flat, mod(me - s - 1, n), n);
+        cs_tensor *in = acc ? cs_tensor_narrow(tmp, 0, 0, cs_tensor_numel(acc)) : NULL;
+        if (!out || !acc || !in) rc = CS_ENOMEM;
+        else if ((rc = exchange(c, out, right, in, left)) == CS_OK) combine(c, acc, in);
+        cs_tensor_release(out), cs_tensor_release(acc), cs_tensor_release(in);
+    }
+    for (int s = 0; s < n - 1 && rc == CS_OK; s++) {
+        cs_tensor *out = block(flat, mod(me + 1 - s, n), n), *in = block(flat, mod(me - s, n), n);
+        rc = out && in ? exchange(c, out, right, in, left) : CS_ENOMEM;
+        cs_tensor_release(out), cs_tensor_release(in);
+    }
+    cs_tensor_release(tmp);
+    cs_tensor_release(flat);
+    return rc;
+}
+
+/* Recursive doubling: in round k a rank exchanges its whole vector with the
+ * rank 2^k away and both add. With a non-power-of-two size, the first 2*rem
+ * ranks pair up first (even ones hand their data to the odd ones and sit out),
+ * and get the result back at the end. */
+static int allreduce_rd(cs_coll *c, cs_tensor *t) {
+    int n = c->n, me = c->me, p = 1, rc = CS_OK;
+    while (p * 2 <= n) p *= 2;
+    int rem = n - p, vr;
+    cs_tensor *tmp = scratch(c, cs_tensor_numel(t));
+    if (!tmp) return CS_ENOMEM;
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            rc = exchange(c, t, me + 1, NULL, -1);
+            vr = -1;
+        } else {
+            if ((rc = exchange(c, NULL, -1, tmp, me - 1)) == CS_OK) combine(c, t, tmp);
+            vr = me / 2;
+        }
+    } else {
+        vr = me - rem;
+    }
+    for (int mask = 1; vr >= 0 && mask < p && rc == CS_OK; mask <<= 1) {
+        int vpeer = vr ^ mask, peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
+        if ((rc = exchange(c, t, peer, tmp, peer)) == CS_OK) combine(c, t, tmp);
+    }
+    if (rc == CS_OK && me < 2 * rem)
+        rc = me % 2 == 0 ? exchange(c, NULL, -1, t, me + 1) : exchange(c, t, me - 1, NULL, -1);
+    cs_tensor_release(tmp);
+    return rc;
+}
+
+/* Reduce to group rank 0 along the tree, then broadcast from it. */
+static int allreduce_rb(cs_coll *c, cs_tensor *t) {
+    cs_tensor *acc = c->me == 0 ? cs_tensor_retain(t) : cs_tensor_clone(NULL, t);
+    if (!acc) return CS_ENOMEM;
+    int rc = reduce_tree(c, acc, 0);
+    cs_tensor_release(acc);
+    return rc == CS_OK ? bcast_tree(c, t, 0) : rc;
+}
+
+int cs_algo_all_reduce(cs_coll *c, cs_coll_algo a, cs_tensor *t) {
+    if (c->n == 1) return CS_OK;
+    switch (a) {
+    case CS_ALGO_RECURSIVE_DOUBLING: return allreduce_rd(c, t);
+    case CS_ALGO_REDUCE_BROADCAST: return allreduce_rb(c, t);
+    default: return allreduce_ring(c, t);
+    }
+}
+
+/* ---- all_gather: ring (pass the block you got last step to the right) or direct */
+
+static int allgather_ring(cs_coll *c, cs_tensor **blocks) {
+    int n = c->n, me = c->me, rc = CS_OK;
+    for (int s = 0; s < n - 1 && rc == CS_OK; s++)
+        rc = exchange(c, blocks[mod(me - s, n)], mod(me + 1, n), blocks[mod(me - s - 1, n)],
+                      mod(me - 1, n));
+    return rc;
+}
+
+/* Every rank sends its block to every other at once: n-1 messages in and out. */
+static int allgather_direct(cs_coll *c, cs_tensor **blocks) {
+    reqset s = {0};
+    int rc = CS_OK;
+    for (int j = 1; j < c->n && rc == CS_OK; j++)
+        rc = rs_post(c, &s, false, blocks[mod(c->me - j, c->n)], mod(c->me - j, c->n));
+    for (int j = 1; j < c->n && rc == CS_OK; j++)
+        rc = rs_post(c, &s, true, blocks[c->me], mod(c->me + j, c->n));
+    if (rc != CS_OK) {
+        rs_release(&s);
+        return rc;
+    }
+    return rs_wait(c, &s);
+}
+
+int cs_algo_all_gather(cs_coll *c, cs_coll_algo a, cs_tensor **blocks, cs_tensor *in) {
+    copy_into(blocks[c->me], in);
+    if (c->n == 1) return CS_OK;
+    return a == CS_ALGO_DIRECT ? allgather_direct(c, blocks) : allgather_ring(c, blocks);
+}
+
+/* ---- gather and scatter: the root talks to every rank (linear) */
+
+int cs_algo_gather(cs_coll *c, cs_tensor *in, cs_tensor **blocks, int root) {
+    if (c->me != root) return exchange(c, in, root, NULL, -1);
+    copy_into(blocks[root], in);
+    reqset s = {0};
+    for (int j = 0; j < c->n; j++) {
+        int rc = j == root ? CS_OK : rs_post(c, &s, false, blocks[j], j);
+        if (rc != CS_OK) {
+            rs_release(&s);
+            return rc;
+        }
+    }
+    return rs_wait(c, &s);
+}
+
+int cs_algo_scatter(cs_coll *c, cs_tensor *out, cs_tensor **blocks, int root) {
+    if (c->me != root) return exchange(c, NULL, -1, out, root);
+    reqset s = {0};
+    for (int j = 0; j < c->n; j++) {
+        int rc = j == root ? CS_OK : rs_post(c, &s, true, blocks[j], j);
+        if (rc != CS_OK) {
+            rs_release(&s);
+            return rc;
+        }
+    }
+    copy_into(out, blocks[root]);
+    return rs_wait(c, &s);
+}
+
+/* ---- reduce_scatter */
+
+/* Ring: the partial sum of block b travels from rank b+1 around the ring to
+ * rank b, each rank on the way adding its own block b. */
+static int rs_ring(cs_coll *c, cs_tensor *out, cs_tensor **blocks) {
+    int n = c->n, me = c->me, rc = CS_OK;
+    int64_t k = cs_tensor_numel(out);
+    cs_tensor *cur = scratch(c, k), *in = scratch(c, k);
+    if (!cur || !in) rc = CS_ENOMEM;
+    else copy_into(cur, blocks[mod(me - 1, n)]);
+    for (int s = 0; s < n - 1 && rc == CS_OK; s++) {
+        if ((rc = exchange(c, cur, mod(me + 1, n), in, mod(me - 1, n))) != CS_OK) break;
+        copy_into(cur, blocks[mod(me - s - 2, n)]);
+        combine(c, cur, in);
+    }
+    if (rc == CS_OK) copy_into(out, cur);
+    cs_tensor_release(cur);
+    cs_tensor_release(in);
+    return rc;
+}
+
+/* Direct: rank j sends its block i to rank i; each rank adds what it got in
+ * group rank order. */
+static int rs_direct(cs_coll *c, cs_tensor *out, cs_tensor **blocks) {
+    int n = c->n, me = c->me, rc = CS_OK;
+    int64_t k = cs_tensor_numel(out);
+    cs_tensor **tmp = calloc((size_t)n, sizeof *tmp);
+    reqset s = {0};
+    if (!tmp) return CS_ENOMEM;
+    for (int j = 0; j < n && rc == CS_OK; j++) {
+        if (j == me) continue;
+        if (!(tmp[j] = scratch(c, k))) rc = CS_ENOMEM;
+        else rc = rs_post(c, &s, false, tmp[j], j);
+    }
+    for (int j = 1; j < n && rc == CS_OK; j++)
+        rc = rs_post(c, &s, true, blocks[mod(me + j, n)], mod(me + j, n));
+    rc = rc == CS_OK ? rs_wait(c, &s) : (rs_release(&s), rc);
+    if (rc == CS_OK) {
+        cs_tensor *acc = me == 0 ? blocks[me] : tmp[0];
+        cs_tensor *sum = cs_tensor_clone(NULL, acc);
+        if (!sum) rc = CS_ENOMEM;
+        for (int j = 1; j < n && sum; j++) combine(c, sum, j == me ? blocks[me] : tmp[j]);
+        if (sum) copy_into(out, sum);
+        cs_tensor_release(sum);
+    }
+    cs_coll_release_all(tmp, n);
+    free(tmp);
+    return rc;
+}
+
+int cs_algo_reduce_scatter(cs_coll *c, cs_coll_algo a, cs_tensor *out, cs_tensor **blocks) {
+    if (c->n == 1) {
+        copy_into(out, blocks[0]);
+        return CS_OK;
+    }
+    return a == CS_ALGO_DIRECT ? rs_direct(c, out, blocks) : rs_ring(c, out, blocks);
+}
+
+/* ---- all_to_all: pairwise exchange, step s with the ranks s away */
+
+int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
+    int n = c->n, me = c->me, rc = CS_OK;
+    copy_into(outs[me], ins[me]);
+    for (int s = 1; s < n && rc == CS_OK; s++) {
+        int to = mod(me + s, n), from = mod(me - s, n);
+        rc = exchange(c, ins[to], to, outs[from], from);
+    }
+    return rc;
+}
+
+/* ---- barrier: dissemination, round k signals the rank 2^k ahead */
+
+int cs_algo_barrier(cs_coll *c) {
+    int64_t one = 1;
+    cs_tensor *tok = cs_tensor_new(NULL, CS_UINT8, 1, &one);
+    cs_tensor *got = cs_tensor_new(NULL, CS_UINT8, 1, &one);
+    int rc = tok && got ? CS_OK : CS_ENOMEM;
+    for (int k = 1; k < c->n && rc == CS_OK; k <<= 1)
+        rc = exchange(c, tok, mod(c->me + k, c->n), got, mod(c->me - k, c->n));
+    cs_tensor_release(tok);
+    cs_tensor_release(got);
+    return rc;
+}

@@ -1,0 +1,578 @@
+/* collectives.c -- the collective API: names and algorithm choice, groups,
+ * argument checks, coll events, and the reduction kernels. The algorithms
+ * themselves are in coll_algos.c. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_internal.h"
+#include "world.h"
+
+/* ---- names */
+
+static const char *const redop_names[CS_RED_NOPS] = {"SUM", "AVG", "PRODUCT", "MIN",
+                                                     "MAX", "BAND", "BOR", "BXOR"};
+
+const char *cs_redop_name(cs_redop op) { return (unsigned)op < CS_RED_NOPS ? redop_names[op] : "?"; }
+
+bool cs_redop_parse(const char *s, cs_redop *out) {
+    for (int i = 0; i < CS_RED_NOPS; i++)
+        if (strcmp(s, redop_names[i]) == 0) {
+            *out = (cs_redop)i;
+            return true;
+        }
+    return false;
+}
+
+static const struct {
+    const char *name;
+    cs_coll_family family;
+} kinds[CS_COLL_NKINDS] = {
+    [CS_COLL_BROADCAST] = {"broadcast", CS_FAM_BROADCAST},
+    [CS_COLL_REDUCE] = {"reduce", CS_FAM_REDUCE},
+    [CS_COLL_ALL_REDUCE] = {"all_reduce", CS_FAM_ALL_REDUCE},
+    [CS_COLL_ALL_GATHER] = {"all_gather", CS_FAM_ALL_GATHER},
+    [CS_COLL_ALL_GATHER_INTO_TENSOR] = {"all_gather_into_tensor", CS_FAM_ALL_GATHER},
+    [CS_COLL_GATHER] = {"gather", CS_FAM_GATHER},
+    [CS_COLL_SCATTER] = {"scatter", CS_FAM_SCATTER},
+    [CS_COLL_REDUCE_SCATTER] = {"reduce_scatter", CS_FAM_REDUCE_SCATTER},
+    [CS_COLL_REDUCE_SCATTER_TENSOR] = {"reduce_scatter_tensor", CS_FAM_REDUCE_SCATTER},
+    [CS_COLL_ALL_TO_ALL] = {"all_to_all", CS_FAM_ALL_TO_ALL},
+    [CS_COLL_ALL_TO_ALL_SINGLE] = {"all_to_all_single", CS_FAM_ALL_TO_ALL},
+    [CS_COLL_BARRIER] = {"barrier", CS_FAM_BARRIER},
+};
+
+/* Each family's algorithms, the default first. */
+static const struct {
+    const char *name;
+    cs_coll_algo algos[4];
+} families[CS_FAM_N] = {
+    [CS_FAM_BROADCAST] = {"broadcast", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
+    [CS_FAM_REDUCE] = {"reduce", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
+    [CS_FAM_ALL_REDUCE] = {"all_reduce",
+                           {CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST}},
+    [CS_FAM_ALL_GATHER] = {"all_gather", {CS_ALGO_RING, CS_ALGO_DIRECT}},
+    [CS_FAM_GATHER] = {"gather", {CS_ALGO_LINEAR}},
+    [CS_FAM_SCATTER] = {"scatter", {CS_ALGO_LINEAR}},
+    [CS_FAM_REDUCE_SCATTER] = {"reduce_scatter", {CS_ALGO_RING, CS_ALGO_DIRECT}},
+    [CS_FAM_ALL_TO_ALL] = {"all_to_all", {CS_ALGO_DIRECT}},
+    [CS_FAM_BARRIER] = {"barrier", {CS_ALGO_DISSEMINATION}},
+};
+
+static const char *const algo_names[CS_ALGO_N] = {
+    [CS_ALGO_DEFAULT] = "default", [CS_ALGO_RING] = "ring",
+    [CS_ALGO_RECURSIVE_DOUBLING] = "recursive_doubling",
+    [CS_ALGO_REDUCE_BROADCAST] = "reduce_broadcast", [CS_ALGO_TREE] = "tree",
+    [CS_ALGO_LINEAR] = "linear", [CS_ALGO_DIRECT] = "direct",
+    [CS_ALGO_DISSEMINATION] = "dissemination",
+};
+
+const char *cs_coll_name(cs_coll_kind k) { return (unsigned)k < CS_COLL_NKINDS ? kinds[k].name : "?"; }
+cs_coll_family cs_coll_family_of(cs_coll_kind k) { return kinds[k].family; }
+const char *cs_coll_family_name(cs_coll_family f) { return (unsigned)f < CS_FAM_N ? families[f].name : "?"; }
+const char *cs_coll_algo_name(cs_coll_algo a) { return (unsigned)a < CS_ALGO_N ? algo_names[a] : "?"; }
+cs_coll_algo cs_coll_default_algo(cs_coll_family f) { return families[f].algos[0]; }
+
+bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a) {
+    for (int i = 0; i < 4 && families[f].algos[i]; i++)
+        if (families[f].algos[i] == a) return true;
+    return false;
+}
+
+/* "ring (default), recursive_doubling, reduce_broadcast" */
+static void list_algos(cs_coll_family f, char *buf, size_t len) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 4 && families[f].algos[i] && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s%s", i ? ", " : "",
+                              algo_names[families[f].algos[i]], i ? "" : " (default)");
+}
+
+bool cs_coll_algo_parse(cs_coll_family f, const char *s, cs_coll_algo *out, char *err,
+                        size_t errlen) {
+    for (int a = 1; a < CS_ALGO_N; a++)
+        if (strcmp(s, algo_names[a]) == 0 && cs_coll_algo_allowed(f, (cs_coll_algo)a)) {
+            *out = (cs_coll_algo)a;
+            return true;
+        }
+    char list[160];
+    list_algos(f, list, sizeof list);
+    snprintf(err, errlen, "unknown %s algorithm '%s' (available: %s)", families[f].name, s, list);
+    return false;
+}
+
+bool cs_coll_algos_parse(const char *spec, unsigned char *algos, char *err, size_t errlen) {
+    char item[128];
+    for (const char *p = spec; *p;) {
+        size_t n = strcspn(p, ",");
+        snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item - 1 ? n : sizeof item - 1), p);
+        p += n + (p[n] == ',');
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            snprintf(err, errlen, "'%s' is not COLLECTIVE=ALGORITHM", item);
+            return false;
+        }
+        *eq = '\0';
+        int f = 0;
+        while (f < CS_FAM_N && strcmp(item, families[f].name) != 0) f++;
+        if (f == CS_FAM_N) {
+            snprintf(err, errlen, "unknown collective '%s' (all_reduce, broadcast, reduce, "
+                                  "all_gather, reduce_scatter, all_to_all, gather, scatter, barrier)",
+                     item);
+            return false;
+        }
+        cs_coll_algo a;
+        if (!cs_coll_algo_parse((cs_coll_family)f, eq + 1, &a, err, errlen)) return false;
+        algos[f] = (unsigned char)a;
+    }
+    return true;
+}
+
+void cs_coll_algos_help(char *buf, size_t len) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int f = 0; f < CS_FAM_N && o < len; f++) {
+        char list[160];
+        list_algos((cs_coll_family)f, list, sizeof list);
+        o += (size_t)snprintf(buf + o, len - o, "        %-15s %s\n",
+                              families[f].name, list);
+    }
+}
+
+/* ---- groups */
+
+int cs_group_new(cs_rank *r, const int *ranks, int n, cs_group **out) {
+    int world = cs_rank_world_size(r);
+    if (n < 1) return snprintf(r->errmsg, sizeof r->errmsg, "dist.new_group: the list of ranks is empty"), CS_EARG;
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= world) {
+            snprintf(r->errmsg, sizeof r->errmsg,
+                     "dist.new_group: rank %d is outside the world (ranks 0 to %d)", ranks[i], world - 1);
+            return CS_EARG;
+        }
+        for (int j = 0; j < i; j++)
+            if (ranks[j] == ranks[i]) {
+                snprintf(r->errmsg, sizeof r->errmsg, "dist.new_group: rank %d is listed twice",
+                         ranks[i]);
+                return CS_EARG;
+            }
+    }
+    cs_group *g = calloc(1, sizeof *g);
+    int *copy = malloc((size_t)n * sizeof *copy);
+    if (!g || !copy) {
+        free(g);
+        free(copy);
+        return CS_ENOMEM;
+    }
+    memcpy(copy, ranks, (size_t)n * sizeof *copy);
+    /* Contexts 0 (user) and 1 (world) are taken; every rank counts the same way. */
+    *g = (cs_group){.ctx = CS_WORLD_CTX + 1 + r->ngroups++, .size = n, .ranks = copy};
+    g->rank = cs_group_rank_of(g, r->rank);
+    *out = g;
+    return CS_OK;
+}
+
+void cs_group_free(cs_group *g) {
+    if (!g) return;
+    free(g->ranks);
+    free(g);
+}
+
+int cs_group_world_rank(const cs_group *g, int gr) { return g->ranks ? g->ranks[gr] : gr; }
+
+int cs_group_rank_of(const cs_group *g, int wr) {
+    if (!g->ranks) return wr >= 0 && wr < g->size ? wr : -1;
+    for (int i = 0; i < g->size; i++)
+        if (g->ranks[i] == wr) return i;
+    return -1;
+}
+
+/* ---- the reduction kernels */
+
+#define COMBINE_LOOP(T, EXPR)                                                   \
+    do {                                                                        \
+        T *a = acc;                                                             \
+        const T *b = in;                                                        \
+        for (size_t i = 0; i < n; i++) a[i] = (T)(EXPR);                        \
+    } while (0)
+
+#define COMBINE_ARITH(T)                                                        \
+    switch (op) {                                                               \
+    case CS_RED_PRODUCT: COMBINE_LOOP(T, a[i] * b[i]); break;                   \
+    case CS_RED_MIN: COMBINE_LOOP(T, b[i] < a[i] ? b[i] : a[i]); break;         \
+    case CS_RED_MAX: COMBINE_LOOP(T, b[i] > a[i] ? b[i] : a[i]); break;         \
+    default: COMBINE_LOOP(T, a[i] + b[i]); break;                               \
+    }
+
+#define COMBINE_INT(T)                                                          \
+    switch (op) {                                                               \
+    case CS_RED_BAND: COMBINE_LOOP(T, a[i] & b[i]); break;                      \
+    case CS_RED_BOR: COMBINE_LOOP(T, a[i] | b[i]); break;                       \
+    case CS_RED_BXOR: COMBINE_LOOP(T, a[i] ^ b[i]); break;                      \
+    default: COMBINE_ARITH(T)                                                   \
+    }
+
+/* Integer sums and products wrap as torch's do: compute them unsigned. */
+void cs_coll_combine(cs_dtype d, cs_redop op, void *acc, const void *in, size_t n) {
+    switch (d) {
+    case CS_FLOAT32: COMBINE_ARITH(float) break;
+    case CS_FLOAT64: COMBINE_ARITH(double) break;
+    case CS_INT32:
+        if (op == CS_RED_SUM || op == CS_RED_PRODUCT) COMBINE_ARITH(uint32_t)
+        else COMBINE_INT(int32_t)
+        break;
+    case CS_INT64:
+        if (op == CS_RED_SUM || op == CS_RED_PRODUCT) COMBINE_ARITH(uint64_t)
+        else COMBINE_INT(int64_t)
+        break;
+    case CS_UINT8: COMBINE_INT(uint8_t) break;
+    default: break;
+    }
+}
+
+static void divide(cs_tensor *t, int n) {
+    size_t k = (size_t)cs_tensor_numel(t);
+    if (t->dtype == CS_FLOAT32)
+        for (float *p = cs_tensor_data(t); k--; p++) *p /= (float)n;
+    else if (t->dtype == CS_FLOAT64)
+        for (double *p = cs_tensor_data(t); k--; p++) *p /= (double)n;
+}
+
+/* ---- argument checks: each returns CS_EARG with the message in r->errmsg */
+
+static int fail(cs_rank *r, cs_coll_kind k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(cs_rank *r, cs_coll_kind k, const char *fmt, ...) {
+    int o = snprintf(r->errmsg, sizeof r->errmsg, "dist.%s: ", kinds[k].name);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->errmsg + o, sizeof r->errmsg - (size_t)o, fmt, ap);
+    va_end(ap);
+    return CS_EARG;
+}
+
+/* A call being set up: the resolved group, algorithm and its event. */
+typedef struct call {
+    cs_coll_kind kind;
+    cs_coll c;
+    cs_coll_algo algo;
+    unsigned *seq;
+    int root;       /* world rank, -1 */
+    size_t count, bytes;
+    bool reduces;
+    const int *group;
+    int ngroup;
+} call;
+
+static void group_str(const cs_coll *c, char *buf, size_t len) {
+    if (!c->ranks) {
+        snprintf(buf, len, "the world");
+        return;
+    }
+    size_t o = (size_t)snprintf(buf, len, "ranks [");
+    for (int i = 0; i < c->n && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, i ? ", %d" : "%d", c->ranks[i]);
+    if (o < len) snprintf(buf + o, len - o, "]");
+}
+
+static int check_tensor(cs_rank *r, cs_coll_kind k, const cs_tensor *t, const char *what) {
+    if (!t) return fail(r, k, "expected a tensor for %s", what);
+    if (!cs_tensor_is_contiguous(t))
+        return fail(r, k, "%s must be contiguous (use t:contiguous())", what);
+    return CS_OK;
+}
+
+/* Resolve group, algorithm and root; check the reduce op against dtype. */
+static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool rooted) {
+    cs_group *g = cc->group;
+    cs_coll *c = &k->c;
+    *c = (cs_coll){.r = r, .line = cc->line, .op = cc->op, .dtype = d};
+    if (g) {
+        c->ranks = g->ranks, c->n = g->size, c->me = g->rank, c->ctx = g->ctx, k->seq = &g->seq;
+        k->group = g->ranks, k->ngroup = g->size;
+    } else {
+        c->n = cs_rank_world_size(r), c->me = r->rank, c->ctx = CS_WORLD_CTX;
+        k->seq = &r->world_coll_seq;
+    }
+    char gs[160];
+    group_str(c, gs, sizeof gs);
+    if (c->me < 0) return fail(r, k->kind, "rank %d is not a member of the group (%s)", r->rank, gs);
+    cs_coll_family f = kinds[k->kind].family;
+    k->algo = cc->algo ? cc->algo : (cs_coll_algo)r->world->cfg.coll_algo[f];
+    if (!k->algo) k->algo = cs_coll_default_algo(f);
+    if (!cs_coll_algo_allowed(f, k->algo)) {
+        char list[160];
+        list_algos(f, list, sizeof list);
+        return fail(r, k->kind, "'%s' is not a %s algorithm (available: %s)",
+                    cs_coll_algo_name(k->algo), families[f].name, list);
+    }
+    k->root = -1;
+    if (rooted) {
+        int world = cs_rank_world_size(r);
+        if (cc->root < 0 || cc->root >= world)
+            return fail(r, k->kind, "root %d is outside the world (ranks 0 to %d)", cc->root, world - 1);
+        int gr = g ? cs_group_rank_of(g, cc->root) : cc->root;
+        if (gr < 0) return fail(r, k->kind, "root %d is not a member of the group (%s)", cc->root, gs);
+        k->root = cc->root;
+    }
+    if (!k->reduces) return CS_OK;
+    if ((unsigned)cc->op >= CS_RED_NOPS) return fail(r, k->kind, "unknown reduce op %d", (int)cc->op);
+    bool isint = !cs_dtype_is_float(d);
+    if (cc->op >= CS_RED_BAND && !isint)
+        return fail(r, k->kind, "ReduceOp.%s needs an integer dtype (the tensor is %s)",
+                    cs_redop_name(cc->op), cs_dtype_name(d));
+    if (cc->op == CS_RED_AVG && isint)
+        return fail(r, k->kind, "ReduceOp.AVG needs a floating-point dtype (the tensor is %s)",
+                    cs_dtype_name(d));
+    return CS_OK;
+}
+
+/* The tensors of a list: n of them (the group size), each contiguous, of dtype
+ * d and numel elements (numel < 0: any size). */
+static int check_list(cs_rank *r, call *k, cs_tensor **ts, int n, const char *what, cs_dtype d,
+                      int64_t numel) {
+    if (!ts || n != k->c.n)
+        return fail(r, k->kind, "%s has %d tensors, but the group has %d ranks (one per rank)",
+                    what, ts ? n : 0, k->c.n);
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "tensor %d of %s", i, what);
+        int rc = check_tensor(r, k->kind, ts[i], name);
+        if (rc != CS_OK) return rc;
+        if (ts[i]->dtype != d)
+            return fail(r, k->kind, "%s is %s, but the input is %s", name,
+                        cs_dtype_name(ts[i]->dtype), cs_dtype_name(d));
+        if (numel >= 0 && cs_tensor_numel(ts[i]) != numel)
+            return fail(r, k->kind, "%s has %lld elements, but the input has %lld", name,
+                        (long long)cs_tensor_numel(ts[i]), (long long)numel);
+    }
+    return CS_OK;
+}
+
+static void emit(call *k, bool enter) {
+    cs_rank *r = k->c.r;
+    cs_event ev = {.type = CS_EV_COLL, .rank = r->rank, .text = kinds[k->kind].name,
+                   .begin = enter, .peer = k->root, .ctx = k->c.ctx, .bytes = k->bytes,
+                   .dtype = k->c.dtype, .line = k->c.line, .count = k->count,
+                   .algo = cs_coll_algo_name(k->algo),
+                   .reduce_op = k->reduces ? cs_redop_name(k->c.op) : NULL,
+                   .group = k->group, .ngroup = k->ngroup};
+    cs_bus_emit(r->world->bus, &ev);
+}
+
+/* Checks passed: take the call's tag and announce the entry. */
+static void enter(call *k) {
+    k->c.tag = (int)(*k->seq & 0x7fffffffu);
+    (*k->seq)++;
+    emit(k, true);
+}
+
+static int leave(call *k, int rc) {
+    if (rc == CS_OK) emit(k, false);
+    return rc;
+}
+
+static int group_root(const call *k) {
+    if (k->root < 0 || !k->c.ranks) return k->root;
+    for (int i = 0; i < k->c.n; i++)
+        if (k->c.ranks[i] == k->root) return i;
+    return -1;
+}
+
+/* ---- the operations */
+
+int cs_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_BROADCAST};
+    int rc = check_tensor(r, k.kind, t, "the tensor");
+    if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, true);
+    if (rc != CS_OK) return rc;
+    k.count = (size_t)cs_tensor_numel(t), k.bytes = cs_tensor_nbytes(t);
+    enter(&k);
+    return leave(&k, cs_algo_broadcast(&k.c, k.algo, t, group_root(&k)));
+}
+
+int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_REDUCE, .reduces = true};
+    int rc = check_tensor(r, k.kind, t, "the tensor");
+    if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, true);
+    if (rc != CS_OK) return rc;
+    k.count = (size_t)cs_tensor_numel(t), k.bytes = cs_tensor_nbytes(t);
+    int root = group_root(&k);
+    /* Only the root's tensor changes: the others reduce into a copy. */
+    cs_tensor *acc = k.c.me == root ? cs_tensor_retain(t) : cs_tensor_clone(NULL, t); /* scratch: see coll_algos.c */
+    if (!acc) return CS_ENOMEM;
+    enter(&k);
+    rc = cs_algo_reduce(&k.c, k.algo, acc, root);
+    if (rc == CS_OK && k.c.me == root && cc->op == CS_RED_AVG) divide(t, k.c.n);
+    cs_tensor_release(acc);
+    return leave(&k, rc);
+}
+
+int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_ALL_REDUCE, .reduces = true};
+    int rc = check_tensor(r, k.kind, t, "the tensor");
+    if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, false);
+    if (rc != CS_OK) return rc;
+    k.count = (size_t)cs_tensor_numel(t), k.bytes = cs_tensor_nbytes(t);
+    enter(&k);
+    rc = cs_algo_all_reduce(&k.c, k.algo, t);
+    if (rc == CS_OK && cc->op == CS_RED_AVG) divide(t, k.c.n);
+    return leave(&k, rc);
+}
+
+int cs_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_ALL_GATHER};
+    int rc = check_tensor(r, k.kind, in, "the input");
+    if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, false);
+    if (rc == CS_OK) rc = check_list(r, &k, out, nout, "the output list", in->dtype, cs_tensor_numel(in));
+    if (rc != CS_OK) return rc;
+    k.count = (size_t)cs_tensor_numel(in), k.bytes = cs_tensor_nbytes(in);
+    enter(&k);
+    return leave(&k, cs_algo_all_gather(&k.c, k.algo, out, in));
+}
+
+/* The tensor variants: the big tensor split in group-size blocks. */
+static int run_split(call *k, cs_tensor *big, cs_tensor *small) {
+    cs_tensor **blocks = calloc((size_t)k->c.n, sizeof *blocks);
+    int rc = blocks ? cs_coll_split(big, k->c.n, blocks) : CS_ENOMEM;
+    if (rc != CS_OK) {
+        free(blocks);
+        return rc;
+    }
+    enter(k);
+    if (k->kind == CS_COLL_ALL_GATHER_INTO_TENSOR) {
+        rc = cs_algo_all_gather(&k->c, k->algo, blocks, small);
+    } else {
+        rc = cs_algo_reduce_scatter(&k->c, k->algo, small, blocks);
+        if (rc == CS_OK && k->c.op == CS_RED_AVG) divide(small, k->c.n);
+    }
+    cs_coll_release_all(blocks, k->c.n);
+    free(blocks);
+    return leave(k, rc);
+}
+
+/* The tensor variants' checks: big holds group-size times small's elements,
+ * both of one dtype. */
+static int pair_call(cs_rank *r, call *k, const cs_coll_call *cc, cs_tensor *big, cs_tensor *small,
+                     const char *bname, const char *sname) {
+    int rc = check_tensor(r, k->kind, big, bname);
+    if (rc == CS_OK) rc = check_tensor(r, k->kind, small, sname);
+    if (rc == CS_OK) rc = begin(r, k, cc, small->dtype, false);
+    if (rc != CS_OK) return rc;
+    if (big->dtype != small->dtype)
+        return fail(r, k->kind, "%s is %s, but %s is %s", bname, cs_dtype_name(big->dtype), sname,
+                    cs_dtype_name(small->dtype));
+    if (cs_tensor_numel(big) != (int64_t)k->c.n * cs_tensor_numel(small))
+        return fail(r, k->kind, "%s has %lld elements, but must have %d x %lld (group size x %s)",
+                    bname, (long long)cs_tensor_numel(big), k->c.n,
+                    (long long)cs_tensor_numel(small), sname);
+    k->count = (size_t)cs_tensor_numel(small);
+    return CS_OK;
+}
+
+int cs_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_ALL_GATHER_INTO_TENSOR};
+    int rc = pair_call(r, &k, cc, out, in, "the output", "the input");
+    if (rc != CS_OK) return rc;
+    k.bytes = cs_tensor_nbytes(in);
+    return run_split(&k, out, in);
+}
+
+int cs_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_REDUCE_SCATTER_TENSOR, .reduces = true};
+    int rc = pair_call(r, &k, cc, in, out, "the input", "the output");
+    if (rc != CS_OK) return rc;
+    k.bytes = cs_tensor_nbytes(in);
+    return run_split(&k, in, out);
+}
+
+int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_GATHER};
+    int rc = check_tensor(r, k.kind, in, "the input");
+    if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, true);
+    bool root = rc == CS_OK && k.c.me == group_root(&k);
+    if (root) rc = check_list(r, &k, list, n, "the gather list", in->dtype, cs_tensor_numel(in));
+    if (rc != CS_OK) return rc;
+    k.count = (size_t)cs_tensor_numel(in), k.bytes = cs_tensor_nbytes(in);
+    enter(&k);
+    return leave(&k, cs_algo_gather(&k.c, in, root ? list : NULL, group_root(&k)));
+}
+
+int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_SCATTER};
+    int rc = check_tensor(r, k.kind, out, "the output");
+    if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, true);
+    bool root = rc == CS_OK && k.c.me == group_root(&k);
+    if (root) rc = check_list(r, &k, list, n, "the scatter list", out->dtype, cs_tensor_numel(out));
+    if (rc != CS_OK) return rc;
+    k.count = (size_t)cs_tensor_numel(out), k.bytes = cs_tensor_nbytes(out);
+    enter(&k);
+    return leave(&k, cs_algo_scatter(&k.c, out, root ? list : NULL, group_root(&k)));
+}
+
+int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_REDUCE_SCATTER, .reduces = true};
+    int rc = check_tensor(r, k.kind, out, "the output");
+    if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, false);
+    if (rc == CS_OK) rc = check_list(r, &k, in, nin, "the input list", out->dtype, cs_tensor_numel(out));
+    if (rc != CS_OK) return rc;
+    k.count = (size_t)cs_tensor_numel(out), k.bytes = cs_tensor_nbytes(out) * (size_t)nin;
+    enter(&k);
+    rc = cs_algo_reduce_scatter(&k.c, k.algo, out, in);
+    if (rc == CS_OK && cc->op == CS_RED_AVG) divide(out, k.c.n);
+    return leave(&k, rc);
+}
+
+int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin,
+                  const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_ALL_TO_ALL};
+    if (!in || nin < 1) return fail(r, k.kind, "the input list is empty");
+    int rc = check_tensor(r, k.kind, in[0], "tensor 0 of the input list");
+    if (rc == CS_OK) rc = begin(r, &k, cc, in[0]->dtype, false);
+    if (rc == CS_OK) rc = check_list(r, &k, in, nin, "the input list", in[0]->dtype, -1);
+    if (rc == CS_OK) rc = check_list(r, &k, out, nout, "the output list", in[0]->dtype, -1);
+    if (rc != CS_OK) return rc;
+    /* Sizes may differ between pairs: what each pair agrees on is checked by
+     * the messages themselves (a receive of the wrong size is an error). */
+    for (int i = 0; i < nin; i++) k.bytes += cs_tensor_nbytes(in[i]);
+    k.count = 0;
+    enter(&k);
+    return leave(&k, cs_algo_all_to_all(&k.c, out, in));
+}
+
+int cs_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_ALL_TO_ALL_SINGLE};
+    int rc = check_tensor(r, k.kind, out, "the output");
+    if (rc == CS_OK) rc = check_tensor(r, k.kind, in, "the input");
+    if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, false);
+    if (rc != CS_OK) return rc;
+    int64_t n = cs_tensor_numel(in);
+    if (out->dtype != in->dtype)
+        return fail(r, k.kind, "the output is %s, but the input is %s", cs_dtype_name(out->dtype),
+                    cs_dtype_name(in->dtype));
+    if (cs_tensor_numel(out) != n || n % k.c.n)
+        return fail(r, k.kind, "the input and output must have the same number of elements, "
+                               "divisible by the group size %d (input %lld, output %lld)",
+                    k.c.n, (long long)n, (long long)cs_tensor_numel(out));
+    k.count = (size_t)n, k.bytes = cs_tensor_nbytes(in);
+    cs_tensor **b = calloc((size_t)k.c.n * 2, sizeof *b);
+    if (!b) return CS_ENOMEM;
+    rc = cs_coll_split(out, k.c.n, b);
+    if (rc == CS_OK && (rc = cs_coll_split(in, k.c.n, b + k.c.n)) != CS_OK)
+        cs_coll_release_all(b, k.c.n);
+    if (rc == CS_OK) {
+        enter(&k);
+        rc = leave(&k, cs_algo_all_to_all(&k.c, b, b + k.c.n));
+        cs_coll_release_all(b, 2 * k.c.n);
+    }
+    free(b);
+    return rc;
+}
+
+int cs_barrier(cs_rank *r, const cs_coll_call *cc) {
+    call k = {.kind = CS_COLL_BARRIER};
+    int rc = begin(r, &k, cc, CS_UINT8, false);
+    if (rc != CS_OK) return rc;
+    enter(&k);
+    return leave(&k, cs_algo_barrier(&k.c));
+}

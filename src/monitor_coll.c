@@ -1,0 +1,359 @@
+/* monitor_coll.c -- the monitor's view of collectives: who called what on which
+ * group, mismatches, and deadlocks explained at the collective level.
+ *
+ * Every rank's n-th collective on a group must be the same call as every other
+ * member's n-th: same name, root, count, dtype and reduce op. The coll enter
+ * events carry exactly that, so the monitor compares them as they arrive and
+ * declares a mismatch as soon as two members' n-th calls differ, whether or
+ * not the internal messages would still pair up (different counts often do).
+ * A mismatch is an error of the run (status 2), like a send/recv size mismatch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor.h"
+
+/* One call as one rank made it. */
+typedef struct coll_rec {
+    bool valid;
+    char name[32], algo[24], redop[12];
+    int root, line;
+    size_t count;
+    cs_dtype dtype;
+} coll_rec;
+
+/* A call some members have entered and others not yet: recs[member]. */
+typedef struct coll_pending {
+    coll_rec *recs;
+    int arrived;
+    int first;           /* the member that arrived first: the call to agree with */
+} coll_pending;
+
+typedef struct coll_grp {
+    int ctx, n;
+    int *members;        /* world ranks */
+    uint64_t *entered;   /* per member: calls entered so far */
+    coll_rec *cur;       /* per member: its latest call */
+    bool *inside;        /* per member: between enter and leave */
+    coll_pending *pend;  /* calls base, base+1, ... not yet entered by all */
+    int npend, cap;
+    uint64_t base;
+} coll_grp;
+
+struct cs_mon_coll {
+    coll_grp *g;
+    int ng;
+    uint64_t calls;      /* calls entered by every member of their group */
+    char *verdict;       /* the mismatch, once found */
+};
+
+static void grp_free(coll_grp *g) {
+    for (int i = 0; i < g->npend; i++) free(g->pend[i].recs);
+    free(g->pend);
+    free(g->members);
+    free(g->entered);
+    free(g->cur);
+    free(g->inside);
+}
+
+void cs_monitor_coll_destroy(cs_monitor *m) {
+    cs_mon_coll *c = m->coll;
+    if (!c) return;
+    for (int i = 0; i < c->ng; i++) grp_free(&c->g[i]);
+    free(c->g);
+    free(c->verdict);
+    free(c);
+    m->coll = NULL;
+}
+
+static coll_grp *grp_find(cs_mon_coll *c, int ctx) {
+    for (int i = 0; i < c->ng; i++)
+        if (c->g[i].ctx == ctx) return &c->g[i];
+    return NULL;
+}
+
+/* The group of ev's context, created on its first event. */
+static coll_grp *grp_get(cs_monitor *m, const cs_event *ev) {
+    if (!m->coll && !(m->coll = calloc(1, sizeof *m->coll))) return NULL;
+    cs_mon_coll *c = m->coll;
+    coll_grp *g = grp_find(c, ev->ctx);
+    if (g) return g;
+    coll_grp *gs = realloc(c->g, (size_t)(c->ng + 1) * sizeof *gs);
+    if (!gs) return NULL;
+    c->g = gs;
+    g = &c->g[c->ng];
+    int n = ev->group && ev->ngroup > 0 ? ev->ngroup : m->world;
+    *g = (coll_grp){.ctx = ev->ctx, .n = n};
+    g->members = malloc((size_t)n * sizeof *g->members);
+    g->entered = calloc((size_t)n, sizeof *g->entered);
+    g->cur = calloc((size_t)n, sizeof *g->cur);
+    g->inside = calloc((size_t)n, sizeof *g->inside);
+    if (!g->members || !g->entered || !g->cur || !g->inside) {
+        grp_free(g);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) g->members[i] = ev->group && ev->ngroup > 0 ? ev->group[i] : i;
+    c->ng++;
+    return g;
+}
+
+static int member_of(const coll_grp *g, int rank) {
+    if (rank < g->n && g->members[rank] == rank) return rank; /* the world, mostly */
+    for (int i = 0; i < g->n; i++)
+        if (g->members[i] == rank) return i;
+    return -1;
+}
+
+static void rec_of(coll_rec *r, const cs_event *ev) {
+    *r = (coll_rec){.valid = true, .root = ev->peer, .line = ev->line, .count = ev->count,
+                    .dtype = ev->dtype};
+    snprintf(r->name, sizeof r->name, "%s", ev->text ? ev->text : "?");
+    snprintf(r->algo, sizeof r->algo, "%s", ev->algo ? ev->algo : "?");
+    snprintf(r->redop, sizeof r->redop, "%s", ev->reduce_op ? ev->reduce_op : "");
+}
+
+/* Do two ranks' n-th calls agree? all_to_all's lists may differ per pair. */
+static bool same_call(const coll_rec *a, const coll_rec *b) {
+    return strcmp(a->name, b->name) == 0 && a->root == b->root && a->dtype == b->dtype &&
+           strcmp(a->redop, b->redop) == 0 &&
+           (a->count == b->count || strcmp(a->name, "all_to_all") == 0);
+}
+
+/* ---- describing calls and groups */
+
+static void put_group(FILE *f, const coll_grp *g, const cs_monitor *m) {
+    bool world = g->n == m->world;
+    for (int i = 0; world && i < g->n; i++) world = g->members[i] == i;
+    if (world && g->ctx == 1) {
+        fprintf(f, "the world group");
+        return;
+    }
+    fprintf(f, "the group of ranks [");
+    for (int i = 0; i < g->n; i++) fprintf(f, i ? ", %d" : "%d", g->members[i]);
+    fprintf(f, "]");
+}
+
+static void put_call(FILE *f, const coll_rec *r, const cs_monitor *m) {
+    fprintf(f, "%s(", r->name);
+    const char *sep = "";
+    if (r->root >= 0) fprintf(f, "root %d", r->root), sep = ", ";
+    if (r->redop[0]) fprintf(f, "%s%s", sep, r->redop), sep = ", ";
+    if (strcmp(r->name, "barrier") != 0)
+        fprintf(f, "%s%s, %zu element%s", sep, cs_dtype_name(r->dtype), r->count,
+                r->count == 1 ? "" : "s");
+    fprintf(f, ") at %s:%d", m->script ? m->script : "line", r->line);
+}
+
+static char *closed(FILE *f, char **buf) {
+    fclose(f);
+    return *buf;
+}
+
+/* ---- mismatch */
+
+/* The verdict is an error of the run: an error event of no rank, and the
+ * run ends (status 2). */
+static void announce(cs_monitor *m, char *verdict) {
+    m->coll->verdict = verdict;
+    m->nfailed++; /* the run ends with this error: no deadlock verdict after it */
+    if (m->bus) {
+        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 2, .text = verdict};
+        cs_bus_emit_locked(m->bus, &ev);
+    }
+    if (m->on_error) m->on_error(m->ud);
+}
+
+static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const coll_pending *p) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    fprintf(f, "collective mismatch: the ranks of ");
+    put_group(f, g, m);
+    fprintf(f, " disagree on their collective call #%llu:\n", (unsigned long long)call + 1);
+    for (int i = 0; i < g->n; i++) {
+        if (!p->recs[i].valid) continue;
+        fprintf(f, "  rank %d calls ", g->members[i]);
+        put_call(f, &p->recs[i], m);
+        fprintf(f, "\n");
+    }
+    for (int i = 0; i < g->n; i++)
+        if (!p->recs[i].valid) fprintf(f, "  rank %d has not reached it yet\n", g->members[i]);
+    fprintf(f, "why: every rank of a group must call the same collectives in the same order, "
+               "with the same root, count, dtype and reduce op; a collective whose calls "
+               "disagree mixes data or waits forever.\n"
+               "fix: compare the calls above; a collective inside an `if` on the rank, or "
+               "tensors of different sizes per rank, are the usual causes.\n");
+    announce(m, closed(f, &buf));
+}
+
+static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
+    rec_of(&g->cur[mi], ev);
+    g->inside[mi] = true;
+    uint64_t k = g->entered[mi]++;
+    int idx = (int)(k - g->base);
+    if (idx >= g->npend) { /* the first to arrive at this call */
+        if (g->npend == g->cap) {
+            int cap = g->cap ? g->cap * 2 : 4;
+            coll_pending *p = realloc(g->pend, (size_t)cap * sizeof *p);
+            if (!p) return;
+            g->pend = p;
+            g->cap = cap;
+        }
+        coll_rec *recs = calloc((size_t)g->n, sizeof *recs);
+        if (!recs) return;
+        g->pend[g->npend++] = (coll_pending){recs, 0, mi};
+        idx = g->npend - 1;
+    }
+    coll_pending *p = &g->pend[idx];
+    p->recs[mi] = g->cur[mi];
+    p->arrived++;
+    /* Every call that arrived before agrees with the first one (or the
+     * mismatch is already declared), so one comparison decides. */
+    if (!m->coll->verdict && !same_call(&p->recs[p->first], &p->recs[mi]))
+        declare_mismatch(m, g, k, p);
+    while (g->npend && g->pend[0].arrived == g->n) { /* everybody is past it */
+        free(g->pend[0].recs);
+        memmove(g->pend, g->pend + 1, (size_t)(g->npend - 1) * sizeof *g->pend);
+        g->npend--;
+        g->base++;
+        m->coll->calls++;
+    }
+}
+
+/* Does ev name the same ranks as the group its context has so far? */
+static bool same_members(const cs_monitor *m, const coll_grp *g, const cs_event *ev) {
+    int n = ev->group && ev->ngroup > 0 ? ev->ngroup : m->world;
+    if (n != g->n) return false;
+    for (int i = 0; i < n; i++)
+        if (g->members[i] != (ev->group && ev->ngroup > 0 ? ev->group[i] : i)) return false;
+    return true;
+}
+
+/* Two ranks mean different groups by one context: they created their groups
+ * in a different order (or with different lists). */
+static void declare_group_mismatch(cs_monitor *m, const coll_grp *g, const cs_event *ev) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return;
+    fprintf(f, "collective mismatch: rank %d calls %s at %s:%d on the group of ranks [",
+            ev->rank, ev->text ? ev->text : "?", m->script ? m->script : "line", ev->line);
+    for (int i = 0; i < ev->ngroup; i++) fprintf(f, i ? ", %d" : "%d", ev->group[i]);
+    if (!ev->group || ev->ngroup <= 0)
+        for (int i = 0; i < m->world; i++) fprintf(f, i ? ", %d" : "%d", i);
+    fprintf(f, "], which other ranks know as ");
+    put_group(f, g, m);
+    fprintf(f, "\nwhy: every rank must create the same groups with dist.new_group, in the same "
+               "order, members or not: the order is what tells the ranks' groups apart.\n"
+               "fix: call dist.new_group for every group on every rank, in one order, before "
+               "using any of them.\n");
+    announce(m, closed(f, &buf));
+}
+
+void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev) {
+    coll_grp *g = grp_get(m, ev);
+    if (!g) return;
+    if (ev->begin && !same_members(m, g, ev)) {
+        if (!m->coll->verdict) declare_group_mismatch(m, g, ev);
+        return;
+    }
+    int mi = member_of(g, ev->rank);
+    if (mi < 0) return;
+    if (ev->begin) fold_enter(m, g, mi, ev);
+    else g->inside[mi] = false;
+}
+
+/* ---- deadlocks inside collectives */
+
+static void put_rank_state(FILE *f, const cs_monitor *m, int rank) {
+    const cs_mon_rank *r = &m->ranks[rank];
+    switch (r->state) {
+    case CS_RS_DONE: fprintf(f, "it has finished"); break;
+    case CS_RS_FAILED: fprintf(f, "it has failed"); break;
+    case CS_RS_BLOCKED:
+        fprintf(f, "it is blocked at %s:%d", m->script ? m->script : "line", r->wait_line);
+        break;
+    default: fprintf(f, "it is %s", cs_rank_state_name(r->state)); break;
+    }
+    /* Inside another collective? Say which. */
+    for (int i = 0; m->coll && i < m->coll->ng; i++) {
+        const coll_grp *g = &m->coll->g[i];
+        int mi = member_of(g, rank);
+        if (mi >= 0 && g->inside[mi]) {
+            fprintf(f, ", inside ");
+            put_call(f, &g->cur[mi], m);
+            fprintf(f, " on ");
+            put_group(f, g, m);
+        }
+    }
+}
+
+/* Is rank inside a collective on another group with exactly g's members? */
+static bool in_twin_group(const cs_monitor *m, const coll_grp *g, int rank) {
+    for (int i = 0; i < m->coll->ng; i++) {
+        const coll_grp *o = &m->coll->g[i];
+        int mi = member_of(o, rank);
+        if (o == g || o->n != g->n || mi < 0 || !o->inside[mi]) continue;
+        if (memcmp(o->members, g->members, (size_t)g->n * sizeof *g->members) == 0) return true;
+    }
+    return false;
+}
+
+/* The first call of a group that some members entered and others never did. */
+static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
+    const coll_pending *p = &g->pend[0];
+    const coll_rec *call = NULL;
+    fprintf(f, "why: rank%s", p->arrived == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int i = 0; i < g->n; i++)
+        if (p->recs[i].valid) {
+            fprintf(f, "%s%d", sep, g->members[i]);
+            sep = ", ";
+            if (!call) call = &p->recs[i];
+        }
+    fprintf(f, " entered ");
+    put_call(f, call, m);
+    fprintf(f, ", collective call #%llu on ", (unsigned long long)g->base + 1);
+    put_group(f, g, m);
+    fprintf(f, ", and wait%s inside it for ranks that never called it:\n",
+            p->arrived == 1 ? "s" : "");
+    bool twin = false;
+    for (int i = 0; i < g->n; i++) {
+        if (p->recs[i].valid) continue;
+        fprintf(f, "  rank %d did not call it: ", g->members[i]);
+        put_rank_state(f, m, g->members[i]);
+        fprintf(f, "\n");
+        twin = twin || in_twin_group(m, g, g->members[i]);
+    }
+    if (twin)
+        fprintf(f, "note: a missing rank waits inside a collective on a group of the same ranks "
+                   "under another context: the ranks created their groups with dist.new_group "
+                   "in different orders, so they do not mean the same group.\n");
+}
+
+char *cs_monitor_coll_explain(const cs_monitor *m) {
+    const cs_mon_coll *c = m->coll;
+    if (!c) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    for (int i = 0; i < c->ng; i++) {
+        const coll_grp *g = &c->g[i];
+        if (!g->npend) continue;
+        if (!f && !(f = open_memstream(&buf, &len))) return NULL;
+        explain_missing(f, m, g);
+    }
+    if (!f) return NULL;
+    fprintf(f, "fix: every rank of a group must call every collective of the group, in the same "
+               "order; look for a collective that only some ranks reach (inside an `if` on the "
+               "rank, or after an early return).\n");
+    return closed(f, &buf);
+}
+
+const char *cs_monitor_coll_verdict(const cs_monitor *m) {
+    return m->coll ? m->coll->verdict : NULL;
+}
+
+uint64_t cs_monitor_coll_calls(const cs_monitor *m) { return m->coll ? m->coll->calls : 0; }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# run_coll.sh -- collectives as a script user meets them: argument errors with
+# rank, file and line; mismatch and never-arrived verdicts with their exit
+# statuses; --algo; groups keeping traffic apart; async handles; coll events
+# and internal messages in the trace.
+set -u
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+bin="$top_builddir/src/commsim"
+dir="$top_srcdir/tests/coll/scripts"
+[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; sed 's/^/    | /' "$tmp/out" "$tmp/err" | head -40; }
+
+# expect NAME STATUS PATTERN -- ARGS...: run commsim ARGS; the exit status must be
+# STATUS and stdout+stderr must contain PATTERN (a fixed string).
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  timeout 120 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "    exit status $got, expected $want"
+    bad "$name"
+  elif ! grep -qF -- "$pattern" "$tmp/out" "$tmp/err"; then
+    echo "    output lacks: $pattern"
+    bad "$name"
+  else
+    ok "$name"
+  fi
+}
+
+# ---- argument errors: status 2, the rank (whichever fails first), the file and the line
+expect "list of the wrong length" 2 "] error: list_len.lua:2: dist.all_gather: the output list has 2 tensors, but the group has 3 ranks (one per rank)" -- run "$dir/list_len.lua" -n 3
+expect "root outside the world"   2 "bad_root.lua:2: dist.broadcast: root 3 is outside the world (ranks 0 to 2)" -- run "$dir/bad_root.lua" -n 3
+expect "root outside the group"   2 "root_group.lua:3: dist.broadcast: root 1 is not a member of the group (ranks [0, 2])" -- run "$dir/root_group.lua" -n 3
+expect "bitwise op on floats"     2 "band_float.lua:2: dist.all_reduce: ReduceOp.BAND needs an integer dtype (the tensor is float32)" -- run "$dir/band_float.lua"
+expect "not a ReduceOp"           2 "bad_op.lua:1: dist.all_reduce: op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR or BXOR), got sum" -- run "$dir/bad_op.lua"
+expect "algorithm of another collective" 2 "bad_algo.lua:1: dist.all_reduce: unknown all_reduce algorithm 'tree' (available: ring (default), recursive_doubling, reduce_broadcast)" -- run "$dir/bad_algo.lua"
+expect "unknown option"           2 "bad_opt.lua:1: dist.barrier: unknown option 'grup' (expected group, async_op or algo)" -- run "$dir/bad_opt.lua"
+expect "rank outside the group"   2 "[rank 1] error: not_member.lua:2: dist.all_reduce: rank 1 is not a member of the group (ranks [0])" -- run "$dir/not_member.lua"
+expect "wrong output size"        2 "sizes.lua:2: dist.all_gather_into_tensor: the output has 5 elements, but must have 2 x 2 (group size x the input)" -- run "$dir/sizes.lua"
+
+# ---- verdicts
+expect "count mismatch: status 2"  2 "rank 1 calls all_reduce(SUM, float32, 3 elements) at count_mismatch.lua:2" -- run "$dir/count_mismatch.lua" -n 3
+expect "order mismatch: status 2"  2 "rank 0 calls broadcast(root 0, float32, 2 elements) at order.lua:3" -- run "$dir/order.lua"
+expect "order mismatch: the other side" 2 "rank 1 calls all_reduce(SUM, float32, 2 elements) at order.lua:6" -- run "$dir/order.lua"
+expect "a rank skips: status 3"    3 "rank 2 did not call it: it has finished" -- run "$dir/skip.lua" -n 3
+expect "a rank skips: the call"    3 "ranks 0, 1 entered barrier() at skip.lua:2, collective call #1 on the world group" -- run "$dir/skip.lua" -n 3
+
+# ---- --algo
+expect "--algo in --help"          0 "all_reduce      ring (default), recursive_doubling, reduce_broadcast" -- run --help
+expect "--algo: unknown algorithm" 1 "--algo: unknown broadcast algorithm 'ring' (available: tree (default), linear)" -- run "$dir/async.lua" --algo broadcast=ring
+expect "--algo: not C=A"           1 "--algo: 'ring' is not COLLECTIVE=ALGORITHM" -- run "$dir/async.lua" --algo ring
+expect "--algo is used"            0 "" -- run "$dir/async.lua" -n 5 --algo all_reduce=recursive_doubling,broadcast=linear --trace "$tmp/a.jsonl"
+if grep -q '"name": *"all_reduce".*"algo": *"recursive_doubling"' "$tmp/a.jsonl" &&
+   grep -q '"name": *"broadcast".*"algo": *"linear"' "$tmp/a.jsonl"; then
+  ok "the trace says which algorithm ran"
+else
+  cp "$tmp/a.jsonl" "$tmp/out"; : >"$tmp/err"; bad "the trace says which algorithm ran"
+fi
+
+# ---- semantics
+expect "async work handles"        0 "[rank 2] tensor([3., 3., 3.])	true" -- run "$dir/async.lua" -n 3
+expect "async handle prints"       0 "Work(all_reduce, line 2, completed)	true" -- run "$dir/async.lua" -n 3
+expect "groups keep traffic apart" 0 "[rank 0] user message from rank 2: tensor([3., 3.])" -- run "$dir/isolation.lua" -n 3 --trace "$tmp/i.jsonl"
+# every internal message of the group runs in the group's context (2), the
+# user message in context 0; coll enter and leave on both members
+if [ "$(grep -c '"type": *"coll"' "$tmp/i.jsonl")" = 4 ] &&
+   grep '"type": *"post"' "$tmp/i.jsonl" | grep -q '"ctx": *2' &&
+   ! grep '"type": *"post"' "$tmp/i.jsonl" | grep -v '"ctx": *[02]' | grep -q .; then
+  ok "trace: coll events and internal messages in the group's context"
+else
+  cp "$tmp/i.jsonl" "$tmp/out"; : >"$tmp/err"; bad "trace: coll events and internal messages in the group's context"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

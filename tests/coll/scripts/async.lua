@@ -1,0 +1,7 @@
+local t = tensor.full(3, rank)
+local w = dist.all_reduce(t, ReduceOp.SUM, {async_op = true})
+print(tostring(w), w:is_completed())
+local u = tensor.ones(1)
+local v = dist.broadcast(u, 0, {async_op = true})
+dist.wait_all({w, v})
+print(t, w:wait())

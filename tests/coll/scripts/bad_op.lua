@@ -1,0 +1,1 @@
+dist.all_reduce(tensor.ones(2), "sum")

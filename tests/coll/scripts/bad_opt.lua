@@ -1,0 +1,1 @@
+dist.barrier({grup = 1})
