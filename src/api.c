@@ -7,6 +7,7 @@
  * makes a message cost a microsecond instead of a condition variable's tens.
  */
 #include "world.h"
+#include "engine_tcp.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -91,7 +92,8 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
         return NULL;
     }
     const char *engine = cfg->engine ? cfg->engine : "thread";
-    if (strcmp(engine, "thread") != 0) {
+    bool tcp = strcmp(engine, "tcp") == 0 && cfg->engine_arg;
+    if (strcmp(engine, "thread") != 0 && !tcp) {
         snprintf(err, errlen, "unknown engine '%s'", engine);
         return NULL;
     }
@@ -120,14 +122,15 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
         cs_matcher_init(&w->matchers[i], i);
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    w->oversubscribed = cfg->world > (ncpu > 0 ? ncpu : 1);
+    /* A tcp rank is a process with a progress thread of its own: two threads. */
+    w->oversubscribed = cfg->world * (tcp ? 2 : 1) > (ncpu > 0 ? ncpu : 1);
     /* Spinning pays only while the peer is running on another core; with more
      * ranks than cores, yield instead so the peer gets to run at all. */
     w->spin = w->oversubscribed ? 0 : 4000;
-    w->yields = 32;
+    w->yields = tcp ? 0 : 32; /* tcp: the wait serves the sockets itself (idle) */
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
-    w->engine = cs_engine_thread_new(w);
+    w->engine = tcp ? cs_engine_tcp_new(w, cfg->engine_arg) : cs_engine_thread_new(w);
     if (!w->engine) goto nomem;
     return w;
 nomem:
@@ -423,7 +426,10 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
             continue; /* look again: the event took time */
         }
         atomic_store(&r->sleeping, 1);
-        if (!all_done(ws) && !cs_world_aborted(w)) futex_wait(&r->futex, seen, NULL);
+        if (!all_done(ws) && !cs_world_aborted(w)) {
+            if (w->engine->ops->idle) w->engine->ops->idle(w->engine, r, seen);
+            else futex_wait(&r->futex, seen, NULL);
+        }
         atomic_store(&r->sleeping, 0);
     }
     if (announced) emit_block(r, ws, line, false);

@@ -1,5 +1,6 @@
 /* cli.c -- `commsim run`: options (getopt_long), defaults, help. */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,8 @@ static void run_usage(FILE *f) {
             "options:\n"
             "  -n, --ranks N          number of ranks (default: the script's '--- world:'\n"
             "                         header, else 2; at most 4096)\n"
-            "      --engine NAME      thread (default): every rank a thread of this process\n"
+            "      --engine NAME      thread (default): every rank a thread of this process;\n"
+            "                         tcp: every rank a process, messages over TCP sockets\n"
             "      --send-mode MODE   rendezvous (default; a send completes once its receive\n"
             "                         is posted), eager (sends complete once buffered), or\n"
             "                         eager:N (eager up to N bytes, rendezvous above; N may\n"
@@ -60,8 +62,22 @@ static void run_usage(FILE *f) {
             "%s"
             "  -h, --help             show this help\n"
             "\n"
-            "example:\n"
-            "  commsim run lessons/02-point-to-point/chain.lua -n 4\n",
+            "tcp engine on several machines (torchrun's variables work too: MASTER_ADDR,\n"
+            "MASTER_PORT, RANK, WORLD_SIZE):\n"
+            "      --master HOST[:PORT]  the controller's address (default port 29500); rank 0's\n"
+            "                         machine hosts it, with the report\n"
+            "      --rank R           this machine's rank; 0 starts the controller and prints\n"
+            "                         the job token the other ranks need\n"
+            "      --world N          number of ranks in the job (same as -n)\n"
+            "      --token HEX        the job token (or COMMSIM_TOKEN)\n"
+            "      --bind ADDR        the address this rank listens on for its peers\n"
+            "                         (default: the one that reaches the master)\n"
+            "\n"
+            "examples:\n"
+            "  commsim run lessons/02-point-to-point/chain.lua -n 4\n"
+            "  commsim run lessons/02-point-to-point/ring.lua -n 4 --engine tcp\n"
+            "  commsim run ring.lua --engine tcp --master lab1 --rank 0 --world 2   (on lab1)\n"
+            "  COMMSIM_TOKEN=... commsim run ring.lua --engine tcp --master lab1 --rank 1 --world 2\n",
             CS_DEFAULT_MEM_LIMIT >> 20, (unsigned long long)CS_DEFAULT_STEP_LIMIT, algos);
 }
 
@@ -90,7 +106,34 @@ static int parse_seconds(const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_ALGO };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
+       OPT_TOKEN, OPT_BIND, OPT_WORKER };
+
+/* torchrun's environment, for the tcp engine: flags win over it. */
+static int tcp_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
+    unsigned long long v;
+    const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
+    const char *rank = getenv("RANK"), *world = getenv("WORLD_SIZE");
+    if (!o->master && addr && *addr) {
+        snprintf(master, len, "%s%s%s", addr, port && *port ? ":" : "", port ? port : "");
+        o->master = master;
+    }
+    if (o->rank < 0 && rank && *rank) {
+        if (parse_u64("RANK", rank, 4095, &v) < 0) return -1;
+        o->rank = (int)v;
+    }
+    if (!have_world && world && *world) {
+        if (parse_u64("WORLD_SIZE", world, 4096, &v) < 0 || v < 1) return -1;
+        o->nranks = (int)v;
+    }
+    if (o->rank > 0) o->worker = true;
+    if (o->worker && (o->rank < 0 || o->nranks < 1)) {
+        fprintf(stderr, "commsim run: a rank process needs --rank and --world (or RANK and "
+                        "WORLD_SIZE)\n");
+        return -1;
+    }
+    return 0;
+}
 
 int cs_cli_run(int argc, char **argv) {
     static const struct option longopts[] = {
@@ -105,11 +148,18 @@ int cs_cli_run(int argc, char **argv) {
         {"seed", required_argument, NULL, OPT_SEED},
         {"strict", no_argument, NULL, OPT_STRICT},
         {"algo", required_argument, NULL, OPT_ALGO},
+        {"master", required_argument, NULL, OPT_MASTER},
+        {"rank", required_argument, NULL, OPT_RANK},
+        {"world", required_argument, NULL, OPT_WORLD},
+        {"token", required_argument, NULL, OPT_TOKEN},
+        {"bind", required_argument, NULL, OPT_BIND},
+        {"worker", no_argument, NULL, OPT_WORKER},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     cs_run_opts o = {.mem_limit = CS_DEFAULT_MEM_LIMIT, .step_limit = CS_DEFAULT_STEP_LIMIT,
-                     .timeout = 60, .catch_signals = true};
+                     .timeout = 60, .catch_signals = true, .rank = -1};
+    char master[300];
     unsigned long long v;
     int c;
     optind = 1;
@@ -125,8 +175,8 @@ int cs_cli_run(int argc, char **argv) {
             o.nranks = (int)v;
             break;
         case OPT_ENGINE:
-            if (strcmp(optarg, "thread") != 0) {
-                fprintf(stderr, "commsim run: --engine: unknown engine '%s' (available: thread)\n",
+            if (strcmp(optarg, "thread") != 0 && strcmp(optarg, "tcp") != 0) {
+                fprintf(stderr, "commsim run: --engine: unknown engine '%s' (available: thread, tcp)\n",
                         optarg);
                 return 1;
             }
@@ -159,6 +209,18 @@ int cs_cli_run(int argc, char **argv) {
             }
             break;
         }
+        case OPT_MASTER: o.master = optarg; break;
+        case OPT_RANK:
+            if (parse_u64("--rank", optarg, 4095, &v) < 0) return 1;
+            o.rank = (int)v;
+            break;
+        case OPT_WORLD:
+            if (parse_u64("--world", optarg, 4096, &v) < 0 || v < 1) return 1;
+            o.nranks = (int)v;
+            break;
+        case OPT_TOKEN: o.token = optarg; break;
+        case OPT_BIND: o.bind = optarg; break;
+        case OPT_WORKER: o.worker = true; break;
         case 'h': run_usage(stdout); return 0;
         default: run_usage(stderr); return 1;
         }
@@ -170,5 +232,8 @@ int cs_cli_run(int argc, char **argv) {
         return 1;
     }
     o.script = argv[optind];
+    if (o.engine && strcmp(o.engine, "tcp") == 0 &&
+        tcp_environment(&o, o.nranks > 0, master, sizeof master) < 0)
+        return 1;
     return cs_launch_run(&o);
 }

@@ -24,6 +24,13 @@ typedef struct cs_engine_ops {
     /* The matched pair disagreed: fail the sender's side of msg (if it waits). */
     void (*reject)(cs_engine *e, cs_msg *msg, const char *why);
     void (*destroy)(cs_engine *e);
+    /* Optional. Rank r waits for its requests and would sleep: block until
+     * something may have happened (a message arrived, a request completed, the
+     * run was aborted, or r's futex word no longer equals seen), then return;
+     * the caller checks again. An engine whose bytes arrive on sockets makes
+     * the waiting thread read them itself, saving a thread hand-off per
+     * message. NULL: sleep on the rank's futex word. */
+    void (*idle)(cs_engine *e, cs_rank *r, uint32_t seen);
 } cs_engine_ops;
 
 struct cs_engine {

@@ -26,15 +26,7 @@ static int thread_send(cs_engine *e, cs_request *sq, bool eager) {
 
 static void thread_transfer(cs_engine *e, cs_msg *msg, cs_request *rq) {
     (void)e;
-    const void *from = msg->data ? msg->data : cs_tensor_data(msg->sreq->buf);
-    if (msg->bytes) memcpy(cs_tensor_data(rq->buf), from, msg->bytes);
-    cs_request_finish(rq, CS_OK, NULL);
-    if (msg->sreq) {
-        cs_request *sq = msg->sreq;
-        msg->sreq = NULL;
-        cs_request_finish(sq, CS_OK, NULL);
-    }
-    cs_msg_free(msg);
+    cs_msg_transfer_local(msg, rq);
 }
 
 static void thread_reject(cs_engine *e, cs_msg *msg, const char *why) {

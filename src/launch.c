@@ -89,13 +89,6 @@ static int resolve(const cs_run_opts *o, const cs_script *s, cs_header *h, int *
     return 0;
 }
 
-static void emit_run(cs_bus *bus, const cs_script *s, int world, const char *engine,
-                     const char *mode, uint64_t seed) {
-    cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
-                   .send_mode = mode, .text = s->name, .seed = seed};
-    cs_bus_emit(bus, &ev);
-}
-
 /* With no more ranks than cores, give each rank a core of its own, as MPI
  * launchers bind ranks. Otherwise the scheduler's wake-affinity tends to stack
  * two ranks that wake each other on one core, and every message then costs a
@@ -137,46 +130,100 @@ static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
 }
 
 /* Wait for the end; returns false if some rank never came back. */
-static bool await_end(cs_world *w, double timeout, cs_bus *bus, cs_monitor *mon) {
+static bool await_end(cs_world *w, double timeout, cs_control *ctl) {
     double deadline = timeout > 0 ? cs_now() + timeout : cs_now() + 1e9;
     int rc = cs_world_wait(w, deadline, true);
     if (rc < 0) {
-        /* Ranks stuck on each other while another never stops: that is the
-         * deadlock verdict (it aborts the run first), not a timeout. */
-        cs_bus_lock(bus);
-        cs_monitor_declare_stuck(mon);
-        cs_bus_unlock(bus);
+        cs_control_timeout(ctl); /* a deadlock found now aborts the run first */
         cs_world_abort(w, CS_END_TIMEOUT);
     }
     if (rc != 0) rc = cs_world_wait(w, cs_now() + GRACE_SECONDS, false);
     return rc == 0;
 }
 
+int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
+                    const char *engine, const char *mode_name, FILE *out, FILE *err) {
+    char msg[512];
+    memset(c, 0, sizeof *c);
+    c->rep = (cs_report){.out = out, .err = err, .world = world};
+    c->trace_path = o->trace;
+    c->strict = o->strict;
+    c->timeout = o->timeout;
+    if (cs_bus_init(&c->bus, world) < 0 || cs_monitor_init(&c->mon, world) < 0) {
+        fprintf(err, "commsim: out of memory\n");
+        return -1;
+    }
+    if (o->trace && !(c->tw = cs_trace_open(o->trace, msg, sizeof msg))) {
+        fprintf(err, "commsim: %s\n", msg);
+        cs_monitor_destroy(&c->mon);
+        cs_bus_destroy(&c->bus);
+        return -1;
+    }
+    c->mon.bus = &c->bus;
+    cs_bus_subscribe(&c->bus, cs_monitor_sink(&c->mon));
+    if (c->tw) cs_bus_subscribe(&c->bus, cs_trace_sink(c->tw));
+    cs_bus_subscribe(&c->bus, cs_report_sink(&c->rep));
+    cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
+                   .send_mode = mode_name, .text = script_name, .seed = o->seed};
+    cs_bus_emit(&c->bus, &ev);
+    return 0;
+}
+
+void cs_control_timeout(cs_control *c) {
+    /* Ranks stuck on each other while another never stops: that is the
+     * deadlock verdict, not a timeout. */
+    cs_bus_lock(&c->bus);
+    cs_monitor_declare_stuck(&c->mon);
+    cs_bus_unlock(&c->bus);
+}
+
 /* The run's status, recorded as an event when no rank's event explains it (a
- * timeout, an interrupt, --strict), so that a replay of the trace ends the same. */
-static int settle_status(cs_bus *bus, const cs_monitor *mon, int status, const cs_run_opts *o) {
+ * timeout, an interrupt, --strict), so that a replay of the trace ends the
+ * same. Called with the bus locked. */
+static int settle_status(cs_control *c, int status) {
     char text[256] = "";
-    cs_bus_lock(bus);
-    if (status == 0 && o->strict && mon->nwarnings) {
+    const cs_monitor *mon = &c->mon;
+    if (status == 0 && c->strict && mon->nwarnings) {
         status = CS_END_ERROR;
         snprintf(text, sizeof text, "--strict: %d pitfall%s found (see the warnings above)",
                  mon->nwarnings, mon->nwarnings == 1 ? "" : "s");
     } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
         snprintf(text, sizeof text, "timeout: the run did not finish within %g s (--timeout)",
-                 o->timeout);
+                 c->timeout);
     } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
         snprintf(text, sizeof text, "interrupted (SIGINT or SIGTERM)");
     }
     if (text[0]) {
         cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = status, .text = text};
-        cs_bus_emit_locked(bus, &ev);
+        cs_bus_emit_locked(&c->bus, &ev);
     }
-    cs_bus_unlock(bus);
     return status;
+}
+
+int cs_control_close(cs_control *c, int status, FILE *err) {
+    cs_bus_lock(&c->bus); /* a straggler may still emit */
+    status = settle_status(c, status);
+    cs_report_summary(&c->rep, &c->mon, status);
+    cs_bus_unlock(&c->bus);
+    if (c->tw) {
+        char why[256];
+        const char *e = cs_trace_error(c->tw);
+        snprintf(why, sizeof why, "%s", e ? e : "");
+        if (cs_trace_close(c->tw) < 0)
+            fprintf(err, "commsim: writing the trace %s failed: %s\n", c->trace_path, why);
+        c->tw = NULL;
+    }
+    return status;
+}
+
+void cs_control_free(cs_control *c) {
+    cs_monitor_destroy(&c->mon);
+    cs_bus_destroy(&c->bus);
 }
 
 int cs_launch_run(const cs_run_opts *o) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+    if (o->worker) return cs_launch_worker(o);
     char msg[512], mode_name[64];
     cs_script script;
     if (cs_script_load(&script, o->script, msg, sizeof msg) < 0) {
@@ -191,19 +238,14 @@ int cs_launch_run(const cs_run_opts *o) {
         return 1;
     }
     const char *engine = o->engine ? o->engine : "thread";
-
-    cs_bus bus;
-    cs_monitor mon;
-    cs_report rep = {.out = out, .err = err, .world = world};
-    cs_trace_writer *tw = NULL;
-    if (cs_bus_init(&bus, world) < 0 || cs_monitor_init(&mon, world) < 0) {
-        fprintf(err, "commsim: out of memory\n");
-        return 1;
+    if (strcmp(engine, "tcp") == 0) {
+        int status = cs_launch_tcp(o, &script, world, &mode, mode_name);
+        cs_script_free(&script);
+        return status;
     }
-    if (o->trace && !(tw = cs_trace_open(o->trace, msg, sizeof msg))) {
-        fprintf(err, "commsim: %s\n", msg);
-        cs_monitor_destroy(&mon);
-        cs_bus_destroy(&bus);
+
+    cs_control ctl;
+    if (cs_control_open(&ctl, o, script.name, world, engine, mode_name, out, err) < 0) {
         cs_script_free(&script);
         return 1;
     }
@@ -211,25 +253,19 @@ int cs_launch_run(const cs_run_opts *o) {
                            .seed = o->seed, .engine = engine, .script = script.name,
                            .strict = o->strict};
     memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
-    cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
+    cs_world *w = cs_world_new(&cfg, &ctl.bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
         fprintf(err, "commsim: %s\n", w ? "out of memory" : msg);
         cs_world_free(w);
-        if (tw) cs_trace_close(tw);
-        cs_monitor_destroy(&mon);
-        cs_bus_destroy(&bus);
+        if (ctl.tw) cs_trace_close(ctl.tw);
+        cs_control_free(&ctl);
         cs_script_free(&script);
         return 1;
     }
-    mon.bus = &bus;
-    mon.on_deadlock = on_deadlock;
-    mon.on_error = on_error;
-    mon.ud = w;
-    cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
-    if (tw) cs_bus_subscribe(&bus, cs_trace_sink(tw));
-    cs_bus_subscribe(&bus, cs_report_sink(&rep));
-    emit_run(&bus, &script, world, engine, mode_name, o->seed);
+    ctl.mon.on_deadlock = on_deadlock;
+    ctl.mon.on_error = on_error;
+    ctl.mon.ud = w;
 
     if (o->catch_signals) {
         catch_signals();
@@ -237,20 +273,10 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
     start_ranks(w, rt, &script, &lim, err);
-    bool clean = await_end(w, o->timeout, &bus, &mon);
+    bool clean = await_end(w, o->timeout, &ctl);
     if (o->catch_signals) atomic_store(&signal_world, NULL);
 
-    int status = settle_status(&bus, &mon, (int)cs_world_end_reason(w), o);
-    cs_bus_lock(&bus); /* a straggler may still emit */
-    cs_report_summary(&rep, &mon, status);
-    cs_bus_unlock(&bus);
-    if (tw) {
-        char why[256];
-        const char *e = cs_trace_error(tw);
-        snprintf(why, sizeof why, "%s", e ? e : "");
-        if (cs_trace_close(tw) < 0)
-            fprintf(err, "commsim: writing the trace %s failed: %s\n", o->trace, why);
-    }
+    int status = cs_control_close(&ctl, (int)cs_world_end_reason(w), err);
     if (!clean) {
         /* A rank is stuck in C code and still uses the world: leave without freeing it. */
         fprintf(err, "commsim: a rank did not stop within %g s of the end; exiting without it\n",
@@ -262,8 +288,7 @@ int cs_launch_run(const cs_run_opts *o) {
         if (rt[i].started) pthread_join(rt[i].tid, NULL);
     free(rt);
     cs_world_free(w);
-    cs_monitor_destroy(&mon);
-    cs_bus_destroy(&bus);
+    cs_control_free(&ctl);
     cs_script_free(&script);
     return status;
 }

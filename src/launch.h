@@ -7,6 +7,10 @@
 #include <stdio.h>
 
 #include "api.h"
+#include "monitor.h"
+#include "report.h"
+#include "script.h"
+#include "trace.h"
 
 typedef struct cs_run_opts {
     const char *script;   /* path */
@@ -22,9 +26,47 @@ typedef struct cs_run_opts {
     unsigned char coll_algo[CS_COLL_MAX_FAMILIES]; /* --algo, see collectives.h */
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
+    /* tcp engine (launch_proc.c): torchrun's MASTER_ADDR/MASTER_PORT, RANK, WORLD_SIZE */
+    const char *master;   /* "HOST[:PORT]" of the controller, or NULL (loopback, any port) */
+    int rank;             /* -1: launch every rank here; else this process's rank */
+    bool worker;          /* a rank process (started by a controller, or rank > 0) */
+    const char *token;    /* the job token, or NULL (random, or COMMSIM_TOKEN) */
+    const char *bind;     /* the address rank processes listen on, or NULL */
 } cs_run_opts;
 
 /* Run, print the report, return the exit status (DESIGN.md section 9). */
 int cs_launch_run(const cs_run_opts *o);
+
+/* ---- the controller's side of a run, shared by the launchers */
+
+typedef struct cs_control {
+    cs_bus bus;
+    cs_monitor mon;
+    cs_report rep;
+    cs_trace_writer *tw;
+    const char *trace_path;
+    bool strict;          /* --strict: pitfalls make a clean run an error */
+    double timeout;
+} cs_control;
+
+/* Set up the bus with the monitor, the trace writer (o->trace) and the report
+ * subscribed, and emit the run header. 0, or -1 after printing why. */
+int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
+                    const char *engine, const char *mode_name, FILE *out, FILE *err);
+/* --timeout expired: declare a deadlock among the ranks if there is one
+ * (the monitor's on_deadlock then ends the run), before ending it for the timeout. */
+void cs_control_timeout(cs_control *c);
+/* Settle the final status (--strict turns pitfalls of a clean run into status
+ * 2; a timeout, an interrupt or --strict is recorded as an error event of no
+ * rank, for replay), print the summary and close the trace. Returns the status. */
+int cs_control_close(cs_control *c, int status, FILE *err);
+/* Free the monitor and the bus (once no rank can emit any more). */
+void cs_control_free(cs_control *c);
+
+/* The tcp engine (launch_proc.c): the controller, which launches the ranks
+ * here or waits for them to join; and a rank process (launch_worker.c). */
+int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_send_mode *mode,
+                  const char *mode_name);
+int cs_launch_worker(const cs_run_opts *o);
 
 #endif

@@ -76,6 +76,10 @@ void cs_match_push_unexpected(cs_matcher *m, cs_msg *msg);
 /* Fill msg's envelope from a send request (not data, not sreq). */
 void cs_msg_envelope(cs_msg *msg, const cs_request *sq);
 void cs_msg_free(cs_msg *msg);
+/* Move the bytes of a message that has them at hand -- its buffered copy, or
+ * the tensor of a sending request in this process -- into rq; complete rq and
+ * that sending request; free msg. The thread engine's transfer. */
+void cs_msg_transfer_local(cs_msg *msg, cs_request *rq);
 
 /* Do the matched send and receive agree? If not, write the error naming both
  * ranks, both lines and both shapes into err and return false. */

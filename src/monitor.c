@@ -241,14 +241,17 @@ static int find_deadlock(cs_monitor *m) {
     return n;
 }
 
-/* The verdict waits until every live rank is blocked: then the report (who is
- * stuck, who still runs) depends on the program only, not on how far the
- * other ranks happened to get. A rank that never blocks is handled by
- * cs_monitor_declare_stuck at the timeout. */
+/* The verdict waits until the run has settled: every live rank blocked, and
+ * none with bytes on their way or a partner posted. Then the report (who waits
+ * on what) depends on the program only, not on how far other ranks happened
+ * to get (on the tcp engine, events arrive in batches). A rank that never
+ * blocks is handled by cs_monitor_declare_stuck at the timeout. */
 static void check_progress(cs_monitor *m) {
     /* After a failure the run is ending with that error: waits on the failed
      * rank are its consequence, not a second verdict. */
     if (m->deadlocked || m->nfailed || m->nblocked == 0 || m->nblocked < m->nlive) return;
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].state == CS_RS_BLOCKED && !stuck(m, k)) return;
     if (find_deadlock(m) > 0) declare_deadlock(m);
 }
 

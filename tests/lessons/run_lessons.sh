@@ -2,7 +2,9 @@
 # run_lessons.sh -- golden tests of the lesson scripts.
 #
 # Runs every lessons/NN-*/*.lua with `commsim run SCRIPT --no-tui`, plus the
-# variants listed below (other -n, other send modes), and checks for each:
+# variants listed below (other -n, other send modes), on every engine (thread
+# and tcp; ENGINES="thread" narrows it), and checks for each, against the same
+# expected files whatever the engine:
 #   - the exit status: the header's `--- expect:` (ok 0, error 2, deadlock 3,
 #     timeout 4), or the status a variant states;
 #   - stdout against tests/lessons/expected/CHAPTER/NAME[.VARIANT].out and
@@ -15,7 +17,9 @@
 # no fixed order. Lines tagged "[rank N]" are sorted by N (numerically, so
 # rank 10 follows rank 9), each rank's own lines keeping their order;
 # untagged lines (the report) follow, in order. Timings are masked in the
-# report; lesson output itself must not contain any.
+# report; lesson output itself must not contain any. The engine's name in the
+# report's first line reads "thread" whatever the engine: the rest of the
+# report must not differ.
 #
 # Environment: top_srcdir, top_builddir (set by `make check`; default: the
 # tree this script is in). REGEN=1 rewrites the expected files from the
@@ -67,9 +71,11 @@ normalise_out() {
     sort_by_rank
 }
 
-# The report: the same sort, then mask durations ("0.25 s", "12 ms", "3µs").
+# The report: the same sort, then mask durations ("0.25 s", "12 ms", "3µs")
+# and the engine's name.
 normalise_err() {
-    sort_by_rank | sed -E 's/[0-9]+(\.[0-9]+)? ?(ns|us|µs|ms|s|sec|seconds)\b/<time>/g'
+    sort_by_rank | sed -E -e 's/[0-9]+(\.[0-9]+)? ?(ns|us|µs|ms|s|sec|seconds)\b/<time>/g' \
+        -e '1s/, tcp engine, /, thread engine, /'
 }
 
 status_of() {
@@ -122,7 +128,7 @@ run_case() {
     shift 4
     local script=$lessons/$rel
     local base=${rel%.lua}${variant:+.$variant}
-    local desc=$rel${args:+ $args}
+    local desc="$rel${args:+ $args} [$engine]"
     local why=() status
     n=$((n + 1))
 
@@ -140,7 +146,7 @@ run_case() {
 
     local out=$tmp/out err=$tmp/err
     # shellcheck disable=SC2086  # ARGS is a list of words
-    "${guard[@]}" "$commsim" run "$script" --no-tui $args >"$out" 2>"$err" </dev/null
+    "${guard[@]}" "$commsim" run "$script" --no-tui --engine "$engine" $args >"$out" 2>"$err" </dev/null
     status=$?
     normalise_out <"$out" >"$out.n"
     normalise_err <"$err" >"$err.n"
@@ -194,34 +200,40 @@ declare -A required=(
     ["03-collectives/mismatch.lua"]="err:why: ranks 0, 1, 2 entered all_reduce(SUM, float32, 4 elements) at mismatch.lua:16|err:rank 3 did not call it: it has finished"
 )
 
-# Every lesson script, as its header says.
-shopt -s nullglob
-for script in "$lessons"/[0-9]*/*.lua; do
-    rel=${script#"$lessons"/}
-    IFS='|' read -r -a needs <<<"${required[$rel]:-}"
-    run_case "$rel" "" "" "" "${needs[@]}"
-done
+all_cases() {
+    # Every lesson script, as its header says.
+    shopt -s nullglob
+    for script in "$lessons"/[0-9]*/*.lua; do
+        rel=${script#"$lessons"/}
+        IFS='|' read -r -a needs <<<"${required[$rel]:-}"
+        run_case "$rel" "" "" "" "${needs[@]}"
+    done
 
-# Variants.
-p2p=02-point-to-point
-# Buffered sends break the cycle: the same program finishes.
-run_case $p2p/deadlock.lua eager 0 "--send-mode eager" \
-    "out:[rank 0] received tensor([2., 2., 2., 2.]) from rank 1" \
-    "out:[rank 1] received tensor([1., 1., 1., 1.]) from rank 0"
-# Every size fits under a 4096-byte limit (the limit is inclusive).
-run_case $p2p/eager_limit.lua eager4096 0 "--send-mode eager:4096" \
-    "out:done: received 1024 values"
-# Without any buffering the first exchange already deadlocks.
-run_case $p2p/eager_limit.lua rendezvous 3 "--send-mode rendezvous" \
-    "err:rendezvous"
-# The parity rule works for even and odd ring sizes.
-for r in 2 3 4 8; do
-    run_case $p2p/ring.lua n$r 0 "-n $r" \
-        "out:sum of all ranks: tensor([$((r * (r - 1) / 2)).,"
+    # Variants.
+    p2p=02-point-to-point
+    # Buffered sends break the cycle: the same program finishes.
+    run_case $p2p/deadlock.lua eager 0 "--send-mode eager" \
+        "out:[rank 0] received tensor([2., 2., 2., 2.]) from rank 1" \
+        "out:[rank 1] received tensor([1., 1., 1., 1.]) from rank 0"
+    # Every size fits under a 4096-byte limit (the limit is inclusive).
+    run_case $p2p/eager_limit.lua eager4096 0 "--send-mode eager:4096" \
+        "out:done: received 1024 values"
+    # Without any buffering the first exchange already deadlocks.
+    run_case $p2p/eager_limit.lua rendezvous 3 "--send-mode rendezvous" \
+        "err:rendezvous"
+    # The parity rule works for even and odd ring sizes.
+    for r in 2 3 4 8; do
+        run_case $p2p/ring.lua n$r 0 "-n $r" \
+            "out:sum of all ranks: tensor([$((r * (r - 1) / 2)).,"
+    done
+    # No middle rank: the end equals the start; 14 middle ranks: +140.
+    run_case $p2p/chain.lua n2 0 "-n 2" "out:[rank 1] end:   tensor([1., 2., 3., 4.])"
+    run_case $p2p/chain.lua n16 0 "-n 16" "out:[rank 15] end:   tensor([141., 142., 143., 144.])"
+}
+
+for engine in ${ENGINES:-thread tcp}; do
+    all_cases
 done
-# No middle rank: the end equals the start; 14 middle ranks: +140.
-run_case $p2p/chain.lua n2 0 "-n 2" "out:[rank 1] end:   tensor([1., 2., 3., 4.])"
-run_case $p2p/chain.lua n16 0 "-n 16" "out:[rank 15] end:   tensor([141., 142., 143., 144.])"
 
 # Collectives: every all_reduce algorithm on a non-power-of-two world, the
 # ring by hand on odd sizes, a broadcast along the linear algorithm.

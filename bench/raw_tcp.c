@@ -1,0 +1,98 @@
+/* raw_tcp.c -- the yardstick for the tcp engine: the same measurements as
+ * bench/pingpong.lua (ping-pong half round trip for 8 B and 64 KiB, streaming
+ * bandwidth of 4 MiB messages) between two processes over a loopback TCP
+ * connection with nothing on top: blocking send/recv, TCP_NODELAY.
+ *
+ *   bench/raw_tcp [ITERS_8B ITERS_64K ITERS_4M]
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void xfer(int fd, char *buf, size_t len, int out) {
+    while (len) {
+        ssize_t n = out ? send(fd, buf, len, MSG_NOSIGNAL) : recv(fd, buf, len, 0);
+        if (n <= 0) {
+            perror(out ? "send" : "recv");
+            exit(1);
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Half round trip in seconds: rank 0 sends first, rank 1 answers. */
+static double pingpong(int fd, int rank, char *buf, size_t len, int iters) {
+    for (int i = 0; i < 100; i++) { /* warm up, as the Lua bench does */
+        xfer(fd, buf, len, rank == 0);
+        xfer(fd, buf, len, rank != 0);
+    }
+    double t0 = now();
+    for (int i = 0; i < iters; i++) {
+        xfer(fd, buf, len, rank == 0);
+        xfer(fd, buf, len, rank != 0);
+    }
+    return (now() - t0) / iters / 2;
+}
+
+static double stream(int fd, int rank, char *buf, size_t len, int iters) {
+    double t0 = now();
+    for (int i = 0; i < iters; i++) xfer(fd, buf, len, rank == 0);
+    char ack = 0;
+    xfer(fd, &ack, 1, rank != 0);
+    return (double)len * iters / (now() - t0);
+}
+
+static int connected_pair(int *a, int *b) {
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(l, 1) < 0 ||
+        getsockname(l, (struct sockaddr *)&sa, &len) < 0)
+        return -1;
+    *a = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(*a, (struct sockaddr *)&sa, sizeof sa) < 0) return -1;
+    *b = accept(l, NULL, NULL);
+    close(l);
+    setsockopt(*a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(*b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return *b < 0 ? -1 : 0;
+}
+
+int main(int argc, char **argv) {
+    int it8 = argc > 1 ? atoi(argv[1]) : 20000;
+    int it64 = argc > 2 ? atoi(argv[2]) : 2000;
+    int it4m = argc > 3 ? atoi(argv[3]) : 200;
+    int fds[2];
+    if (connected_pair(&fds[0], &fds[1]) < 0) {
+        perror("loopback connection");
+        return 1;
+    }
+    char *buf = calloc(1, 4u << 20);
+    if (!buf) return 1;
+    pid_t pid = fork();
+    int rank = pid == 0 ? 1 : 0, fd = fds[rank];
+    close(fds[1 - rank]);
+    double l8 = pingpong(fd, rank, buf, 8, it8);
+    double l64 = pingpong(fd, rank, buf, 64 << 10, it64);
+    double bw = stream(fd, rank, buf, 4u << 20, it4m);
+    if (rank == 1) return 0;
+    waitpid(pid, NULL, 0);
+    printf("half round trip, 8 B:    %8.2f us\n", l8 * 1e6);
+    printf("half round trip, 64 KiB: %8.2f us\n", l64 * 1e6);
+    printf("bandwidth, 4 MiB:        %8.2f GB/s\n", bw / 1e9);
+    return 0;
+}

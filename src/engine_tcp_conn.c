@@ -1,0 +1,208 @@
+/* engine_tcp_conn.c -- a tcp engine connection: its send queue (written by
+ * whichever thread queues onto an empty queue, else by the one epoll tells
+ * the socket takes more), its death, its set-up and tear-down. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "engine_tcp_internal.h"
+
+/* ---- the send queue */
+
+txitem *tcp_item_new(int type, const void *meta, uint32_t mlen, const void *data, size_t dlen) {
+    txitem *it = calloc(1, sizeof *it);
+    if (!it) return NULL;
+    cs_wire_hdr_put(it->head, type, mlen, dlen);
+    if (mlen) memcpy(it->head + CS_WIRE_HDR, meta, mlen);
+    it->hlen = CS_WIRE_HDR + mlen;
+    it->data = data;
+    it->dlen = dlen;
+    return it;
+}
+
+/* Drop an item that will never be written: its send stays pending (the run is
+ * ending), but the engine's reference goes. */
+static void item_drop(txitem *it) {
+    if (it->finish) cs_request_release(it->finish);
+    free(it->owned);
+    free(it);
+}
+
+/* Finish and free the items a write completed; called without any lock. */
+void tcp_items_done(txitem *done) {
+    while (done) {
+        txitem *next = done->next;
+        if (done->finish) cs_request_finish(done->finish, CS_OK, NULL);
+        free(done->owned);
+        free(done);
+        done = next;
+    }
+}
+
+static void arm(tconn *c, bool out) {
+    if (c->pollout == out || c->dead) return;
+    struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c};
+    epoll_ctl(c->e->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->pollout = out;
+}
+
+/* Write queued items (several per system call) until the socket is full.
+ * Completed items move to *done. -1 when the socket broke. */
+static int tx_write_locked(tconn *c, txitem **done) {
+    txitem **tail = done;
+    while (*tail) tail = &(*tail)->next;
+    while (c->txh) {
+        struct iovec iov[MAX_IOV];
+        int n = 0;
+        for (txitem *it = c->txh; it && n < MAX_IOV - 1; it = it->next) {
+            if (it->hoff < it->hlen)
+                iov[n++] = (struct iovec){it->head + it->hoff, it->hlen - it->hoff};
+            if (it->doff < it->dlen)
+                iov[n++] = (struct iovec){(void *)(it->data + it->doff), it->dlen - it->doff};
+        }
+        ssize_t w = 0;
+        if (n) {
+            struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+            w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+            }
+        }
+        size_t left = (size_t)w;
+        while (c->txh) {
+            txitem *it = c->txh;
+            size_t h = it->hlen - it->hoff < left ? it->hlen - it->hoff : left;
+            it->hoff += h;
+            left -= h;
+            size_t d = it->dlen - it->doff < left ? it->dlen - it->doff : left;
+            it->doff += d;
+            left -= d;
+            if (it->hoff < it->hlen || it->doff < it->dlen) break;
+            c->txh = it->next;
+            if (!c->txh) c->txt = NULL;
+            it->next = NULL;
+            *tail = it;
+            tail = &it->next;
+        }
+    }
+    return 0;
+}
+
+void tcp_conn_kill_locked(tconn *c);
+
+/* Queue it and write what the socket takes now. When borrowed, it->data
+ * belongs to the caller and is copied if it must wait in the queue. */
+void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
+    if (c->dead) {
+        item_drop(it);
+        return;
+    }
+    it->next = NULL;
+    if (c->txt) c->txt->next = it;
+    else c->txh = it;
+    c->txt = it;
+    if (c->txh == it && tx_write_locked(c, done) < 0) {
+        tcp_conn_kill_locked(c);
+        return;
+    }
+    bool queued = false;
+    for (txitem *q = c->txh; q; q = q->next) queued |= q == it;
+    if (queued && borrowed && it->doff < it->dlen) {
+        void *copy = malloc(it->dlen);
+        if (copy) {
+            memcpy(copy, it->data, it->dlen);
+            it->data = copy;
+            it->owned = copy;
+        }
+    }
+    if (c->txh) arm(c, true);
+}
+
+void tcp_conn_push(tconn *c, txitem *it, bool borrowed) {
+    txitem *done = NULL;
+    pthread_mutex_lock(&c->lock);
+    tcp_conn_push_locked(c, it, borrowed, &done);
+    pthread_mutex_unlock(&c->lock);
+    tcp_items_done(done);
+}
+
+/* The connection is gone: nothing more goes out or comes in. Requests waiting
+ * on it stay pending; the controller ends the run (it sees the death too). */
+void tcp_conn_kill_locked(tconn *c) {
+    if (c->dead) return;
+    c->dead = true;
+    epoll_ctl(c->e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    shutdown(c->fd, SHUT_RDWR);
+    while (c->txh) {
+        txitem *it = c->txh;
+        c->txh = it->next;
+        item_drop(it);
+    }
+    c->txt = NULL;
+    while (c->rts) {
+        rts_wait *r = c->rts;
+        c->rts = r->next;
+        cs_request_release(r->sq);
+        free(r);
+    }
+    while (c->cts_h) {
+        cts_wait *r = c->cts_h;
+        c->cts_h = r->next;
+        cs_request_release(r->rq);
+        free(r);
+    }
+    c->cts_t = NULL;
+}
+
+void tcp_conn_kill(tconn *c) {
+    pthread_mutex_lock(&c->lock);
+    tcp_conn_kill_locked(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void tcp_conn_writable(tconn *c) {
+    txitem *done = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (!c->dead) {
+        if (tx_write_locked(c, &done) < 0) tcp_conn_kill_locked(c);
+        else if (!c->txh) arm(c, false);
+    }
+    pthread_mutex_unlock(&c->lock);
+    tcp_items_done(done);
+}
+
+/* One round of progress: wait at most ms for sockets, serve what is ready,
+ * send the events gathered so far. Run by the progress thread, and by the rank's
+ * own thread while it waits (idle): both may serve the same epoll set. */
+
+/* ---- life cycle */
+
+int tcp_conn_init(tcp_engine *e, tconn *c, int fd, int peer, uint64_t max_payload) {
+    c->e = e;
+    c->fd = fd;
+    c->peer = peer;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->rx_lock, NULL);
+    if (cs_rx_init(&c->rx, max_payload) < 0) return -1;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    return epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void tcp_conn_free(tconn *c) {
+    if (!c->e) return;
+    tcp_conn_kill(c);
+    cs_msg_free(c->rx_msg);
+    if (c->rx_cts) {
+        cs_request_release(c->rx_cts->rq);
+        free(c->rx_cts);
+    }
+    cs_rx_free(&c->rx);
+    close(c->fd);
+    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->rx_lock);
+}

@@ -1,0 +1,796 @@
+/* launch_proc.c -- the tcp engine's controller: the rendezvous store, the
+ * process launcher, and the end of the run.
+ *
+ * One thread, one epoll loop. The controller listens at the master address;
+ * every rank process joins with HELLO (token, rank, its listening address);
+ * once all have joined, each gets WELCOME with the run's settings and every
+ * rank's address, and the ranks connect as a full mesh among themselves. From
+ * then on the controller receives their events on the same connections and
+ * feeds them to the bus (monitor, trace, report) exactly as the thread engine's
+ * ranks would.
+ *
+ * Order: each rank's events arrive in order, but a rank's match of a message can
+ * arrive before the sender's post of it. Such a match is held back until the
+ * post has been delivered, so the monitor always sees a causally possible order.
+ *
+ * Faults: a rank's connection that closes without BYE is a death; for a rank
+ * launched here the process's exit status gives the cause. The controller asks
+ * the others to FLUSH their events (so the report says who waited on the dead
+ * rank), reports the death, and ABORTs the rest. Children die with the
+ * controller (PR_SET_PDEATHSIG) and live in their own process group, which the
+ * controller kills if they do not stop in time.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "wire.h"
+
+#define HANDSHAKE_SECONDS 5.0 /* a connection must prove the token within this */
+#define FLUSH_SECONDS 0.3     /* the survivors' events after a death */
+#define GRACE_SECONDS 2.0     /* ranks unwinding after an abort */
+#define JOIN_SECONDS 60.0     /* ranks launched here joining */
+
+typedef enum { RK_NONE = 0, RK_JOINED, RK_BYE, RK_GONE } rank_state;
+
+typedef struct held { /* an event waiting for the post it refers to */
+    struct held *next;
+    cs_event ev;
+    char *text, *algo, *reduce_op; /* copies: the decoded event's point into scratch */
+    uint64_t *reqs;
+    int *group;
+} held;
+
+static void held_free(held *h) {
+    free(h->text);
+    free(h->algo);
+    free(h->reduce_op);
+    free(h->reqs);
+    free(h->group);
+    free(h);
+}
+
+static void *copy_of(const void *p, size_t n) {
+    void *c = p && n ? malloc(n) : NULL;
+    if (c) memcpy(c, p, n);
+    return c;
+}
+
+typedef struct prank {
+    rank_state state;
+    int fd;
+    pid_t pid;            /* launched here, or 0 */
+    int pidfd;            /* -1 when not launched here or reaped */
+    int wstatus;
+    bool reaped;
+    uint32_t ip;
+    uint16_t port;
+    cs_rx rx;
+    bool flushed;
+    held *hh, *ht;
+    uint64_t posted_max;  /* the highest request id whose post was delivered */
+} prank;
+
+typedef struct pconn { /* a connection that has not proven the token yet */
+    struct pconn *next;
+    int fd;
+    double deadline;
+    char addr[64];
+    cs_rx rx;
+    uint32_t id;          /* its epoll tag */
+    int rank;             /* set by a valid HELLO */
+    cs_hello hello;
+} pconn;
+
+typedef struct rank_ud { /* decoding one rank's frames: whose, and room for an event */
+    struct ctl *k;
+    int i;
+    cs_wire_scratch s;
+} rank_ud;
+
+typedef struct ctl {
+    const cs_run_opts *o;
+    cs_control c;
+    FILE *err;
+    int world;
+    cs_send_mode mode;
+    char token[CS_WIRE_TOKEN + 1];
+    int lfd, epfd, sigfd;
+    uint32_t ip;
+    uint16_t port;
+    prank *r;
+    pconn *pending;
+    int joined, nheld;
+    uint32_t next_pending;
+    bool welcomed;
+    int status;           /* the first reason the run ended, or 0 */
+    bool deadlock;        /* the monitor found one (set from its callback) */
+    bool mon_error;       /* the monitor found an error (a collective mismatch) */
+    int dead;             /* the rank whose death is being reported, or -1 */
+    char cause[64];
+    double flush_until, grace_until, deadline, join_until;
+    pid_t pgid;
+    char exe[4096];
+    rank_ud *scratch;
+} ctl;
+
+/* epoll tags: the pointer says what became ready */
+enum { TAG_LISTEN = 1, TAG_SIGNAL, TAG_RANK, TAG_PIDFD, TAG_PENDING };
+#define TAG(kind, i) ((uint64_t)(kind) << 32 | (uint32_t)(i))
+
+static void watch(ctl *k, int fd, uint64_t tag) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+    epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void on_deadlock(void *ud) { ((ctl *)ud)->deadlock = true; }
+static void on_error(void *ud) { ((ctl *)ud)->mon_error = true; }
+
+/* ---- ending the run */
+
+static void send_abort(ctl *k, int i, int why) {
+    uint8_t m[4];
+    cs_cur c = {.p = m, .len = sizeof m};
+    cs_put_u32(&c, (uint32_t)why);
+    if (k->r[i].state == RK_JOINED) cs_wire_send(k->r[i].fd, CS_FR_ABORT, m, sizeof m, cs_now() + 1);
+}
+
+/* End the run for why (the first reason wins the status); every rank unwinds. */
+static void abort_run(ctl *k, int why) {
+    if (!k->status) k->status = why;
+    if (k->grace_until) return;
+    k->grace_until = cs_now() + GRACE_SECONDS;
+    for (int i = 0; i < k->world; i++) send_abort(k, i, k->status);
+}
+
+/* ---- causal order of forwarded events */
+
+static bool deliverable(const ctl *k, const cs_event *ev) {
+    return ev->type != CS_EV_MATCH || ev->peer < 0 || ev->peer >= k->world ||
+           ev->peer_req <= k->r[ev->peer].posted_max;
+}
+
+static void deliver(ctl *k, const cs_event *ev) {
+    prank *p = &k->r[ev->rank];
+    if (ev->type == CS_EV_POST && ev->req > p->posted_max) p->posted_max = ev->req;
+    cs_bus_forward(&k->c.bus, ev);
+    if (ev->type == CS_EV_ERROR && ev->status > 0) abort_run(k, ev->status);
+}
+
+/* Deliver held events whose posts have arrived (all of them when force). */
+static void release_held(ctl *k, bool force) {
+    bool progress = true;
+    while (k->nheld && progress) {
+        progress = false;
+        for (int i = 0; i < k->world; i++) {
+            prank *p = &k->r[i];
+            while (p->hh && (force || deliverable(k, &p->hh->ev))) {
+                held *h = p->hh;
+                p->hh = h->next;
+                if (!p->hh) p->ht = NULL;
+                k->nheld--;
+                deliver(k, &h->ev);
+                held_free(h);
+                progress = true;
+            }
+        }
+    }
+}
+
+static void forward(ctl *k, const cs_event *ev) {
+    prank *p = &k->r[ev->rank];
+    if (!p->hh && deliverable(k, ev)) {
+        deliver(k, ev);
+        if (k->nheld && ev->type == CS_EV_POST) release_held(k, false);
+        return;
+    }
+    held *h = calloc(1, sizeof *h);
+    if (!h) return;
+    h->ev = *ev;
+    h->ev.text = h->text = ev->text ? strdup(ev->text) : NULL;
+    h->ev.algo = h->algo = ev->algo ? strdup(ev->algo) : NULL;
+    h->ev.reduce_op = h->reduce_op = ev->reduce_op ? strdup(ev->reduce_op) : NULL;
+    h->ev.reqs = h->reqs = copy_of(ev->reqs, (size_t)(ev->nreqs > 0 ? ev->nreqs : 0) * sizeof *h->reqs);
+    h->ev.nreqs = h->reqs ? ev->nreqs : 0;
+    h->ev.group = h->group = copy_of(ev->group, (size_t)(ev->ngroup > 0 ? ev->ngroup : 0) * sizeof *h->group);
+    h->ev.ngroup = h->group ? ev->ngroup : 0;
+    if (p->ht) p->ht->next = h;
+    else p->hh = h;
+    p->ht = h;
+    k->nheld++;
+}
+
+/* ---- deaths */
+
+/* "rank 1 waited to receive from it and rank 3 waited to send to it" */
+static void waiters(ctl *k, int dead, char *buf, size_t len) {
+    const cs_monitor *m = &k->c.mon;
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < k->world; i++) {
+        const cs_mon_rank *mr = &m->ranks[i];
+        if (i == dead || mr->state != CS_RS_BLOCKED) continue;
+        const char *what = NULL;
+        for (int j = 0; j < mr->nwait && !what; j++) {
+            const cs_mon_req *q = cs_monitor_find(m, i, mr->wait[j]);
+            if (!q || q->done) continue;
+            if (cs_op_is_send(q->op) && q->peer == dead) what = "send to it";
+            else if (!cs_op_is_send(q->op) && q->peer == dead) what = "receive from it";
+            else if (!cs_op_is_send(q->op) && q->peer == CS_ANY_SOURCE) what = "receive from any rank";
+        }
+        if (!what) continue;
+        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%srank %d waited to %s",
+                              n ? " and " : "", i, what);
+    }
+}
+
+static void report_death(ctl *k) {
+    int d = k->dead;
+    char who[1024], text[1200];
+    release_held(k, true);
+    waiters(k, d, who, sizeof who);
+    snprintf(text, sizeof text, "rank %d died (%s)%s%s", d, k->cause, who[0] ? " while " : "", who);
+    cs_event ev = {.type = CS_EV_ERROR, .rank = d, .text = text, .status = CS_END_DIED};
+    cs_bus_emit(&k->c.bus, &ev);
+    k->dead = -1;
+    k->flush_until = 0;
+    abort_run(k, CS_END_DIED);
+}
+
+static void describe_exit(int ws, char *buf, size_t len) {
+    if (WIFSIGNALED(ws)) snprintf(buf, len, "signal %d", WTERMSIG(ws));
+    else snprintf(buf, len, "exit status %d", WEXITSTATUS(ws));
+}
+
+static void reap(ctl *k, int i) {
+    prank *p = &k->r[i];
+    if (p->reaped || !p->pid) return;
+    if (waitpid(p->pid, &p->wstatus, 0) == p->pid) p->reaped = true;
+    if (p->pidfd >= 0) {
+        close(p->pidfd);
+        p->pidfd = -1;
+    }
+}
+
+/* Rank i is gone without BYE. */
+static void rank_died(ctl *k, int i, const char *cause) {
+    prank *p = &k->r[i];
+    if (p->fd >= 0) {
+        close(p->fd);
+        p->fd = -1;
+    }
+    p->state = RK_GONE;
+    if (k->status || k->dead >= 0) return; /* the run is already ending: not the cause */
+    k->dead = i;
+    snprintf(k->cause, sizeof k->cause, "%s", cause);
+    if (!k->welcomed) {
+        snprintf(k->cause, sizeof k->cause, "%s, before the job started", cause);
+        report_death(k);
+        return;
+    }
+    /* Ask the survivors for their last events, so the report knows who waited. */
+    for (int j = 0; j < k->world; j++) {
+        k->r[j].flushed = k->r[j].state != RK_JOINED;
+        if (!k->r[j].flushed) cs_wire_send(k->r[j].fd, CS_FR_FLUSH, NULL, 0, cs_now() + 1);
+    }
+    k->flush_until = cs_now() + FLUSH_SECONDS;
+}
+
+/* The connection of a rank launched here closed: its exit status says why. */
+static void rank_closed(ctl *k, int i) {
+    prank *p = &k->r[i];
+    char cause[64] = "connection lost";
+    if (p->pid) {
+        /* it is exiting: give it a moment, then make sure */
+        for (int t = 0; t < 100 && !p->reaped; t++) {
+            if (waitpid(p->pid, &p->wstatus, WNOHANG) == p->pid) p->reaped = true;
+            else usleep(2000);
+        }
+        if (!p->reaped) {
+            kill(p->pid, SIGKILL);
+            reap(k, i);
+        } else {
+            describe_exit(p->wstatus, cause, sizeof cause);
+        }
+    }
+    rank_died(k, i, cause);
+}
+
+/* ---- frames from a joined rank */
+
+
+static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
+                       size_t errlen) {
+    (void)dst;
+    rank_ud *u = ud;
+    ctl *k = u->k;
+    prank *p = &k->r[u->i];
+    switch (h->type) {
+    case CS_FR_EVENT: {
+        cs_event ev;
+        if (cs_wire_event_get(meta, &ev, k->world, &u->s) < 0 || ev.rank != u->i) {
+            snprintf(err, errlen, "malformed event");
+            return -1;
+        }
+        forward(k, &ev);
+        return 0;
+    }
+    case CS_FR_FLUSHED: p->flushed = true; return 0;
+    case CS_FR_BYE: p->state = RK_BYE; return 0;
+    default:
+        snprintf(err, errlen, "unexpected %s frame", cs_frame_name(h->type));
+        return -1;
+    }
+}
+
+static int no_payload(void *ud, char *err, size_t errlen) {
+    (void)ud;
+    snprintf(err, errlen, "unexpected payload");
+    return -1;
+}
+
+static const cs_rx_ops rank_ops = {rank_frame, no_payload};
+
+static void rank_readable(ctl *k, int i) {
+    prank *p = &k->r[i];
+    if (p->state != RK_JOINED && p->state != RK_BYE) return;
+    char err[256];
+    k->scratch->k = k;
+    k->scratch->i = i;
+    int rc = cs_rx_pump(&p->rx, p->fd, &rank_ops, k->scratch, err, sizeof err);
+    if (rc == 0) return;
+    if (p->state == RK_BYE) { /* it left after saying goodbye */
+        close(p->fd);
+        p->fd = -1;
+        p->state = RK_GONE;
+        return;
+    }
+    if (rc == -1) {
+        fprintf(k->err, "commsim: rank %d sent a malformed frame (%s): closing its connection\n",
+                i, err);
+        if (p->pid) kill(p->pid, SIGKILL);
+    }
+    rank_closed(k, i);
+}
+
+/* ---- joining */
+
+static void pending_close(ctl *k, pconn *pc, const char *why, bool refuse) {
+    if (why) {
+        fprintf(k->err, "commsim: refused a connection from %s: %s\n", pc->addr, why);
+        if (refuse) cs_wire_send(pc->fd, CS_FR_REFUSE, why, (uint32_t)strlen(why), cs_now() + 0.2);
+    }
+    epoll_ctl(k->epfd, EPOLL_CTL_DEL, pc->fd, NULL);
+    close(pc->fd);
+    pconn **pp = &k->pending;
+    while (*pp != pc) pp = &(*pp)->next;
+    *pp = pc->next;
+    cs_rx_free(&pc->rx);
+    free(pc);
+}
+
+static int hello_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
+                       size_t errlen) {
+    (void)dst;
+    pconn *pc = ud;
+    if (pc->rank >= 0 || h->type != CS_FR_HELLO || cs_hello_get(meta, &pc->hello, true) < 0) {
+        snprintf(err, errlen, "expected HELLO, got a malformed %s frame", cs_frame_name(h->type));
+        return -1;
+    }
+    pc->rank = (int)pc->hello.rank;
+    return 0;
+}
+
+static const cs_rx_ops hello_ops = {hello_frame, no_payload};
+
+static void send_welcome(ctl *k) {
+    size_t len = cs_welcome_len((uint32_t)k->world);
+    uint8_t *m = malloc(len);
+    cs_welcome w = {.world = (uint32_t)k->world, .eager_limit = k->mode.eager_limit,
+                    .rendezvous_only = k->mode.rendezvous_only, .seed = k->o->seed,
+                    .mem_limit = k->o->mem_limit, .step_limit = k->o->step_limit,
+                    .elapsed_us = (uint64_t)((cs_now() - k->c.bus.t0) * 1e6)};
+    memcpy(w.coll_algo, k->o->coll_algo, sizeof w.coll_algo);
+    w.t0_ns = (uint64_t)(k->c.bus.t0 * 1e9);
+    cs_wire_boot_id(w.boot_id);
+    w.ip = malloc((size_t)k->world * sizeof *w.ip);
+    w.port = malloc((size_t)k->world * sizeof *w.port);
+    if (!m || !w.ip || !w.port) {
+        fprintf(k->err, "commsim: out of memory\n");
+        abort_run(k, 1);
+    } else {
+        for (int i = 0; i < k->world; i++) {
+            w.ip[i] = k->r[i].ip;
+            w.port[i] = k->r[i].port;
+        }
+        cs_cur c = {.p = m, .len = len};
+        cs_welcome_put(&c, &w);
+        for (int i = 0; i < k->world; i++)
+            cs_wire_send(k->r[i].fd, CS_FR_WELCOME, m, (uint32_t)len, cs_now() + 2);
+        k->welcomed = true;
+    }
+    free(m);
+    free(w.ip);
+    free(w.port);
+}
+
+static void admit(ctl *k, pconn *pc) {
+    const cs_hello *h = &pc->hello;
+    const char *why = NULL;
+    if (!cs_wire_token_eq(h->token, k->token)) why = "wrong job token";
+    else if (h->world != (uint32_t)k->world) why = "wrong world size";
+    else if (k->r[h->rank].state != RK_NONE || k->welcomed) why = "that rank has already joined";
+    if (why) {
+        pending_close(k, pc, why, true);
+        return;
+    }
+    prank *p = &k->r[h->rank];
+    if (cs_rx_init(&p->rx, 0) < 0) {
+        pending_close(k, pc, "out of memory", true);
+        return;
+    }
+    p->fd = pc->fd;
+    p->ip = h->ip;
+    p->port = h->port;
+    p->state = RK_JOINED;
+    pc->fd = -1;
+    epoll_ctl(k->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+    watch(k, p->fd, TAG(TAG_RANK, h->rank));
+    pconn **pp = &k->pending;
+    while (*pp != pc) pp = &(*pp)->next;
+    *pp = pc->next;
+    cs_rx_free(&pc->rx);
+    free(pc);
+    if (++k->joined == k->world && !k->status) send_welcome(k);
+}
+
+static void pending_readable(ctl *k, pconn *pc) {
+    char err[256];
+    int rc = cs_rx_pump(&pc->rx, pc->fd, &hello_ops, pc, err, sizeof err);
+    if (pc->rank >= 0) admit(k, pc);
+    else if (rc > 0 || rc == -2) pending_close(k, pc, "closed before proving the job token", false);
+    else if (rc < 0) pending_close(k, pc, err, false);
+}
+
+static void accept_one(ctl *k) {
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    int fd = accept4(k->lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    pconn *pc = calloc(1, sizeof *pc);
+    if (!pc || cs_rx_init(&pc->rx, 0) < 0) {
+        free(pc);
+        close(fd);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    pc->fd = fd;
+    pc->rank = -1;
+    pc->deadline = cs_now() + HANDSHAKE_SECONDS;
+    cs_wire_addr_str(sa.sin_addr.s_addr, ntohs(sa.sin_port), pc->addr, sizeof pc->addr);
+    pc->next = k->pending;
+    k->pending = pc;
+    pc->id = ++k->next_pending;
+    watch(k, fd, TAG(TAG_PENDING, pc->id));
+}
+
+static pconn *pending_find(ctl *k, uint32_t id) {
+    for (pconn *pc = k->pending; pc; pc = pc->next)
+        if (pc->id == id) return pc;
+    return NULL;
+}
+
+static void expire_pending(ctl *k) {
+    double now = cs_now();
+    for (pconn *pc = k->pending, *next; pc; pc = next) {
+        next = pc->next;
+        if (now > pc->deadline) pending_close(k, pc, "no handshake within 5 s", false);
+    }
+}
+
+/* ---- launching the ranks of this machine */
+
+static int listen_master(ctl *k, const char *addr, int default_port) {
+    char msg[256];
+    if (cs_wire_parse_addr(addr, default_port, &k->ip, &k->port, msg, sizeof msg) < 0) {
+        fprintf(k->err, "commsim run: --master: %s\n", msg);
+        return -1;
+    }
+    k->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(k->port),
+                             .sin_addr.s_addr = k->ip};
+    int rc = bind(k->lfd, (struct sockaddr *)&sa, sizeof sa);
+    if (rc < 0 && errno == EADDRNOTAVAIL) { /* a name of this host that is not an interface */
+        sa.sin_addr.s_addr = htonl(INADDR_ANY);
+        rc = bind(k->lfd, (struct sockaddr *)&sa, sizeof sa);
+    }
+    socklen_t len = sizeof sa;
+    if (rc < 0 || listen(k->lfd, 1024) < 0 || getsockname(k->lfd, (struct sockaddr *)&sa, &len) < 0) {
+        fprintf(k->err, "commsim: cannot listen on %s: %s\n", addr, strerror(errno));
+        return -1;
+    }
+    k->port = ntohs(sa.sin_port);
+    if (sa.sin_addr.s_addr == htonl(INADDR_ANY)) k->ip = htonl(INADDR_LOOPBACK);
+    watch(k, k->lfd, TAG(TAG_LISTEN, 0));
+    return 0;
+}
+
+/* Start rank i as a child: this very binary in worker mode. It dies with the
+ * controller (PR_SET_PDEATHSIG) and lives in the ranks' process group. */
+static int spawn(ctl *k, int i) {
+    char rank[16], world[16], master[64];
+    snprintf(rank, sizeof rank, "%d", i);
+    snprintf(world, sizeof world, "%d", k->world);
+    cs_wire_addr_str(k->ip, k->port, master, sizeof master);
+    char *argv[] = {k->exe, "run", (char *)k->o->script, "--engine", "tcp", "--worker",
+                    "--rank", rank, "--world", world, "--master", master, "--no-tui", NULL};
+    pid_t parent = getpid(), pgid = k->pgid;
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(k->err, "commsim: cannot start rank %d: %s\n", i, strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        setpgid(0, pgid);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127); /* the controller died already */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execv(k->exe, argv);
+        _exit(127);
+    }
+    if (!k->pgid) k->pgid = pid;
+    setpgid(pid, k->pgid);
+    prank *p = &k->r[i];
+    p->pid = pid;
+    p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (p->pidfd >= 0) watch(k, p->pidfd, TAG(TAG_PIDFD, i));
+    return 0;
+}
+
+/* A child exited: a death unless it said BYE. */
+static void child_exited(ctl *k, int i) {
+    prank *p = &k->r[i];
+    reap(k, i);
+    if (p->state == RK_BYE || p->state == RK_GONE) return;
+    char cause[64];
+    describe_exit(p->wstatus, cause, sizeof cause);
+    rank_died(k, i, cause);
+}
+
+static void on_signal(ctl *k) {
+    struct signalfd_siginfo si;
+    while (read(k->sigfd, &si, sizeof si) == (ssize_t)sizeof si) abort_run(k, CS_END_QUIT);
+}
+
+/* ---- the loop */
+
+static bool finished(const ctl *k) {
+    for (int i = 0; i < k->world; i++)
+        if (k->r[i].state == RK_JOINED || (k->r[i].state == RK_NONE && !k->status)) return false;
+    return true;
+}
+
+/* Before WELCOME nobody runs a script: an abort just sends everyone home. */
+static void abort_joining(ctl *k) {
+    if (k->welcomed || !k->status) return;
+    for (int i = 0; i < k->world; i++) {
+        prank *p = &k->r[i];
+        if (p->fd >= 0) close(p->fd);
+        p->fd = -1;
+        p->state = RK_GONE;
+    }
+    if (k->pgid) kill(-k->pgid, SIGKILL);
+}
+
+static int wait_ms(const ctl *k) {
+    double now = cs_now(), until = now + 1;
+    if (k->deadline && k->deadline < until) until = k->deadline;
+    if (k->flush_until && k->flush_until < until) until = k->flush_until;
+    if (k->grace_until && k->grace_until < until) until = k->grace_until;
+    for (pconn *pc = k->pending; pc; pc = pc->next)
+        if (pc->deadline < until) until = pc->deadline;
+    return until <= now ? 0 : (int)((until - now) * 1000) + 1;
+}
+
+static void dispatch(ctl *k, uint64_t tag) {
+    int kind = (int)(tag >> 32), i = (int)(uint32_t)tag;
+    switch (kind) {
+    case TAG_LISTEN: accept_one(k); break;
+    case TAG_SIGNAL: on_signal(k); break;
+    case TAG_RANK: rank_readable(k, i); break;
+    case TAG_PIDFD: child_exited(k, i); break;
+    case TAG_PENDING: {
+        pconn *pc = pending_find(k, (uint32_t)i);
+        if (pc) pending_readable(k, pc);
+        break;
+    }
+    default: break;
+    }
+}
+
+static bool all_flushed(const ctl *k) {
+    for (int i = 0; i < k->world; i++)
+        if (!k->r[i].flushed && k->r[i].state == RK_JOINED) return false;
+    return true;
+}
+
+static void loop(ctl *k) {
+    struct epoll_event evs[64];
+    while (!finished(k)) {
+        int n = epoll_wait(k->epfd, evs, 64, wait_ms(k));
+        for (int j = 0; j < n; j++) dispatch(k, evs[j].data.u64);
+        double now = cs_now();
+        if (k->deadlock) {
+            k->deadlock = false;
+            abort_run(k, CS_END_DEADLOCK);
+        }
+        if (k->mon_error) {
+            k->mon_error = false;
+            abort_run(k, CS_END_ERROR);
+        }
+        if (k->dead >= 0 && (all_flushed(k) || now >= k->flush_until)) report_death(k);
+        expire_pending(k);
+        if (k->deadline && now >= k->deadline && !k->status) {
+            cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
+            abort_run(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
+            k->deadlock = false;
+        }
+        abort_joining(k);
+        if (k->grace_until && now >= k->grace_until && !finished(k)) {
+            fprintf(k->err, "commsim: a rank did not stop within %g s of the end; killing it\n",
+                    GRACE_SECONDS);
+            for (int i = 0; i < k->world; i++) {
+                if (k->r[i].pid) kill(k->r[i].pid, SIGKILL);
+                if (k->r[i].state == RK_JOINED) k->r[i].state = RK_GONE;
+            }
+        }
+    }
+}
+
+/* Every rank said BYE or is gone: let the processes go and reap them. */
+static void wind_up(ctl *k) {
+    for (int i = 0; i < k->world; i++) {
+        prank *p = &k->r[i];
+        if (p->fd >= 0) close(p->fd);
+        p->fd = -1;
+    }
+    double until = cs_now() + GRACE_SECONDS;
+    for (int i = 0; i < k->world; i++) {
+        prank *p = &k->r[i];
+        while (p->pid && !p->reaped) {
+            if (waitpid(p->pid, &p->wstatus, WNOHANG) == p->pid) p->reaped = true;
+            else if (cs_now() > until) kill(p->pid, SIGKILL);
+            else usleep(1000);
+        }
+        if (p->pidfd >= 0) close(p->pidfd);
+        p->pidfd = -1;
+    }
+    if (k->pgid) kill(-k->pgid, SIGKILL); /* anything a rank left behind */
+}
+
+static void ctl_free(ctl *k) {
+    for (pconn *pc = k->pending; pc;) {
+        pconn *next = pc->next;
+        close(pc->fd);
+        cs_rx_free(&pc->rx);
+        free(pc);
+        pc = next;
+    }
+    for (int i = 0; k->r && i < k->world; i++) {
+        cs_rx_free(&k->r[i].rx);
+        for (held *h = k->r[i].hh; h;) {
+            held *next = h->next;
+            held_free(h);
+            h = next;
+        }
+    }
+    free(k->r);
+    free(k->scratch);
+    if (k->lfd >= 0) close(k->lfd);
+    if (k->sigfd >= 0) close(k->sigfd);
+    if (k->epfd >= 0) close(k->epfd);
+}
+
+static int setup(ctl *k, const cs_run_opts *o) {
+    k->lfd = k->sigfd = -1;
+    k->dead = -1;
+    k->epfd = epoll_create1(EPOLL_CLOEXEC);
+    k->r = calloc((size_t)k->world, sizeof *k->r);
+    k->scratch = malloc(sizeof *k->scratch);
+    ssize_t n = readlink("/proc/self/exe", k->exe, sizeof k->exe - 1);
+    if (k->epfd < 0 || !k->r || !k->scratch || n <= 0) {
+        fprintf(k->err, "commsim: cannot set up the controller: %s\n", strerror(errno));
+        return -1;
+    }
+    k->exe[n] = 0;
+    for (int i = 0; i < k->world; i++) k->r[i].fd = k->r[i].pidfd = -1;
+    const char *tok = o->token ? o->token : getenv("COMMSIM_TOKEN");
+    if (tok && !cs_wire_token_valid(tok)) {
+        fprintf(k->err, "commsim run: the job token must be %d hex digits (--token, COMMSIM_TOKEN)\n",
+                CS_WIRE_TOKEN);
+        return -1;
+    }
+    if (tok) memcpy(k->token, tok, sizeof k->token);
+    else if (cs_wire_token_new(k->token) < 0) {
+        fprintf(k->err, "commsim: no randomness for the job token: %s\n", strerror(errno));
+        return -1;
+    }
+    bool here = o->rank < 0;
+    if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
+    if (!here && !tok) {
+        char a[64];
+        fprintf(k->err, "commsim: job token %s: start the other ranks with COMMSIM_TOKEN=%s "
+                        "(or --token) and --master %s\n",
+                k->token, k->token, cs_wire_addr_str(k->ip, k->port, a, sizeof a));
+    }
+    if (o->catch_signals) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (k->sigfd >= 0) watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
+    }
+    setenv("COMMSIM_TOKEN", k->token, 1); /* the children's proof */
+    return 0;
+}
+
+/* Every rank here, or only this machine's rank (--rank 0) when the others join. */
+static void spawn_all(ctl *k, const cs_run_opts *o) {
+    bool here = o->rank < 0;
+    for (int i = here ? 0 : o->rank; i < (here ? k->world : o->rank + 1); i++)
+        if (spawn(k, i) < 0) {
+            abort_run(k, 1);
+            return;
+        }
+}
+
+int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_send_mode *mode,
+                  const char *mode_name) {
+    FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+    ctl k = {.o = o, .err = err, .world = world, .mode = *mode};
+    if (world > CS_WIRE_MAX_WORLD) {
+        fprintf(err, "commsim run: the tcp engine runs at most %d ranks\n", CS_WIRE_MAX_WORLD);
+        return 1;
+    }
+    if (o->rank >= world) {
+        fprintf(err, "commsim run: --rank %d is outside a world of %d\n", o->rank, world);
+        return 1;
+    }
+    if (setup(&k, o) < 0 ||
+        cs_control_open(&k.c, o, s->name, world, "tcp", mode_name, out, err) < 0) {
+        ctl_free(&k);
+        return 1;
+    }
+    k.c.mon.on_deadlock = on_deadlock;
+    k.c.mon.on_error = on_error;
+    k.c.mon.ud = &k;
+    if (o->timeout > 0) k.deadline = cs_now() + o->timeout;
+    spawn_all(&k, o);
+    loop(&k);
+    wind_up(&k);
+    release_held(&k, true);
+    k.status = cs_control_close(&k.c, k.status, err);
+    cs_control_free(&k.c);
+    ctl_free(&k);
+    return k.status;
+}

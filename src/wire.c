@@ -1,0 +1,730 @@
+/* wire.c -- frame headers, metadata codecs, tokens and blocking socket helpers
+ * for the TCP engine. See wire.h and docs/wire-protocol.md. */
+#include "wire.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char *const frame_names[CS_FR_NTYPES] = {
+    [CS_FR_HELLO] = "HELLO", [CS_FR_WELCOME] = "WELCOME", [CS_FR_PEER] = "PEER",
+    [CS_FR_MSG] = "MSG",     [CS_FR_RTS] = "RTS",         [CS_FR_CTS] = "CTS",
+    [CS_FR_DATA] = "DATA",   [CS_FR_REJECT] = "REJECT",   [CS_FR_EVENT] = "EVENT",
+    [CS_FR_ABORT] = "ABORT", [CS_FR_FLUSH] = "FLUSH",     [CS_FR_FLUSHED] = "FLUSHED",
+    [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",   [CS_FR_SYNC] = "SYNC",
+    [CS_FR_ACK] = "ACK",
+};
+
+const char *cs_frame_name(int type) {
+    return type > 0 && type < CS_FR_NTYPES ? frame_names[type] : "?";
+}
+
+/* ---- the cursor */
+
+static bool room(cs_cur *c, size_t n) {
+    if (c->bad || c->len - c->pos < n) {
+        c->bad = true;
+        return false;
+    }
+    return true;
+}
+
+void cs_put_u8(cs_cur *c, uint8_t v) {
+    if (room(c, 1)) c->p[c->pos++] = v;
+}
+
+void cs_put_u16(cs_cur *c, uint16_t v) {
+    cs_put_u8(c, (uint8_t)v);
+    cs_put_u8(c, (uint8_t)(v >> 8));
+}
+
+void cs_put_u32(cs_cur *c, uint32_t v) {
+    cs_put_u16(c, (uint16_t)v);
+    cs_put_u16(c, (uint16_t)(v >> 16));
+}
+
+void cs_put_u64(cs_cur *c, uint64_t v) {
+    cs_put_u32(c, (uint32_t)v);
+    cs_put_u32(c, (uint32_t)(v >> 32));
+}
+
+void cs_put_bytes(cs_cur *c, const void *v, size_t n) {
+    if (n && room(c, n)) {
+        memcpy(c->p + c->pos, v, n);
+        c->pos += n;
+    }
+}
+
+uint8_t cs_get_u8(cs_cur *c) { return room(c, 1) ? c->p[c->pos++] : 0; }
+
+uint16_t cs_get_u16(cs_cur *c) {
+    uint16_t lo = cs_get_u8(c);
+    return (uint16_t)(lo | (uint16_t)cs_get_u8(c) << 8);
+}
+
+uint32_t cs_get_u32(cs_cur *c) {
+    uint32_t lo = cs_get_u16(c);
+    return lo | (uint32_t)cs_get_u16(c) << 16;
+}
+
+uint64_t cs_get_u64(cs_cur *c) {
+    uint64_t lo = cs_get_u32(c);
+    return lo | (uint64_t)cs_get_u32(c) << 32;
+}
+
+const uint8_t *cs_get_bytes(cs_cur *c, size_t n) {
+    if (!room(c, n)) return NULL;
+    const uint8_t *p = c->p + c->pos;
+    c->pos += n;
+    return p;
+}
+
+static uint64_t f64_bits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double bits_f64(uint64_t u) {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* ---- the header */
+
+#define EVENT_FIXED 134
+#define MAX_EVENT_META \
+    (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME)
+
+void cs_wire_hdr_put(uint8_t *out, int type, uint32_t meta_len, uint64_t data_len) {
+    cs_cur c = {.p = out, .len = CS_WIRE_HDR};
+    cs_put_u32(&c, CS_WIRE_MAGIC);
+    cs_put_u8(&c, CS_WIRE_VERSION);
+    cs_put_u8(&c, (uint8_t)type);
+    cs_put_u16(&c, 0);
+    cs_put_u32(&c, meta_len);
+    cs_put_u64(&c, data_len);
+}
+
+/* The metadata length a type allows: [lo, hi]; and whether it has a payload. */
+static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
+    *payload = type == CS_FR_MSG || type == CS_FR_DATA || type == CS_FR_SYNC;
+    switch (type) {
+    case CS_FR_HELLO: *lo = *hi = CS_HELLO_LEN; break;
+    case CS_FR_WELCOME:
+        *lo = (uint32_t)cs_welcome_len(1);
+        *hi = (uint32_t)cs_welcome_len(CS_WIRE_MAX_WORLD);
+        break;
+    case CS_FR_PEER: *lo = *hi = CS_PEER_LEN; break;
+    case CS_FR_MSG: case CS_FR_RTS: case CS_FR_SYNC: *lo = *hi = CS_WIRE_ENVELOPE; break;
+    case CS_FR_ACK: *lo = *hi = 8; break;
+    case CS_FR_CTS: *lo = *hi = 16; break;
+    case CS_FR_DATA: *lo = *hi = 8; break;
+    case CS_FR_REJECT: *lo = 8; *hi = 8 + CS_WIRE_MAX_TEXT; break;
+    case CS_FR_EVENT: *lo = EVENT_FIXED; *hi = MAX_EVENT_META; break;
+    case CS_FR_ABORT: *lo = *hi = 4; break;
+    case CS_FR_REFUSE: *lo = 0; *hi = CS_WIRE_MAX_TEXT; break;
+    default: *lo = *hi = 0; break; /* FLUSH, FLUSHED, BYE */
+    }
+}
+
+int cs_wire_hdr_get(const uint8_t *in, uint64_t max_payload, cs_frame_hdr *h, char *err,
+                    size_t errlen) {
+    cs_cur c = {.p = (uint8_t *)in, .len = CS_WIRE_HDR};
+    uint32_t magic = cs_get_u32(&c);
+    uint8_t version = cs_get_u8(&c);
+    uint8_t type = cs_get_u8(&c);
+    uint16_t reserved = cs_get_u16(&c);
+    h->type = type;
+    h->meta_len = cs_get_u32(&c);
+    h->data_len = cs_get_u64(&c);
+    if (magic != CS_WIRE_MAGIC) {
+        snprintf(err, errlen, "not a commsim frame (bad magic)");
+        return -1;
+    }
+    if (version != CS_WIRE_VERSION) {
+        snprintf(err, errlen, "wire protocol version %u (this commsim speaks %d)", version,
+                 CS_WIRE_VERSION);
+        return -1;
+    }
+    if (type == 0 || type >= CS_FR_NTYPES || reserved != 0) {
+        snprintf(err, errlen, "unknown frame type %u", type);
+        return -1;
+    }
+    uint32_t lo, hi;
+    bool payload;
+    type_limits(type, &lo, &hi, &payload);
+    if (h->meta_len < lo || h->meta_len > hi) {
+        snprintf(err, errlen, "%s frame with %u bytes of metadata (allowed %u to %u)",
+                 cs_frame_name(type), h->meta_len, lo, hi);
+        return -1;
+    }
+    uint64_t max = !payload ? 0 : type == CS_FR_SYNC && max_payload > CS_WIRE_SYNC_MAX
+                                      ? CS_WIRE_SYNC_MAX : max_payload;
+    if (h->data_len > max) {
+        snprintf(err, errlen, "%s frame with a payload of %llu bytes (allowed %llu)",
+                 cs_frame_name(type), (unsigned long long)h->data_len, (unsigned long long)max);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- HELLO / PEER */
+
+void cs_hello_put(cs_cur *c, const cs_hello *h, bool with_addr) {
+    cs_put_bytes(c, h->token, CS_WIRE_TOKEN);
+    cs_put_u32(c, h->rank);
+    cs_put_u32(c, h->world);
+    if (with_addr) {
+        cs_put_u32(c, ntohl(h->ip));
+        cs_put_u16(c, h->port);
+        cs_put_u16(c, 0);
+    }
+}
+
+int cs_hello_get(cs_cur *c, cs_hello *h, bool with_addr) {
+    const uint8_t *tok = cs_get_bytes(c, CS_WIRE_TOKEN);
+    if (tok) memcpy(h->token, tok, CS_WIRE_TOKEN);
+    h->token[CS_WIRE_TOKEN] = 0;
+    h->rank = cs_get_u32(c);
+    h->world = cs_get_u32(c);
+    h->ip = 0;
+    h->port = 0;
+    if (with_addr) {
+        h->ip = htonl(cs_get_u32(c));
+        h->port = cs_get_u16(c);
+        cs_get_u16(c);
+    }
+    if (c->bad || c->pos != c->len) return -1;
+    if (h->world < 1 || h->world > CS_WIRE_MAX_WORLD || h->rank >= h->world) return -1;
+    return 0;
+}
+
+/* ---- WELCOME */
+
+size_t cs_welcome_len(uint32_t world) { return CS_WELCOME_FIXED + (size_t)world * 6; }
+
+void cs_welcome_put(cs_cur *c, const cs_welcome *w) {
+    cs_put_u32(c, w->world);
+    cs_put_u64(c, w->eager_limit);
+    cs_put_u8(c, w->rendezvous_only);
+    cs_put_u64(c, w->seed);
+    cs_put_u64(c, w->mem_limit);
+    cs_put_u64(c, w->step_limit);
+    cs_put_u64(c, w->elapsed_us);
+    cs_put_bytes(c, w->coll_algo, sizeof w->coll_algo);
+    cs_put_u64(c, w->t0_ns);
+    cs_put_bytes(c, w->boot_id, CS_WIRE_BOOT_ID);
+    for (uint32_t i = 0; i < w->world; i++) {
+        cs_put_u32(c, ntohl(w->ip[i]));
+        cs_put_u16(c, w->port[i]);
+    }
+}
+
+int cs_welcome_get(cs_cur *c, cs_welcome *w) {
+    memset(w, 0, sizeof *w);
+    w->world = cs_get_u32(c);
+    w->eager_limit = cs_get_u64(c);
+    w->rendezvous_only = cs_get_u8(c);
+    w->seed = cs_get_u64(c);
+    w->mem_limit = cs_get_u64(c);
+    w->step_limit = cs_get_u64(c);
+    w->elapsed_us = cs_get_u64(c);
+    const uint8_t *algo = cs_get_bytes(c, sizeof w->coll_algo);
+    bool algo_ok = algo != NULL;
+    for (size_t i = 0; algo && i < sizeof w->coll_algo; i++) {
+        w->coll_algo[i] = algo[i];
+        algo_ok &= algo[i] < CS_WIRE_MAX_ALGO;
+    }
+    w->t0_ns = cs_get_u64(c);
+    const uint8_t *boot = cs_get_bytes(c, CS_WIRE_BOOT_ID);
+    if (boot) memcpy(w->boot_id, boot, CS_WIRE_BOOT_ID);
+    w->boot_id[CS_WIRE_BOOT_ID] = 0;
+    if (!algo_ok || c->bad || w->world < 1 || w->world > CS_WIRE_MAX_WORLD || w->rendezvous_only > 1 ||
+        c->len - c->pos != (size_t)w->world * 6)
+        return -1;
+    w->ip = calloc(w->world, sizeof *w->ip);
+    w->port = calloc(w->world, sizeof *w->port);
+    if (!w->ip || !w->port) {
+        free(w->ip);
+        free(w->port);
+        return -1;
+    }
+    for (uint32_t i = 0; i < w->world; i++) {
+        w->ip[i] = htonl(cs_get_u32(c));
+        w->port[i] = cs_get_u16(c);
+    }
+    return c->bad ? -1 : 0;
+}
+
+/* ---- MSG / RTS envelope */
+
+void cs_envelope_put(cs_cur *c, const cs_envelope *e) {
+    cs_put_u32(c, (uint32_t)e->src);
+    cs_put_u32(c, (uint32_t)e->tag);
+    cs_put_u32(c, (uint32_t)e->ctx);
+    cs_put_u64(c, e->bytes);
+    cs_put_u8(c, e->dtype);
+    cs_put_u8(c, e->ndim);
+    cs_put_u16(c, 0);
+    for (int i = 0; i < CS_MAX_DIMS; i++) cs_put_u64(c, (uint64_t)e->shape[i]);
+    cs_put_u32(c, (uint32_t)e->line);
+    cs_put_u64(c, e->sreq_id);
+}
+
+int cs_envelope_get(cs_cur *c, cs_envelope *e, int world) {
+    e->src = (int32_t)cs_get_u32(c);
+    e->tag = (int32_t)cs_get_u32(c);
+    e->ctx = (int32_t)cs_get_u32(c);
+    e->bytes = cs_get_u64(c);
+    e->dtype = cs_get_u8(c);
+    e->ndim = cs_get_u8(c);
+    cs_get_u16(c);
+    uint64_t elems = 1;
+    bool overflow = false;
+    for (int i = 0; i < CS_MAX_DIMS; i++) {
+        e->shape[i] = (int64_t)cs_get_u64(c);
+        if (i < e->ndim) {
+            if (e->shape[i] < 0 || (e->shape[i] && elems > UINT64_MAX / (uint64_t)e->shape[i]))
+                overflow = true;
+            else elems *= (uint64_t)e->shape[i];
+        }
+    }
+    e->line = (int32_t)cs_get_u32(c);
+    e->sreq_id = cs_get_u64(c);
+    if (c->bad || c->pos != c->len) return -1;
+    if (e->src < 0 || e->src >= world || e->tag < 0 || e->ctx < 0 || e->dtype >= CS_NDTYPES ||
+        e->ndim > CS_MAX_DIMS || overflow || e->line < 0)
+        return -1;
+    /* the shape must describe exactly the bytes announced */
+    if (elems > UINT64_MAX / 8 || elems * cs_dtype_size((cs_dtype)e->dtype) != e->bytes) return -1;
+    return 0;
+}
+
+/* ---- events */
+
+/* The variable parts of an event, clipped to the limits. */
+typedef struct ev_parts {
+    uint32_t nreqs, ngroup;
+    size_t text, algo, op;
+} ev_parts;
+
+static size_t clip(const char *s, size_t max) {
+    size_t n = s ? strlen(s) : 0;
+    return n > max ? max : n;
+}
+
+static ev_parts parts_of(const cs_event *ev) {
+    ev_parts p = {0};
+    p.nreqs = ev->reqs && ev->nreqs > 0 ? (uint32_t)ev->nreqs : 0;
+    if (p.nreqs > CS_WIRE_MAX_EVENT_REQS) p.nreqs = CS_WIRE_MAX_EVENT_REQS;
+    p.ngroup = ev->group && ev->ngroup > 0 ? (uint32_t)ev->ngroup : 0;
+    if (p.ngroup > CS_WIRE_MAX_WORLD) p.ngroup = CS_WIRE_MAX_WORLD;
+    p.text = clip(ev->text, CS_WIRE_MAX_EVENT_TEXT);
+    p.algo = clip(ev->algo, CS_WIRE_MAX_NAME);
+    p.op = clip(ev->reduce_op, CS_WIRE_MAX_NAME);
+    return p;
+}
+
+size_t cs_wire_event_len(const cs_event *ev) {
+    ev_parts p = parts_of(ev);
+    return EVENT_FIXED + 8 * (size_t)p.nreqs + 4 * (size_t)p.ngroup + p.text + p.algo + p.op;
+}
+
+void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
+    ev_parts p = parts_of(ev);
+    cs_put_u8(c, (uint8_t)ev->type);
+    cs_put_u8(c, (uint8_t)ev->op);
+    cs_put_u8(c, (uint8_t)ev->dtype);
+    cs_put_u8(c, (uint8_t)ev->ndim);
+    cs_put_u8(c, (uint8_t)(ev->eager | ev->any << 1 | ev->begin << 2 | (ev->text != NULL) << 3 |
+                           (ev->algo != NULL) << 4 | (ev->reduce_op != NULL) << 5));
+    cs_put_u32(c, (uint32_t)ev->rank);
+    cs_put_u64(c, ev->seq);
+    cs_put_u64(c, f64_bits(ev->t));
+    cs_put_u64(c, ev->req);
+    cs_put_u32(c, (uint32_t)ev->peer);
+    cs_put_u32(c, (uint32_t)ev->tag);
+    cs_put_u32(c, (uint32_t)ev->ctx);
+    cs_put_u64(c, ev->bytes);
+    for (int i = 0; i < CS_MAX_DIMS; i++) cs_put_u64(c, (uint64_t)ev->shape[i]);
+    cs_put_u32(c, (uint32_t)ev->line);
+    cs_put_u64(c, ev->peer_req);
+    cs_put_u64(c, f64_bits(ev->ms));
+    cs_put_u32(c, (uint32_t)ev->status);
+    cs_put_u32(c, p.nreqs);
+    cs_put_u32(c, (uint32_t)p.text);
+    cs_put_u8(c, 0); /* reserved */
+    cs_put_u64(c, ev->count);
+    cs_put_u16(c, (uint16_t)p.algo);
+    cs_put_u16(c, (uint16_t)p.op);
+    cs_put_u32(c, p.ngroup);
+    for (uint32_t i = 0; i < p.nreqs; i++) cs_put_u64(c, ev->reqs[i]);
+    for (uint32_t i = 0; i < p.ngroup; i++) cs_put_u32(c, (uint32_t)ev->group[i]);
+    cs_put_bytes(c, ev->text, p.text);
+    cs_put_bytes(c, ev->algo, p.algo);
+    cs_put_bytes(c, ev->reduce_op, p.op);
+}
+
+/* Event types a rank may send: the run header and verdicts are the controller's. */
+static bool rank_event_type(int t) {
+    return t >= CS_EV_POST && t < CS_EV_NTYPES && t != CS_EV_DEADLOCK;
+}
+
+/* A string of n bytes into buf (NUL-terminated), when present. */
+static const char *get_str(cs_cur *c, size_t n, bool present, char *buf) {
+    const uint8_t *b = cs_get_bytes(c, n);
+    if (!present || !b) return NULL;
+    if (n) memcpy(buf, b, n);
+    buf[n] = 0;
+    return buf;
+}
+
+int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
+    memset(ev, 0, sizeof *ev);
+    int type = cs_get_u8(c);
+    ev->op = (cs_op)cs_get_u8(c);
+    ev->dtype = (cs_dtype)cs_get_u8(c);
+    ev->ndim = cs_get_u8(c);
+    uint8_t flags = cs_get_u8(c);
+    ev->type = (cs_event_type)type;
+    ev->eager = flags & 1;
+    ev->any = flags >> 1 & 1;
+    ev->begin = flags >> 2 & 1;
+    ev->rank = (int)cs_get_u32(c);
+    ev->seq = cs_get_u64(c);
+    ev->t = bits_f64(cs_get_u64(c));
+    ev->req = cs_get_u64(c);
+    ev->peer = (int)cs_get_u32(c);
+    ev->tag = (int)cs_get_u32(c);
+    ev->ctx = (int)cs_get_u32(c);
+    ev->bytes = (size_t)cs_get_u64(c);
+    for (int i = 0; i < CS_MAX_DIMS; i++) ev->shape[i] = (int64_t)cs_get_u64(c);
+    ev->line = (int)cs_get_u32(c);
+    ev->peer_req = cs_get_u64(c);
+    ev->ms = bits_f64(cs_get_u64(c));
+    ev->status = (int)cs_get_u32(c);
+    uint32_t n = cs_get_u32(c), t = cs_get_u32(c);
+    cs_get_u8(c);
+    ev->count = (size_t)cs_get_u64(c);
+    uint32_t na = cs_get_u16(c), no = cs_get_u16(c), ng = cs_get_u32(c);
+    if (c->bad || !rank_event_type(type) || flags >> 6 || (unsigned)ev->op >= CS_OP_NOPS ||
+        (unsigned)ev->dtype >= CS_NDTYPES || ev->ndim > CS_MAX_DIMS || ev->rank < 0 ||
+        ev->rank >= world || ev->peer < CS_NO_RANK || ev->peer >= world || ev->line < 0 ||
+        !isfinite(ev->t) || ev->t < 0 || !isfinite(ev->ms) || n > CS_WIRE_MAX_EVENT_REQS ||
+        t > CS_WIRE_MAX_EVENT_TEXT || na > CS_WIRE_MAX_NAME || no > CS_WIRE_MAX_NAME ||
+        ng > (uint32_t)world || (t && !(flags & 8)) || (na && !(flags & 16)) ||
+        (no && !(flags & 32)) ||
+        c->len - c->pos != 8 * (size_t)n + 4 * (size_t)ng + t + na + no)
+        return -1;
+    for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
+    ev->reqs = n ? s->reqs : NULL;
+    ev->nreqs = (int)n;
+    for (uint32_t i = 0; i < ng; i++) {
+        s->group[i] = (int)cs_get_u32(c);
+        if (s->group[i] < 0 || s->group[i] >= world) return -1;
+    }
+    ev->group = ng ? s->group : NULL;
+    ev->ngroup = (int)ng;
+    ev->text = get_str(c, t, flags & 8, s->text);
+    ev->algo = get_str(c, na, flags & 16, s->algo);
+    ev->reduce_op = get_str(c, no, flags & 32, s->reduce_op);
+    return c->bad ? -1 : 0;
+}
+
+/* ---- tokens */
+
+int cs_wire_token_new(char *out) {
+    uint8_t raw[CS_WIRE_TOKEN / 2];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof raw; i++) sprintf(out + 2 * i, "%02x", raw[i]);
+    out[CS_WIRE_TOKEN] = 0;
+    return 0;
+}
+
+bool cs_wire_token_eq(const char *a, const char *b) {
+    unsigned diff = 0;
+    for (int i = 0; i < CS_WIRE_TOKEN; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i];
+    return diff == 0;
+}
+
+bool cs_wire_token_valid(const char *s) {
+    size_t n = strlen(s);
+    if (n != CS_WIRE_TOKEN) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return true;
+}
+
+/* ---- blocking helpers with a deadline */
+
+static int wait_fd(int fd, short what, double deadline) {
+    for (;;) {
+        double left = deadline - cs_now();
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        struct pollfd p = {.fd = fd, .events = what};
+        int rc = poll(&p, 1, (int)(left * 1000) + 1);
+        if (rc > 0) return 0;
+        if (rc < 0 && errno != EINTR) return -1;
+    }
+}
+
+int cs_wire_write_all(int fd, const void *buf, size_t len, double deadline) {
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (wait_fd(fd, POLLOUT, deadline) < 0) return -1;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len, double deadline) {
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+        } else if (n == 0) {
+            errno = ECONNRESET;
+            return -1;
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (wait_fd(fd, POLLIN, deadline) < 0) return -1;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cs_wire_read_frame(int fd, double deadline, uint32_t max_meta, cs_frame_hdr *h,
+                       uint8_t **meta, char *err, size_t errlen) {
+    uint8_t hdr[CS_WIRE_HDR];
+    *meta = NULL;
+    if (read_all(fd, hdr, sizeof hdr, deadline) < 0) {
+        snprintf(err, errlen, "%s", errno == ETIMEDOUT ? "no handshake in time"
+                                    : errno == ECONNRESET ? "connection closed" : strerror(errno));
+        return -1;
+    }
+    if (cs_wire_hdr_get(hdr, 0, h, err, errlen) < 0) return -1;
+    if (h->meta_len > max_meta) {
+        snprintf(err, errlen, "unexpected %s frame", cs_frame_name(h->type));
+        return -1;
+    }
+    *meta = malloc(h->meta_len ? h->meta_len : 1);
+    if (!*meta) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (read_all(fd, *meta, h->meta_len, deadline) < 0) {
+        snprintf(err, errlen, "connection closed in a frame");
+        free(*meta);
+        *meta = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int cs_wire_send(int fd, int type, const void *meta, uint32_t meta_len, double deadline) {
+    uint8_t hdr[CS_WIRE_HDR];
+    cs_wire_hdr_put(hdr, type, meta_len, 0);
+    if (cs_wire_write_all(fd, hdr, sizeof hdr, deadline) < 0) return -1;
+    return meta_len ? cs_wire_write_all(fd, meta, meta_len, deadline) : 0;
+}
+
+/* ---- addresses */
+
+int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *port,
+                       char *err, size_t errlen) {
+    char host[256];
+    const char *colon = strrchr(s, ':');
+    size_t hl = colon ? (size_t)(colon - s) : strlen(s);
+    if (hl == 0 || hl >= sizeof host) {
+        snprintf(err, errlen, "'%s' is not HOST or HOST:PORT", s);
+        return -1;
+    }
+    memcpy(host, s, hl);
+    host[hl] = 0;
+    long p = default_port;
+    if (colon) {
+        char *end;
+        p = strtol(colon + 1, &end, 10);
+        if (!colon[1] || *end || p < 0 || p > 65535) {
+            snprintf(err, errlen, "'%s': the port must be a number from 0 to 65535", s);
+            return -1;
+        }
+    }
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res;
+    int rc = getaddrinfo(host, NULL, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: %s", host, gai_strerror(rc));
+        return -1;
+    }
+    *ip = ((struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr;
+    *port = (uint16_t)p;
+    freeaddrinfo(res);
+    return 0;
+}
+
+void cs_wire_boot_id(char *out) {
+    memset(out, 0, CS_WIRE_BOOT_ID + 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return;
+    if (!fgets(out, CS_WIRE_BOOT_ID + 1, f)) out[0] = 0;
+    fclose(f);
+    if (strlen(out) != CS_WIRE_BOOT_ID) memset(out, 0, CS_WIRE_BOOT_ID + 1);
+}
+
+const char *cs_wire_addr_str(uint32_t ip, uint16_t port, char *buf, size_t len) {
+    char a[INET_ADDRSTRLEN];
+    struct in_addr in = {.s_addr = ip};
+    inet_ntop(AF_INET, &in, a, sizeof a);
+    snprintf(buf, len, "%s:%u", a, port);
+    return buf;
+}
+
+/* ---- the frame reader */
+
+#define RX_INITIAL (64 * 1024)
+
+int cs_rx_init(cs_rx *rx, uint64_t max_payload) {
+    memset(rx, 0, sizeof *rx);
+    rx->buf = malloc(RX_INITIAL);
+    rx->cap = RX_INITIAL;
+    rx->max_payload = max_payload;
+    return rx->buf ? 0 : -1;
+}
+
+void cs_rx_free(cs_rx *rx) {
+    free(rx->buf);
+    rx->buf = NULL;
+}
+
+/* Copy buffered bytes into the payload in progress. 1 when it is complete. */
+static int rx_fill(cs_rx *rx) {
+    size_t n = rx->len < rx->left ? rx->len : (size_t)rx->left;
+    if (n) memcpy(rx->dst, rx->buf + rx->off, n);
+    rx->dst += n;
+    rx->left -= n;
+    rx->off += n;
+    rx->len -= n;
+    return rx->left == 0;
+}
+
+/* Hand over every complete frame in the buffer. 0, or -1. */
+static int rx_parse(cs_rx *rx, const cs_rx_ops *ops, void *ud, char *err, size_t errlen) {
+    for (;;) {
+        if (rx->dst) {
+            if (!rx_fill(rx)) return 0;
+            rx->dst = NULL;
+            if (ops->payload(ud, err, errlen) < 0) return -1;
+            continue;
+        }
+        if (rx->len < CS_WIRE_HDR) return 0;
+        cs_frame_hdr h;
+        if (cs_wire_hdr_get(rx->buf + rx->off, rx->max_payload, &h, err, errlen) < 0) return -1;
+        size_t need = CS_WIRE_HDR + (size_t)h.meta_len;
+        if (need > rx->cap) { /* within the type's limit, checked above */
+            uint8_t *nb = malloc(need);
+            if (!nb) {
+                snprintf(err, errlen, "out of memory reading a frame");
+                return -1;
+            }
+            memcpy(nb, rx->buf + rx->off, rx->len);
+            free(rx->buf);
+            rx->buf = nb;
+            rx->cap = need;
+            rx->off = 0;
+        }
+        if (rx->len < need) return 0;
+        cs_cur meta = {.p = rx->buf + rx->off + CS_WIRE_HDR, .len = h.meta_len};
+        void *dst = NULL;
+        if (ops->frame(ud, &h, &meta, &dst, err, errlen) < 0) return -1;
+        rx->off += need;
+        rx->len -= need;
+        if (h.data_len) {
+            if (!dst) {
+                snprintf(err, errlen, "a %s frame's payload has nowhere to go", cs_frame_name(h.type));
+                return -1;
+            }
+            rx->dst = dst;
+            rx->left = h.data_len;
+        } else if (h.type == CS_FR_MSG || h.type == CS_FR_DATA || h.type == CS_FR_SYNC) {
+            if (ops->payload(ud, err, errlen) < 0) return -1;
+        }
+    }
+}
+
+int cs_rx_pump(cs_rx *rx, int fd, const cs_rx_ops *ops, void *ud, char *err, size_t errlen) {
+    for (;;) {
+        ssize_t n;
+        if (rx->dst && rx->len == 0 && rx->left >= RX_INITIAL) {
+            /* a large payload: read it in place, skipping the buffer */
+            n = recv(fd, rx->dst, rx->left, MSG_DONTWAIT);
+            if (n > 0) {
+                rx->dst += n;
+                rx->left -= (uint64_t)n;
+                if (rx->left == 0) {
+                    rx->dst = NULL;
+                    if (ops->payload(ud, err, errlen) < 0) return -1;
+                }
+                continue;
+            }
+        } else {
+            if (rx->off + rx->len == rx->cap || (rx->off && rx->len < CS_WIRE_HDR)) {
+                memmove(rx->buf, rx->buf + rx->off, rx->len);
+                rx->off = 0;
+            }
+            size_t room = rx->cap - rx->off - rx->len;
+            n = recv(fd, rx->buf + rx->off + rx->len, room, MSG_DONTWAIT);
+            if (n > 0) {
+                rx->len += (size_t)n;
+                if (rx_parse(rx, ops, ud, err, errlen) < 0) return -1;
+                /* A short read emptied the socket: spare the recv that would
+                 * say so (epoll reports what arrives next). */
+                if ((size_t)n < room) return 0;
+                continue;
+            }
+        }
+        if (n == 0) {
+            if (rx->len == 0 && !rx->dst) return 1;
+            snprintf(err, errlen, "connection closed in the middle of a frame");
+            return -2;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -2;
+    }
+}
