@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "launch.h"
@@ -255,16 +256,32 @@ static bool is_eager(const char *mode, int n) {
     return strcmp(mode, "eager") == 0 || (strcmp(mode, "eager:64") == 0 && n * 4 <= 64);
 }
 
-static int run(const char *path, const char *trace, int world, const char *mode, char **report) {
-    size_t len;
-    FILE *err = open_memstream(report, &len), *out = fopen("/dev/null", "w");
-    cs_run_opts o = {.script = path, .nranks = world, .send_mode = mode, .trace = trace,
-                     .mem_limit = 64u << 20, .step_limit = 10000000, .timeout = 60,
-                     .out = out, .err = err};
-    int status = cs_launch_run(&o);
-    fclose(err);
-    fclose(out);
-    return status;
+/* One run in a child process: the launcher may leave with _exit when a rank
+ * is slow to unwind (a loaded machine, a sanitizer build), and that must not
+ * end the whole test. The report comes back through a file. */
+static int run(const char *path, const char *trace, const char *report_path, int world,
+               const char *mode, char **report) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *err = fopen(report_path, "w"), *out = fopen("/dev/null", "w");
+        cs_run_opts o = {.script = path, .nranks = world, .send_mode = mode, .trace = trace,
+                         .mem_limit = 64u << 20, .step_limit = 10000000, .timeout = 60,
+                         .out = out, .err = err};
+        int status = cs_launch_run(&o);
+        fclose(err);
+        fclose(out);
+        _exit(status);
+    }
+    int wst = 0;
+    if (pid < 0 || waitpid(pid, &wst, 0) != pid) return -1;
+    FILE *f = fopen(report_path, "r");
+    size_t len = 0;
+    FILE *mem = open_memstream(report, &len);
+    for (int c; f && (c = getc(f)) != EOF;) putc(c, mem);
+    if (f) fclose(f);
+    fclose(mem);
+    return WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 }
 
 static int count_lines(const char *s, const char *what) {
@@ -331,10 +348,11 @@ int main(void) {
     int programs = e ? atoi(e) : 500;
     e = getenv("COMMSIM_GEN_SEED");
     uint64_t seed = e ? strtoull(e, NULL, 10) : 1;
-    char dir[] = "/tmp/commsim-gen.XXXXXX", path[64], trace[64];
+    char dir[] = "/tmp/commsim-gen.XXXXXX", path[64], trace[64], rpath[64];
     if (!mkdtemp(dir)) return 1;
     snprintf(path, sizeof path, "%s/gen.lua", dir);
     snprintf(trace, sizeof trace, "%s/gen.jsonl", dir);
+    snprintf(rpath, sizeof rpath, "%s/report.txt", dir);
     int passed = 0, failed = 0, deadlocks = 0;
     static program p;
     for (int i = 0; i < programs; i++) {
@@ -345,7 +363,7 @@ int main(void) {
         int np = write_script(&p, path, planted, 16);
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
             char *report = NULL, why[128];
-            int status = run(path, trace, p.world, modes[m], &report);
+            int status = run(path, trace, rpath, p.world, modes[m], &report);
             deadlocks += status == 3;
             if (judge(k, modes[m], status, report ? report : "", planted, np, bug_elems, why,
                       sizeof why) &&
@@ -368,6 +386,7 @@ int main(void) {
     }
     unlink(path);
     unlink(trace);
+    unlink(rpath);
     rmdir(dir);
     printf("%d programs x %zu send modes, %d deadlocks found\n", programs,
            sizeof modes / sizeof modes[0], deadlocks);
