@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pitfall.h"
+
 /* ---- send modes */
 
 bool cs_send_mode_parse(const char *s, cs_send_mode *out) {
@@ -323,6 +325,20 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
     return CS_OK;
 }
 
+/* A send reads its tensor and a receive writes it: either may touch a buffer
+ * that an unfinished isend/irecv still owns. A blocking one on the rank itself
+ * may wait forever. Only the script's own traffic (context 0): a collective's
+ * internal requests are the collective's business. */
+static int pitfalls(cs_rank *r, cs_op op, const cs_tensor *t, int peer, int tag, int ctx,
+                    bool eager, int line) {
+    int rc = CS_OK;
+    if (ctx != 0) return CS_OK;
+    if (cs_rank_has_inflight(r))
+        rc = cs_rank_access(r, t, cs_op_is_send(op) ? CS_ACCESS_READ : CS_ACCESS_WRITE, line);
+    if (rc == CS_OK) rc = cs_pitfall_self(r, op, peer, tag, eager, line);
+    return rc;
+}
+
 static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int ctx, int line,
                      cs_request **out) {
     const char *name = cs_op_name(op);
@@ -334,10 +350,12 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
                         w->cfg.world - 1);
     if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
     if ((rc = gate_p2p(r, op, line, dst, tag, t)) != CS_OK) return rc;
+    bool eager = cs_send_mode_is_eager(&w->cfg.mode, cs_tensor_nbytes(t));
+    if ((rc = pitfalls(r, op, t, dst, tag, ctx, eager, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
     q->ctx = ctx;
-    q->eager = cs_send_mode_is_eager(&w->cfg.mode, q->bytes);
+    q->eager = eager;
     cs_event ev = {0};
     fill_post(&ev, q, t);
     emit(r, &ev);
@@ -347,6 +365,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
         cs_request_release(q);
         return rc;
     }
+    if (op == CS_OP_ISEND && ctx == 0) cs_inflight_add(r, q);
     *out = q;
     return CS_OK;
 }
@@ -362,6 +381,7 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
                         w->cfg.world - 1);
     if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
     if ((rc = gate_p2p(r, op, line, src, tag, t)) != CS_OK) return rc;
+    if ((rc = pitfalls(r, op, t, src, tag, ctx, false, line)) != CS_OK) return rc;
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
     q->ctx = ctx;
@@ -369,6 +389,7 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
     fill_post(&ev, q, t);
     emit(r, &ev);
     cs_match_post_recv(w, &w->matchers[r->rank], cs_request_retain(q));
+    if (op == CS_OP_IRECV && ctx == 0) cs_inflight_add(r, q);
     *out = q;
     return CS_OK;
 }
@@ -453,7 +474,15 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
         if (qs[i]->owner != r) return fail_arg(r, "wait: the work handle belongs to rank %d", qs[i]->rank);
     waitset ws = {qs, n};
     int rc = wait_set(r, &ws, line);
-    return rc != CS_OK ? rc : finish_wait(r, qs, n);
+    if (rc != CS_OK) return rc;
+    for (int i = 0; i < n; i++) cs_inflight_done(r, qs[i]);
+    return finish_wait(r, qs, n);
+}
+
+bool cs_test(cs_rank *r, cs_request *q) {
+    bool done = cs_request_is_completed(q);
+    if (done && q->owner == r) cs_inflight_done(r, q);
+    return done;
 }
 
 /* ---- point to point */
@@ -539,6 +568,7 @@ void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) {
 
 void cs_rank_exit(cs_rank *r, int status) {
     cs_world *w = r->world;
+    status = cs_inflight_exit(r, status);
     cs_event ev = {.type = CS_EV_EXIT, .status = status};
     emit(r, &ev);
     atomic_store(&r->exited, 1);

@@ -27,7 +27,8 @@ typedef enum {
     CS_EMISMATCH = -2, /* the matched send and receive disagree on size or dtype */
     CS_EABORT = -3,    /* the run is ending: unwind */
     CS_ENOMEM = -4,
-    CS_ETRANSPORT = -5 /* the engine failed (a peer process died, a socket broke) */
+    CS_ETRANSPORT = -5, /* the engine failed (a peer process died, a socket broke) */
+    CS_EPITFALL = -6   /* --strict: a pitfall (see pitfall.h) is an error */
 } cs_err;
 
 /* Why a run ended early. The first reason given wins. Values are exit statuses. */
@@ -61,6 +62,7 @@ typedef struct cs_world_config {
     uint64_t seed;          /* randn streams derive from it and the rank */
     const char *engine;     /* "thread" or "tcp" */
     const char *script;     /* the script's name, for messages */
+    bool strict;            /* pitfalls fail the rank instead of warning */
     void *engine_arg;       /* tcp: the connected cs_tcp_mesh of this process's rank */
     /* the collective algorithm per family (collectives.h: cs_coll_family ->
      * cs_coll_algo); 0 = the family's default */
@@ -121,6 +123,9 @@ int cs_recv(cs_rank *r, cs_tensor *t, int src, int tag, int line, int *from);
 int cs_isend(cs_rank *r, cs_tensor *t, int dst, int tag, int line, cs_request **out);
 int cs_irecv(cs_rank *r, cs_tensor *t, int src, int tag, int line, cs_request **out);
 int cs_wait(cs_rank *r, cs_request *q, int line);
+/* torch's is_completed() for the owner: a request seen completed counts as
+ * waited on (its buffer is the script's again). */
+bool cs_test(cs_rank *r, cs_request *q);
 int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line);
 /* The same in communication context ctx (> 0): collectives' internal traffic,
  * which user receives (context 0) never match. See collectives.h. */

@@ -18,6 +18,7 @@ void cs_cli_usage(FILE *f) {
           "\n"
           "commands:\n"
           "  run SCRIPT     run a lesson script on N ranks and report what happened\n"
+          "  replay TRACE   replay a trace written by 'run --trace': the same report\n"
           "  learn [CHAPTER]  browse the chapters and run their scripts in the visualizer\n"
           "  help [CMD]     show this help, or a command's\n"
           "  version        print the version\n"
@@ -60,6 +61,9 @@ static void run_usage(FILE *f) {
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
             "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
             "      --seed N           seed of tensor.randn (default 0)\n"
+            "      --strict           pitfalls (a buffer touched while an isend/irecv owns\n"
+            "                         it, a request never waited on, a message never\n"
+            "                         received, ...) are errors (status 2), not warnings\n"
             "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
             "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
             "                         {algo = ...} still wins). The choices:\n"
@@ -113,8 +117,8 @@ static int parse_number(const char *opt, const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD, OPT_TOKEN,
-       OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED };
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
+       OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED };
 
 /* torchrun's environment, for the tcp engine: flags win over it. */
 static int tcp_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
@@ -171,6 +175,7 @@ int cs_cli_run(int argc, char **argv) {
         {"mem-limit", required_argument, NULL, OPT_MEM},
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
+        {"strict", no_argument, NULL, OPT_STRICT},
         {"algo", required_argument, NULL, OPT_ALGO},
         {"master", required_argument, NULL, OPT_MASTER},
         {"rank", required_argument, NULL, OPT_RANK},
@@ -233,6 +238,7 @@ int cs_cli_run(int argc, char **argv) {
             if (parse_u64("--seed", optarg, ~0ull, &v) < 0) return 1;
             o.seed = v;
             break;
+        case OPT_STRICT: o.strict = true; break;
         case OPT_ALGO: {
             char why[256];
             if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {

@@ -130,11 +130,13 @@ static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
 }
 
 /* Wait for the end; returns false if some rank never came back. */
-static bool await_end(cs_world *w, double timeout, FILE *err) {
+static bool await_end(cs_world *w, double timeout, cs_control *ctl) {
     double deadline = timeout > 0 ? cs_now() + timeout : cs_now() + 1e9;
     int rc = cs_world_wait(w, deadline, true);
-    if (rc < 0 && cs_world_abort(w, CS_END_TIMEOUT))
-        fprintf(err, "commsim: timeout: the run did not finish within %g s (--timeout)\n", timeout);
+    if (rc < 0) {
+        cs_control_timeout(ctl); /* a deadlock found now aborts the run first */
+        cs_world_abort(w, CS_END_TIMEOUT);
+    }
     if (rc != 0) rc = cs_world_wait(w, cs_now() + GRACE_SECONDS, false);
     return rc == 0;
 }
@@ -145,6 +147,8 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
     memset(c, 0, sizeof *c);
     c->rep = (cs_report){.out = out, .err = err, .world = world};
     c->trace_path = o->trace;
+    c->strict = o->strict;
+    c->timeout = o->timeout;
     if (cs_bus_init(&c->bus, world) < 0 || cs_monitor_init(&c->mon, world) < 0) {
         fprintf(err, "commsim: out of memory\n");
         return -1;
@@ -165,8 +169,40 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
     return 0;
 }
 
-void cs_control_close(cs_control *c, int status, FILE *err) {
+void cs_control_timeout(cs_control *c) {
+    /* Ranks stuck on each other while another never stops: that is the
+     * deadlock verdict, not a timeout. */
+    cs_bus_lock(&c->bus);
+    cs_monitor_declare_stuck(&c->mon);
+    cs_bus_unlock(&c->bus);
+}
+
+/* The run's status, recorded as an event when no rank's event explains it (a
+ * timeout, an interrupt, --strict), so that a replay of the trace ends the
+ * same. Called with the bus locked. */
+static int settle_status(cs_control *c, int status) {
+    char text[256] = "";
+    const cs_monitor *mon = &c->mon;
+    if (status == 0 && c->strict && mon->nwarnings) {
+        status = CS_END_ERROR;
+        snprintf(text, sizeof text, "--strict: %d pitfall%s found (see the warnings above)",
+                 mon->nwarnings, mon->nwarnings == 1 ? "" : "s");
+    } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
+        snprintf(text, sizeof text, "timeout: the run did not finish within %g s (--timeout)",
+                 c->timeout);
+    } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
+        snprintf(text, sizeof text, "interrupted (SIGINT or SIGTERM)");
+    }
+    if (text[0]) {
+        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = status, .text = text};
+        cs_bus_emit_locked(&c->bus, &ev);
+    }
+    return status;
+}
+
+int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
+    status = settle_status(c, status);
     cs_report_summary(&c->rep, &c->mon, status);
     cs_bus_unlock(&c->bus);
     if (c->tw) {
@@ -177,6 +213,7 @@ void cs_control_close(cs_control *c, int status, FILE *err) {
             fprintf(err, "commsim: writing the trace %s failed: %s\n", c->trace_path, why);
         c->tw = NULL;
     }
+    return status;
 }
 
 void cs_control_free(cs_control *c) {
@@ -213,7 +250,8 @@ int cs_launch_run(const cs_run_opts *o) {
         return 1;
     }
     cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
-                           .seed = o->seed, .engine = engine, .script = script.name};
+                           .seed = o->seed, .engine = engine, .script = script.name,
+                           .strict = o->strict};
     memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &ctl.bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
@@ -242,11 +280,10 @@ int cs_launch_run(const cs_run_opts *o) {
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
     start_ranks(w, rt, &script, &lim, err);
     if (ui) o->ui->loop(o->ui->ud);
-    bool clean = await_end(w, o->timeout, err);
+    bool clean = await_end(w, o->timeout, &ctl);
     if (o->catch_signals) atomic_store(&signal_world, NULL);
 
-    int status = (int)cs_world_end_reason(w);
-    cs_control_close(&ctl, status, err);
+    int status = cs_control_close(&ctl, (int)cs_world_end_reason(w), err);
     if (!clean) {
         /* A rank is stuck in C code and still uses the world: leave without freeing it. */
         fprintf(err, "commsim: a rank did not stop within %g s of the end; exiting without it\n",

@@ -37,6 +37,7 @@ typedef struct cs_run_opts {
     double timeout;       /* seconds; 0 = none */
     const char *trace;    /* JSON Lines trace file, or NULL */
     uint64_t seed;
+    bool strict;          /* pitfalls are errors (status 2), not warnings */
     unsigned char coll_algo[CS_COLL_MAX_FAMILIES]; /* --algo, see collectives.h */
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
@@ -60,14 +61,21 @@ typedef struct cs_control {
     cs_report rep;
     cs_trace_writer *tw;
     const char *trace_path;
+    bool strict;          /* --strict: pitfalls make a clean run an error */
+    double timeout;
 } cs_control;
 
 /* Set up the bus with the monitor, the trace writer (o->trace) and the report
  * subscribed, and emit the run header. 0, or -1 after printing why. */
 int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
                     const char *engine, const char *mode_name, FILE *out, FILE *err);
-/* Print the summary with status and close the trace. */
-void cs_control_close(cs_control *c, int status, FILE *err);
+/* --timeout expired: declare a deadlock among the ranks if there is one
+ * (the monitor's on_deadlock then ends the run), before ending it for the timeout. */
+void cs_control_timeout(cs_control *c);
+/* Settle the final status (--strict turns pitfalls of a clean run into status
+ * 2; a timeout, an interrupt or --strict is recorded as an error event of no
+ * rank, for replay), print the summary and close the trace. Returns the status. */
+int cs_control_close(cs_control *c, int status, FILE *err);
 /* Free the monitor and the bus (once no rank can emit any more). */
 void cs_control_free(cs_control *c);
 

@@ -649,9 +649,9 @@ static void loop(ctl *k) {
         if (k->dead >= 0 && (all_flushed(k) || now >= k->flush_until)) report_death(k);
         expire_pending(k);
         if (k->deadline && now >= k->deadline && !k->status) {
-            fprintf(k->err, "commsim: timeout: the run did not finish within %g s (--timeout)\n",
-                    k->o->timeout);
-            abort_run(k, CS_END_TIMEOUT);
+            cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
+            abort_run(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
+            k->deadlock = false;
         }
         abort_joining(k);
         if (k->grace_until && now >= k->grace_until && !finished(k)) {
@@ -789,7 +789,7 @@ int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_
     loop(&k);
     wind_up(&k);
     release_held(&k, true);
-    cs_control_close(&k.c, k.status, err);
+    k.status = cs_control_close(&k.c, k.status, err);
     cs_control_free(&k.c);
     ctl_free(&k);
     return k.status;

@@ -12,6 +12,7 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cs_cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "replay") == 0) return cs_cli_replay(argc - 1, argv + 1);
     if (strcmp(cmd, "learn") == 0) return cs_cli_learn(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("commsim %s\n", PACKAGE_VERSION);
@@ -21,6 +22,10 @@ int main(int argc, char **argv) {
         if (argc > 2 && strcmp(argv[2], "run") == 0) {
             char *args[] = {argv[2], "--help", NULL};
             return cs_cli_run(2, args);
+        }
+        if (argc > 2 && strcmp(argv[2], "replay") == 0) {
+            char *args[] = {argv[2], "--help", NULL};
+            return cs_cli_replay(2, args);
         }
         if (argc > 2 && strcmp(argv[2], "learn") == 0) {
             char *args[] = {argv[2], "--help", NULL};

@@ -35,6 +35,7 @@ struct cs_request {
     size_t bytes;
     int line;
     bool eager;
+    int fl_slot;          /* its index in the owner's pitfall registry + 1; 0: not there */
     cs_err err;           /* when failed */
     char *errmsg;
     struct cs_request *next; /* the matcher's posted queue */

@@ -1,7 +1,7 @@
-/* monitor.c -- folding events into the world model; detecting that nothing can move. */
-#include "monitor.h"
+/* monitor.c -- folding events into the world model; detecting that nothing can
+ * move; collecting the pitfalls. The words are explain.c's. */
+#include "monitor_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,15 +85,22 @@ int cs_monitor_init(cs_monitor *m, int world) {
     m->ranks = calloc((size_t)(world > 0 ? world : 1), sizeof *m->ranks);
     if (!m->ranks) return -1;
     m->nlive = world;
+    for (int i = 0; i < world; i++) m->ranks[i].op = -1;
     return 0;
 }
+
+
 
 void cs_monitor_destroy(cs_monitor *m) {
     for (int i = 0; i < m->world; i++) {
         tab_free(&m->ranks[i].reqs);
         free(m->ranks[i].wait);
         free(m->ranks[i].error);
+        free(m->ranks[i].waiters);
     }
+    for (int i = 0; i < m->nwarnings; i++) free(m->warnings[i]);
+    free(m->warnings);
+    free(m->run_error);
     free(m->ranks);
     free(m->script);
     free(m->engine);
@@ -103,10 +110,24 @@ void cs_monitor_destroy(cs_monitor *m) {
     memset(m, 0, sizeof *m);
 }
 
-const cs_mon_req *cs_monitor_find(const cs_monitor *m, int rank, uint64_t id) {
+cs_mon_req *cs_mon_lookup(const cs_monitor *m, int rank, uint64_t id) {
     if (rank < 0 || rank >= m->world) return NULL;
     return tab_find(&m->ranks[rank].reqs, id);
 }
+
+const cs_mon_req *cs_monitor_find(const cs_monitor *m, int rank, uint64_t id) {
+    return cs_mon_lookup(m, rank, id);
+}
+
+void cs_monitor_each_req(const cs_monitor *m, int rank,
+                         void (*fn)(void *ud, const cs_mon_req *q), void *ud) {
+    if (rank < 0 || rank >= m->world) return;
+    const cs_mon_reqtab *t = &m->ranks[rank].reqs;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slot[i]) fn(ud, t->slot[i]);
+}
+
+const char *cs_mon_script(const cs_monitor *m) { return m->script ? m->script : "line"; }
 
 static void set_state(cs_monitor *m, int rank, cs_rank_state s, double t) {
     cs_mon_rank *r = &m->ranks[rank];
@@ -125,7 +146,7 @@ static void settle(cs_mon_rank *r, cs_mon_req *q) {
 
 /* ---- can anything still move? */
 
-static bool fits(const cs_mon_req *send, const cs_mon_req *recv) {
+bool cs_mon_fits(const cs_mon_req *send, const cs_mon_req *recv) {
     return send->peer == recv->rank && send->ctx == recv->ctx && send->tag == recv->tag &&
            (recv->peer == CS_ANY_SOURCE || recv->peer == send->rank);
 }
@@ -140,7 +161,7 @@ static bool has_partner(const cs_monitor *m, const cs_mon_req *q) {
         for (size_t i = 0; i < t->cap; i++) {
             const cs_mon_req *p = t->slot[i];
             if (!p || p->matched || cs_op_is_send(p->op) == send) continue;
-            if (send ? fits(q, p) : fits(p, q)) return true;
+            if (send ? cs_mon_fits(q, p) : cs_mon_fits(p, q)) return true;
         }
     }
     return false;
@@ -160,157 +181,9 @@ static bool stuck(const cs_monitor *m, int rank) {
     return pending;
 }
 
-/* ---- explaining a deadlock */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = (b->len + (size_t)n + 1) * 2;
-        char *s = realloc(b->s, cap);
-        if (!s) return;
-        b->s = s;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-static void describe_req(sbuf *b, const cs_monitor *m, const cs_mon_req *q, int wait_line) {
-    const char *script = m->script ? m->script : "line";
-    char shape[96];
-    cs_tensor_shape_str(q->ndim, q->shape, shape, sizeof shape);
-    bool send = cs_op_is_send(q->op);
-    if (q->op == CS_OP_SEND || q->op == CS_OP_RECV) sb_printf(b, "in %s ", cs_op_name(q->op));
-    else sb_printf(b, "waiting (%s:%d) for the %s posted at line %d ", script, wait_line,
-                   cs_op_name(q->op), q->line);
-    if (send) sb_printf(b, "to rank %d", q->peer);
-    else if (q->peer == CS_ANY_SOURCE) sb_printf(b, "from any rank");
-    else sb_printf(b, "from rank %d", q->peer);
-    sb_printf(b, " (tag %d, %s %s, %zu bytes)", q->tag, cs_dtype_name(q->dtype), shape, q->bytes);
-    if (q->op == CS_OP_SEND || q->op == CS_OP_RECV) sb_printf(b, " at %s:%d", script, q->line);
-}
-
-/* An unmatched request on the other side that would pair with q but for its tag. */
-static const cs_mon_req *tag_twin(const cs_monitor *m, const cs_mon_req *q) {
-    bool send = cs_op_is_send(q->op);
-    int other = q->peer;
-    if (other < 0 || other >= m->world) return NULL;
-    const cs_mon_reqtab *t = &m->ranks[other].reqs;
-    for (size_t i = 0; i < t->cap; i++) {
-        const cs_mon_req *p = t->slot[i];
-        if (!p || p->matched || cs_op_is_send(p->op) == send || p->ctx != q->ctx) continue;
-        bool pair = send ? (p->peer == q->rank || p->peer == CS_ANY_SOURCE) : p->peer == q->rank;
-        if (pair && p->tag != q->tag) return p;
-    }
-    return NULL;
-}
-
-static bool rank_finished(const cs_monitor *m, int k) {
-    return k >= 0 && k < m->world && m->ranks[k].state >= CS_RS_DONE;
-}
-
-static void explain(sbuf *b, const cs_monitor *m) {
-    int nsend = 0, nrecv = 0, on_finished = -1, big_eager = 0;
-    size_t big_bytes = 0;
-    bool eager_limited = m->send_mode && strncmp(m->send_mode, "eager:", 6) == 0;
-    const cs_mon_req *dead = NULL, *tagged = NULL, *twin = NULL;
-    for (int k = 0; k < m->world; k++) {
-        const cs_mon_rank *r = &m->ranks[k];
-        if (r->state != CS_RS_BLOCKED) continue;
-        for (int i = 0; i < r->nwait; i++) {
-            const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
-            if (!q || q->done) continue;
-            if (cs_op_is_send(q->op)) nsend++, big_eager += eager_limited, big_bytes = q->bytes;
-            else nrecv++;
-            if (q->peer != CS_ANY_SOURCE && rank_finished(m, q->peer) && !dead)
-                dead = q, on_finished = q->peer;
-            if (!tagged && (twin = tag_twin(m, q))) tagged = q;
-        }
-    }
-    if (tagged) {
-        const cs_mon_req *s = cs_op_is_send(tagged->op) ? tagged : twin;
-        const cs_mon_req *r = s == tagged ? twin : tagged;
-        const char *script = m->script ? m->script : "line";
-        sb_printf(b, "why: tag mismatch: rank %d sends to rank %d with tag %d (%s:%d), but rank %d "
-                     "receives from rank %d with tag %d (%s:%d). A receive only matches a send "
-                     "with the same tag.\n",
-                  s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
-                  r->line);
-        sb_printf(b, "fix: use the same tag on both sides (the default tag is 0).\n");
-        return;
-    }
-    if (dead) {
-        const cs_mon_rank *f = &m->ranks[on_finished];
-        bool send = cs_op_is_send(dead->op);
-        sb_printf(b, "why: rank %d %s rank %d, but rank %d has already %s",
-                  dead->rank, send ? "sends to" : "waits to receive from", on_finished, on_finished,
-                  f->state == CS_RS_DONE ? "finished" : "failed");
-        sb_printf(b, send ? " without receiving it.\n" : " without sending it.\n");
-        sb_printf(b, "fix: mismatched send/recv: every send needs a receive on the rank it names, "
-                     "with the same tag, and every receive a send; check the ranks on both lines.\n");
-        return;
-    }
-    if (nsend && !nrecv) {
-        sb_printf(b, "why: every blocked rank is sending and none is receiving. A %s send "
-                     "completes only once the receiver has posted its receive, so each rank "
-                     "waits for another forever.\n",
-                  eager_limited ? "large" : "rendezvous");
-        if (eager_limited && big_eager)
-            sb_printf(b, "note: with --send-mode %s, sends of up to %s bytes are buffered (eager) "
-                         "and would not wait; this message of %zu bytes is larger, so it waits "
-                         "for its receive: the program works for small tensors only.\n",
-                      m->send_mode, m->send_mode + 6, big_bytes);
-        sb_printf(b, "fix: reorder so that one side receives first (even ranks send first, odd "
-                     "ranks receive first), or post the sends with dist.isend and wait for them "
-                     "after the receives.\n");
-    } else if (nrecv && !nsend) {
-        sb_printf(b, "why: every blocked rank is waiting to receive and none is sending, so no "
-                     "message will ever arrive.\n");
-        sb_printf(b, "fix: make one rank send first (for a ring, rank 0 sends before it "
-                     "receives), or check that each receive names the rank that sends to it.\n");
-    } else {
-        sb_printf(b, "why: the blocked ranks wait on each other in a cycle: each send waits for a "
-                     "receive that is posted only after another blocked operation.\n");
-        sb_printf(b, "fix: follow the waits above around the cycle and break it: reorder one "
-                     "send and receive, or use isend/irecv and wait for both.\n");
-    }
-}
-
 static void declare_deadlock(cs_monitor *m) {
-    sbuf b = {0};
-    sb_printf(&b, "deadlock: no rank can make progress\n");
-    for (int k = 0; k < m->world; k++) {
-        const cs_mon_rank *r = &m->ranks[k];
-        if (r->state != CS_RS_BLOCKED) continue;
-        for (int i = 0; i < r->nwait; i++) {
-            const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
-            if (!q || q->done) continue;
-            sb_printf(&b, "  rank %d is blocked ", k);
-            describe_req(&b, m, q, r->wait_line);
-            sb_printf(&b, "\n");
-        }
-    }
-    for (int k = 0; k < m->world; k++)
-        if (m->ranks[k].state == CS_RS_DONE)
-            sb_printf(&b, "  rank %d has finished\n", k);
-    char *coll = cs_monitor_coll_explain(m);
-    if (coll) sb_printf(&b, "%s", coll);
-    else explain(&b, m);
-    free(coll);
     m->deadlocked = true;
-    m->verdict = b.s;
+    m->verdict = cs_mon_deadlock_report(m);
     if (m->bus) {
         cs_event ev = {.type = CS_EV_DEADLOCK, .rank = -1, .text = m->verdict};
         cs_bus_emit_locked(m->bus, &ev);
@@ -318,13 +191,134 @@ static void declare_deadlock(cs_monitor *m) {
     if (m->on_deadlock) m->on_deadlock(m->ud);
 }
 
+/* ---- the wait-for graph: who could still release a stuck rank */
+
+static bool live(const cs_monitor *m, int k) { return m->ranks[k].state < CS_RS_DONE; }
+
+/* Could a rank outside the candidate set still complete q? A send or a
+ * receive naming a peer waits on that peer only (AND); a receive from any
+ * source on every other rank (OR). */
+static bool releasable(const cs_monitor *m, const cs_mon_req *q) {
+    if (q->peer != CS_ANY_SOURCE)
+        return q->peer >= 0 && q->peer < m->world && live(m, q->peer) &&
+               !m->ranks[q->peer].in_deadlock;
+    for (int k = 0; k < m->world; k++)
+        if (k != q->rank && live(m, k) && !m->ranks[k].in_deadlock) return true;
+    return false;
+}
+
+/* Rank k stays in the candidate set while one request it needs cannot be
+ * completed by anyone outside the set. */
+static bool held(const cs_monitor *m, int rank) {
+    const cs_mon_rank *r = &m->ranks[rank];
+    for (int i = 0; i < r->nwait; i++) {
+        const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
+        if (q && !q->done && !releasable(m, q)) return true;
+    }
+    return false;
+}
+
+/* The largest set of stuck blocked ranks none of which a rank outside it can
+ * release (a greatest fixpoint: start from every stuck rank, drop those that
+ * someone outside could still release, until nothing changes). Marks the
+ * members in_deadlock and returns how many there are. */
+static int find_deadlock(cs_monitor *m) {
+    int n = 0;
+    for (int k = 0; k < m->world; k++) {
+        cs_mon_rank *r = &m->ranks[k];
+        r->in_deadlock = r->state == CS_RS_BLOCKED && stuck(m, k);
+        n += r->in_deadlock;
+    }
+    for (bool changed = n > 0; changed;) {
+        changed = false;
+        for (int k = 0; k < m->world; k++)
+            if (m->ranks[k].in_deadlock && !held(m, k)) {
+                m->ranks[k].in_deadlock = false;
+                n--;
+                changed = true;
+            }
+    }
+    return n;
+}
+
+/* The verdict waits until the run has settled: every live rank blocked, and
+ * none with bytes on their way or a partner posted. Then the report (who waits
+ * on what) depends on the program only, not on how far other ranks happened
+ * to get (on the tcp engine, events arrive in batches). A rank that never
+ * blocks is handled by cs_monitor_declare_stuck at the timeout. */
 static void check_progress(cs_monitor *m) {
     /* After a failure the run is ending with that error: waits on the failed
      * rank are its consequence, not a second verdict. */
-    if (m->deadlocked || m->nfailed || m->nlive == 0 || m->nblocked < m->nlive) return;
+    if (m->deadlocked || m->nfailed || m->nblocked == 0 || m->nblocked < m->nlive) return;
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_BLOCKED && !stuck(m, k)) return;
+    if (find_deadlock(m) > 0) declare_deadlock(m);
+}
+
+bool cs_monitor_declare_stuck(cs_monitor *m) {
+    if (m->deadlocked || m->nfailed || m->nblocked == 0 || find_deadlock(m) == 0) return false;
     declare_deadlock(m);
+    return true;
+}
+
+/* Can this event close a deadlock? Only a rank blocking, a rank ending (it
+ * can release nobody any more), or a blocked rank still waiting after one of
+ * its requests completed (wait_all). Everything else can only help. */
+static bool may_close(const cs_monitor *m, const cs_event *ev) {
+    const cs_mon_rank *r = &m->ranks[ev->rank];
+    switch (ev->type) {
+    case CS_EV_BLOCK:
+    case CS_EV_EXIT: return true;
+    case CS_EV_COMPLETE:
+        if (r->state != CS_RS_BLOCKED) return false;
+        for (int i = 0; i < r->nwait; i++) {
+            const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
+            if (q && !q->done) return true;
+        }
+        return false;
+    default: return false;
+    }
+}
+
+/* ---- pitfalls: each text once, in the order found */
+
+static bool known_warning(const cs_monitor *m, const char *text) {
+    for (int i = 0; i < m->nwarnings; i++)
+        if (strcmp(m->warnings[i], text) == 0) return true;
+    return false;
+}
+
+/* Remember text; false when it was already known. */
+static bool add_warning(cs_monitor *m, const char *text) {
+    if (!text || known_warning(m, text)) return false;
+    if (m->nwarnings == m->warn_cap) {
+        int cap = m->warn_cap ? m->warn_cap * 2 : 8;
+        char **w = realloc(m->warnings, (size_t)cap * sizeof *w);
+        if (!w) return false;
+        m->warnings = w;
+        m->warn_cap = cap;
+    }
+    char *copy = strdup(text);
+    if (!copy) return false;
+    m->warnings[m->nwarnings++] = copy;
+    return true;
+}
+
+/* A pitfall the monitor found itself: live, it becomes a warn event (which
+ * comes back here and is recognised); in a replay the trace carries it. */
+static void monitor_warn(void *ud, int rank, int line, const char *text) {
+    cs_monitor *m = ud;
+    if (!add_warning(m, text) || !m->bus) return;
+    cs_event ev = {.type = CS_EV_WARN, .rank = rank, .line = line, .text = text};
+    cs_bus_emit_locked(m->bus, &ev);
+}
+
+/* Every rank has exited: a clean run may still have left messages behind. */
+static void check_end(cs_monitor *m) {
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].state < CS_RS_DONE) return;
+    m->ended = true;
+    if (!m->deadlocked && !m->nfailed) cs_mon_leftovers(m, monitor_warn, m);
 }
 
 /* ---- the fold */
@@ -336,8 +330,16 @@ static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
                       .tag = ev->tag, .ctx = ev->ctx, .bytes = ev->bytes, .dtype = ev->dtype,
                       .ndim = ev->ndim, .line = ev->line, .eager = ev->eager};
     memcpy(q->shape, ev->shape, sizeof q->shape);
-    if (tab_put(&r->reqs, q) < 0) free(q);
+    if (tab_put(&r->reqs, q) < 0) {
+        free(q);
+        return;
+    }
+    if (cs_op_is_send(q->op)) m->unmatched++;
     r->line = ev->line;
+    if (ev->ctx == 0) { /* the script's own operation, not a collective's traffic */
+        r->op = (int)ev->op;
+        r->peer = ev->peer;
+    }
 }
 
 static void fold_match(cs_monitor *m, const cs_event *ev) {
@@ -346,8 +348,9 @@ static void fold_match(cs_monitor *m, const cs_event *ev) {
     if (ev->peer >= 0 && ev->peer < m->world) {
         cs_mon_rank *s = &m->ranks[ev->peer];
         cs_mon_req *sq = tab_find(&s->reqs, ev->peer_req);
-        if (sq) {
+        if (sq && !sq->matched) {
             sq->matched = true;
+            m->unmatched--;
             settle(s, sq);
         }
     }
@@ -374,24 +377,50 @@ static void copy_text(char **dst, const char *src) {
     *dst = src ? strdup(src) : NULL;
 }
 
-int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
-    if (ev->type == CS_EV_RUN) {
+static void fold_error(cs_monitor *m, int rank, const cs_event *ev) {
+    cs_mon_rank *r = &m->ranks[rank];
+    copy_text(&r->error, ev->text);
+    r->status = ev->status;
+    if (r->state != CS_RS_FAILED) {
+        /* Who waits on it now: the report names them (the run stops them). */
+        if (!m->nfailed) r->waiters = cs_mon_failed_waiters(m, rank);
+        m->nfailed++;
+    }
+    set_state(m, rank, CS_RS_FAILED, ev->t);
+}
+
+/* Events that belong to no rank: the header, the verdict, the run's own end. */
+static int fold_rankless(cs_monitor *m, const cs_event *ev) {
+    switch (ev->type) {
+    case CS_EV_RUN:
         copy_text(&m->script, ev->text);
         copy_text(&m->engine, ev->engine);
         copy_text(&m->send_mode, ev->send_mode);
         m->have_run = true;
         return 0;
-    }
-    if (ev->type == CS_EV_DEADLOCK) {
+    case CS_EV_DEADLOCK:
         if (!m->deadlocked) {
             m->deadlocked = true;
             copy_text(&m->verdict, ev->text);
         }
         return 0;
+    case CS_EV_WARN: add_warning(m, ev->text); return 0;
+    case CS_EV_ERROR:
+        /* A collective mismatch: the coll events it came from gave it already. */
+        if (cs_monitor_coll_verdict(m) && ev->text && !strcmp(ev->text, cs_monitor_coll_verdict(m)))
+            return 0;
+        if (!m->run_error) {
+            copy_text(&m->run_error, ev->text);
+            m->run_status = ev->status;
+        }
+        return 0;
+    default: return -1;
     }
-    /* A collective mismatch: the coll events it came from give it again. */
-    if (ev->type == CS_EV_ERROR && ev->rank < 0) return 0;
-    if (ev->rank < 0 || ev->rank >= m->world) return -1;
+}
+
+int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
+    if (ev->type == CS_EV_RUN || ev->rank < 0) return fold_rankless(m, ev);
+    if (ev->rank >= m->world) return -1;
     cs_mon_rank *r = &m->ranks[ev->rank];
     r->nevents++;
     if (r->state == CS_RS_IDLE) set_state(m, ev->rank, CS_RS_RUNNING, ev->t);
@@ -418,20 +447,17 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_COMPUTE:
         set_state(m, ev->rank, ev->begin ? CS_RS_COMPUTING : CS_RS_RUNNING, ev->t);
         break;
-    case CS_EV_ERROR:
-        copy_text(&r->error, ev->text);
-        r->status = ev->status;
-        if (r->state != CS_RS_FAILED) m->nfailed++;
-        set_state(m, ev->rank, CS_RS_FAILED, ev->t);
-        break;
+    case CS_EV_WARN: add_warning(m, ev->text); break;
+    case CS_EV_ERROR: fold_error(m, ev->rank, ev); break;
     case CS_EV_EXIT:
         if (r->state != CS_RS_FAILED)
             set_state(m, ev->rank, ev->status == 0 ? CS_RS_DONE : CS_RS_ABORTED, ev->t);
         if (ev->status) r->status = ev->status;
+        check_end(m);
         break;
     default: break;
     }
-    check_progress(m);
+    if (may_close(m, ev)) check_progress(m);
     return 0;
 }
 

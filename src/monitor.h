@@ -2,8 +2,9 @@
  *
  * The monitor sees events only, never a pointer into a rank, so the same code
  * serves a live run on any engine and the replay of a trace. From the model it
- * decides when the run can no longer make progress: every live rank sleeps on
- * requests that nothing posted or in flight can ever complete.
+ * decides when part of the run can no longer make progress: a set of blocked
+ * ranks, each waiting on requests that nothing posted or in flight can
+ * complete and that no rank outside the set could still release.
  */
 #ifndef CS_MONITOR_H
 #define CS_MONITOR_H
@@ -49,12 +50,16 @@ typedef struct cs_mon_reqtab { /* open addressing by id */
 typedef struct cs_mon_rank {
     cs_rank_state state;
     int line;             /* the line of its latest operation */
+    int op;               /* its latest operation: a cs_op, or -1 before the first */
+    int peer;             /* that operation's peer */
     uint64_t *wait;       /* requests it sleeps on */
     int nwait, wait_cap, wait_line;
     double since;         /* when it entered its state */
     int status;           /* exit status */
     char *error;          /* its error text, if it failed */
-    cs_mon_reqtab reqs;
+    char *waiters;        /* a failed rank: who waited on it when it failed (report lines) */
+    bool in_deadlock;     /* one of the ranks of the deadlock, once declared */
+    cs_mon_reqtab reqs;   /* its pending requests: posted, not yet settled */
     uint64_t nevents;
 } cs_mon_rank;
 
@@ -74,6 +79,12 @@ typedef struct cs_monitor {
     void *ud;
     cs_mon_coll *coll;
     bool have_run;
+    bool ended;               /* every rank has exited */
+    uint64_t unmatched;       /* sends posted, not yet received (in flight or buffered) */
+    char **warnings;          /* pitfall texts, each once, in order */
+    int nwarnings, warn_cap;
+    char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
+    int run_status;
 } cs_monitor;
 
 int cs_monitor_init(cs_monitor *m, int world);
@@ -85,6 +96,17 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev);
 cs_sink cs_monitor_sink(cs_monitor *m);
 
 const cs_mon_req *cs_monitor_find(const cs_monitor *m, int rank, uint64_t id);
+/* Call fn on each pending request of rank (in no particular order). */
+void cs_monitor_each_req(const cs_monitor *m, int rank,
+                         void (*fn)(void *ud, const cs_mon_req *q), void *ud);
+/* A send posted and not yet matched: a message in flight (or buffered, eager). */
+static inline bool cs_mon_req_in_flight(const cs_mon_req *q) {
+    return cs_op_is_send(q->op) && !q->matched;
+}
+/* A part of the run is deadlocked while other ranks still run (they never
+ * block: an endless loop, a long compute): declare it now, as the deadlock
+ * verdict. The launcher calls it when --timeout expires. True if declared. */
+bool cs_monitor_declare_stuck(cs_monitor *m);
 
 /* ---- collectives (monitor_coll.c) */
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);

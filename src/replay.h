@@ -20,11 +20,15 @@ typedef struct cs_replay {
 } cs_replay;
 
 /* Load a whole trace. -1 with "FILE:LINE: reason" in err for a malformed one;
- * a cut-off last line is not an error (cut is set). */
+ * a cut-off last line is not an error: cut is set, and err says where. */
 int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen);
 void cs_replay_free(cs_replay *r);
 
 /* Initialise m and fold events [0, upto) into it (upto > n means all). */
 int cs_replay_fold(const cs_replay *r, size_t upto, cs_monitor *m);
+/* The same, and hand each event to the sinks too (the report: the ranks'
+ * output, warnings and errors as the live run printed them). */
+int cs_replay_feed(const cs_replay *r, size_t upto, cs_monitor *m, const cs_sink *sinks,
+                   int nsinks);
 
 #endif

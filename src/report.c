@@ -17,6 +17,10 @@ static void tagged(FILE *f, int rank, const char *prefix, const char *text) {
 
 static void report_emit(void *ud, const cs_event *ev) {
     cs_report *rep = ud;
+    if (ev->rank < 0 && ev->type == CS_EV_WARN) {
+        fprintf(rep->err, "commsim: warning: %s\n", ev->text ? ev->text : "");
+        return;
+    }
     switch (ev->type) {
     case CS_EV_PRINT:
         tagged(rep->out, ev->rank, "", ev->text);
@@ -27,7 +31,9 @@ static void report_emit(void *ud, const cs_event *ev) {
         break;
     case CS_EV_ERROR:
         fflush(rep->out);
-        /* An error of no rank is the monitor's verdict: the summary prints it. */
+        /* An error of no rank is a verdict of the monitor (a collective
+         * mismatch) or the run's own end (a timeout, an interrupt, --strict):
+         * the summary prints it. */
         if (ev->rank >= 0) tagged(rep->err, ev->rank, "error: ", ev->text);
         break;
     default: break;
@@ -44,7 +50,7 @@ int cs_report_status(const cs_monitor *m) {
         const cs_mon_rank *r = &m->ranks[k];
         if (r->state == CS_RS_FAILED && r->status > worst) worst = r->status;
     }
-    return worst;
+    return worst ? worst : m->run_status;
 }
 
 static const char *verdict_word(int status) {
@@ -79,11 +85,18 @@ void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
         sep = ", ";
     }
     fprintf(f, "\n");
+    if (m->nwarnings)
+        fprintf(f, "warnings: %d pitfall%s (see above)\n", m->nwarnings,
+                m->nwarnings == 1 ? "" : "s");
     if (m->deadlocked && m->verdict) fputs(m->verdict, f);
     if (cs_monitor_coll_verdict(m)) fputs(cs_monitor_coll_verdict(m), f);
-    for (int k = 0; k < m->world; k++)
-        if (m->ranks[k].state == CS_RS_FAILED && m->ranks[k].error)
-            fprintf(f, "rank %d failed: %s\n", k, m->ranks[k].error);
+    if (m->run_error) fprintf(f, "%s\n", m->run_error);
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_rank *r = &m->ranks[k];
+        if (r->state != CS_RS_FAILED || !r->error) continue;
+        fprintf(f, "rank %d failed: %s\n", k, r->error);
+        if (r->waiters) fputs(r->waiters, f);
+    }
     fprintf(f, "verdict: %s (exit status %d)\n", verdict_word(status), status);
     fflush(f);
 }

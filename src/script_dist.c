@@ -91,7 +91,7 @@ static int w_wait(lua_State *L) {
 }
 
 static int w_is_completed(lua_State *L) {
-    lua_pushboolean(L, cs_request_is_completed(check_work(L, 1)));
+    lua_pushboolean(L, cs_test(rank_of(L), check_work(L, 1)));
     return 1;
 }
 

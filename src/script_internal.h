@@ -79,6 +79,14 @@ int luaopen_cs_tensor(lua_State *L);
 cs_tensor *cs_lua_totensor(lua_State *L, int idx);    /* NULL if not a tensor */
 cs_tensor *cs_lua_checktensor(lua_State *L, int idx);
 
+/* ---- pitfall checks (script_access.c) */
+/* Wrap the functions of the table at idx that read or write tensors so that
+ * the rank hears of each access first. */
+void cs_script_guard(lua_State *L, int idx);
+/* The tensor at idx (if it is one) is about to be read or written (a
+ * cs_access; 0 does nothing). Raises the --strict error. */
+void cs_lua_access(lua_State *L, int idx, int how);
+
 /* ---- dist (script_dist.c) */
 int luaopen_cs_dist(lua_State *L);
 

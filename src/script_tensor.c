@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pitfall.h"
 #include "script_internal.h"
 
 #define CS_CSTRING_MT "cs.cstring" /* a malloc'd string owned by a userdata */
@@ -646,6 +647,7 @@ static int mt_index(lua_State *L) {
         return luaL_error(L, "a tensor is indexed by an integer (got %s)", luaL_typename(L, 2));
     int64_t i = check_index(L, t, 2);
     if (t->ndim == 1) {
+        cs_lua_access(L, 1, CS_ACCESS_READ);
         push_elem(L, t, i);
         return 1;
     }
@@ -774,7 +776,9 @@ static void new_metatable(lua_State *L, const char *name) {
 int luaopen_cs_tensor(lua_State *L) {
     new_metatable(L, CS_TENSOR_MT);
     luaL_setfuncs(L, tensor_meta, 0);
+    cs_script_guard(L, -1);
     luaL_newlib(L, tensor_methods);
+    cs_script_guard(L, -1);
     lua_pushcclosure(L, mt_index, 1);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
@@ -792,6 +796,7 @@ int luaopen_cs_tensor(lua_State *L) {
     lua_pop(L, 1);
 
     luaL_newlib(L, tensor_lib);
+    cs_script_guard(L, -1);
     for (int d = 0; d < CS_NDTYPES; d++) { /* tensor.int64 == "int64", like torch.int64 */
         lua_pushstring(L, cs_dtype_name((cs_dtype)d));
         lua_setfield(L, -2, cs_dtype_name((cs_dtype)d));

@@ -218,6 +218,7 @@ static cs_storage *cs_storage_new(cs_budget *b, size_t bytes) {
     st->bytes = bytes;
     st->budget = b;
     st->data = data;
+    st->io = 0;
     return st;
 }
 

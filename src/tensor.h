@@ -40,6 +40,7 @@ typedef struct cs_storage {
     size_t bytes;
     cs_budget *budget; /* charged for bytes; may be NULL */
     void *data;
+    int io;            /* unfinished isend/irecv using it (pitfall.c; the owning rank's thread) */
 } cs_storage;
 
 typedef struct cs_tensor {

@@ -10,6 +10,15 @@
 #include "engine.h"
 #include "match.h"
 
+/* The rank's unfinished non-blocking requests and the pitfall sites it has
+ * reported (pitfall.c). Touched by the rank's own thread only. */
+typedef struct cs_inflight {
+    struct cs_fl_entry *v;
+    int n, cap;
+    struct cs_fl_site *sites;
+    int nsites, site_cap;
+} cs_inflight;
+
 struct cs_rank {
     cs_world *world;
     int rank;
@@ -21,6 +30,7 @@ struct cs_rank {
     _Atomic int exited;
     int ngroups;            /* dist.new_group calls so far: the next group's context */
     unsigned world_coll_seq; /* collectives called on the world group so far */
+    cs_inflight inflight;
     char errmsg[512];
     /* the operation passing the gate, for cs_rank_gate_op */
     bool gate_set;
@@ -52,5 +62,17 @@ struct cs_world {
 void cs_request_finish(cs_request *q, cs_err err, const char *msg);
 /* Wake rank r if it sleeps in a wait (any thread). */
 void cs_rank_wake(cs_rank *r);
+
+/* ---- pitfall.c: the hooks api.c calls */
+/* A non-blocking request was posted: its buffer is in use until it is waited on. */
+void cs_inflight_add(cs_rank *r, cs_request *q);
+/* The rank waited on q (or saw it complete): its buffer is the script's again. */
+void cs_inflight_done(cs_rank *r, cs_request *q);
+/* The rank finishes with status: report requests never waited on (status 0).
+ * Returns the status to exit with (CS_END_ERROR when --strict turned them into an error). */
+int cs_inflight_exit(cs_rank *r, int status);
+/* A blocking send or receive naming the rank itself that nothing posted before
+ * can satisfy: it would wait forever. CS_OK, or CS_EPITFALL with --strict. */
+int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, bool eager, int line);
 
 #endif

@@ -2,11 +2,7 @@
  * events folded through the monitor and the history up to a position that
  * the user moves. Forward folds the next events; backward folds again from
  * the start (the world model is a fold: there is nothing to undo).
- *
- * Not built yet: it needs cs_replay_load/cs_replay_fold (replay.c, the
- * monitor issue's branch). Once that is in main: add this file to
- * src_libcommsim_a_SOURCES and call cs_tui_replay(path) from `commsim replay`
- * when standard input and output are a terminal and --no-tui is not given. */
+ */
 #include <dirent.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -122,7 +118,7 @@ static void frame(rview *v, cs_grid *g) {
                         .now = v->pos ? v->rp.ev[v->pos - 1].t : 0, .ascii = cs_screen_ascii()};
     if (!v->nav.message[0] && v->pos <= 1)
         snprintf(v->nav.message, sizeof v->nav.message,
-                 "space: next operation  b: back  ] [: one event  End/Home  r: play  ? help  q quit");
+                 "space: next operation  b: back  ] [: one event  G g: end, start  r: play  ? help  q quit");
     cs_tui_nav_apply(&v->nav, &view, g->w, g->h);
     cs_viz_render(g, &view);
 }

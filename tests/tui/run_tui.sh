@@ -186,6 +186,21 @@ check "--engine tcp on a terminal: the plain report (the visualizer is thread-on
   'wait_for tc "[rank 3] end:" "verdict: ok" EXIT=0'
 tm kill-session -t tc
 
+# ---- replay: the same view, forward by folding, back by folding again
+"$bin" run "$lessons/02-point-to-point/deadlock.lua" --no-tui --trace "$tmp/dl.trace" >/dev/null 2>&1
+start rp 100 30 "cd $lessons/02-point-to-point && $bin replay $tmp/dl.trace"
+check "replay: opens at the start of the trace, source found" \
+  'wait_for rp " REPLAY" "event 1/" "step 0" "    0  idle" "--- title: Deadlock"'
+tm send-keys -t rp Space
+check "replay: space folds one operation: one rank has posted its send" 'wait_for rp "step 1" "send $to " && wait_count rp "  idle" 1'
+tm send-keys -t rp G
+check "replay: G goes to the end: the deadlock with its cycle, both ranks blocked" \
+  'wait_for rp DEADLOCKED "wait-for cycle: rank 0 $to rank 1 $to rank 0" && wait_count rp " blocked    send $to" 2'
+tm send-keys -t rp b
+check "replay: b goes back before the last send: no deadlock yet" \
+  'wait_for rp " REPLAY" "step 1" && ! grep -qF "wait-for cycle" "$tmp/screen"'
+quit_check rp 3 "replay: q gives the recorded run's status (3)"
+
 # ---- the chapter browser: text beside scripts, a script run paused, back again
 start ln 100 30 "$bin learn 2 --lessons $lessons"
 check "learn 2: the chapter's text beside its scripts and their titles" 'wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "deadlock.lua" \

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "monitor.h"
+#include "monitor_internal.h"
+#include "report.h"
 
 static cs_monitor mon;
 
@@ -231,6 +233,211 @@ START_TEST(test_many_requests) {
 }
 END_TEST
 
+static void fail_rank(int rank, const char *text) {
+    cs_event ev = {.type = CS_EV_ERROR, .rank = rank, .status = 2, .text = text};
+    cs_monitor_fold(&mon, &ev);
+}
+
+START_TEST(test_self_wait_explained) {
+    start(2, "rendezvous");
+    post(1, 1, CS_OP_RECV, 1, 8, 5, false);
+    block(1, 5, 1, R1);
+    quit(0);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "why: rank 1 receives from itself (t.lua:5)"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "fix: a rank does not need messages to itself"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_any_source_orphan_explained) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 8, 4, false);
+    block(0, 4, 1, R1);
+    quit(1);
+    quit(2);
+    ck_assert(mon.deadlocked);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "rank 0 waits to receive from any rank, but every other rank has already finished"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* Waiting on a rank that failed is part of the error, not a deadlock. */
+START_TEST(test_failed_rank_waiters) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_RECV, 1, 8, 4, false);
+    block(0, 4, 1, R1);
+    post(2, 1, CS_OP_ISEND, 1, 12, 9, false);
+    fail_rank(1, "t.lua:7: boom");
+    ck_assert(!mon.deadlocked);
+    ck_assert_ptr_nonnull(mon.ranks[1].waiters);
+    ck_assert_ptr_nonnull(strstr(mon.ranks[1].waiters, "rank 0 was waiting on it: recv from rank 1 (tag 0, 8 bytes) posted at t.lua:4"));
+    ck_assert_ptr_nonnull(strstr(mon.ranks[1].waiters, "rank 2 was waiting on it: isend to rank 1 (tag 0, 12 bytes) posted at t.lua:9"));
+    ck_assert_int_eq(cs_report_status(&mon), 2);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_unreceived_messages_warned) {
+    start(2, "eager");
+    for (uint64_t i = 1; i <= 2; i++) {
+        post(0, i, CS_OP_SEND, 1, 4, 3, true);
+        complete(0, i);
+    }
+    post(0, 3, CS_OP_SEND, 1, 4, 6, true);
+    complete(0, 3);
+    quit(0);
+    ck_assert_int_eq(mon.nwarnings, 0);
+    quit(1);
+    ck_assert(mon.ended);
+    ck_assert_int_eq(mon.nwarnings, 2);
+    ck_assert_str_eq(mon.warnings[0], "t.lua:3: 2 messages sent here to rank 1 (tag 0, 8 bytes in all) were never received: the run ended first. Every send needs a matching receive.");
+    ck_assert_ptr_nonnull(strstr(mon.warnings[1], "t.lua:6: 1 message sent here to rank 1 (tag 0, 4 bytes in all) was never received"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_no_leftovers_after_failure) {
+    start(2, "eager");
+    post(0, 1, CS_OP_SEND, 1, 4, 3, true);
+    complete(0, 1);
+    quit(0);
+    fail_rank(1, "t.lua:9: boom");
+    cs_event ex = {.type = CS_EV_EXIT, .rank = 1, .status = 2};
+    cs_monitor_fold(&mon, &ex);
+    ck_assert(mon.ended);
+    ck_assert_int_eq(mon.nwarnings, 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+START_TEST(test_warnings_once_and_run_errors) {
+    start(2, "rendezvous");
+    cs_event w = {.type = CS_EV_WARN, .rank = 0, .text = "t.lua:3: something"};
+    cs_monitor_fold(&mon, &w);
+    cs_monitor_fold(&mon, &w);
+    ck_assert_int_eq(mon.nwarnings, 1);
+    ck_assert_int_eq(cs_report_status(&mon), 0);
+    cs_event e = {.type = CS_EV_ERROR, .rank = -1, .status = 4, .text = "timeout"};
+    ck_assert_int_eq(cs_monitor_fold(&mon, &e), 0);
+    ck_assert_int_eq(cs_report_status(&mon), 4);
+    ck_assert_str_eq(mon.run_error, "timeout");
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+static void count_req(void *ud, const cs_mon_req *q) {
+    int *n = ud;
+    *n += cs_mon_req_in_flight(q);
+}
+
+START_TEST(test_model_current_op_and_in_flight) {
+    start(2, "rendezvous");
+    ck_assert_int_eq(mon.ranks[0].op, -1);
+    post(0, 1, CS_OP_ISEND, 1, 8, 3, false);
+    post(0, 2, CS_OP_ISEND, 1, 8, 4, false);
+    ck_assert_int_eq(mon.ranks[0].op, CS_OP_ISEND);
+    ck_assert_int_eq(mon.ranks[0].peer, 1);
+    ck_assert_int_eq(mon.ranks[0].line, 4);
+    ck_assert_int_eq(mon.unmatched, 2);
+    int n = 0;
+    cs_monitor_each_req(&mon, 0, count_req, &n);
+    ck_assert_int_eq(n, 2);
+    post(1, 1, CS_OP_RECV, 0, 8, 7, false);
+    match(1, 1, 0, 1, 8);
+    ck_assert_int_eq(mon.unmatched, 1);
+    n = 0;
+    cs_monitor_each_req(&mon, 0, count_req, &n);
+    ck_assert_int_eq(n, 1);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* A set of blocked ranks that no rank outside it can release is a deadlock,
+ * even while other ranks run: declared when they all block, or at the timeout. */
+START_TEST(test_partial_deadlock) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_SEND, 1, 4, 5, false);
+    post(1, 1, CS_OP_SEND, 0, 4, 5, false);
+    block(0, 5, 1, R1);
+    block(1, 5, 1, R1);
+    ck_assert(!mon.deadlocked); /* rank 2 still runs: wait for it (or the timeout) */
+    ck_assert(cs_monitor_declare_stuck(&mon));
+    ck_assert(mon.deadlocked);
+    ck_assert(mon.ranks[0].in_deadlock && mon.ranks[1].in_deadlock && !mon.ranks[2].in_deadlock);
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "deadlock: these ranks wait on each other"));
+    ck_assert_ptr_nonnull(strstr(mon.verdict, "rank 2 is still running, but can release none of them"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* ... but not when a running rank is at the end of the chain, or can send to
+ * an any-source receive. */
+START_TEST(test_chain_to_a_running_rank) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_RECV, 1, 4, 5, false);
+    post(1, 1, CS_OP_RECV, 2, 4, 6, false);
+    block(0, 5, 1, R1);
+    block(1, 6, 1, R1);
+    ck_assert(!cs_monitor_declare_stuck(&mon));
+    cs_monitor_destroy(&mon);
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 5, false);
+    post(1, 1, CS_OP_RECV, 0, 4, 6, false);
+    block(0, 5, 1, R1);
+    block(1, 6, 1, R1);
+    ck_assert(!cs_monitor_declare_stuck(&mon)); /* rank 2 may send to rank 0 */
+    quit(2);
+    ck_assert(mon.deadlocked);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* wait_all needs every request: one that only a stuck rank can complete is enough. */
+START_TEST(test_wait_all_is_and) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_IRECV, 1, 4, 3, false);
+    post(0, 2, CS_OP_IRECV, 2, 4, 4, false);
+    post(1, 1, CS_OP_RECV, 0, 4, 7, false);
+    block(0, 5, 2, R12);
+    block(1, 7, 1, R1);
+    ck_assert(cs_monitor_declare_stuck(&mon)); /* rank 2 could complete request 2, not 1 */
+    ck_assert(!mon.ranks[2].in_deadlock);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* Live, a pitfall the monitor finds goes out once as a warn event of the sender. */
+static int nwarn_events, warn_rank;
+static void capture(void *ud, const cs_event *ev) {
+    (void)ud;
+    if (ev->type == CS_EV_WARN) nwarn_events++, warn_rank = ev->rank;
+}
+
+START_TEST(test_live_warn_event) {
+    cs_bus bus;
+    ck_assert_int_eq(cs_bus_init(&bus, 2), 0);
+    start(2, "eager");
+    mon.bus = &bus;
+    cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
+    cs_bus_subscribe(&bus, (cs_sink){capture, NULL});
+    cs_event ev = {.type = CS_EV_POST, .rank = 1, .req = 1, .op = CS_OP_SEND, .peer = 0,
+                   .bytes = 4, .line = 2, .eager = true};
+    cs_bus_emit(&bus, &ev);
+    cs_event c = {.type = CS_EV_COMPLETE, .rank = 1, .req = 1};
+    cs_bus_emit(&bus, &c);
+    for (int k = 0; k < 2; k++) {
+        cs_event ex = {.type = CS_EV_EXIT, .rank = k};
+        cs_bus_emit(&bus, &ex);
+    }
+    ck_assert_int_eq(nwarn_events, 1);
+    ck_assert_int_eq(warn_rank, 1);
+    ck_assert_int_eq(mon.nwarnings, 1);
+    cs_monitor_destroy(&mon);
+    cs_bus_destroy(&bus);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("monitor");
     TCase *tc = tcase_create("verdicts");
@@ -247,6 +454,17 @@ int main(void) {
     tcase_add_test(tc, test_computing_rank_is_live);
     tcase_add_test(tc, test_bad_rank_rejected);
     tcase_add_test(tc, test_many_requests);
+    tcase_add_test(tc, test_self_wait_explained);
+    tcase_add_test(tc, test_any_source_orphan_explained);
+    tcase_add_test(tc, test_failed_rank_waiters);
+    tcase_add_test(tc, test_unreceived_messages_warned);
+    tcase_add_test(tc, test_no_leftovers_after_failure);
+    tcase_add_test(tc, test_warnings_once_and_run_errors);
+    tcase_add_test(tc, test_model_current_op_and_in_flight);
+    tcase_add_test(tc, test_partial_deadlock);
+    tcase_add_test(tc, test_chain_to_a_running_rank);
+    tcase_add_test(tc, test_wait_all_is_and);
+    tcase_add_test(tc, test_live_warn_event);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

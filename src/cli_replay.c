@@ -1,0 +1,100 @@
+/* cli_replay.c -- `commsim replay TRACE`: fold a recorded trace through the
+ * monitor and print the report a live run prints, with its exit status. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "report.h"
+#include "tui.h"
+
+static void replay_usage(FILE *f) {
+    fputs("usage: commsim replay TRACE [--no-tui]\n"
+          "\n"
+          "Replay a trace written by 'commsim run --trace TRACE': every event goes\n"
+          "through the same monitor as in the live run, so the ranks' output, the\n"
+          "warnings, the deadlock explanation and the verdict are the same, and the\n"
+          "exit status is the recorded run's (0 ok, 2 error, 3 deadlock, 4 timeout\n"
+          "or budget, 130 interrupted).\n"
+          "\n"
+          "A trace cut off in the middle of a line (the run crashed) is replayed up\n"
+          "to its last whole event, and the report says so. A trace that ends before\n"
+          "every rank finished exits with the status its events imply, or 1 when\n"
+          "they imply none. A malformed trace is refused with FILE:LINE: reason and\n"
+          "status 1.\n"
+          "\n"
+          "options:\n"
+          "      --no-tui   print the plain report (the default without a terminal); on\n"
+          "                 a terminal the replay opens in the visualizer: space steps\n"
+          "                 forward, b back, ] [ one event, G g end and start, r plays\n"
+          "  -h, --help     show this help\n"
+          "\n"
+          "example:\n"
+          "  commsim run lessons/02-point-to-point/deadlock.lua --trace t.jsonl\n"
+          "  commsim replay t.jsonl --no-tui\n",
+          f);
+}
+
+/* Ranks that had not finished when the trace ended. */
+static int unfinished(const cs_monitor *m) {
+    int n = 0;
+    for (int k = 0; k < m->world; k++) n += m->ranks[k].state < CS_RS_DONE;
+    return n;
+}
+
+static int replay_file(const char *path) {
+    char err[600];
+    cs_replay rp;
+    if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
+        fprintf(stderr, "commsim: %s\n", err);
+        return 1;
+    }
+    cs_report rep = {.out = stdout, .err = stderr, .world = rp.world};
+    cs_sink sink = cs_report_sink(&rep);
+    cs_monitor m;
+    if (cs_replay_feed(&rp, rp.n, &m, &sink, 1) < 0) {
+        fprintf(stderr, "commsim: out of memory\n");
+        cs_replay_free(&rp);
+        return 1;
+    }
+    fflush(stdout);
+    if (rp.cut) fprintf(stderr, "commsim: %s: replayed the %zu events before it\n", err, rp.n);
+    int status = cs_report_status(&m), left = unfinished(&m);
+    if (left && !m.deadlocked && !status) {
+        fprintf(stderr, "commsim: the trace ends before the run did: %d rank%s had not finished\n",
+                left, left == 1 ? "" : "s");
+        status = 1;
+    }
+    cs_report_summary(&rep, &m, status);
+    cs_monitor_destroy(&m);
+    cs_replay_free(&rp);
+    return status;
+}
+
+int cs_cli_replay(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"no-tui", no_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    bool tui = true;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'T': tui = false; break;
+        case 'h': replay_usage(stdout); return 0;
+        default: replay_usage(stderr); return 1;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind == argc ? "commsim replay: which trace? (commsim replay TRACE)\n"
+                                       : "commsim replay: one trace at a time\n");
+        replay_usage(stderr);
+        return 1;
+    }
+    if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind]);
+    return replay_file(argv[optind]);
+}

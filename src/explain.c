@@ -1,0 +1,318 @@
+/* explain.c -- turning the world model into words: why a deadlock happened and
+ * how to fix it, who was waiting on a rank that failed, and the messages a run
+ * left unreceived. Pure functions of the model. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor_internal.h"
+
+void cs_sb_printf(cs_sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = (b->len + (size_t)n + 1) * 2;
+        char *s = realloc(b->s, cap);
+        if (!s) return;
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void cs_mon_describe_req(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q, int wait_line) {
+    const char *script = cs_mon_script(m);
+    char shape[96];
+    cs_tensor_shape_str(q->ndim, q->shape, shape, sizeof shape);
+    bool blocking = q->op == CS_OP_SEND || q->op == CS_OP_RECV;
+    if (blocking) cs_sb_printf(b, "in %s ", cs_op_name(q->op));
+    else cs_sb_printf(b, "waiting (%s:%d) for the %s posted at line %d ", script, wait_line,
+                      cs_op_name(q->op), q->line);
+    if (cs_op_is_send(q->op)) cs_sb_printf(b, "to rank %d", q->peer);
+    else if (q->peer == CS_ANY_SOURCE) cs_sb_printf(b, "from any rank");
+    else cs_sb_printf(b, "from rank %d", q->peer);
+    cs_sb_printf(b, " (tag %d, %s %s, %zu bytes)", q->tag, cs_dtype_name(q->dtype), shape, q->bytes);
+    if (blocking) cs_sb_printf(b, " at %s:%d", script, q->line);
+}
+
+/* ---- what the blocked ranks wait on, summed up */
+
+typedef struct waits {
+    int nsend, nrecv;
+    size_t big_bytes;                 /* a rendezvous send's size (for eager:N) */
+    const cs_mon_req *self;           /* a wait on the rank itself */
+    const cs_mon_req *dead;           /* a wait on a finished or failed rank */
+    const cs_mon_req *orphan;         /* an any-source receive with every other rank done */
+    const cs_mon_req *tagged, *twin;  /* a pair that differs only in its tag */
+} waits;
+
+static bool rank_finished(const cs_monitor *m, int k) {
+    return k >= 0 && k < m->world && m->ranks[k].state >= CS_RS_DONE;
+}
+
+static bool others_finished(const cs_monitor *m, int self) {
+    for (int k = 0; k < m->world; k++)
+        if (k != self && !rank_finished(m, k)) return false;
+    return true;
+}
+
+/* An unmatched request on the other side that would pair with q but for its tag. */
+static const cs_mon_req *tag_twin(const cs_monitor *m, const cs_mon_req *q) {
+    bool send = cs_op_is_send(q->op);
+    int other = q->peer;
+    if (other < 0 || other >= m->world) return NULL;
+    const cs_mon_reqtab *t = &m->ranks[other].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (!p || p->matched || cs_op_is_send(p->op) == send || p->ctx != q->ctx) continue;
+        bool pair = send ? (p->peer == q->rank || p->peer == CS_ANY_SOURCE) : p->peer == q->rank;
+        if (pair && p->tag != q->tag) return p;
+    }
+    return NULL;
+}
+
+static void note_wait(const cs_monitor *m, waits *w, const cs_mon_req *q) {
+    if (cs_op_is_send(q->op)) w->nsend++, w->big_bytes = q->bytes;
+    else w->nrecv++;
+    if (q->peer == q->rank && !w->self) w->self = q;
+    else if (q->peer != CS_ANY_SOURCE && rank_finished(m, q->peer) && !w->dead) w->dead = q;
+    if (q->peer == CS_ANY_SOURCE && !w->orphan && others_finished(m, q->rank)) w->orphan = q;
+    const cs_mon_req *twin;
+    if (!w->tagged && (twin = tag_twin(m, q))) w->tagged = q, w->twin = twin;
+}
+
+static waits survey(const cs_monitor *m) {
+    waits w = {0};
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_rank *r = &m->ranks[k];
+        if (!r->in_deadlock) continue;
+        for (int i = 0; i < r->nwait; i++) {
+            const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
+            if (q && !q->done) note_wait(m, &w, q);
+        }
+    }
+    return w;
+}
+
+/* ---- one explanation per class, most specific first */
+
+static void explain_tag(cs_sbuf *b, const cs_monitor *m, const waits *w) {
+    const cs_mon_req *s = cs_op_is_send(w->tagged->op) ? w->tagged : w->twin;
+    const cs_mon_req *r = s == w->tagged ? w->twin : w->tagged;
+    const char *script = cs_mon_script(m);
+    cs_sb_printf(b, "why: tag mismatch: rank %d sends to rank %d with tag %d (%s:%d), but rank %d "
+                    "receives from rank %d with tag %d (%s:%d). A receive only matches a send "
+                    "with the same tag.\n",
+                 s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
+                 r->line);
+    cs_sb_printf(b, "fix: use the same tag on both sides (the default tag is 0).\n");
+}
+
+static void explain_self(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q) {
+    bool send = cs_op_is_send(q->op);
+    cs_sb_printf(b, "why: rank %d %s itself (%s:%d) and waits for it; only rank %d could %s, and "
+                    "it is the one waiting.\n",
+                 q->rank, send ? "sends to" : "receives from", cs_mon_script(m), q->line, q->rank,
+                 send ? "receive it" : "send it");
+    cs_sb_printf(b, "fix: a rank does not need messages to itself: copy the tensor "
+                    "(dst:copy_(src)). If you do mean it, post the other side first with "
+                    "dist.isend or dist.irecv.\n");
+}
+
+/* "send to rank 0 at x.lua:26": where a finished rank left off. */
+static bool last_op(cs_sbuf *b, const cs_monitor *m, int k, const char *before) {
+    const cs_mon_rank *r = &m->ranks[k];
+    if (r->op < 0) return false;
+    cs_sb_printf(b, "%s%s %s ", before, cs_op_name((cs_op)r->op),
+                 cs_op_is_send((cs_op)r->op) ? "to" : "from");
+    if (r->peer == CS_ANY_SOURCE) cs_sb_printf(b, "any rank");
+    else cs_sb_printf(b, "rank %d", r->peer);
+    cs_sb_printf(b, " at %s:%d", cs_mon_script(m), r->line);
+    return true;
+}
+
+static void explain_dead(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q) {
+    int k = q->peer;
+    bool send = cs_op_is_send(q->op);
+    if (m->ranks[k].state == CS_RS_FAILED) {
+        cs_sb_printf(b, "why: rank %d %s rank %d, but rank %d has failed.\n", q->rank,
+                     send ? "sends to" : "waits to receive from", k, k);
+    } else {
+        cs_sb_printf(b, "why: rank %d %s rank %d, but rank %d has already finished", q->rank,
+                     send ? "sends to" : "waits to receive from", k, k);
+        if (last_op(b, m, k, " (its last operation: the ")) cs_sb_printf(b, ")");
+        cs_sb_printf(b, send ? " and posted no receive for this message.\n"
+                             : " and sent nothing more that this receive could take.\n");
+    }
+    cs_sb_printf(b, "fix: mismatched send/recv: every send needs a receive on the rank it names, "
+                    "with the same tag, and every receive a send; check the ranks on both lines.\n");
+}
+
+static void explain_orphan(cs_sbuf *b, const cs_mon_req *q) {
+    cs_sb_printf(b, "why: rank %d waits to receive from any rank, but every other rank has "
+                    "already finished: nobody is left to send.\n", q->rank);
+    cs_sb_printf(b, "fix: count the messages: each rank must receive exactly as many messages as "
+                    "are sent to it.\n");
+}
+
+static void explain_sends(cs_sbuf *b, const cs_monitor *m, const waits *w) {
+    bool eager_limited = m->send_mode && strncmp(m->send_mode, "eager:", 6) == 0;
+    cs_sb_printf(b, "why: every blocked rank is sending and none is receiving. A %s send "
+                    "completes only once the receiver has posted its receive, so each rank "
+                    "waits for another forever.\n",
+                 eager_limited ? "large" : "rendezvous");
+    if (eager_limited)
+        cs_sb_printf(b, "note: with --send-mode %s, sends of up to %s bytes are buffered (eager) "
+                        "and would not wait; this message of %zu bytes is larger, so it waits "
+                        "for its receive: the program works for small tensors only.\n",
+                     m->send_mode, m->send_mode + 6, w->big_bytes);
+    cs_sb_printf(b, "fix: reorder so that one side receives first (even ranks send first, odd "
+                    "ranks receive first), or post the sends with dist.isend and wait for them "
+                    "after the receives.\n");
+}
+
+static void explain_p2p(cs_sbuf *b, const cs_monitor *m) {
+    waits w = survey(m);
+    if (w.tagged) explain_tag(b, m, &w);
+    else if (w.self) explain_self(b, m, w.self);
+    else if (w.dead) explain_dead(b, m, w.dead);
+    else if (w.orphan) explain_orphan(b, w.orphan);
+    else if (w.nsend && !w.nrecv) explain_sends(b, m, &w);
+    else if (w.nrecv && !w.nsend) {
+        cs_sb_printf(b, "why: every blocked rank is waiting to receive and none is sending, so "
+                        "no message will ever arrive.\n");
+        cs_sb_printf(b, "fix: make one rank send first (for a ring, rank 0 sends before it "
+                        "receives), or check that each receive names the rank that sends to it.\n");
+    } else {
+        cs_sb_printf(b, "why: the blocked ranks wait on each other in a cycle: each send waits "
+                        "for a receive that is posted only after another blocked operation.\n");
+        cs_sb_printf(b, "fix: follow the waits above around the cycle and break it: reorder one "
+                        "send and receive, or use isend/irecv and wait for both.\n");
+    }
+}
+
+char *cs_mon_deadlock_report(const cs_monitor *m) {
+    cs_sbuf b = {0};
+    bool partial = false;
+    for (int k = 0; k < m->world; k++)
+        partial |= m->ranks[k].state < CS_RS_DONE && !m->ranks[k].in_deadlock;
+    cs_sb_printf(&b, partial ? "deadlock: these ranks wait on each other and can never make "
+                               "progress\n"
+                             : "deadlock: no rank can make progress\n");
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_rank *r = &m->ranks[k];
+        if (!r->in_deadlock) continue;
+        for (int i = 0; i < r->nwait; i++) {
+            const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
+            if (!q || q->done) continue;
+            cs_sb_printf(&b, "  rank %d is blocked ", k);
+            cs_mon_describe_req(&b, m, q, r->wait_line);
+            cs_sb_printf(&b, "\n");
+        }
+    }
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].state == CS_RS_DONE) {
+            cs_sb_printf(&b, "  rank %d has finished", k);
+            if (last_op(&b, m, k, " (last operation: ")) cs_sb_printf(&b, ")");
+            cs_sb_printf(&b, "\n");
+        } else if (m->ranks[k].state < CS_RS_DONE && !m->ranks[k].in_deadlock) {
+            cs_sb_printf(&b, "  rank %d is still running, but can release none of them\n", k);
+        }
+    char *coll = cs_monitor_coll_explain(m); /* waits inside collectives, at their level */
+    if (coll) cs_sb_printf(&b, "%s", coll);
+    else explain_p2p(&b, m);
+    free(coll);
+    return b.s;
+}
+
+/* ---- a failed rank: who was waiting on it */
+
+char *cs_mon_failed_waiters(const cs_monitor *m, int failed) {
+    cs_sbuf b = {0};
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_reqtab *t = &m->ranks[k].reqs;
+        /* ABORTED counts: the abort that the failure starts may wake and
+         * unwind a waiting rank before the failure's own event is folded. */
+        cs_rank_state st = m->ranks[k].state;
+        if (k == failed || st == CS_RS_DONE || st == CS_RS_FAILED) continue;
+        for (size_t i = 0; i < t->cap; i++) {
+            const cs_mon_req *q = t->slot[i];
+            if (!q || q->done || q->matched || q->peer != failed || q->ctx != 0) continue;
+            cs_sb_printf(&b, "  rank %d was waiting on it: %s %s rank %d (tag %d, %zu bytes) "
+                             "posted at %s:%d\n",
+                         k, cs_op_name(q->op), cs_op_is_send(q->op) ? "to" : "from", failed,
+                         q->tag, q->bytes, cs_mon_script(m), q->line);
+        }
+    }
+    return b.s;
+}
+
+/* ---- the run ended: messages nobody received */
+
+typedef struct leftover {
+    int rank, line, peer, tag;
+    uint64_t count;
+    size_t bytes;
+} leftover;
+
+static int leftover_cmp(const void *a, const void *b) {
+    const leftover *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->line != y->line) return x->line < y->line ? -1 : 1;
+    if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
+    return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+/* Group the unreceived user messages by site: rank, line, destination, tag. */
+static size_t collect_leftovers(const cs_monitor *m, leftover **out) {
+    size_t n = 0, cap = 0;
+    leftover *v = NULL;
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_reqtab *t = &m->ranks[k].reqs;
+        for (size_t i = 0; i < t->cap; i++) {
+            const cs_mon_req *q = t->slot[i];
+            if (!q || !cs_mon_req_in_flight(q) || q->ctx != 0) continue;
+            size_t j = 0;
+            while (j < n && !(v[j].rank == k && v[j].line == q->line && v[j].peer == q->peer &&
+                              v[j].tag == q->tag))
+                j++;
+            if (j == n) {
+                if (n == cap) {
+                    leftover *p = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *p);
+                    if (!p) break;
+                    v = p;
+                }
+                v[n++] = (leftover){k, q->line, q->peer, q->tag, 0, 0};
+            }
+            v[j].count++;
+            v[j].bytes += q->bytes;
+        }
+    }
+    if (n) qsort(v, n, sizeof *v, leftover_cmp);
+    *out = v;
+    return n;
+}
+
+void cs_mon_leftovers(const cs_monitor *m, void (*warn)(void *ud, int rank, int line,
+                                                        const char *text), void *ud) {
+    leftover *v;
+    size_t n = collect_leftovers(m, &v);
+    for (size_t i = 0; i < n; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "%s:%d: %llu message%s sent here to rank %d (tag %d, %zu bytes in all) %s never "
+                 "received: the run ended first. Every send needs a matching receive.",
+                 cs_mon_script(m), v[i].line, (unsigned long long)v[i].count,
+                 v[i].count == 1 ? "" : "s", v[i].peer, v[i].tag, v[i].bytes,
+                 v[i].count == 1 ? "was" : "were");
+        warn(ud, v[i].rank, v[i].line, text);
+    }
+    free(v);
+}

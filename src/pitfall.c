@@ -1,0 +1,232 @@
+/* pitfall.c -- the rank side of the pitfall checks: a registry of the rank's
+ * unfinished non-blocking requests, keyed by storage and byte range, consulted
+ * on every tensor access the script makes; requests never waited on; blocking
+ * operations on the rank itself that can never complete.
+ *
+ * Only the rank's own thread touches its registry, so there is no lock. A
+ * request leaves the registry when the rank waits on it (or sees it complete),
+ * which is what torch requires before a buffer may be touched again, so the
+ * verdict never depends on how fast the engine happened to be.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pitfall.h"
+#include "world.h"
+
+/* An entry; each storage counts its entries (cs_storage.io), so an access to a
+ * tensor that no request uses costs one test however many are in flight. */
+struct cs_fl_entry {
+    cs_request *q;          /* one reference, the registry's */
+    const cs_storage *st;
+    size_t lo, hi;          /* bytes of st that the request uses: [lo, hi) */
+};
+
+typedef enum { SITE_WRITE_SEND, SITE_WRITE_RECV, SITE_READ_RECV, SITE_NEVER_WAITED, SITE_SELF } site_kind;
+
+struct cs_fl_site {
+    site_kind kind;
+    int line, other;
+};
+
+/* ---- reporting, once per site */
+
+static bool first_time(cs_inflight *fl, site_kind kind, int line, int other) {
+    for (int i = 0; i < fl->nsites; i++)
+        if (fl->sites[i].kind == kind && fl->sites[i].line == line && fl->sites[i].other == other)
+            return false;
+    if (fl->nsites == fl->site_cap) {
+        int cap = fl->site_cap ? fl->site_cap * 2 : 8;
+        struct cs_fl_site *p = realloc(fl->sites, (size_t)cap * sizeof *p);
+        if (!p) return true; /* report again rather than lose it */
+        fl->sites = p;
+        fl->site_cap = cap;
+    }
+    fl->sites[fl->nsites++] = (struct cs_fl_site){kind, line, other};
+    return true;
+}
+
+/* Report the pitfall whose text (without its position) is fmt. A warning goes
+ * out once per site; with --strict the text becomes the rank's error and the
+ * caller fails the operation. */
+static int report(cs_rank *r, site_kind kind, int line, int other, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int report(cs_rank *r, site_kind kind, int line, int other, const char *fmt, ...) {
+    char body[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    if (r->world->cfg.strict) {
+        snprintf(r->errmsg, sizeof r->errmsg, "%s (--strict)", body);
+        return CS_EPITFALL;
+    }
+    if (first_time(&r->inflight, kind, line, other)) {
+        char text[sizeof body + 300];
+        snprintf(text, sizeof text, "%s:%d: %s", r->world->script_name, line, body);
+        cs_warn(r, text, line);
+    }
+    return CS_OK;
+}
+
+/* ---- the registry */
+
+bool cs_rank_has_inflight(const cs_rank *r) { return r->inflight.n > 0; }
+
+static void drop(cs_inflight *fl, int i) {
+    fl->v[i].q->buf->st->io--;
+    fl->v[i].q->fl_slot = 0;
+    cs_request_release(fl->v[i].q);
+    fl->v[i] = fl->v[--fl->n];
+    if (i < fl->n) fl->v[i].q->fl_slot = i + 1;
+}
+
+static int never_waited(cs_rank *r, const cs_request *q) {
+    return report(r, SITE_NEVER_WAITED, q->line, 0,
+                  "the %s posted here was never waited on: the rank dropped its work handle, or "
+                  "finished, without wait() or dist.wait_all on it, so nothing made sure it "
+                  "completed", cs_op_name(q->op));
+}
+
+/* Requests that only the registry still holds are complete and their work
+ * handles collected: nobody can wait on them any more. (With --strict they
+ * stay, and the rank's exit turns them into its error.) */
+static void sweep(cs_rank *r) {
+    cs_inflight *fl = &r->inflight;
+    if (r->world->cfg.strict) return;
+    for (int i = fl->n - 1; i >= 0; i--)
+        if (atomic_load(&fl->v[i].q->refs) == 1) {
+            never_waited(r, fl->v[i].q);
+            drop(fl, i);
+        }
+}
+
+void cs_inflight_add(cs_rank *r, cs_request *q) {
+    cs_inflight *fl = &r->inflight;
+    if (fl->n == fl->cap && fl->cap >= 64) sweep(r);
+    if (fl->n == fl->cap) {
+        int cap = fl->cap ? fl->cap * 2 : 8;
+        struct cs_fl_entry *p = realloc(fl->v, (size_t)cap * sizeof *p);
+        if (!p) return; /* unchecked rather than failed: the checks are advice */
+        fl->v = p;
+        fl->cap = cap;
+    }
+    size_t es = cs_dtype_size(q->buf->dtype), lo = (size_t)q->buf->offset * es;
+    fl->v[fl->n++] = (struct cs_fl_entry){cs_request_retain(q), q->buf->st, lo, lo + q->bytes};
+    q->fl_slot = fl->n;
+    q->buf->st->io++;
+}
+
+void cs_inflight_done(cs_rank *r, cs_request *q) {
+    if (q->fl_slot) drop(&r->inflight, q->fl_slot - 1);
+}
+
+int cs_inflight_exit(cs_rank *r, int status) {
+    cs_inflight *fl = &r->inflight;
+    for (int i = 0; i < fl->n && status == 0; i++) {
+        if (never_waited(r, fl->v[i].q) == CS_OK) continue;
+        char msg[sizeof r->errmsg + 300];
+        snprintf(msg, sizeof msg, "%s:%d: %s", r->world->script_name, fl->v[i].q->line, r->errmsg);
+        cs_rank_fail(r, CS_END_ERROR, msg);
+        status = CS_END_ERROR;
+    }
+    while (fl->n) drop(fl, fl->n - 1);
+    free(fl->v);
+    free(fl->sites);
+    memset(fl, 0, sizeof *fl);
+    return status;
+}
+
+/* ---- accesses */
+
+/* Does the view t touch a byte in [lo, hi) of its storage? Exact for strided
+ * views: a column of a matrix does not touch the row next to it. */
+static bool touches_dim(const cs_tensor *t, int d, int64_t base, size_t es, size_t lo, size_t hi) {
+    if (d == t->ndim) return (size_t)base * es < hi && (size_t)base * es + es > lo;
+    for (int64_t i = 0; i < t->shape[d]; i++)
+        if (touches_dim(t, d + 1, base + i * t->stride[d], es, lo, hi)) return true;
+    return false;
+}
+
+static bool touches(const cs_tensor *t, size_t lo, size_t hi) {
+    if (cs_tensor_numel(t) == 0) return false;
+    size_t es = cs_dtype_size(t->dtype);
+    if (cs_tensor_is_contiguous(t)) {
+        size_t a = (size_t)t->offset * es, b = a + cs_tensor_nbytes(t);
+        return a < hi && b > lo;
+    }
+    return touches_dim(t, 0, t->offset, es, lo, hi);
+}
+
+static int check_entry(cs_rank *r, const struct cs_fl_entry *e, cs_access how, int line) {
+    const cs_request *q = e->q;
+    const char *script = r->world->script_name;
+    bool send = cs_op_is_send(q->op);
+    if (how == CS_ACCESS_WRITE && send)
+        return report(r, SITE_WRITE_SEND, line, q->line,
+                      "writes to a tensor (or a view of it) that the isend posted at %s:%d is "
+                      "still sending: rank %d may receive the old values or the new ones. Call "
+                      "wait() on the isend's work handle before changing the tensor",
+                      script, q->line, q->peer);
+    if (how == CS_ACCESS_WRITE)
+        return report(r, SITE_WRITE_RECV, line, q->line,
+                      "writes to a tensor (or a view of it) that the irecv posted at %s:%d is "
+                      "still receiving into: the message may overwrite this write, or this write "
+                      "the message. Call wait() on the irecv's work handle first",
+                      script, q->line);
+    if (!send)
+        return report(r, SITE_READ_RECV, line, q->line,
+                      "reads a tensor (or a view of it) that the irecv posted at %s:%d is still "
+                      "receiving into: it holds the old values or part of the message. Call "
+                      "wait() on the irecv's work handle before reading it",
+                      script, q->line);
+    return CS_OK; /* reading what an isend sends is fine */
+}
+
+int cs_rank_access(cs_rank *r, const cs_tensor *t, cs_access how, int line) {
+    cs_inflight *fl = &r->inflight;
+    if (!t->st->io) return CS_OK; /* the common case: O(1) */
+    for (int i = 0; i < fl->n; i++) {
+        const struct cs_fl_entry *e = &fl->v[i];
+        if (e->st != t->st || e->q->eager || !touches(t, e->lo, e->hi)) continue;
+        int rc = check_entry(r, e, how, line);
+        if (rc != CS_OK) return rc;
+    }
+    return CS_OK;
+}
+
+/* ---- blocking operations on the rank itself */
+
+static bool self_partner(cs_matcher *m, int self, cs_op op, int tag) {
+    bool found = false;
+    pthread_mutex_lock(&m->lock);
+    if (op == CS_OP_RECV) {
+        for (const cs_msg *msg = m->unexpected; msg && !found; msg = msg->next)
+            found = msg->src == self && msg->ctx == 0 && msg->tag == tag;
+    } else {
+        for (const cs_request *rq = m->posted; rq && !found; rq = rq->next)
+            found = rq->ctx == 0 && rq->tag == tag &&
+                    (rq->peer == self || rq->peer == CS_ANY_SOURCE);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return found;
+}
+
+int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, bool eager, int line) {
+    if (peer != r->rank || eager || (op != CS_OP_SEND && op != CS_OP_RECV)) return CS_OK;
+    if (self_partner(&r->world->matchers[r->rank], r->rank, op, tag)) return CS_OK;
+    if (op == CS_OP_RECV)
+        return report(r, SITE_SELF, line, 0,
+                      "dist.recv from rank %d, the rank itself, waits forever: no isend to "
+                      "itself was posted before it, and only this rank could send one. Copy the "
+                      "tensor instead (dst:copy_(src)), or post dist.isend to yourself first",
+                      peer);
+    return report(r, SITE_SELF, line, 0,
+                  "dist.send to rank %d, the rank itself, waits forever: the send is not eager "
+                  "and no irecv from itself was posted before it, and only this rank could "
+                  "receive it. Copy the tensor instead (dst:copy_(src)), or post dist.irecv "
+                  "from yourself first",
+                  peer);
+}

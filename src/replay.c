@@ -1,0 +1,128 @@
+/* replay.c -- a trace loaded whole, and folded through the monitor.
+ *
+ * Every string and request list an event points to is copied out of the
+ * reader's store into an allocation of its own, so the events outlive the
+ * reader and cs_replay_free releases them one by one.
+ */
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+static char *dup_str(const char *s, bool *ok) {
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *ok = false;
+    return d;
+}
+
+/* Make ev own copies of what it points into (every pointer of cs_event). */
+static bool own_event(cs_event *ev) {
+    bool ok = true;
+    ev->text = dup_str(ev->text, &ok);
+    ev->engine = dup_str(ev->engine, &ok);
+    ev->send_mode = dup_str(ev->send_mode, &ok);
+    ev->algo = dup_str(ev->algo, &ok);
+    ev->reduce_op = dup_str(ev->reduce_op, &ok);
+    if (ev->group && ev->ngroup > 0) {
+        int *group = malloc((size_t)ev->ngroup * sizeof *group);
+        if (group) memcpy(group, ev->group, (size_t)ev->ngroup * sizeof *group);
+        else ok = false, ev->ngroup = 0;
+        ev->group = group;
+    } else {
+        ev->group = NULL;
+    }
+    if (ev->nreqs > 0) {
+        uint64_t *reqs = malloc((size_t)ev->nreqs * sizeof *reqs);
+        if (reqs) memcpy(reqs, ev->reqs, (size_t)ev->nreqs * sizeof *reqs);
+        else ok = false, ev->nreqs = 0;
+        ev->reqs = reqs;
+    } else {
+        ev->reqs = NULL;
+    }
+    return ok;
+}
+
+static void free_event(cs_event *ev) {
+    free((char *)ev->text);
+    free((char *)ev->engine);
+    free((char *)ev->send_mode);
+    free((char *)ev->algo);
+    free((char *)ev->reduce_op);
+    free((int *)ev->group);
+    free((uint64_t *)ev->reqs);
+}
+
+static int push(cs_replay *r, size_t *cap, const cs_event *ev) {
+    if (r->n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        cs_event *p = realloc(r->ev, ncap * sizeof *p);
+        if (!p) return -1;
+        r->ev = p;
+        *cap = ncap;
+    }
+    r->ev[r->n] = *ev;
+    if (!own_event(&r->ev[r->n])) {
+        free_event(&r->ev[r->n]);
+        return -1;
+    }
+    r->n++;
+    return 0;
+}
+
+int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    cs_trace_reader *rd = cs_trace_reader_open(path, err, errlen);
+    if (!rd) return -1;
+    size_t cap = 0;
+    int rc;
+    cs_event ev;
+    while ((rc = cs_trace_read(rd, &ev, err, errlen)) == 1) {
+        if (push(r, &cap, &ev) < 0) {
+            snprintf(err, errlen, "%s: out of memory", path);
+            rc = -1;
+            break;
+        }
+    }
+    r->world = cs_trace_reader_world(rd);
+    cs_trace_reader_close(rd);
+    if (rc < 0) {
+        cs_replay_free(r);
+        return -1;
+    }
+    r->cut = rc == CS_TRACE_CUT;
+    if (r->n > 0 && r->ev[0].text && !(r->script = strdup(r->ev[0].text))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        cs_replay_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+void cs_replay_free(cs_replay *r) {
+    for (size_t i = 0; i < r->n; i++) free_event(&r->ev[i]);
+    free(r->ev);
+    free(r->script);
+    memset(r, 0, sizeof *r);
+}
+
+int cs_replay_fold(const cs_replay *r, size_t upto, cs_monitor *m) {
+    if (cs_monitor_init(m, r->world) < 0) return -1;
+    if (upto > r->n) upto = r->n;
+    for (size_t i = 0; i < upto; i++) cs_monitor_fold(m, &r->ev[i]);
+    return 0;
+}
+
+int cs_replay_feed(const cs_replay *r, size_t upto, cs_monitor *m, const cs_sink *sinks,
+                   int nsinks) {
+    if (cs_monitor_init(m, r->world) < 0) return -1;
+    if (upto > r->n) upto = r->n;
+    for (size_t i = 0; i < upto; i++) {
+        cs_monitor_fold(m, &r->ev[i]);
+        for (int k = 0; k < nsinks; k++) sinks[k].emit(sinks[k].ud, &r->ev[i]);
+    }
+    return 0;
+}

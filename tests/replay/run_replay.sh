@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# run_replay.sh -- replay equals live, and the verdicts and pitfalls on real
+# scripts. For every lesson and every script here: run it with --trace, replay
+# the trace, and require the same standard output, the same report (byte for
+# byte: the trace keeps the order the live report printed in) and the same exit
+# status. Then: what each verdict and pitfall says, --strict, and broken traces.
+set -u
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+bin="$top_builddir/src/commsim"
+dir="$top_srcdir/tests/replay/scripts"
+cli="$top_srcdir/tests/cli/scripts"
+[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; sed 's/^/    | /' "$tmp/out" "$tmp/err" 2>/dev/null | head -40; }
+
+# same NAME ARGS...: run ARGS with --trace, replay, compare.
+same() {
+  local name=$1
+  shift
+  timeout 120 "$bin" run "$@" --trace "$tmp/t.jsonl" >"$tmp/live.out" 2>"$tmp/live.err" </dev/null
+  local live=$?
+  timeout 120 "$bin" replay "$tmp/t.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  local rep=$?
+  if [ "$live" != "$rep" ]; then
+    echo "    live status $live, replay status $rep"
+    bad "replay = live: $name"
+  elif ! cmp -s "$tmp/live.out" "$tmp/out" || ! cmp -s "$tmp/live.err" "$tmp/err"; then
+    diff "$tmp/live.out" "$tmp/out" | head -20
+    diff "$tmp/live.err" "$tmp/err" | head -20
+    bad "replay = live: $name"
+  else
+    ok "replay = live: $name (status $live)"
+  fi
+}
+
+# expect NAME STATUS PATTERN -- ARGS...: like tests/cli.
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  timeout 120 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "    exit status $got, expected $want"
+    bad "$name"
+  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/out" "$tmp/err"; then
+    echo "    output lacks: $pattern"
+    bad "$name"
+  else
+    ok "$name"
+  fi
+}
+
+# count NAME N PATTERN: the last output holds PATTERN on exactly N lines.
+count() {
+  local got
+  got=$(cat "$tmp/out" "$tmp/err" | grep -cF -- "$3")
+  if [ "$got" = "$2" ]; then ok "$1"; else echo "    $got lines, expected $2"; bad "$1"; fi
+}
+
+# ---- replay = live
+for script in "$top_srcdir"/lessons/[0-9]*/*.lua; do same "${script#"$top_srcdir"/}" "$script"; done
+same "deadlock.lua eager" "$top_srcdir/lessons/02-point-to-point/deadlock.lua" --send-mode eager
+same "eager_limit.lua rendezvous" "$top_srcdir/lessons/02-point-to-point/eager_limit.lua" --send-mode rendezvous
+for script in "$dir"/*.lua; do same "${script##*/}" "$script"; done
+same "unreceived.lua eager" "$dir/unreceived.lua" --send-mode eager
+same "--strict" "$dir/pitfalls_all.lua" --strict
+same "--strict at the end of the run" "$dir/unreceived.lua" --send-mode eager --strict
+same "script error" "$cli/error.lua"
+same "instruction budget" "$cli/loop.lua" --step-limit 1000000
+same "timeout" "$cli/sleeper.lua" --timeout 1
+same "deadlock found at the timeout" "$dir/partial.lua" --timeout 1
+
+# ---- verdicts on real scripts
+L="$top_srcdir/lessons/02-point-to-point"
+expect "both send first: cycle of sends"     3 "why: every blocked rank is sending and none is receiving" -- run "$L/deadlock.lua"
+expect "eager:N names the limit"             3 "sends of up to 1024 bytes are buffered" -- run "$L/eager_limit.lua"
+expect "waiting on a finished rank"          3 "rank 1 has already finished (its last operation: the send to rank 0 at pitfalls.lua:26) and sent nothing more" -- run "$L/pitfalls.lua"
+expect "mixed cycle through isend and wait"  3 "wait on each other in a cycle" -- run "$dir/wait_cycle.lua"
+expect "mixed cycle names the wait's line"   3 "waiting (wait_cycle.lua:6) for the isend posted at line 5 to rank 1" -- run "$dir/wait_cycle.lua"
+expect "a deadlock while another rank runs on: found at the timeout"   3 "rank 2 is still running, but can release none of them" -- run "$dir/partial.lua" --timeout 1
+expect "any source after every sender ended" 3 "rank 0 waits to receive from any rank, but every other rank has already finished" -- run "$dir/any_orphan.lua"
+expect "receive from itself: deadlock"       3 "rank 1 receives from itself (self_recv.lua:5)" -- run "$dir/self_recv.lua"
+expect "receive from itself: warned at once" 3 "self_recv.lua:5: dist.recv from rank 1, the rank itself, waits forever" -- run "$dir/self_recv.lua"
+expect "receive from itself after an isend"  0 "[rank 0] tensor([1., 1.])" -- run "$dir/self_ok.lua"
+count  "... is no pitfall"                   0 "warning"
+expect "waiting on a rank that failed"       2 "rank 0 was waiting on it: irecv from rank 1 (tag 0, 8 bytes) posted at failed_peer.lua:5" -- run "$dir/failed_peer.lua"
+expect "receive from outside the world"      2 "source 5 is outside the world" -- run "$dir/outside.lua"
+
+# ---- pitfalls on real scripts: each once per site, both lines named
+expect "pitfalls are warnings"               0 "warnings: 5 pitfalls (see above)" -- run "$dir/pitfalls_all.lua"
+count  "write to an isend buffer, once per site" 1 "pitfalls_all.lua:9: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8 is still sending"
+count  "write to a view of an isend buffer"  1 "pitfalls_all.lua:11: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8"
+count  "read an irecv buffer before its wait" 1 "pitfalls_all.lua:22: reads a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
+count  "write an irecv buffer before its wait" 1 "pitfalls_all.lua:23: writes to a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
+count  "a request never waited on"           1 "pitfalls_all.lua:17: the isend posted here was never waited on"
+count  "no warning after the wait (line 14)" 0 "pitfalls_all.lua:14:"
+expect "messages never received"            0 "unreceived.lua:4: 3 messages sent here to rank 1 (tag 7, 24 bytes in all) were never received" -- run "$dir/unreceived.lua" --send-mode eager
+expect "--strict: the pitfall fails the rank" 2 "rank 0 failed: eager_write.lua:6: writes to a tensor (or a view of it) that the isend posted at eager_write.lua:5 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/eager_write.lua" --strict
+expect "a rendezvous isend: writing is a pitfall" 0 "eager_write.lua:6: writes to a tensor" -- run "$dir/eager_write.lua"
+expect "--strict: never received is an error" 2 "--strict: 1 pitfall found (see the warnings above)" -- run "$dir/unreceived.lua" --send-mode eager --strict
+expect "--strict: never waited is an error"  2 "never_waited.lua:3: the irecv posted here was never waited on" -- run "$dir/never_waited.lua" --strict
+expect "eager isend: writing after it is fine" 0 "" -- run "$dir/eager_write.lua" --send-mode eager
+count  "... no warning"                      0 "warning"
+expect "the lessons have no pitfalls"        0 "" -- run "$L/async.lua"
+count  "... async.lua is clean"              0 "warning"
+
+# ---- replay: usage, broken and cut traces
+expect "replay --help"                       0 "usage: commsim replay TRACE" -- replay --help
+expect "help replay"                         0 "--no-tui" -- help replay
+expect "replay without a trace"              1 "which trace?" -- replay
+expect "replay a missing file"               1 "$tmp/nope.jsonl" -- replay "$tmp/nope.jsonl"
+"$bin" run "$L/chain.lua" -n 4 --trace "$tmp/c.jsonl" >/dev/null 2>&1
+sed '3s/.*/{"type":"bogus"}/' "$tmp/c.jsonl" >"$tmp/bad.jsonl"
+expect "malformed line: FILE:LINE: reason"   1 "$tmp/bad.jsonl:3: " -- replay "$tmp/bad.jsonl"
+printf 'not json\n' >"$tmp/junk.jsonl"
+expect "not a trace at all"                  1 "$tmp/junk.jsonl:1: not JSON" -- replay "$tmp/junk.jsonl"
+n=$(wc -l <"$tmp/c.jsonl")
+{ head -n $((n - 1)) "$tmp/c.jsonl"; tail -n 1 "$tmp/c.jsonl" | head -c 20; } >"$tmp/cut.jsonl"
+expect "cut trace: replayed up to the cut"   1 "$tmp/cut.jsonl:$n: trace cut off mid-event: replayed the $((n - 1)) events before it" -- replay "$tmp/cut.jsonl"
+expect "cut trace: says the run did not end" 1 "the trace ends before the run did: 1 rank had not finished" -- replay "$tmp/cut.jsonl"
+"$bin" run "$L/deadlock.lua" --trace "$tmp/d.jsonl" >/dev/null 2>&1
+k=$(grep -n '"type":"deadlock"' "$tmp/d.jsonl" | cut -d: -f1)
+{ head -n $((k - 1)) "$tmp/d.jsonl"; sed -n "${k}p" "$tmp/d.jsonl" | head -c 30; } >"$tmp/dcut.jsonl"
+expect "cut deadlock trace: the monitor still finds it" 3 "why: every blocked rank is sending" -- replay "$tmp/dcut.jsonl"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
