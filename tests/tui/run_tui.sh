@@ -16,11 +16,12 @@ command -v tmux >/dev/null || { echo "skip: tmux is not installed"; exit 77; }
 
 sock="commsim-tui-$$"
 tm() { tmux -L "$sock" -f /dev/null "$@"; }
-if ! tm new-session -d -s probe -x 80 -y 24 "sleep 5" 2>/dev/null; then
+# The probe session also keeps the server alive between tests: a server exits
+# with its last session, and a test starting then could race its shutdown.
+if ! tm new-session -d -s probe -x 80 -y 24 "sleep 3600" 2>/dev/null; then
   echo "skip: tmux cannot start a server here"
   exit 77
 fi
-tm kill-server 2>/dev/null
 tmp=$(mktemp -d)
 trap 'tm kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
 
