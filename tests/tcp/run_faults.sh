@@ -119,8 +119,15 @@ kill_victim() {
 }
 kill_victim KILL 9
 # Sanitizer builds catch SIGSEGV themselves (and exit 1): let the signal kill.
-ASAN_OPTIONS="handle_segv=0:${ASAN_OPTIONS:-}" TSAN_OPTIONS="handle_segv=0:${TSAN_OPTIONS:-}" \
-  kill_victim SEGV 11
+# TSan defers asynchronous signals to its own safe points, so a SEGV sent from
+# outside may never be acted on: that case runs on the other builds only.
+skipped=0
+if nm "$bin" 2>/dev/null | grep -q __tsan_init; then
+  skipped=$((skipped + 1))
+  echo "skip - kill -SEGV rank 2: ThreadSanitizer defers asynchronous signals"
+else
+  ASAN_OPTIONS="handle_segv=0:${ASAN_OPTIONS:-}" kill_victim SEGV 11
+fi
 
 # ---- 20 runs, a random rank killed at a random point
 random_kills() {
@@ -279,5 +286,5 @@ by_hand() {
 by_hand
 
 echo "# slowest end of a run after a kill: ${slowest} s"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ]
