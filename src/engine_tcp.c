@@ -104,12 +104,32 @@ nomem:
     return CS_ENOMEM;
 }
 
-static void send_id(tconn *c, int type, uint64_t id) {
+/* True on the progress thread: what it queues goes out at once, no rank
+ * thread being on its way to send anything after it. */
+static _Thread_local bool on_progress_thread;
+
+/* A matched SYNC's ACK. Matched by the rank's own thread (its receive found
+ * the message, or its wait read it), the ACK waits for the rank's next frame
+ * to that peer, typically the reply of a ping-pong, and shares its system
+ * call: the sender is not woken twice per message. It leaves at the latest
+ * when the rank waits or within a progress round (tcp_flush_deferred). */
+static void send_ack(tconn *c, uint64_t id) {
     uint8_t m[8];
     cs_cur cur = {.p = m, .len = sizeof m};
     cs_put_u64(&cur, id);
-    txitem *it = tcp_item_new(type, m, sizeof m, NULL, 0);
-    if (it) tcp_conn_push(c, it, false);
+    txitem *it = tcp_item_new(CS_FR_ACK, m, sizeof m, NULL, 0);
+    if (!it) return;
+    if (on_progress_thread) tcp_conn_push(c, it, false);
+    else tcp_conn_defer(c, it);
+}
+
+/* Write the ACKs send_ack held back. */
+static void tcp_flush_deferred(tcp_engine *e) {
+    /* Cleared before the connections are looked at: a frame deferred
+     * meanwhile sets it again (tcp_conn_defer), so none is forgotten. */
+    if (!atomic_load(&e->deferred) || !atomic_exchange(&e->deferred, 0)) return;
+    for (int i = 0; i < e->world; i++)
+        if (e->conns[i].e) tcp_conn_flush(&e->conns[i]);
 }
 
 /* The matcher paired msg with rq (its lock held). Local and eager messages
@@ -120,7 +140,7 @@ static void tcp_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
     if (!c || msg->data) {
         uint64_t sreq_id = msg->sreq_id;
         cs_msg_transfer_local(msg, rq);
-        if (c) send_id(c, CS_FR_ACK, sreq_id); /* a SYNC: its sender waits */
+        if (c) send_ack(c, sreq_id); /* a SYNC: its sender waits */
         return;
     }
     cts_wait *cw = calloc(1, sizeof *cw);
@@ -495,7 +515,9 @@ static void nudge(tcp_engine *e) {
 
 static void *progress_main(void *arg) {
     tcp_engine *e = arg;
+    on_progress_thread = true;
     while (!atomic_load(&e->stop)) {
+        tcp_flush_deferred(e); /* the rank computes: its ACKs wait no longer */
         if (atomic_load(&e->rank_idle)) {
             /* The rank waits and serves the sockets itself (tcp_idle): step
              * aside, so that an arriving message wakes the waiting thread and
@@ -515,6 +537,28 @@ static void *progress_main(void *arg) {
     return NULL;
 }
 
+/* Should this wait poll before it sleeps, and for how long? Polling pays when
+ * the awaited frame comes within the budget (a thread woken from epoll costs
+ * more than the whole trip on loopback); it costs the budget when it does not,
+ * and then it may also have kept the peer we wait for off this core. So a wait
+ * polls while most recent polls paid (spin_score), and otherwise only one wait
+ * in SPIN_PROBE tries again. */
+static double spin_budget(tcp_engine *e) {
+    if (e->spin_s <= 0) return 0;
+    if (e->spin_score > 0 || ++e->spin_skips % SPIN_PROBE == 0) return e->spin_s;
+    return 0;
+}
+
+static long dbg_paid, dbg_failed, dbg_slept;
+static void spin_dbg(void) { if (getenv("CS_SPIN_DBG")) fprintf(stderr, "spin: paid %ld failed %ld slept %ld\n", dbg_paid, dbg_failed, dbg_slept); }
+static void spin_learn(tcp_engine *e, double budget, bool paid) {
+    static bool once; if (!once) { once = true; atexit(spin_dbg); }
+    if (budget <= 0) { dbg_slept++; return; }
+    if (paid) dbg_paid++; else dbg_failed++;
+    if (paid) e->spin_score = e->spin_score < SPIN_SCORE_MAX ? e->spin_score + 1 : SPIN_SCORE_MAX;
+    else e->spin_score = e->spin_score > SPIN_MISS_COST ? e->spin_score - SPIN_MISS_COST : 0;
+}
+
 /* The rank's thread waits: serve the sockets from here until something
  * happens to the rank (a completion or an abort bumps its futex word), so that
  * an arriving message wakes the waiting thread directly. */
@@ -524,8 +568,14 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
      * wake it (the progress thread nudges through epoll instead). */
     atomic_store(&r->sleeping, 0);
     atomic_store(&e->rank_idle, 1);
-    while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world))
-        progress_once(e, FLUSH_MS);
+    double budget = spin_budget(e), spin_end = budget > 0 ? cs_now() + budget : 0;
+    bool spinning = budget > 0;
+    while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world)) {
+        tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
+        if (spinning && cs_now() >= spin_end) spinning = false;
+        progress_once(e, spinning ? 0 : FLUSH_MS);
+    }
+    spin_learn(e, budget, spinning);
     atomic_store(&e->rank_idle, 0);
 }
 
@@ -580,6 +630,10 @@ cs_engine *cs_engine_tcp_new(cs_world *w, cs_tcp_mesh *m) {
     e->base.world = w;
     e->world = m->world;
     e->rank = m->rank;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    e->spin_s = getenv("CS_SPIN_US") ? atof(getenv("CS_SPIN_US")) * 1e-6 : SPIN_S;
+    if (m->world > ncpu) e->spin_s = 0;
+    e->spin_score = SPIN_SCORE_MAX;
     pthread_mutex_init(&e->end_lock, NULL);
     pthread_cond_init(&e->end_cond, NULL);
     e->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -627,7 +681,8 @@ static bool mesh_drained(tcp_engine *e) {
 
 int cs_tcp_finish(cs_engine *eng) {
     tcp_engine *e = tcp_of(eng);
-    /* Eager messages may still sit in a queue: the receiver needs them. */
+    /* Eager messages and ACKs may still sit in a queue: the peers need them. */
+    tcp_flush_deferred(e);
     while (!mesh_drained(e) && !cs_world_aborted(e->base.world)) usleep(200);
     pthread_mutex_lock(&e->end_lock);
     e->finishing = true;

@@ -106,7 +106,10 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
     if (c->txt) c->txt->next = it;
     else c->txh = it;
     c->txt = it;
-    if (c->txh == it && tx_write_locked(c, done) < 0) {
+    /* Written now unless the socket is full (then epoll's writer has the
+     * queue); deferred frames ahead of it go in the same system call. */
+    c->deferred = false;
+    if (!c->pollout && tx_write_locked(c, done) < 0) {
         tcp_conn_kill_locked(c);
         return;
     }
@@ -127,6 +130,35 @@ void tcp_conn_push(tconn *c, txitem *it, bool borrowed) {
     txitem *done = NULL;
     pthread_mutex_lock(&c->lock);
     tcp_conn_push_locked(c, it, borrowed, &done);
+    pthread_mutex_unlock(&c->lock);
+    tcp_items_done(done);
+}
+
+void tcp_conn_defer(tconn *c, txitem *it) {
+    pthread_mutex_lock(&c->lock);
+    if (c->dead) {
+        item_drop(it);
+    } else {
+        it->next = NULL;
+        if (c->txt) c->txt->next = it;
+        else c->txh = it;
+        c->txt = it;
+        c->deferred = true;
+    }
+    pthread_mutex_unlock(&c->lock);
+    atomic_store(&c->e->deferred, 1); /* after c->deferred: see tcp_flush_deferred */
+}
+
+void tcp_conn_flush(tconn *c) {
+    txitem *done = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (c->deferred && !c->dead) {
+        c->deferred = false;
+        if (!c->pollout) {
+            if (tx_write_locked(c, &done) < 0) tcp_conn_kill_locked(c);
+            else if (c->txh) arm(c, true);
+        }
+    }
     pthread_mutex_unlock(&c->lock);
     tcp_items_done(done);
 }

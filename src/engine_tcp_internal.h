@@ -11,6 +11,10 @@
 #define FLUSH_MS 2
 #define CTL_LOST_GRACE 2.0 /* seconds a rank may take to unwind once the controller is gone */
 #define MAX_IOV 64
+#define SPIN_S 100e-6 /* the longest poll of a waiting rank */
+#define SPIN_SCORE_MAX 32
+#define SPIN_MISS_COST 8 /* a poll that did not pay wastes its budget: several wake-ups */
+#define SPIN_PROBE 64
 #define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
 
 typedef struct txitem {
@@ -43,6 +47,7 @@ typedef struct tconn {
     pthread_mutex_t lock; /* the queue, the waits, dead */
     txitem *txh, *txt;
     bool pollout, dead;
+    bool deferred;       /* the queue holds frames not yet tried (tcp_conn_defer) */
     rts_wait *rts;
     cts_wait *cts_h, *cts_t;
     uint64_t next_token;
@@ -70,6 +75,10 @@ struct tcp_engine {
     int end_reason;
     _Atomic double ctl_lost_at; /* when the controller vanished, or 0 */
     _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
+    _Atomic int deferred;  /* some connection holds deferred frames */
+    double spin_s;         /* how long a wait may poll before it sleeps (tcp_idle) */
+    int spin_score;        /* recent polls that paid, less twice those that did not */
+    unsigned spin_skips;   /* waits that slept at once; one in SPIN_PROBE polls */
 };
 
 /* ---- engine_tcp_conn.c */
@@ -82,6 +91,11 @@ void tcp_items_done(txitem *done);
  * When borrowed, it->data belongs to the caller and is copied if it must wait. */
 void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done);
 void tcp_conn_push(tconn *c, txitem *it, bool borrowed);
+/* Queue it without writing (it owns its bytes): it leaves with the next frame
+ * pushed on c, or at the latest at the next tcp_conn_flush. */
+void tcp_conn_defer(tconn *c, txitem *it);
+/* Write what tcp_conn_defer held back. */
+void tcp_conn_flush(tconn *c);
 /* The connection is gone: drop its queue and its waits (their requests stay pending). */
 void tcp_conn_kill_locked(tconn *c);
 void tcp_conn_kill(tconn *c);

@@ -37,23 +37,47 @@ static bool room(cs_cur *c, size_t n) {
     return true;
 }
 
+/* Little-endian by shifts: the same bytes on any host. One bounds check per
+ * value (a short buffer writes nothing and sets bad); the compiler merges the
+ * byte moves of a value into one load or store. */
+static uint8_t *put_at(cs_cur *c, size_t n) {
+    if (!room(c, n)) return NULL;
+    uint8_t *p = c->p + c->pos;
+    c->pos += n;
+    return p;
+}
+
+static void le16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void le32(uint8_t *p, uint32_t v) {
+    le16(p, (uint16_t)v);
+    le16(p + 2, (uint16_t)(v >> 16));
+}
+
 void cs_put_u8(cs_cur *c, uint8_t v) {
-    if (room(c, 1)) c->p[c->pos++] = v;
+    uint8_t *p = put_at(c, 1);
+    if (p) *p = v;
 }
 
 void cs_put_u16(cs_cur *c, uint16_t v) {
-    cs_put_u8(c, (uint8_t)v);
-    cs_put_u8(c, (uint8_t)(v >> 8));
+    uint8_t *p = put_at(c, 2);
+    if (p) le16(p, v);
 }
 
 void cs_put_u32(cs_cur *c, uint32_t v) {
-    cs_put_u16(c, (uint16_t)v);
-    cs_put_u16(c, (uint16_t)(v >> 16));
+    uint8_t *p = put_at(c, 4);
+    if (p) le32(p, v);
 }
 
 void cs_put_u64(cs_cur *c, uint64_t v) {
-    cs_put_u32(c, (uint32_t)v);
-    cs_put_u32(c, (uint32_t)(v >> 32));
+    uint8_t *p = put_at(c, 8);
+    if (p) {
+        le32(p, (uint32_t)v);
+        le32(p + 4, (uint32_t)(v >> 32));
+    }
 }
 
 void cs_put_bytes(cs_cur *c, const void *v, size_t n) {
@@ -63,21 +87,30 @@ void cs_put_bytes(cs_cur *c, const void *v, size_t n) {
     }
 }
 
-uint8_t cs_get_u8(cs_cur *c) { return room(c, 1) ? c->p[c->pos++] : 0; }
+static uint16_t from_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+static uint32_t from_le32(const uint8_t *p) {
+    return (uint32_t)from_le16(p) | (uint32_t)from_le16(p + 2) << 16;
+}
+
+uint8_t cs_get_u8(cs_cur *c) {
+    const uint8_t *p = cs_get_bytes(c, 1);
+    return p ? *p : 0;
+}
 
 uint16_t cs_get_u16(cs_cur *c) {
-    uint16_t lo = cs_get_u8(c);
-    return (uint16_t)(lo | (uint16_t)cs_get_u8(c) << 8);
+    const uint8_t *p = cs_get_bytes(c, 2);
+    return p ? from_le16(p) : 0;
 }
 
 uint32_t cs_get_u32(cs_cur *c) {
-    uint32_t lo = cs_get_u16(c);
-    return lo | (uint32_t)cs_get_u16(c) << 16;
+    const uint8_t *p = cs_get_bytes(c, 4);
+    return p ? from_le32(p) : 0;
 }
 
 uint64_t cs_get_u64(cs_cur *c) {
-    uint64_t lo = cs_get_u32(c);
-    return lo | (uint64_t)cs_get_u32(c) << 32;
+    const uint8_t *p = cs_get_bytes(c, 8);
+    return p ? (uint64_t)from_le32(p) | (uint64_t)from_le32(p + 4) << 32 : 0;
 }
 
 const uint8_t *cs_get_bytes(cs_cur *c, size_t n) {
