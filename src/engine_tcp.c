@@ -537,28 +537,6 @@ static void *progress_main(void *arg) {
     return NULL;
 }
 
-/* Should this wait poll before it sleeps, and for how long? Polling pays when
- * the awaited frame comes within the budget (a thread woken from epoll costs
- * more than the whole trip on loopback); it costs the budget when it does not,
- * and then it may also have kept the peer we wait for off this core. So a wait
- * polls while most recent polls paid (spin_score), and otherwise only one wait
- * in SPIN_PROBE tries again. */
-static double spin_budget(tcp_engine *e) {
-    if (e->spin_s <= 0) return 0;
-    if (e->spin_score > 0 || ++e->spin_skips % SPIN_PROBE == 0) return e->spin_s;
-    return 0;
-}
-
-static long dbg_paid, dbg_failed, dbg_slept;
-static void spin_dbg(void) { if (getenv("CS_SPIN_DBG")) fprintf(stderr, "spin: paid %ld failed %ld slept %ld\n", dbg_paid, dbg_failed, dbg_slept); }
-static void spin_learn(tcp_engine *e, double budget, bool paid) {
-    static bool once; if (!once) { once = true; atexit(spin_dbg); }
-    if (budget <= 0) { dbg_slept++; return; }
-    if (paid) dbg_paid++; else dbg_failed++;
-    if (paid) e->spin_score = e->spin_score < SPIN_SCORE_MAX ? e->spin_score + 1 : SPIN_SCORE_MAX;
-    else e->spin_score = e->spin_score > SPIN_MISS_COST ? e->spin_score - SPIN_MISS_COST : 0;
-}
-
 /* The rank's thread waits: serve the sockets from here until something
  * happens to the rank (a completion or an abort bumps its futex word), so that
  * an arriving message wakes the waiting thread directly. */
@@ -568,18 +546,17 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
      * wake it (the progress thread nudges through epoll instead). */
     atomic_store(&r->sleeping, 0);
     atomic_store(&e->rank_idle, 1);
-    double budget = spin_budget(e), spin_end = budget > 0 ? cs_now() + budget : 0;
+    /* Poll first while polling pays (engine_tcp_spin.c), then sleep in epoll. */
+    double budget = tcp_spin_budget(&e->spin), spin_end = budget > 0 ? cs_now() + budget : 0;
     bool spinning = budget > 0;
     while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world)) {
         tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
         if (spinning && cs_now() >= spin_end) spinning = false;
         progress_once(e, spinning ? 0 : FLUSH_MS);
     }
-    spin_learn(e, budget, spinning);
+    tcp_spin_learn(&e->spin, budget, spinning);
     atomic_store(&e->rank_idle, 0);
 }
-
-/* ---- life cycle */
 
 /* ---- life cycle */
 
@@ -630,10 +607,10 @@ cs_engine *cs_engine_tcp_new(cs_world *w, cs_tcp_mesh *m) {
     e->base.world = w;
     e->world = m->world;
     e->rank = m->rank;
+    /* Polling while waiting pays only with a core per rank: with more ranks
+     * than cores the peer we wait for may need ours. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    e->spin_s = getenv("CS_SPIN_US") ? atof(getenv("CS_SPIN_US")) * 1e-6 : SPIN_S;
-    if (m->world > ncpu) e->spin_s = 0;
-    e->spin_score = SPIN_SCORE_MAX;
+    tcp_spin_init(&e->spin, m->world <= ncpu ? TCP_SPIN_S : 0);
     pthread_mutex_init(&e->end_lock, NULL);
     pthread_cond_init(&e->end_cond, NULL);
     e->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -11,9 +11,6 @@
 #define FLUSH_MS 2
 #define CTL_LOST_GRACE 2.0 /* seconds a rank may take to unwind once the controller is gone */
 #define MAX_IOV 64
-#define SPIN_S 100e-6 /* the longest poll of a waiting rank */
-#define SPIN_SCORE_MAX 32
-#define SPIN_MISS_COST 8 /* a poll that did not pay wastes its budget: several wake-ups */
 #define SPIN_PROBE 64
 #define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
 
@@ -40,6 +37,24 @@ typedef struct cts_wait { /* a receive waiting for its DATA, in CTS order */
 } cts_wait;
 
 typedef struct tcp_engine tcp_engine;
+
+/* ---- engine_tcp_spin.c: whether a waiting rank polls before it sleeps */
+#define TCP_SPIN_S 100e-6      /* the longest poll: a loopback round trip fits */
+#define TCP_SPIN_SCORE_MAX 32
+#define TCP_SPIN_MISS_COST 8   /* a poll that did not pay wasted what 8 that paid saved */
+#define TCP_SPIN_PROBE 64      /* while polls do not pay, one wait in 64 polls */
+
+typedef struct tcp_spin {
+    double budget;   /* seconds a wait may poll; 0: never */
+    int score;       /* polls that paid, less TCP_SPIN_MISS_COST per one that did not */
+    unsigned skips;  /* waits that slept at once */
+} tcp_spin;
+
+void tcp_spin_init(tcp_spin *s, double budget);
+/* How long the wait starting now polls (0: it sleeps at once). */
+double tcp_spin_budget(tcp_spin *s);
+/* The wait that polled that long ended while polling (paid) or after. */
+void tcp_spin_learn(tcp_spin *s, double polled, bool paid);
 
 typedef struct tconn {
     tcp_engine *e;
@@ -76,9 +91,7 @@ struct tcp_engine {
     _Atomic double ctl_lost_at; /* when the controller vanished, or 0 */
     _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
     _Atomic int deferred;  /* some connection holds deferred frames */
-    double spin_s;         /* how long a wait may poll before it sleeps (tcp_idle) */
-    int spin_score;        /* recent polls that paid, less twice those that did not */
-    unsigned spin_skips;   /* waits that slept at once; one in SPIN_PROBE polls */
+    tcp_spin spin;         /* the rank thread's: does polling pay (tcp_idle)? */
 };
 
 /* ---- engine_tcp_conn.c */
