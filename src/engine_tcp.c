@@ -1,19 +1,30 @@
 /* engine_tcp.c -- every rank a process; a full mesh of TCP connections.
  *
  * Sending: the rank's thread queues a frame on the peer's connection and writes
- * it at once when the queue was empty (the common case: no hand-off to another
+ * it at once unless the socket is full (the common case: no hand-off to another
  * thread on the way out). What the socket does not take is written by the
  * progress thread when epoll says it can. An eager send goes as MSG with its
  * payload and completes at once (its bytes are copied only if the socket could
- * not take them). A rendezvous send goes as RTS; the receiver's matcher pairs
- * it with a receive, answers CTS, and the payload follows as DATA, read
- * straight into the receive tensor: nothing large is buffered on either side.
+ * not take them). A small rendezvous send goes as SYNC with its payload and
+ * completes on the receiver's ACK; a large one goes as RTS, the receiver's
+ * matcher pairs it with a receive and answers CTS, and the payload follows as
+ * DATA, read straight into the receive tensor: nothing large is buffered on
+ * either side.
+ *
+ * An ACK owed by the rank's own thread (its receive found the SYNC, or its
+ * wait read it) is deferred: it leaves with the rank's next frame to that
+ * peer, typically the reply of a ping-pong, so that one write and one wake-up
+ * carry both; at the latest when the rank next waits or ends, or within a
+ * progress round (2 ms) while it computes.
  *
  * Receiving: the progress thread reads every connection, delivers MSG and RTS
  * to the rank's matcher (match.c, shared with the thread engine) and completes
  * receives when their DATA has arrived. It also streams the rank's events to
  * the controller (coalesced, flushed on every wake-up and at least every 2 ms)
- * and obeys the controller's ABORT and FLUSH.
+ * and obeys the controller's ABORT and FLUSH. While the rank's thread waits it
+ * serves the sockets itself (tcp_idle) and the progress thread steps aside; a
+ * waiting rank first polls its sockets for up to 100 us while that pays
+ * (engine_tcp_spin.c), then sleeps in epoll.
  *
  * Locks: matcher -> connection -> bus -> controller connection. Requests are
  * finished (which emits events) only after a connection's lock is released.
@@ -467,8 +478,12 @@ static void conn_readable(tconn *c) {
     int rc = c->peer < 0 ? cs_rx_pump(&c->rx, c->fd, &ctl_ops, c->e, err, sizeof err)
                          : cs_rx_pump(&c->rx, c->fd, &mesh_ops, c, err, sizeof err);
     pthread_mutex_unlock(&c->rx_lock);
-    if (rc == 0) return;
     tcp_engine *e = c->e;
+    if (rc == 0) {
+        if (c->peer >= 0) atomic_store_explicit(&e->last_rx, c, memory_order_relaxed);
+        return;
+    }
+    atomic_store_explicit(&e->last_rx, NULL, memory_order_relaxed);
     if (c->peer < 0) {
         ctl_closed(e, rc == -1 ? err : NULL);
         return;
@@ -537,6 +552,15 @@ static void *progress_main(void *arg) {
     return NULL;
 }
 
+/* One poll of a waiting rank: mostly a read of the connection that last
+ * brought something (the reply it waits for likely comes from there: one
+ * system call instead of epoll's two), and every few polls every socket. */
+static void spin_poll(tcp_engine *e, unsigned i) {
+    tconn *c = atomic_load_explicit(&e->last_rx, memory_order_relaxed);
+    if (c && i % SPIN_EPOLL_EVERY) conn_readable(c);
+    else progress_once(e, 0);
+}
+
 /* The rank's thread waits: serve the sockets from here until something
  * happens to the rank (a completion or an abort bumps its futex word), so that
  * an arriving message wakes the waiting thread directly. */
@@ -549,10 +573,12 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
     /* Poll first while polling pays (engine_tcp_spin.c), then sleep in epoll. */
     double budget = tcp_spin_budget(&e->spin), spin_end = budget > 0 ? cs_now() + budget : 0;
     bool spinning = budget > 0;
+    unsigned polls = 0;
     while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world)) {
         tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
         if (spinning && cs_now() >= spin_end) spinning = false;
-        progress_once(e, spinning ? 0 : FLUSH_MS);
+        if (spinning) spin_poll(e, ++polls);
+        else progress_once(e, FLUSH_MS);
     }
     tcp_spin_learn(&e->spin, budget, spinning);
     atomic_store(&e->rank_idle, 0);

@@ -1,6 +1,7 @@
 /* engine_tcp_conn.c -- a tcp engine connection: its send queue (written by
- * whichever thread queues onto an empty queue, else by the one epoll tells
- * the socket takes more), its death, its set-up and tear-down. */
+ * whichever thread queues a frame while the socket takes more, else by the one
+ * epoll tells it does again; a deferred frame waits for the next one or a
+ * flush), its death, its set-up and tear-down. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,7 @@
 #define CTL_LOST_GRACE 2.0 /* seconds a rank may take to unwind once the controller is gone */
 #define MAX_IOV 64
 #define SPIN_PROBE 64
+#define SPIN_EPOLL_EVERY 8 /* a polling rank looks at every socket every 8 polls */
 #define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
 
 typedef struct txitem {
@@ -92,6 +93,7 @@ struct tcp_engine {
     _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
     _Atomic int deferred;  /* some connection holds deferred frames */
     tcp_spin spin;         /* the rank thread's: does polling pay (tcp_idle)? */
+    struct tconn *_Atomic last_rx; /* the mesh connection that last had frames */
 };
 
 /* ---- engine_tcp_conn.c */
