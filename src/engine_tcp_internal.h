@@ -11,7 +11,6 @@
 #define FLUSH_MS 2
 #define CTL_LOST_GRACE 2.0 /* seconds a rank may take to unwind once the controller is gone */
 #define MAX_IOV 64
-#define SPIN_PROBE 64
 #define SPIN_EPOLL_EVERY 8 /* a polling rank looks at every socket every 8 polls */
 #define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
 
