@@ -685,10 +685,12 @@ static int setup(ctl *k, const cs_run_opts *o) {
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
     if (!here && !tok) {
         char a[64];
-        snprintf(k->notice, sizeof k->notice,
-                 "job token %s: start the other ranks with COMMSIM_TOKEN=%s (or --token) and "
-                 "--master %s", k->token, k->token, cs_wire_addr_str(k->ip, k->port, a, sizeof a));
-        if (!o->ui) fprintf(k->err, "commsim: %s\n", k->notice); /* else the front end shows it */
+        cs_wire_addr_str(k->ip, k->port, a, sizeof a);
+        if (o->ui) /* the front end's footer: short enough for 80 columns */
+            snprintf(k->notice, sizeof k->notice, "join: --token %s --master %s", k->token, a);
+        else
+            fprintf(k->err, "commsim: job token %s: start the other ranks with COMMSIM_TOKEN=%s "
+                            "(or --token) and --master %s\n", k->token, k->token, a);
     }
     if (o->catch_signals) {
         sigset_t set;
