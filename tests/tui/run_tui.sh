@@ -220,6 +220,22 @@ check "tcp: a rank killed at its gate: the run ends, the death is named" \
 quit_check tk 5 "tcp rank death: q gives status 5, terminal restored"
 check "tcp rank death: no rank process is left" '[ "$(procs)" = 0 ]'
 
+# rank 0 started by hand hosts the visualizer; its footer tells the others how to join
+start mh 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --rank 0 --world 4 --master 127.0.0.1:0"
+check "tcp --rank 0: the footer shows how the other ranks join" 'wait_for mh "join: --token "'
+join=$(grep -o -- "--token [0-9a-f]* --master [0-9.:]*" "$tmp/screen")
+# a stranger's garbage: refused and logged, but not over the screen
+exec 3<>"/dev/tcp/127.0.0.1/${join##*:}" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && exec 3>&-
+for r in 1 2 3; do
+  "$bin" run "$tmp/tcpchain.lua" --engine tcp --rank $r --world 4 $join >"$tmp/rank$r.out" 2>&1 &
+done
+wait
+check "tcp: ranks started by hand join; the visualizer shows the whole run" \
+  'wait_for mh FINISHED "    3  done" "space-time: 3 msgs" && ! grep -qF "refused" "$tmp/screen"'
+quit_check mh 0 "tcp --rank 0: q gives status 0"
+check "tcp: what the controller logged meanwhile is printed after the screen closes" \
+  'grep -qF "refused a connection from 127.0.0.1" "$tmp/screen" && grep -qF "verdict: ok" "$tmp/screen"'
+
 start tq 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --step"
 wait_count tq " ready  " 4 >/dev/null
 tm send-keys -t tq C-c
