@@ -14,8 +14,8 @@
  * An ACK owed by the rank's own thread (its receive found the SYNC, or its
  * wait read it) is deferred: it leaves with the rank's next frame to that
  * peer, typically the reply of a ping-pong, so that one write and one wake-up
- * carry both; at the latest when the rank next waits or ends, or within a
- * progress round (2 ms) while it computes.
+ * carry both; at the latest when the rank next waits, stops at a gate or
+ * ends, or within a progress round (2 ms) while it computes.
  *
  * Receiving: the progress thread reads every connection, delivers MSG and RTS
  * to the rank's matcher (match.c, shared with the thread engine) and completes
@@ -123,7 +123,8 @@ static _Thread_local bool on_progress_thread;
  * the message, or its wait read it), the ACK waits for the rank's next frame
  * to that peer, typically the reply of a ping-pong, and shares its system
  * call: the sender is not woken twice per message. It leaves at the latest
- * when the rank waits or within a progress round (tcp_flush_deferred). */
+ * when the rank waits, stops at a gate or ends, or within a progress round
+ * (tcp_flush_deferred). */
 static void send_ack(tconn *c, uint64_t id) {
     uint8_t m[8];
     cs_cur cur = {.p = m, .len = sizeof m};
@@ -528,6 +529,7 @@ int cs_tcp_gate(void *ud, cs_rank *r, cs_op op, int line) {
     pthread_mutex_unlock(&e->end_lock);
     int rc = gate_ask(e, r, op, line, seq);
     if (rc != CS_OK) return rc;
+    tcp_flush_deferred(e); /* the rank may stand here long: what it owes leaves now */
     pthread_mutex_lock(&e->end_lock);
     /* GO, ABORT and a lost controller all signal end_cond; the tick is a backstop */
     while (e->go_seq != seq && !e->ended && !cs_world_aborted(w)) {
