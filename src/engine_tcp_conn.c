@@ -96,6 +96,13 @@ static int tx_write_locked(tconn *c, txitem **done) {
 
 void tcp_conn_kill_locked(tconn *c);
 
+static void append(tconn *c, txitem *it) {
+    it->next = NULL;
+    if (c->txt) c->txt->next = it;
+    else c->txh = it;
+    c->txt = it;
+}
+
 /* Queue it and write what the socket takes now. When borrowed, it->data
  * belongs to the caller and is copied if it must wait in the queue. */
 void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
@@ -103,10 +110,7 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
         item_drop(it);
         return;
     }
-    it->next = NULL;
-    if (c->txt) c->txt->next = it;
-    else c->txh = it;
-    c->txt = it;
+    append(c, it);
     /* Written now unless the socket is full (then epoll's writer has the
      * queue); deferred frames ahead of it go in the same system call. */
     c->deferred = false;
@@ -140,10 +144,7 @@ void tcp_conn_defer(tconn *c, txitem *it) {
     if (c->dead) {
         item_drop(it);
     } else {
-        it->next = NULL;
-        if (c->txt) c->txt->next = it;
-        else c->txh = it;
-        c->txt = it;
+        append(c, it);
         c->deferred = true;
     }
     pthread_mutex_unlock(&c->lock);
