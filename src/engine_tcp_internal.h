@@ -42,7 +42,7 @@ typedef struct tcp_engine tcp_engine;
 #define TCP_SPIN_S 100e-6      /* the longest poll: a loopback round trip fits */
 #define TCP_SPIN_SCORE_MAX 32
 #define TCP_SPIN_MISS_COST 8   /* a poll that did not pay wasted what 8 that paid saved */
-#define TCP_SPIN_PROBE 64      /* while polls do not pay, one wait in 64 polls */
+#define TCP_SPIN_PROBE 256     /* while polls do not pay, one wait in 256 polls */
 
 typedef struct tcp_spin {
     double budget;   /* seconds a wait may poll; 0: never */
