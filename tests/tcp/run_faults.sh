@@ -207,6 +207,7 @@ large_send
 free_port() { echo $((20000 + RANDOM % 30000)); }
 
 # hello TOKEN VERSION: a HELLO frame for rank 1 of 2 with the given token
+# (version 02 is the wire protocol's current one: docs/wire-protocol.md)
 hello() {
   printf 'CSIM\x'"$2"'\x01\x00\x00\x30\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
   printf '%s' "$1"
