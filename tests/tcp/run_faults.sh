@@ -10,22 +10,15 @@
 # Every case checks the process table afterwards: no rank process is left.
 # Outcomes are asserted; times are only bounded generously (a slow machine
 # must not fail the test) and the slowest end after a kill is printed.
-set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-bin="$top_builddir/src/commsim"
+. "$(dirname "$0")/../lib.sh"
 dir="$top_srcdir/tests/tcp/scripts"
-[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
-command -v ps >/dev/null || { echo "skip: no ps to check the process table"; exit 77; }
-tmp=$(mktemp -d)
+command -v ps >/dev/null || skip_all "no ps to check the process table"
 ctl=
-trap '[ -n "$ctl" ] && kill -9 $ctl 2>/dev/null; rm -rf "$tmp"' EXIT
+on_exit() { if [ -n "$ctl" ]; then kill -9 "$ctl" 2>/dev/null; fi; }
 
 trap '' PIPE   # writing to a stranger's socket that commsim already closed
 BOUND=${FAULT_BOUND:-15}   # seconds: generous; the run normally ends well within 1 s
-pass=0 fail=0 slowest=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1: $2"; sed 's/^/    | /' "$tmp/out" "$tmp/err" | head -40; }
+slowest=0
 
 now() { date +%s.%N; }
 
@@ -46,8 +39,9 @@ wait_text() {
   return 1
 }
 
-# finish: wait for the controller (at most BOUND s); status in $status, time in $took
-finish() {
+# wait_end T0 [nocount]: wait for the controller (at most BOUND s); its status
+# in $status, the time since T0 in $took (counted in $slowest unless nocount)
+wait_end() {
   local t0=$1 i
   status=
   for ((i = 0; i < BOUND * 100; i++)); do
@@ -104,7 +98,7 @@ kill_victim() {
   victim=$(rank_pid "$ctl" 2)
   t0=$(now)
   kill "-$sig" "$victim"
-  finish "$t0"
+  wait_end "$t0"
   local want="rank 2 died (signal $signum) while rank 1 waited to receive from it"
   local stay
   # shellcheck disable=SC2086
@@ -121,10 +115,8 @@ kill_victim KILL 9
 # Sanitizer builds catch SIGSEGV themselves (and exit 1): let the signal kill.
 # TSan defers asynchronous signals to its own safe points, so a SEGV sent from
 # outside may never be acted on: that case runs on the other builds only.
-skipped=0
 if nm "$bin" 2>/dev/null | grep -q __tsan_init; then
-  skipped=$((skipped + 1))
-  echo "skip - kill -SEGV rank 2: ThreadSanitizer defers asynchronous signals"
+  skip "kill -SEGV rank 2" "ThreadSanitizer defers asynchronous signals"
 else
   ASAN_OPTIONS="handle_segv=0:${ASAN_OPTIONS:-}" kill_victim SEGV 11
 fi
@@ -144,7 +136,7 @@ random_kills() {
     victim=$(rank_pid "$ctl" $r)
     t0=$(now)
     kill -9 "$victim"
-    finish "$t0"
+    wait_end "$t0"
     # shellcheck disable=SC2086
     stay=$(left_behind $kids)
     if [ "$status" != 5 ]; then worst_fail="run $run: exit status $status, expected 5"
@@ -193,7 +185,7 @@ large_send() {
     v=$(rss_kib "$r0"); [ "${v:-0}" -gt "$m0" ] && m0=$v
     v=$(rss_kib "$r1"); [ "${v:-0}" -gt "$m1" ] && m1=$v
   done
-  finish "$(now)" nocount
+  wait_end "$(now)" nocount
   if [ "$status" != 0 ]; then bad "large send" "exit status $status"
   elif ! grep -qF "[rank 1] last value 2" "$tmp/out"; then bad "large send" "wrong data"
   elif [ "$m0" -lt $((256 * 1024)) ]; then bad "large send" "the sender holds only $m0 KiB"
@@ -234,7 +226,7 @@ strangers() {
     printf '\x00\x00\x00\x00\x00\x00\x00\x00' >&6
   local t0
   t0=$(now)
-  finish "$t0" nocount
+  wait_end "$t0" nocount
   exec 3>&- 4>&- 5>&- 6>&-
   local why=
   for want in "not a commsim frame (bad magic)" "wrong job token" "wire protocol version 7" \
@@ -275,7 +267,7 @@ by_hand() {
   MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=2 WORLD_SIZE=3 COMMSIM_TOKEN=$token \
     "$bin" run "$top_srcdir/lessons/02-point-to-point/ring.lua" --engine tcp </dev/null >"$tmp/r2" 2>&1 &
   local r2=$!
-  finish "$(now)" nocount
+  wait_end "$(now)" nocount
   wait $r1 $r2
   if [ "$status" != 0 ]; then bad "ranks by hand" "exit status $status"
   elif ! grep -qF "[rank 2] sum of all ranks: tensor([3., 3.])" "$tmp/out"; then
@@ -286,5 +278,4 @@ by_hand() {
 by_hand
 
 echo "# slowest end of a run after a kill: ${slowest} s"
-echo "$pass passed, $fail failed, $skipped skipped"
-[ "$fail" -eq 0 ]
+finish
