@@ -33,8 +33,13 @@ fi
 
 now() { date +%s.%N; }
 
-# start ARGS...: commsim run in the background; its pid in $ctl
+# start ARGS...: commsim run in the background; its pid in $ctl. The last
+# run's output and trace go first, here: the background job's own redirection
+# may come late, and a wait_text must not find the last run's text.
 start() {
+  : >"$tmp/out"
+  : >"$tmp/err"
+  rm -f "$tmp/trace"
   "$bin" run "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
   ctl=$!
 }
