@@ -67,10 +67,13 @@ bad_showing() {
   show "$file"
 }
 
-# skip NAME WHY: one case cannot run on this build; the rest of the suite does.
+# skip NAME WHY...: one case cannot run on this build; the rest of the suite
+# does. WHY may come in several words, joined by spaces.
 skip() {
+  local name=$1
+  shift
   skipped=$((skipped + 1))
-  echo "skip - $1: $2"
+  echo "skip - $name: $*"
 }
 
 # guarded CMD...: a hung run must fail its case, not hang make check.
