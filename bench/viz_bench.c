@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "history.h"
 #include "gates.h"
@@ -78,7 +79,7 @@ static int bench_render(void) {
 
 /* A front end that does what the TUI does each frame, minus the terminal. */
 typedef struct headless {
-    cs_world *w;
+    const cs_job *job;
     cs_bus *bus;
     cs_monitor *mon;
     cs_history hist;
@@ -88,16 +89,16 @@ typedef struct headless {
     uint64_t hist_msgs, mon_msgs;
 } headless;
 
-static int hl_attach(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const cs_script *s) {
+static int hl_attach(void *ud, const cs_job *job) {
     headless *h = ud;
-    h->w = w;
-    h->bus = bus;
-    h->mon = mon;
-    if (cs_history_init(&h->hist, cs_world_size(w), 0) < 0) return -1;
-    cs_bus_subscribe(bus, cs_history_sink(&h->hist));
+    h->job = job;
+    h->bus = job->bus;
+    h->mon = job->mon;
+    if (cs_history_init(&h->hist, job->world, 0) < 0) return -1;
+    cs_bus_subscribe(h->bus, cs_history_sink(&h->hist));
     /* the gates the TUI installs, open at full speed */
-    if (!(h->ctl = cs_gates_new(w, false, 0))) return -1;
-    cs_world_set_gate(w, cs_gates_pass, h->ctl);
+    if (!(h->ctl = cs_gates_new(job->world, false, 0))) return -1;
+    job->set_gates(job->ud, h->ctl);
     return 0;
 }
 
@@ -106,7 +107,13 @@ static void hl_loop(void *ud) {
     cs_grid g;
     cs_grid_init(&g, 200, 60);
     for (;;) {
-        bool done = cs_world_wait(h->w, cs_now() + 0.040, true) != -1;
+        /* a frame every 40 ms, and one as soon as the run ends */
+        bool done = false;
+        for (double next = cs_now() + 0.040; !done && cs_now() < next;) {
+            struct timespec ms = {0, 1000 * 1000};
+            nanosleep(&ms, NULL);
+            done = h->job->finished(h->job->ud) || h->job->end_reason(h->job->ud);
+        }
         double a = cs_now();
         cs_bus_lock(h->bus);
         cs_viz_view v = {.mon = h->mon, .hist = &h->hist, .script = "ring", .status = "running",

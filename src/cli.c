@@ -272,14 +272,15 @@ int cs_cli_run(int argc, char **argv) {
     o.script = argv[optind];
     bool tcp = o.engine && strcmp(o.engine, "tcp") == 0;
     if (tcp && tcp_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
-    if (tcp && tui > 0) {
-        fprintf(stderr, "commsim run: --tui: the visualizer shows runs on the thread engine only "
-                        "(so far); use --no-tui with --engine tcp\n");
+    /* The visualizer is the default where a user is watching; a rank process
+     * started by hand is not where the run is watched (rank 0's side is). There
+     * the user ends the run: a default timeout would cut a paused lesson short. */
+    if (o.worker && tui > 0) {
+        fprintf(stderr, "commsim run: --tui: the visualizer runs on rank 0's side (the controller), "
+                        "not in rank %d's process\n", o.rank);
         return 1;
     }
-    /* The visualizer is the default where a user is watching. There the user
-     * ends the run: a default timeout would cut a paused lesson short. */
-    bool want = !tcp && (tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
+    bool want = !o.worker && (tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
     if (!want) return cs_launch_run(&o);
     if (!timeout_given) o.timeout = 0;
     to.timeout = o.timeout;

@@ -344,14 +344,19 @@ static void events_queue_locked(tcp_engine *e, txitem **done) {
     tcp_conn_push_locked(&e->ctl, it, false, done);
 }
 
-static void ctl_send(tcp_engine *e, int type, bool with_events) {
+/* Queue it for the controller, after every event emitted so far when asked:
+ * the controller must see what led up to a frame before the frame. */
+static void ctl_push(tcp_engine *e, txitem *it, bool borrowed, bool with_events) {
     txitem *done = NULL;
     pthread_mutex_lock(&e->ctl.lock);
     if (with_events) events_queue_locked(e, &done);
-    txitem *it = tcp_item_new(type, NULL, 0, NULL, 0);
-    if (it) tcp_conn_push_locked(&e->ctl, it, false, &done);
+    if (it) tcp_conn_push_locked(&e->ctl, it, borrowed, &done);
     pthread_mutex_unlock(&e->ctl.lock);
     tcp_items_done(done);
+}
+
+static void ctl_send(tcp_engine *e, int type, bool with_events) {
+    ctl_push(e, tcp_item_new(type, NULL, 0, NULL, 0), false, with_events);
 }
 
 static void end_job(tcp_engine *e, int reason) {
@@ -386,6 +391,17 @@ static int ctl_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, 
     if (h->type == CS_FR_FLUSH) {
         ctl_send(e, CS_FR_FLUSHED, true);
         return 0;
+    }
+    if (h->type == CS_FR_GO) {
+        uint64_t seq = cs_get_u64(meta);
+        pthread_mutex_lock(&e->end_lock);
+        bool ok = seq == e->gate_seq && e->go_seq < seq; /* the gate the rank waits at */
+        if (ok) e->go_seq = seq;
+        pthread_cond_broadcast(&e->end_cond);
+        pthread_mutex_unlock(&e->end_lock);
+        if (ok) return 0;
+        snprintf(err, errlen, "GO for gate %llu, but the rank waits at none", (unsigned long long)seq);
+        return -1;
     }
     snprintf(err, errlen, "unexpected %s frame from the controller", cs_frame_name(h->type));
     return -1;
@@ -437,6 +453,66 @@ static void event_emit(void *ud, const cs_event *ev) {
 }
 
 cs_sink cs_tcp_event_sink(cs_engine *e) { return (cs_sink){event_emit, e}; }
+
+/* ---- gates of a gated run */
+
+/* Ask for GO: what the rank is about to do, and its tensor as printed for the
+ * front end to show (it is the rank's, and the rank stands still until GO). */
+static int gate_ask(tcp_engine *e, cs_rank *r, cs_op op, int line, uint64_t seq) {
+    cs_gate_msg g = {.seq = seq, .op = (uint8_t)op, .line = line, .peer = CS_NO_RANK};
+    cs_tensor *t = NULL;
+    int peer, tag;
+    if (cs_rank_gate_op(r, &peer, &tag, &t)) {
+        g.peer = peer;
+        g.tag = tag;
+    }
+    char *text = t ? cs_tensor_format(t) : NULL;
+    g.text = text;
+    g.text_len = text ? strlen(text) : 0;
+    size_t n = cs_gate_len(&g);
+    uint8_t *meta = malloc(n);
+    txitem *it = tcp_item_new(CS_FR_GATE, NULL, 0, NULL, 0);
+    if (!meta || !it) {
+        free(text);
+        free(meta);
+        free(it);
+        return CS_ENOMEM;
+    }
+    cs_cur cur = {.p = meta, .len = n};
+    cs_gate_put(&cur, &g);
+    free(text);
+    /* metadata larger than the item's inline head travels as its data */
+    cs_wire_hdr_put(it->head, CS_FR_GATE, (uint32_t)n, 0);
+    it->data = it->owned = meta;
+    it->dlen = n;
+    ctl_push(e, it, false, true);
+    return CS_OK;
+}
+
+int cs_tcp_gate(void *ud, cs_rank *r, cs_op op, int line) {
+    tcp_engine *e = ud;
+    cs_world *w = e->base.world;
+    pthread_mutex_lock(&e->end_lock);
+    uint64_t seq = ++e->gate_seq;
+    pthread_mutex_unlock(&e->end_lock);
+    int rc = gate_ask(e, r, op, line, seq);
+    if (rc != CS_OK) return rc;
+    pthread_mutex_lock(&e->end_lock);
+    /* GO, ABORT and a lost controller all signal end_cond; the tick is a backstop */
+    while (e->go_seq != seq && !e->ended && !cs_world_aborted(w)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&e->end_cond, &e->end_lock, &ts);
+    }
+    bool go = e->go_seq == seq;
+    pthread_mutex_unlock(&e->end_lock);
+    return go && !cs_world_aborted(w) ? CS_OK : CS_EABORT;
+}
 
 /* ---- the progress thread */
 

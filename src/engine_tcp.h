@@ -25,6 +25,9 @@ typedef struct cs_tcp_mesh {
 cs_engine *cs_engine_tcp_new(cs_world *w, cs_tcp_mesh *mesh);
 /* A bus sink sending every event to the controller. */
 cs_sink cs_tcp_event_sink(cs_engine *e);
+/* The gate of a gated run (cs_gate_fn, ud = the engine): the controller's
+ * front end decides when the rank may go (GATE, then wait for GO or ABORT). */
+int cs_tcp_gate(void *ud, cs_rank *r, cs_op op, int line);
 /* The rank finished: write out what is queued for the peers, send the last
  * events and BYE, then wait until the controller ends the job (closes or sends
  * ABORT). Returns the reason the controller gave (CS_END_NONE for a clean end). */

@@ -68,6 +68,7 @@ struct tcp_engine {
     pthread_cond_t end_cond;
     bool finishing, ended; /* BYE sent; the controller ended the job */
     int end_reason;
+    uint64_t gate_seq, go_seq; /* gates asked for and passed (gated runs); under end_lock */
     _Atomic double ctl_lost_at; /* when the controller vanished, or 0 */
     _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
 };

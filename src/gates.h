@@ -1,10 +1,15 @@
 /* gates.h -- the gates of DESIGN.md section 1 for an interactive run: pause,
  * step (every runnable rank, or one), run at a chosen speed.
  *
- * Install with cs_world_set_gate(w, cs_gates_pass, ctl). A rank stopped at
- * its gate is "parked" and the front end can see what it is about to do (and
- * read that operation's tensor: the rank cannot touch it while parked). Every
- * gate returns CS_EABORT promptly once the world is aborted.
+ * Ranks of this process (the thread engine) pass them in their own thread:
+ * install with cs_world_set_gate(w, cs_gates_pass, gates). Ranks of other
+ * processes (the tcp engine) pass them by message: the controller reports a
+ * rank's arrival (cs_gates_arrive) and asks whether it may go
+ * (cs_gates_try_pass) whenever something changed, and sends it GO.
+ *
+ * A rank stopped at its gate is "parked" and the front end can see what it is
+ * about to do and the tensor it will send or receive into (that rank cannot
+ * touch the tensor while parked).
  */
 #ifndef CS_GATES_H
 #define CS_GATES_H
@@ -18,9 +23,14 @@ typedef struct cs_gates cs_gates;
 
 /* paused: start stopped (--step). speed: operations per second over all
  * ranks, 0 = as fast as they go. */
-cs_gates *cs_gates_new(cs_world *w, bool paused, double speed);
+cs_gates *cs_gates_new(int nranks, bool paused, double speed);
 void cs_gates_free(cs_gates *c);
+/* The gate of a rank of this process (a cs_gate_fn): returns CS_EABORT
+ * promptly once its world is aborted. */
 int cs_gates_pass(void *ud, cs_rank *r, cs_op op, int line);
+/* Called (under the gates' lock: keep it short, e.g. write an eventfd) when a
+ * parked remote rank may be able to go: a step, a resume, a new speed. */
+void cs_gates_on_change(cs_gates *c, void (*fn)(void *ud), void *ud);
 
 void cs_gates_set_paused(cs_gates *c, bool paused);
 bool cs_gates_paused(cs_gates *c);
@@ -47,5 +57,16 @@ cs_gates_park cs_gates_parked(cs_gates *c, int k);
 char *cs_gates_tensor_text(cs_gates *c, int k);
 /* Wake every gate (after an abort, so they notice at once). */
 void cs_gates_wake(cs_gates *c);
+
+/* ---- ranks of other processes */
+
+/* Rank k arrived at its gate to do what p says; tensor_text (malloc'ed or
+ * NULL) is its tensor as printed, taken over. */
+void cs_gates_arrive(cs_gates *c, int k, cs_gates_park p, char *tensor_text);
+/* May parked rank k go now? true: it has passed (counted, no longer parked).
+ * false: ask again on a change, or after *retry seconds when paced. */
+bool cs_gates_try_pass(cs_gates *c, int k, double *retry);
+/* Rank k is gone or the run is over: it is no longer parked. */
+void cs_gates_leave(cs_gates *c, int k);
 
 #endif

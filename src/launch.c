@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gates.h"
 #include "header.h"
 #include "monitor.h"
 #include "report.h"
@@ -41,6 +42,26 @@ static void *rank_main(void *arg) {
 
 static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
 static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
+
+/* ---- the job a front end drives: the world and its controller */
+
+typedef struct thread_job {
+    cs_world *w;
+    cs_control *ctl;
+} thread_job;
+
+static bool job_finished(void *ud) { return cs_world_wait(((thread_job *)ud)->w, 0, false) == 0; }
+static cs_end_reason job_end_reason(void *ud) { return cs_world_end_reason(((thread_job *)ud)->w); }
+
+static void job_abort(void *ud, cs_end_reason why) {
+    thread_job *j = ud;
+    if (why == CS_END_TIMEOUT) cs_control_timeout(j->ctl); /* a deadlock is the verdict then */
+    cs_world_abort(j->w, why);
+}
+
+static void job_set_gates(void *ud, cs_gates *g) {
+    cs_world_set_gate(((thread_job *)ud)->w, cs_gates_pass, g);
+}
 
 /* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
 
@@ -267,7 +288,11 @@ int cs_launch_run(const cs_run_opts *o) {
     ctl.mon.on_error = on_error;
     ctl.mon.ud = w;
     bool ui = o->ui != NULL;
-    if (ui && o->ui->attach(o->ui->ud, w, &ctl.bus, &ctl.mon, &script) < 0) {
+    thread_job tj = {w, &ctl};
+    cs_job job = {.world = world, .bus = &ctl.bus, .mon = &ctl.mon, .script = &script,
+                  .finished = job_finished, .end_reason = job_end_reason, .abort = job_abort,
+                  .set_gates = job_set_gates, .ud = &tj};
+    if (ui && o->ui->attach(o->ui->ud, &job) < 0) {
         fprintf(err, "commsim: cannot start the visualizer\n");
         cs_world_abort(w, CS_END_ERROR);
         ui = false;

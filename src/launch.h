@@ -15,14 +15,36 @@
 typedef struct cs_monitor cs_monitor;
 typedef struct cs_script cs_script;
 
+typedef struct cs_gates cs_gates;
+
+/* What a front end sees of a running job and may do to it, whatever the
+ * engine: the thread launcher's world, or the tcp controller's rank processes. */
+typedef struct cs_job {
+    int world;
+    cs_bus *bus;          /* the run's events; the monitor changes under its lock */
+    cs_monitor *mon;
+    const cs_script *script;
+    const char *notice;   /* to show before the run starts (a job token), or NULL */
+    /* Every rank has ended (and stays so). */
+    bool (*finished)(void *ud);
+    /* Why the run ended early; CS_END_NONE while it runs or after a clean end. */
+    cs_end_reason (*end_reason)(void *ud);
+    /* End the run for why; the first reason wins. A timeout first looks for
+     * ranks deadlocked among themselves (that verdict wins then). */
+    void (*abort)(void *ud, cs_end_reason why);
+    /* From now on every rank passes these gates before each operation. */
+    void (*set_gates)(void *ud, cs_gates *g);
+    void *ud;
+} cs_job;
+
 /* An interactive front end (the TUI). attach runs before the ranks start: it
  * subscribes its sinks (after the monitor's) and installs its gates; -1 stops
  * the run before it starts. loop runs on the main thread while the ranks run,
  * instead of the plain wait; it returns when the user is done, after aborting
- * the world if it still runs. The ranks' output is then not printed: the front
- * end shows it; the summary still goes to err. */
+ * the job if it still runs. The ranks' output is then not printed: the front
+ * end shows it; the summary still goes to err once loop has returned. */
 typedef struct cs_frontend {
-    int (*attach)(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const cs_script *s);
+    int (*attach)(void *ud, const cs_job *job);
     void (*loop)(void *ud);
     void *ud;
 } cs_frontend;

@@ -36,23 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch.h"
-#include "wire.h"
-
-#define HANDSHAKE_SECONDS 5.0 /* a connection must prove the token within this */
-#define FLUSH_SECONDS 0.3     /* the survivors' events after a death */
-#define GRACE_SECONDS 2.0     /* ranks unwinding after an abort */
-#define JOIN_SECONDS 60.0     /* ranks launched here joining */
-
-typedef enum { RK_NONE = 0, RK_JOINED, RK_BYE, RK_GONE } rank_state;
-
-typedef struct held { /* an event waiting for the post it refers to */
-    struct held *next;
-    cs_event ev;
-    char *text, *algo, *reduce_op; /* copies: the decoded event's point into scratch */
-    uint64_t *reqs;
-    int *group;
-} held;
+#include "launch_proc_internal.h"
 
 static void held_free(held *h) {
     free(h->text);
@@ -69,69 +53,7 @@ static void *copy_of(const void *p, size_t n) {
     return c;
 }
 
-typedef struct prank {
-    rank_state state;
-    int fd;
-    pid_t pid;            /* launched here, or 0 */
-    int pidfd;            /* -1 when not launched here or reaped */
-    int wstatus;
-    bool reaped;
-    uint32_t ip;
-    uint16_t port;
-    cs_rx rx;
-    bool flushed;
-    held *hh, *ht;
-    uint64_t posted_max;  /* the highest request id whose post was delivered */
-} prank;
-
-typedef struct pconn { /* a connection that has not proven the token yet */
-    struct pconn *next;
-    int fd;
-    double deadline;
-    char addr[64];
-    cs_rx rx;
-    uint32_t id;          /* its epoll tag */
-    int rank;             /* set by a valid HELLO */
-    cs_hello hello;
-} pconn;
-
-typedef struct rank_ud { /* decoding one rank's frames: whose, and room for an event */
-    struct ctl *k;
-    int i;
-    cs_wire_scratch s;
-} rank_ud;
-
-typedef struct ctl {
-    const cs_run_opts *o;
-    cs_control c;
-    FILE *err;
-    int world;
-    cs_send_mode mode;
-    char token[CS_WIRE_TOKEN + 1];
-    int lfd, epfd, sigfd;
-    uint32_t ip;
-    uint16_t port;
-    prank *r;
-    pconn *pending;
-    int joined, nheld;
-    uint32_t next_pending;
-    bool welcomed;
-    int status;           /* the first reason the run ended, or 0 */
-    bool deadlock;        /* the monitor found one (set from its callback) */
-    bool mon_error;       /* the monitor found an error (a collective mismatch) */
-    int dead;             /* the rank whose death is being reported, or -1 */
-    char cause[64];
-    double flush_until, grace_until, deadline, join_until;
-    pid_t pgid;
-    char exe[4096];
-    rank_ud *scratch;
-} ctl;
-
-/* epoll tags: the pointer says what became ready */
-enum { TAG_LISTEN = 1, TAG_SIGNAL, TAG_RANK, TAG_PIDFD, TAG_PENDING };
-#define TAG(kind, i) ((uint64_t)(kind) << 32 | (uint32_t)(i))
-
-static void watch(ctl *k, int fd, uint64_t tag) {
+void proc_watch(ctl *k, int fd, uint64_t tag) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
     epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
@@ -149,11 +71,20 @@ static void send_abort(ctl *k, int i, int why) {
 }
 
 /* End the run for why (the first reason wins the status); every rank unwinds. */
-static void abort_run(ctl *k, int why) {
+void proc_abort_run(ctl *k, int why) {
     if (!k->status) k->status = why;
     if (k->grace_until) return;
     k->grace_until = cs_now() + GRACE_SECONDS;
-    for (int i = 0; i < k->world; i++) send_abort(k, i, k->status);
+    for (int i = 0; i < k->world; i++) {
+        send_abort(k, i, k->status);
+        proc_gate_leave(k, i); /* ABORT releases every gate */
+    }
+}
+
+void proc_timeout(ctl *k) {
+    cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
+    proc_abort_run(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
+    k->deadlock = false;
 }
 
 /* ---- causal order of forwarded events */
@@ -167,7 +98,7 @@ static void deliver(ctl *k, const cs_event *ev) {
     prank *p = &k->r[ev->rank];
     if (ev->type == CS_EV_POST && ev->req > p->posted_max) p->posted_max = ev->req;
     cs_bus_forward(&k->c.bus, ev);
-    if (ev->type == CS_EV_ERROR && ev->status > 0) abort_run(k, ev->status);
+    if (ev->type == CS_EV_ERROR && ev->status > 0) proc_abort_run(k, ev->status);
 }
 
 /* Deliver held events whose posts have arrived (all of them when force). */
@@ -247,7 +178,7 @@ static void report_death(ctl *k) {
     cs_bus_emit(&k->c.bus, &ev);
     k->dead = -1;
     k->flush_until = 0;
-    abort_run(k, CS_END_DIED);
+    proc_abort_run(k, CS_END_DIED);
 }
 
 static void describe_exit(int ws, char *buf, size_t len) {
@@ -273,6 +204,7 @@ static void rank_died(ctl *k, int i, const char *cause) {
         p->fd = -1;
     }
     p->state = RK_GONE;
+    proc_gate_leave(k, i);
     if (k->status || k->dead >= 0) return; /* the run is already ending: not the cause */
     k->dead = i;
     snprintf(k->cause, sizeof k->cause, "%s", cause);
@@ -328,6 +260,7 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
         forward(k, &ev);
         return 0;
     }
+    case CS_FR_GATE: return proc_gate_frame(k, u->i, meta, err, errlen);
     case CS_FR_FLUSHED: p->flushed = true; return 0;
     case CS_FR_BYE: p->state = RK_BYE; return 0;
     default:
@@ -401,6 +334,7 @@ static void send_welcome(ctl *k) {
     uint8_t *m = malloc(len);
     cs_welcome w = {.world = (uint32_t)k->world, .eager_limit = k->mode.eager_limit,
                     .rendezvous_only = k->mode.rendezvous_only, .seed = k->o->seed,
+                    .flags = (k->o->strict ? CS_WELCOME_STRICT : 0) | (k->gates ? CS_WELCOME_GATED : 0),
                     .mem_limit = k->o->mem_limit, .step_limit = k->o->step_limit,
                     .elapsed_us = (uint64_t)((cs_now() - k->c.bus.t0) * 1e6)};
     memcpy(w.coll_algo, k->o->coll_algo, sizeof w.coll_algo);
@@ -410,7 +344,7 @@ static void send_welcome(ctl *k) {
     w.port = malloc((size_t)k->world * sizeof *w.port);
     if (!m || !w.ip || !w.port) {
         fprintf(k->err, "commsim: out of memory\n");
-        abort_run(k, 1);
+        proc_abort_run(k, 1);
     } else {
         for (int i = 0; i < k->world; i++) {
             w.ip[i] = k->r[i].ip;
@@ -448,7 +382,7 @@ static void admit(ctl *k, pconn *pc) {
     p->state = RK_JOINED;
     pc->fd = -1;
     epoll_ctl(k->epfd, EPOLL_CTL_DEL, p->fd, NULL);
-    watch(k, p->fd, TAG(TAG_RANK, h->rank));
+    proc_watch(k, p->fd, TAG(TAG_RANK, h->rank));
     pconn **pp = &k->pending;
     while (*pp != pc) pp = &(*pp)->next;
     *pp = pc->next;
@@ -485,7 +419,7 @@ static void accept_one(ctl *k) {
     pc->next = k->pending;
     k->pending = pc;
     pc->id = ++k->next_pending;
-    watch(k, fd, TAG(TAG_PENDING, pc->id));
+    proc_watch(k, fd, TAG(TAG_PENDING, pc->id));
 }
 
 static pconn *pending_find(ctl *k, uint32_t id) {
@@ -527,7 +461,7 @@ static int listen_master(ctl *k, const char *addr, int default_port) {
     }
     k->port = ntohs(sa.sin_port);
     if (sa.sin_addr.s_addr == htonl(INADDR_ANY)) k->ip = htonl(INADDR_LOOPBACK);
-    watch(k, k->lfd, TAG(TAG_LISTEN, 0));
+    proc_watch(k, k->lfd, TAG(TAG_LISTEN, 0));
     return 0;
 }
 
@@ -553,6 +487,10 @@ static int spawn(ctl *k, int i) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        if (k->outw >= 0) { /* the screen is the front end's */
+            dup2(k->outw, STDOUT_FILENO);
+            dup2(k->outw, STDERR_FILENO);
+        }
         execv(k->exe, argv);
         _exit(127);
     }
@@ -561,7 +499,7 @@ static int spawn(ctl *k, int i) {
     prank *p = &k->r[i];
     p->pid = pid;
     p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (p->pidfd >= 0) watch(k, p->pidfd, TAG(TAG_PIDFD, i));
+    if (p->pidfd >= 0) proc_watch(k, p->pidfd, TAG(TAG_PIDFD, i));
     return 0;
 }
 
@@ -577,7 +515,7 @@ static void child_exited(ctl *k, int i) {
 
 static void on_signal(ctl *k) {
     struct signalfd_siginfo si;
-    while (read(k->sigfd, &si, sizeof si) == (ssize_t)sizeof si) abort_run(k, CS_END_QUIT);
+    while (read(k->sigfd, &si, sizeof si) == (ssize_t)sizeof si) proc_abort_run(k, CS_END_QUIT);
 }
 
 /* ---- the loop */
@@ -605,6 +543,7 @@ static int wait_ms(const ctl *k) {
     if (k->deadline && k->deadline < until) until = k->deadline;
     if (k->flush_until && k->flush_until < until) until = k->flush_until;
     if (k->grace_until && k->grace_until < until) until = k->grace_until;
+    if (k->gate_retry_at && k->gate_retry_at < until) until = k->gate_retry_at;
     for (pconn *pc = k->pending; pc; pc = pc->next)
         if (pc->deadline < until) until = pc->deadline;
     return until <= now ? 0 : (int)((until - now) * 1000) + 1;
@@ -617,6 +556,8 @@ static void dispatch(ctl *k, uint64_t tag) {
     case TAG_SIGNAL: on_signal(k); break;
     case TAG_RANK: rank_readable(k, i); break;
     case TAG_PIDFD: child_exited(k, i); break;
+    case TAG_WAKE: proc_woken(k); break;
+    case TAG_OUTPUT: proc_output(k); break;
     case TAG_PENDING: {
         pconn *pc = pending_find(k, (uint32_t)i);
         if (pc) pending_readable(k, pc);
@@ -637,22 +578,19 @@ static void loop(ctl *k) {
     while (!finished(k)) {
         int n = epoll_wait(k->epfd, evs, 64, wait_ms(k));
         for (int j = 0; j < n; j++) dispatch(k, evs[j].data.u64);
+        if (k->gates) proc_relay_gates(k);
         double now = cs_now();
         if (k->deadlock) {
             k->deadlock = false;
-            abort_run(k, CS_END_DEADLOCK);
+            proc_abort_run(k, CS_END_DEADLOCK);
         }
         if (k->mon_error) {
             k->mon_error = false;
-            abort_run(k, CS_END_ERROR);
+            proc_abort_run(k, CS_END_ERROR);
         }
         if (k->dead >= 0 && (all_flushed(k) || now >= k->flush_until)) report_death(k);
         expire_pending(k);
-        if (k->deadline && now >= k->deadline && !k->status) {
-            cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
-            abort_run(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
-            k->deadlock = false;
-        }
+        if (k->deadline && now >= k->deadline && !k->status) proc_timeout(k);
         abort_joining(k);
         if (k->grace_until && now >= k->grace_until && !finished(k)) {
             fprintf(k->err, "commsim: a rank did not stop within %g s of the end; killing it\n",
@@ -686,6 +624,13 @@ static void wind_up(ctl *k) {
     if (k->pgid) kill(-k->pgid, SIGKILL); /* anything a rank left behind */
 }
 
+void proc_run(ctl *k) {
+    loop(k);
+    wind_up(k);
+    release_held(k, true);
+    atomic_store(&k->done, true);
+}
+
 static void ctl_free(ctl *k) {
     for (pconn *pc = k->pending; pc;) {
         pconn *next = pc->next;
@@ -707,10 +652,13 @@ static void ctl_free(ctl *k) {
     if (k->lfd >= 0) close(k->lfd);
     if (k->sigfd >= 0) close(k->sigfd);
     if (k->epfd >= 0) close(k->epfd);
+    if (k->wakefd >= 0) close(k->wakefd);
+    if (k->outfd >= 0) close(k->outfd);
+    if (k->outw >= 0) close(k->outw);
 }
 
 static int setup(ctl *k, const cs_run_opts *o) {
-    k->lfd = k->sigfd = -1;
+    k->lfd = k->sigfd = k->wakefd = k->outfd = k->outw = -1;
     k->dead = -1;
     k->epfd = epoll_create1(EPOLL_CLOEXEC);
     k->r = calloc((size_t)k->world, sizeof *k->r);
@@ -737,9 +685,12 @@ static int setup(ctl *k, const cs_run_opts *o) {
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
     if (!here && !tok) {
         char a[64];
-        fprintf(k->err, "commsim: job token %s: start the other ranks with COMMSIM_TOKEN=%s "
-                        "(or --token) and --master %s\n",
-                k->token, k->token, cs_wire_addr_str(k->ip, k->port, a, sizeof a));
+        cs_wire_addr_str(k->ip, k->port, a, sizeof a);
+        if (o->ui) /* the front end's footer: short enough for 80 columns */
+            snprintf(k->notice, sizeof k->notice, "join: --token %s --master %s", k->token, a);
+        else
+            fprintf(k->err, "commsim: job token %s: start the other ranks with COMMSIM_TOKEN=%s "
+                            "(or --token) and --master %s\n", k->token, k->token, a);
     }
     if (o->catch_signals) {
         sigset_t set;
@@ -748,18 +699,17 @@ static int setup(ctl *k, const cs_run_opts *o) {
         sigaddset(&set, SIGTERM);
         sigprocmask(SIG_BLOCK, &set, NULL);
         k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (k->sigfd >= 0) watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
+        if (k->sigfd >= 0) proc_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
     }
     setenv("COMMSIM_TOKEN", k->token, 1); /* the children's proof */
     return 0;
 }
 
-/* Every rank here, or only this machine's rank (--rank 0) when the others join. */
-static void spawn_all(ctl *k, const cs_run_opts *o) {
+void proc_spawn_all(ctl *k, const cs_run_opts *o) {
     bool here = o->rank < 0;
     for (int i = here ? 0 : o->rank; i < (here ? k->world : o->rank + 1); i++)
         if (spawn(k, i) < 0) {
-            abort_run(k, 1);
+            proc_abort_run(k, 1);
             return;
         }
 }
@@ -785,10 +735,12 @@ int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_
     k.c.mon.on_error = on_error;
     k.c.mon.ud = &k;
     if (o->timeout > 0) k.deadline = cs_now() + o->timeout;
-    spawn_all(&k, o);
-    loop(&k);
-    wind_up(&k);
-    release_held(&k, true);
+    if (o->ui) {
+        proc_run_ui(&k, o, s);
+    } else {
+        proc_spawn_all(&k, o);
+        proc_run(&k);
+    }
     k.status = cs_control_close(&k.c, k.status, err);
     cs_control_free(&k.c);
     ctl_free(&k);

@@ -216,7 +216,7 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
         .world = wk->world,
         .mode = {.eager_limit = wel->eager_limit, .rendezvous_only = wel->rendezvous_only},
         .mem_limit = wel->mem_limit, .seed = wel->seed, .engine = "tcp", .script = s->name,
-        .engine_arg = mesh};
+        .engine_arg = mesh, .strict = (wel->flags & CS_WELCOME_STRICT) != 0};
     memcpy(cfg.coll_algo, wel->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
     if (!w) {
@@ -225,6 +225,7 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
         return 1;
     }
     cs_bus_subscribe(&bus, cs_tcp_event_sink(w->engine));
+    if (wel->flags & CS_WELCOME_GATED) cs_world_set_gate(w, cs_tcp_gate, w->engine);
     cs_script_limits lim = {.mem_limit = wel->mem_limit, .step_limit = wel->step_limit};
     cs_script_run(cs_world_rank(w, wk->rank), s, &lim);
     int why = cs_tcp_finish(w->engine);

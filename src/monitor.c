@@ -399,8 +399,9 @@ static int fold_rankless(cs_monitor *m, const cs_event *ev) {
         m->have_run = true;
         return 0;
     case CS_EV_DEADLOCK:
-        if (!m->deadlocked) {
+        if (!m->deadlocked) { /* a replay of a verdict declared at a timeout: its ranks */
             m->deadlocked = true;
+            find_deadlock(m);
             copy_text(&m->verdict, ev->text);
         }
         return 0;

@@ -67,8 +67,13 @@ static const char *verdict_word(int status) {
 
 void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
     FILE *f = rep->err;
-    int counts[CS_RS_ABORTED + 1] = {0};
-    for (int k = 0; k < m->world; k++) counts[m->ranks[k].state]++;
+    /* Ranks of a deadlock are stopped afterwards: "deadlocked" says why. */
+    int counts[CS_RS_ABORTED + 1] = {0}, deadlocked = 0;
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_rank *r = &m->ranks[k];
+        if (r->state == CS_RS_ABORTED && r->in_deadlock) deadlocked++;
+        else counts[r->state]++;
+    }
     fflush(rep->out);
     fprintf(f, "--- %s: %d rank%s, %s engine, %s sends\n", m->script ? m->script : "run", m->world,
             m->world == 1 ? "" : "s", m->engine ? m->engine : "?",
@@ -80,6 +85,10 @@ void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
     fprintf(f, "ranks:");
     const char *sep = " ";
     for (int s = CS_RS_IDLE; s <= CS_RS_ABORTED; s++) {
+        if (s == CS_RS_ABORTED && deadlocked) {
+            fprintf(f, "%s%d deadlocked", sep, deadlocked);
+            sep = ", ";
+        }
         if (!counts[s]) continue;
         fprintf(f, "%s%d %s", sep, counts[s], cs_rank_state_name((cs_rank_state)s));
         sep = ", ";

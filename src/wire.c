@@ -20,7 +20,7 @@ static const char *const frame_names[CS_FR_NTYPES] = {
     [CS_FR_DATA] = "DATA",   [CS_FR_REJECT] = "REJECT",   [CS_FR_EVENT] = "EVENT",
     [CS_FR_ABORT] = "ABORT", [CS_FR_FLUSH] = "FLUSH",     [CS_FR_FLUSHED] = "FLUSHED",
     [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",   [CS_FR_SYNC] = "SYNC",
-    [CS_FR_ACK] = "ACK",
+    [CS_FR_ACK] = "ACK",     [CS_FR_GATE] = "GATE",       [CS_FR_GO] = "GO",
 };
 
 const char *cs_frame_name(int type) {
@@ -133,6 +133,8 @@ static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
     case CS_FR_EVENT: *lo = EVENT_FIXED; *hi = MAX_EVENT_META; break;
     case CS_FR_ABORT: *lo = *hi = 4; break;
     case CS_FR_REFUSE: *lo = 0; *hi = CS_WIRE_MAX_TEXT; break;
+    case CS_FR_GATE: *lo = CS_GATE_FIXED; *hi = CS_GATE_FIXED + CS_WIRE_MAX_GATE_TEXT; break;
+    case CS_FR_GO: *lo = *hi = 8; break;
     default: *lo = *hi = 0; break; /* FLUSH, FLUSHED, BYE */
     }
 }
@@ -217,6 +219,7 @@ void cs_welcome_put(cs_cur *c, const cs_welcome *w) {
     cs_put_u32(c, w->world);
     cs_put_u64(c, w->eager_limit);
     cs_put_u8(c, w->rendezvous_only);
+    cs_put_u8(c, w->flags);
     cs_put_u64(c, w->seed);
     cs_put_u64(c, w->mem_limit);
     cs_put_u64(c, w->step_limit);
@@ -235,6 +238,7 @@ int cs_welcome_get(cs_cur *c, cs_welcome *w) {
     w->world = cs_get_u32(c);
     w->eager_limit = cs_get_u64(c);
     w->rendezvous_only = cs_get_u8(c);
+    w->flags = cs_get_u8(c);
     w->seed = cs_get_u64(c);
     w->mem_limit = cs_get_u64(c);
     w->step_limit = cs_get_u64(c);
@@ -250,6 +254,7 @@ int cs_welcome_get(cs_cur *c, cs_welcome *w) {
     if (boot) memcpy(w->boot_id, boot, CS_WIRE_BOOT_ID);
     w->boot_id[CS_WIRE_BOOT_ID] = 0;
     if (!algo_ok || c->bad || w->world < 1 || w->world > CS_WIRE_MAX_WORLD || w->rendezvous_only > 1 ||
+        (w->flags & ~(CS_WELCOME_STRICT | CS_WELCOME_GATED)) ||
         c->len - c->pos != (size_t)w->world * 6)
         return -1;
     w->ip = calloc(w->world, sizeof *w->ip);
@@ -307,6 +312,36 @@ int cs_envelope_get(cs_cur *c, cs_envelope *e, int world) {
         return -1;
     /* the shape must describe exactly the bytes announced */
     if (elems > UINT64_MAX / 8 || elems * cs_dtype_size((cs_dtype)e->dtype) != e->bytes) return -1;
+    return 0;
+}
+
+/* ---- GATE */
+
+size_t cs_gate_len(const cs_gate_msg *g) {
+    return CS_GATE_FIXED + (g->text_len < CS_WIRE_MAX_GATE_TEXT ? g->text_len : CS_WIRE_MAX_GATE_TEXT);
+}
+
+void cs_gate_put(cs_cur *c, const cs_gate_msg *g) {
+    cs_put_u64(c, g->seq);
+    cs_put_u8(c, g->op);
+    cs_put_u32(c, (uint32_t)g->line);
+    cs_put_u32(c, (uint32_t)g->peer);
+    cs_put_u32(c, (uint32_t)g->tag);
+    cs_put_bytes(c, g->text, cs_gate_len(g) - CS_GATE_FIXED);
+}
+
+int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world) {
+    g->seq = cs_get_u64(c);
+    g->op = cs_get_u8(c);
+    g->line = (int32_t)cs_get_u32(c);
+    g->peer = (int32_t)cs_get_u32(c);
+    g->tag = (int32_t)cs_get_u32(c);
+    g->text_len = c->len - c->pos;
+    g->text = (const char *)cs_get_bytes(c, g->text_len);
+    if (c->bad || g->seq == 0 || g->op >= CS_OP_NOPS || g->line < 0 ||
+        g->text_len > CS_WIRE_MAX_GATE_TEXT ||
+        (g->peer != CS_ANY_SOURCE && g->peer != CS_NO_RANK && (g->peer < 0 || g->peer >= world)))
+        return -1;
     return 0;
 }
 

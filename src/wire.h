@@ -17,7 +17,7 @@
 #include "events.h"
 
 #define CS_WIRE_MAGIC 0x4d495343u /* "CSIM" as bytes on the wire */
-#define CS_WIRE_VERSION 1
+#define CS_WIRE_VERSION 2
 #define CS_WIRE_HDR 20
 #define CS_WIRE_TOKEN 32          /* hex characters of a job token */
 #define CS_WIRE_MAX_WORLD 4096
@@ -44,6 +44,8 @@ typedef enum {
     CS_FR_REFUSE,    /* either side, before closing a handshake: why */
     CS_FR_SYNC,      /* a small rendezvous message with its payload: ACK when matched */
     CS_FR_ACK,       /* the receive matched sreq_id (of a SYNC): the send completes */
+    CS_FR_GATE,      /* rank -> controller: the rank waits at its gate (gated runs) */
+    CS_FR_GO,        /* controller -> rank: pass that gate */
     CS_FR_NTYPES
 } cs_frame_type;
 
@@ -100,10 +102,14 @@ int cs_hello_get(cs_cur *c, cs_hello *h, bool with_addr);
 #define CS_WIRE_MAX_ALGO 32      /* algorithm ids on the wire are below this */
 
 /* The settings every rank adopts from the controller, and the address book. */
+#define CS_WELCOME_STRICT 1u /* --strict: pitfalls are errors */
+#define CS_WELCOME_GATED 2u  /* a front end steps the run: every operation asks GATE/GO */
+
 typedef struct cs_welcome {
     uint32_t world;
     uint64_t eager_limit;
     uint8_t rendezvous_only;
+    uint8_t flags;       /* CS_WELCOME_* */
     uint64_t seed, mem_limit, step_limit;
     uint64_t elapsed_us; /* the controller's run clock when it sent this */
     uint8_t coll_algo[CS_WIRE_COLL_FAMILIES]; /* --algo: per collective family */
@@ -116,7 +122,7 @@ typedef struct cs_welcome {
     uint16_t *port;
 } cs_welcome;
 
-#define CS_WELCOME_FIXED (45 + CS_WIRE_COLL_FAMILIES + 8 + CS_WIRE_BOOT_ID)
+#define CS_WELCOME_FIXED (46 + CS_WIRE_COLL_FAMILIES + 8 + CS_WIRE_BOOT_ID)
 size_t cs_welcome_len(uint32_t world);
 void cs_welcome_put(cs_cur *c, const cs_welcome *w);
 /* Decodes into w, allocating ip/port (free both). -1 when malformed. */
@@ -134,6 +140,24 @@ typedef struct cs_envelope {
 
 void cs_envelope_put(cs_cur *c, const cs_envelope *e);
 int cs_envelope_get(cs_cur *c, cs_envelope *e, int world);
+
+/* GATE: what the rank is about to do, and the values of that operation's
+ * tensor as printed (clipped to CS_WIRE_MAX_GATE_TEXT). GO answers with seq. */
+#define CS_GATE_FIXED 21
+#define CS_WIRE_MAX_GATE_TEXT (16 * 1024)
+
+typedef struct cs_gate_msg {
+    uint64_t seq;        /* the rank's gates so far, from 1 */
+    uint8_t op;          /* cs_op */
+    int32_t line, peer, tag;
+    const char *text;    /* not NUL-terminated; decoded: points into the metadata */
+    size_t text_len;
+} cs_gate_msg;
+
+size_t cs_gate_len(const cs_gate_msg *g);
+void cs_gate_put(cs_cur *c, const cs_gate_msg *g);
+/* Decode and range-check (peers against world). -1 when malformed. */
+int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world);
 
 /* ---- events: a compact binary form (docs/wire-protocol.md lists the fields).
  * Texts, names and request lists beyond the limits are truncated by the encoder. */

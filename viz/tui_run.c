@@ -1,5 +1,6 @@
 /* tui_run.c -- the visualizer of a live run: the main thread draws frames and
- * reads keys while the ranks run; the gates (gates.c) do the pausing.
+ * reads keys while the ranks run (threads, or processes behind the tcp
+ * controller: the job hides which); the gates (gates.c) do the pausing.
  *
  * A frame is rendered under the bus lock (the monitor and the history change
  * only under it), then copied to the screen without it.
@@ -23,7 +24,7 @@
 
 struct cs_tui {
     cs_tui_opts o;
-    cs_world *w;
+    const cs_job *job;
     cs_bus *bus;
     cs_monitor *mon;
     cs_history hist;
@@ -58,32 +59,34 @@ bool cs_tui_usable(char *err, size_t errlen) {
     return true;
 }
 
-static int tui_attach(void *ud, cs_world *w, cs_bus *bus, cs_monitor *mon, const cs_script *s) {
+static int tui_attach(void *ud, const cs_job *job) {
     cs_tui *t = ud;
-    int n = cs_world_size(w);
-    t->w = w;
-    t->bus = bus;
-    t->mon = mon;
+    int n = job->world;
+    const cs_script *s = job->script;
+    t->job = job;
+    t->bus = job->bus;
+    t->mon = job->mon;
     if (cs_history_init(&t->hist, n, 0) < 0) return -1;
     t->have_hist = true;
-    t->hist.mon = mon;
+    t->hist.mon = t->mon;
     t->hist.ascii = cs_screen_ascii();
-    t->ctl = cs_gates_new(w, t->o.paused, t->o.speed);
+    t->ctl = cs_gates_new(n, t->o.paused, t->o.speed);
     t->gates = calloc((size_t)n, sizeof *t->gates);
     if (!t->ctl || !t->gates || cs_tui_lines_split(&t->src, s->source, s->len) < 0) return -1;
     snprintf(t->script, sizeof t->script, "%s", s->name);
+    if (job->notice) snprintf(t->nav.message, sizeof t->nav.message, "%s", job->notice);
     char err[256];
     if (!cs_screen_open(err, sizeof err)) return -1;
     t->opened = true;
-    cs_bus_subscribe(bus, cs_history_sink(&t->hist));
-    cs_world_set_gate(w, cs_gates_pass, t->ctl);
+    cs_bus_subscribe(t->bus, cs_history_sink(&t->hist));
+    job->set_gates(job->ud, t->ctl);
     return 0;
 }
 
 /* ---- one frame */
 
 static const char *status_word(cs_tui *t, bool finished) {
-    switch (cs_world_end_reason(t->w)) {
+    switch (t->job->end_reason(t->job->ud)) {
     case CS_END_DEADLOCK: return "deadlocked";
     case CS_END_ERROR: return "failed";
     case CS_END_TIMEOUT: return "timeout";
@@ -96,7 +99,7 @@ static const char *status_word(cs_tui *t, bool finished) {
 }
 
 static void frame(cs_tui *t, cs_grid *g, bool finished) {
-    int n = cs_world_size(t->w);
+    int n = t->job->world;
     for (int k = 0; k < n; k++) {
         cs_gates_park p = cs_gates_parked(t->ctl, k);
         t->gates[k] = (cs_viz_gate){p.parked, p.op, p.peer, p.tag, p.line};
@@ -195,26 +198,31 @@ static bool key(cs_tui *t, int ch, int x, int y) {
     return true;
 }
 
+static void end_run(cs_tui *t, cs_end_reason why) {
+    t->job->abort(t->job->ud, why);
+    cs_gates_wake(t->ctl);
+}
+
 static void tui_loop(void *ud) {
     cs_tui *t = ud;
+    const cs_job *job = t->job;
     cs_grid g = {0};
     double deadline = t->o.timeout > 0 ? cs_now() + t->o.timeout : 0;
-    t->nav.nranks = cs_world_size(t->w);
+    t->nav.nranks = job->world;
     for (;;) {
-        bool finished = cs_world_wait(t->w, 0, false) == 0;
-        if (cs_world_end_reason(t->w) == CS_END_QUIT) break; /* SIGTERM, SIGINT */
-        if (deadline > 0 && !finished && cs_now() > deadline &&
-            cs_world_abort(t->w, CS_END_TIMEOUT))
-            cs_gates_wake(t->ctl);
+        bool finished = job->finished(job->ud);
+        cs_end_reason why = job->end_reason(job->ud);
+        if (why == CS_END_QUIT) break; /* SIGTERM, SIGINT */
+        if (deadline > 0 && !finished && !why && cs_now() > deadline) end_run(t, CS_END_TIMEOUT);
         int w, h;
         cs_screen_size(&w, &h);
         if ((g.w != w || g.h != h) && (cs_grid_free(&g), cs_grid_init(&g, w, h) < 0)) break;
-        frame(t, &g, finished || cs_world_aborted(t->w));
+        frame(t, &g, finished || why != CS_END_NONE);
         cs_screen_show(&g);
         int x = 0, y = 0, ch = cs_screen_key(FRAME_MS, &x, &y);
         if (ch != CS_KEY_NONE && !key(t, ch, x, y)) break;
     }
-    if (cs_world_wait(t->w, 0, false) != 0) cs_world_abort(t->w, CS_END_QUIT); /* quit mid-run */
+    if (!job->finished(job->ud)) end_run(t, CS_END_QUIT); /* quit mid-run */
     cs_gates_wake(t->ctl);
     cs_grid_free(&g);
     if (t->opened) cs_screen_close();

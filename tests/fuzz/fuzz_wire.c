@@ -3,7 +3,7 @@
  * Every input is a byte stream as a peer could send it. It goes through a
  * socket into cs_rx_pump, and every frame the reader hands over is decoded with
  * the decoder its type uses in the engine and the controller (HELLO, PEER,
- * WELCOME, envelopes, events, ids, texts); payloads are read into buffers of
+ * WELCOME, envelopes, events, gates, ids, texts); payloads are read into buffers of
  * the announced size. Nothing may crash, leak, overrun or hang, whatever the
  * bytes: the reader and the decoders check every length before using it.
  *
@@ -39,6 +39,7 @@ static int on_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, c
     cs_welcome wel;
     cs_envelope env;
     cs_event ev;
+    cs_gate_msg gate;
     switch (h->type) {
     case CS_FR_HELLO: cs_hello_get(meta, &hello, true); break;
     case CS_FR_PEER: cs_hello_get(meta, &hello, false); break;
@@ -50,6 +51,10 @@ static int on_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, c
         break;
     case CS_FR_MSG: case CS_FR_RTS: case CS_FR_SYNC:
         if (cs_envelope_get(meta, &env, WORLD) < 0) return -1;
+        break;
+    case CS_FR_GATE:
+        if (cs_gate_get(meta, &gate, WORLD) == 0 && gate.text_len)
+            (void)memchr(gate.text, 0, gate.text_len);
         break;
     case CS_FR_EVENT:
         if (cs_wire_event_get(meta, &ev, WORLD, &s->s) == 0 && ev.text)

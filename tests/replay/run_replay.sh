@@ -73,6 +73,7 @@ count  "a request never waited on"           1 "pitfalls_all.lua:17: the isend p
 count  "no warning after the wait (line 14)" 0 "pitfalls_all.lua:14:"
 expect "messages never received"            0 "unreceived.lua:4: 3 messages sent here to rank 1 (tag 7, 24 bytes in all) were never received" -- run "$dir/unreceived.lua" --send-mode eager
 expect "--strict: the pitfall fails the rank" 2 "rank 0 failed: eager_write.lua:6: writes to a tensor (or a view of it) that the isend posted at eager_write.lua:5 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/eager_write.lua" --strict
+expect "--strict reaches tcp rank processes" 2 "rank 0 failed: eager_write.lua:6: writes to a tensor (or a view of it) that the isend posted at eager_write.lua:5 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/eager_write.lua" --strict --engine tcp
 expect "a rendezvous isend: writing is a pitfall" 0 "eager_write.lua:6: writes to a tensor" -- run "$dir/eager_write.lua"
 expect "--strict: never received is an error" 2 "--strict: 1 pitfall found (see the warnings above)" -- run "$dir/unreceived.lua" --send-mode eager --strict
 expect "--strict: never waited is an error"  2 "never_waited.lua:3: the irecv posted here was never waited on" -- run "$dir/never_waited.lua" --strict

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_tui.sh -- the visualizer as a user sees it, through tmux: the deadlock
 # demo, stepping the chain, resizing, quitting (exit status and a restored
-# terminal), Ctrl-C, a script error, NO_COLOR, many ranks.
+# terminal), Ctrl-C, a script error, NO_COLOR, many ranks, rank processes of
+# the tcp engine (stepping, a death, no process left behind).
 #
 # Every check polls the screen until the expected text appears, within a
 # generous bound: a slow machine makes the test slower, never wrong.
@@ -182,10 +183,65 @@ quit_check many 130 "256 ranks: q leaves cleanly"
 start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
 check "--no-tui on a terminal prints the plain report" 'wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0'
 
-start tc 100 30 "$bin run $lessons/02-point-to-point/chain.lua --engine tcp"
-check "--engine tcp on a terminal: the plain report (the visualizer is thread-only)" \
-  'wait_for tc "[rank 3] end:" "verdict: ok" EXIT=0'
-tm kill-session -t tc
+# ---- the tcp engine: the same view of rank processes, stepped through GATE/GO
+# (a copy of the script, so that its processes can be told from any other run's)
+cp "$lessons/02-point-to-point/chain.lua" "$tmp/tcpchain.lua"
+cp "$lessons/02-point-to-point/deadlock.lua" "$tmp/tcpdeadlock.lua"
+procs() { pgrep -f -- "$tmp/tcp[a-z]*\.lua --engine tcp --worker" | wc -l; }
+start tc 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --step"
+check "tcp --step: the rank processes wait at their gates, paused" \
+  'wait_for tc "tcpchain.lua  tcp" PAUSED "ready      send $to 1" && wait_count tc " ready      recv" 3'
+tm send-keys -t tc Space
+check "tcp step 1: one arrow 0->1, rank 1 ready to send, 2 and 3 blocked" 'wait_for tc "16 B$arrow" "    0  done" "    1  ready      send $to 2" \
+     "    2  blocked    recv" "    3  blocked    recv" && wait_count tc "16 B$arrow" 1'
+tm send-keys -t tc Tab Enter
+check "tcp enter: the tensor of rank 1's next send, from its process" \
+  'wait_for tc "rank 1, line 26: the tensor of its send" "tensor([11., 12., 13., 14.])"'
+tm send-keys -t tc Escape s
+check "tcp s: only rank 1 moved" 'wait_for tc "    1  done" "    2  ready      send $to 3" "    3  blocked    recv" &&
+   wait_count tc "16 B$arrow" 2'
+tm send-keys -t tc r
+check "tcp r: runs to the end" 'wait_for tc FINISHED "    3  done" "space-time: 3 msgs"'
+quit_check tc 0 "tcp: q after the end gives status 0, terminal restored"
+check "tcp: no rank process is left" '[ "$(procs)" = 0 ]'
+
+start td 100 30 "$bin run $tmp/tcpdeadlock.lua --engine tcp"
+check "tcp deadlock: alert with its cycle, both ranks blocked" \
+  'wait_for td DEADLOCKED "wait-for cycle: rank 0 $to rank 1 $to rank 0" && wait_count td " blocked    send $to" 2'
+quit_check td 3 "tcp deadlock: q gives status 3"
+
+start tk 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --step"
+wait_count tk " ready  " 4 >/dev/null
+tm send-keys -t tk Space
+wait_for tk "    2  blocked    recv" >/dev/null
+pkill -KILL -f -- "$tmp/tcpchain.lua --engine tcp --worker --rank 2 "
+check "tcp: a rank killed at its gate: the run ends, the death is named" \
+  'wait_for tk "RANK DIED" "rank 2 died (signal 9)"'
+quit_check tk 5 "tcp rank death: q gives status 5, terminal restored"
+check "tcp rank death: no rank process is left" '[ "$(procs)" = 0 ]'
+
+# rank 0 started by hand hosts the visualizer; its footer tells the others how to join
+start mh 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --rank 0 --world 4 --master 127.0.0.1:0"
+check "tcp --rank 0: the footer shows how the other ranks join" 'wait_for mh "join: --token "'
+join=$(grep -o -- "--token [0-9a-f]* --master [0-9.:]*" "$tmp/screen")
+# a stranger's garbage: refused and logged, but not over the screen
+exec 3<>"/dev/tcp/127.0.0.1/${join##*:}" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && exec 3>&-
+for r in 1 2 3; do
+  "$bin" run "$tmp/tcpchain.lua" --engine tcp --rank $r --world 4 $join >"$tmp/rank$r.out" 2>&1 &
+done
+wait
+check "tcp: ranks started by hand join; the visualizer shows the whole run" \
+  'wait_for mh FINISHED "    3  done" "space-time: 3 msgs" && ! grep -qF "refused" "$tmp/screen"'
+quit_check mh 0 "tcp --rank 0: q gives status 0"
+check "tcp: what the controller logged meanwhile is printed after the screen closes" \
+  'grep -qF "refused a connection from 127.0.0.1" "$tmp/screen" && grep -qF "verdict: ok" "$tmp/screen"'
+
+start tq 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --step"
+wait_count tq " ready  " 4 >/dev/null
+tm send-keys -t tq C-c
+check "tcp Ctrl-C mid-run: status 130, terminal restored" 'wait_for tq EXIT=130 STTY=same'
+tm kill-session -t tq
+check "tcp quit mid-run: no rank process is left" '[ "$(procs)" = 0 ]'
 
 # ---- replay: the same view, forward by folding, back by folding again
 "$bin" run "$lessons/02-point-to-point/deadlock.lua" --no-tui --trace "$tmp/dl.trace" >/dev/null 2>&1
@@ -217,10 +273,11 @@ quit_check ln 0 "learn: q quits with status 0, terminal restored"
 status=$?
 cp "$tmp/out" "$tmp/screen"
 check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -qF "needs a terminal" "$tmp/out"'
-"$bin" run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp >"$tmp/out" 2>&1
+"$bin" run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp --rank 1 --world 2 >"$tmp/out" 2>&1
 status=$?
 cp "$tmp/out" "$tmp/screen"
-check "--tui --engine tcp: a usage error (1) that says why" '[ $status = 1 ] && grep -qF "thread engine only" "$tmp/out"'
+check "--tui in a hand-started rank process: a usage error (1) that says where it runs" \
+  '[ $status = 1 ] && grep -qF "runs on rank 0'"'"'s side" "$tmp/out"'
 "$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1
 status=$?
 cp "$tmp/out" "$tmp/screen"

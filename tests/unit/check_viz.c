@@ -400,7 +400,7 @@ START_TEST(test_control_step_and_abort) {
     cs_world_config cfg = {.world = 2, .engine = "thread", .script = "t.lua"};
     cs_world *w = cs_world_new(&cfg, &b, err, sizeof err);
     ck_assert_ptr_nonnull(w);
-    cs_gates *c = cs_gates_new(w, true, 0);
+    cs_gates *c = cs_gates_new(cs_world_size(w), true, 0);
     gate_arg a = {c, cs_world_rank(w, 0), 99};
     cs_gates_step(c, 0);
     cs_gates_drop_steps(c, 0); /* the rank blocked before its gate: forgotten */
@@ -440,7 +440,7 @@ START_TEST(test_control_run_and_speed) {
     ck_assert_int_eq(cs_bus_init(&b, 1), 0);
     cs_world_config cfg = {.world = 1, .engine = "thread", .script = "t.lua"};
     cs_world *w = cs_world_new(&cfg, &b, err, sizeof err);
-    cs_gates *c = cs_gates_new(w, false, 0);
+    cs_gates *c = cs_gates_new(cs_world_size(w), false, 0);
     for (int i = 0; i < 100; i++) /* full speed: never waits */
         ck_assert_int_eq(cs_gates_pass(c, cs_world_rank(w, 0), CS_OP_RECV, 1), CS_OK);
     ck_assert_uint_eq(cs_gates_steps(c), 100);
@@ -459,6 +459,51 @@ START_TEST(test_control_run_and_speed) {
     cs_rank_exit(cs_world_rank(w, 0), 0);
     cs_world_free(w);
     cs_bus_destroy(&b);
+}
+END_TEST
+
+static int changes;
+static void count_change(void *ud) { (void)ud; changes++; }
+
+/* A rank of another process, as the tcp controller drives it. */
+START_TEST(test_control_remote_rank) {
+    cs_gates *c = cs_gates_new(3, true, 0);
+    cs_gates_on_change(c, count_change, NULL);
+    double retry = 0;
+    ck_assert(!cs_gates_try_pass(c, 1, &retry)); /* not at its gate */
+    cs_gates_arrive(c, 1, (cs_gates_park){true, CS_OP_ISEND, 2, 7, 12}, strdup("tensor([1.])"));
+    cs_gates_park p = cs_gates_parked(c, 1);
+    ck_assert(p.parked);
+    ck_assert_int_eq(p.op, CS_OP_ISEND);
+    ck_assert_int_eq(p.peer, 2);
+    ck_assert_int_eq(p.tag, 7);
+    ck_assert_int_eq(p.line, 12);
+    char *shown = cs_gates_tensor_text(c, 1);
+    ck_assert_str_eq(shown, "tensor([1.])");
+    free(shown);
+    ck_assert(!cs_gates_try_pass(c, 1, &retry)); /* paused, no step */
+    ck_assert(retry < 0);                        /* ask again on a change */
+    int before = changes;
+    cs_gates_step(c, 1);
+    ck_assert_int_gt(changes, before); /* the controller is told */
+    ck_assert(cs_gates_try_pass(c, 1, &retry));
+    ck_assert(!cs_gates_parked(c, 1).parked);
+    ck_assert_ptr_null(cs_gates_tensor_text(c, 1));
+    ck_assert_uint_eq(cs_gates_steps(c), 1);
+    ck_assert(!cs_gates_try_pass(c, 1, &retry)); /* one step, one gate */
+    /* paced: the first slot is now, the next 1/speed later */
+    cs_gates_set_paused(c, false);
+    cs_gates_set_speed(c, 2);
+    cs_gates_arrive(c, 0, (cs_gates_park){true, CS_OP_RECV, 1, 0, 3}, NULL);
+    cs_gates_arrive(c, 2, (cs_gates_park){true, CS_OP_RECV, 1, 0, 3}, NULL);
+    ck_assert(cs_gates_try_pass(c, 0, &retry));
+    ck_assert(!cs_gates_try_pass(c, 2, &retry));
+    ck_assert(retry > 0 && retry <= 0.5);
+    /* a rank that dies at its gate is no longer parked */
+    cs_gates_leave(c, 2);
+    ck_assert(!cs_gates_parked(c, 2).parked);
+    ck_assert(!cs_gates_try_pass(c, 2, &retry));
+    cs_gates_free(c);
 }
 END_TEST
 
@@ -588,6 +633,7 @@ static Suite *viz_suite(void) {
     TCase *tg = tcase_create("control");
     tcase_add_test(tg, test_control_step_and_abort);
     tcase_add_test(tg, test_control_run_and_speed);
+    tcase_add_test(tg, test_control_remote_rank);
     suite_add_tcase(s, tg);
     TCase *tl = tcase_create("learn");
     tcase_add_test(tl, test_markdown_layout);

@@ -18,7 +18,7 @@ static char err[256];
 START_TEST(test_header_round_trip) {
     uint8_t h[CS_WIRE_HDR];
     cs_wire_hdr_put(h, CS_FR_MSG, CS_WIRE_ENVELOPE, 12345);
-    ck_assert(memcmp(h, "CSIM\x01", 5) == 0);
+    ck_assert(memcmp(h, "CSIM\x02", 5) == 0); /* magic, version 2 */
     cs_frame_hdr fh;
     ck_assert_int_eq(cs_wire_hdr_get(h, 1 << 20, &fh, err, sizeof err), 0);
     ck_assert_int_eq(fh.type, CS_FR_MSG);
@@ -101,7 +101,8 @@ START_TEST(test_welcome_round_trip) {
     uint32_t ip[3] = {1, 2, 3};
     uint16_t port[3] = {10, 20, 30};
     cs_welcome w = {.world = 3, .eager_limit = 4096, .seed = 7, .mem_limit = 1 << 20,
-                    .step_limit = 99, .elapsed_us = 1234, .ip = ip, .port = port}, g;
+                    .step_limit = 99, .elapsed_us = 1234, .ip = ip, .port = port,
+                    .flags = CS_WELCOME_STRICT | CS_WELCOME_GATED}, g;
     size_t len = cs_welcome_len(3);
     uint8_t *m = malloc(len);
     cs_cur c = {.p = m, .len = len};
@@ -112,6 +113,7 @@ START_TEST(test_welcome_round_trip) {
     ck_assert_uint_eq(g.world, 3);
     ck_assert_uint_eq(g.eager_limit, 4096);
     ck_assert_uint_eq(g.step_limit, 99);
+    ck_assert_uint_eq(g.flags, CS_WELCOME_STRICT | CS_WELCOME_GATED);
     ck_assert_uint_eq(g.ip[2], 3);
     ck_assert_uint_eq(g.port[1], 20);
     free(g.ip);
@@ -119,7 +121,65 @@ START_TEST(test_welcome_round_trip) {
     /* the address book must have exactly world entries */
     in = (cs_cur){.p = m, .len = len - 6};
     ck_assert_int_eq(cs_welcome_get(&in, &g), -1);
+    /* flags this version does not know */
+    w.flags = 4;
+    c = (cs_cur){.p = m, .len = len};
+    cs_welcome_put(&c, &w);
+    in = (cs_cur){.p = m, .len = len};
+    ck_assert_int_eq(cs_welcome_get(&in, &g), -1);
     free(m);
+}
+END_TEST
+
+START_TEST(test_gate_checks) {
+    const char *text = "tensor([1., 2.])";
+    cs_gate_msg g = {.seq = 3, .op = CS_OP_IRECV, .line = 17, .peer = CS_ANY_SOURCE, .tag = 4,
+                     .text = text, .text_len = strlen(text)}, d;
+    uint8_t m[CS_GATE_FIXED + 64];
+    size_t len = cs_gate_len(&g);
+    ck_assert_uint_eq(len, CS_GATE_FIXED + strlen(text));
+    cs_cur c = {.p = m, .len = len};
+    cs_gate_put(&c, &g);
+    ck_assert(!c.bad && c.pos == len);
+    cs_cur in = {.p = m, .len = len};
+    ck_assert_int_eq(cs_gate_get(&in, &d, 2), 0);
+    ck_assert_uint_eq(d.seq, 3);
+    ck_assert_int_eq(d.op, CS_OP_IRECV);
+    ck_assert_int_eq(d.line, 17);
+    ck_assert_int_eq(d.peer, CS_ANY_SOURCE);
+    ck_assert_int_eq(d.tag, 4);
+    ck_assert_uint_eq(d.text_len, strlen(text));
+    ck_assert(memcmp(d.text, text, d.text_len) == 0);
+    /* a peer outside the world, an unknown operation, gate number 0 */
+    g.peer = 2;
+    g.text_len = 0;
+    struct { int field; } cases[3] = {{0}, {1}, {2}};
+    for (int i = 0; i < 3; i++) {
+        cs_gate_msg b = g;
+        if (cases[i].field == 1) { b.peer = 0; b.op = CS_OP_NOPS; }
+        if (cases[i].field == 2) { b.peer = 0; b.seq = 0; }
+        c = (cs_cur){.p = m, .len = CS_GATE_FIXED};
+        cs_gate_put(&c, &b);
+        in = (cs_cur){.p = m, .len = CS_GATE_FIXED};
+        ck_assert_int_eq(cs_gate_get(&in, &d, 2), -1);
+    }
+    /* a long tensor text is clipped to the limit, never past it */
+    char *big = malloc(CS_WIRE_MAX_GATE_TEXT + 100);
+    memset(big, 'x', CS_WIRE_MAX_GATE_TEXT + 100);
+    g = (cs_gate_msg){.seq = 1, .peer = 1, .text = big, .text_len = CS_WIRE_MAX_GATE_TEXT + 100};
+    ck_assert_uint_eq(cs_gate_len(&g), CS_GATE_FIXED + CS_WIRE_MAX_GATE_TEXT);
+    free(big);
+    /* the header's limits: GO carries exactly 8 bytes, GATE at most its text */
+    uint8_t h[CS_WIRE_HDR];
+    cs_frame_hdr fh;
+    cs_wire_hdr_put(h, CS_FR_GO, 8, 0);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 0, &fh, err, sizeof err), 0);
+    cs_wire_hdr_put(h, CS_FR_GO, 9, 0);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 0, &fh, err, sizeof err), -1);
+    cs_wire_hdr_put(h, CS_FR_GATE, CS_GATE_FIXED + CS_WIRE_MAX_GATE_TEXT + 1, 0);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 0, &fh, err, sizeof err), -1);
+    cs_wire_hdr_put(h, CS_FR_GATE, CS_GATE_FIXED, 1);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 1 << 20, &fh, err, sizeof err), -1); /* no payload */
 }
 END_TEST
 
@@ -345,6 +405,7 @@ static Suite *wire_suite(void) {
     tcase_add_test(m, test_tokens);
     tcase_add_test(m, test_welcome_round_trip);
     tcase_add_test(m, test_envelope_checks);
+    tcase_add_test(m, test_gate_checks);
     tcase_add_test(m, test_event_round_trip);
     suite_add_tcase(s, m);
     TCase *r = tcase_create("reader");

@@ -1,0 +1,130 @@
+/* launch_proc_internal.h -- the tcp controller's private layout, shared by
+ * launch_proc.c (joining, launching, events, deaths, the end of the run) and
+ * launch_proc_ui.c (a front end driving the run: its job, the gates' GO). */
+#ifndef CS_LAUNCH_PROC_INTERNAL_H
+#define CS_LAUNCH_PROC_INTERNAL_H
+
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#include "launch.h"
+#include "wire.h"
+
+#define HANDSHAKE_SECONDS 5.0 /* a connection must prove the token within this */
+#define FLUSH_SECONDS 0.3     /* the survivors' events after a death */
+#define GRACE_SECONDS 2.0     /* ranks unwinding after an abort */
+#define JOIN_SECONDS 60.0     /* ranks launched here joining */
+
+typedef enum { RK_NONE = 0, RK_JOINED, RK_BYE, RK_GONE } rank_state;
+
+typedef struct held { /* an event waiting for the post it refers to */
+    struct held *next;
+    cs_event ev;
+    char *text, *algo, *reduce_op; /* copies: the decoded event's point into scratch */
+    uint64_t *reqs;
+    int *group;
+} held;
+
+typedef struct prank {
+    rank_state state;
+    int fd;
+    pid_t pid;            /* launched here, or 0 */
+    int pidfd;            /* -1 when not launched here or reaped */
+    int wstatus;
+    bool reaped;
+    uint32_t ip;
+    uint16_t port;
+    cs_rx rx;
+    bool flushed;
+    held *hh, *ht;
+    uint64_t posted_max;  /* the highest request id whose post was delivered */
+    uint64_t gate_seq;    /* the GATE it waits at for GO, or 0 */
+} prank;
+
+typedef struct pconn { /* a connection that has not proven the token yet */
+    struct pconn *next;
+    int fd;
+    double deadline;
+    char addr[64];
+    cs_rx rx;
+    uint32_t id;          /* its epoll tag */
+    int rank;             /* set by a valid HELLO */
+    cs_hello hello;
+} pconn;
+
+typedef struct rank_ud { /* decoding one rank's frames: whose, and room for an event */
+    struct ctl *k;
+    int i;
+    cs_wire_scratch s;
+} rank_ud;
+
+typedef struct ctl {
+    const cs_run_opts *o;
+    cs_control c;
+    FILE *err;
+    int world;
+    cs_send_mode mode;
+    char token[CS_WIRE_TOKEN + 1];
+    int lfd, epfd, sigfd;
+    uint32_t ip;
+    uint16_t port;
+    prank *r;
+    pconn *pending;
+    int joined, nheld;
+    uint32_t next_pending;
+    bool welcomed;
+    _Atomic int status;   /* the first reason the run ended, or 0 (a front end reads it) */
+    bool deadlock;        /* the monitor found one (set from its callback) */
+    bool mon_error;       /* the monitor found an error (a collective mismatch) */
+    int dead;             /* the rank whose death is being reported, or -1 */
+    char cause[64];
+    double flush_until, grace_until, deadline, join_until;
+    pid_t pgid;
+    char exe[4096];
+    rank_ud *scratch;
+    /* a front end (launch_proc_ui.c) */
+    cs_gates *gates;      /* every rank asks them before each operation, or NULL */
+    double gate_retry_at; /* when paced gates want asking again, or 0 */
+    int wakefd;           /* eventfd: the front end wants the loop's attention */
+    _Atomic int ui_abort; /* a reason the front end ended the run for, or 0 */
+    _Atomic bool done;    /* every rank has ended and the processes are reaped */
+    int outfd, outw;      /* a pipe for the ranks' stdout and stderr, kept from the
+                           * screen (read end, write end), or -1 */
+    FILE *real_err;       /* err while the screen is the front end's, or NULL */
+    char *captured;       /* what err and the ranks wrote meanwhile (open_memstream) */
+    size_t ncaptured;
+    char notice[256];     /* for the user before the run starts (the job token), or "" */
+} ctl;
+
+/* epoll tags: the pointer says what became ready */
+enum { TAG_LISTEN = 1, TAG_SIGNAL, TAG_RANK, TAG_PIDFD, TAG_PENDING, TAG_WAKE, TAG_OUTPUT };
+#define TAG(kind, i) ((uint64_t)(kind) << 32 | (uint32_t)(i))
+
+void proc_watch(ctl *k, int fd, uint64_t tag);
+/* End the run for why (the first reason wins the status); every rank unwinds. */
+void proc_abort_run(ctl *k, int why);
+/* --timeout expired: ranks deadlocked among themselves make it a deadlock. */
+void proc_timeout(ctl *k);
+/* Start the ranks of this machine: every rank, or only o->rank when the others join. */
+void proc_spawn_all(ctl *k, const cs_run_opts *o);
+/* The epoll loop until every rank has said BYE or is gone, then the processes' end. */
+void proc_run(ctl *k);
+
+/* ---- launch_proc_ui.c */
+
+/* Run with o->ui as the front end: it attaches (and may install gates) before
+ * the ranks start; the controller's loop runs in a thread of its own while
+ * the front end has the main thread. */
+void proc_run_ui(ctl *k, const cs_run_opts *o, const cs_script *s);
+/* A GATE frame from rank i. 0, or -1 with err (a protocol violation). */
+int proc_gate_frame(ctl *k, int i, cs_cur *meta, char *err, size_t errlen);
+/* Send GO to every parked rank the gates let go; note when to ask again. */
+void proc_relay_gates(ctl *k);
+/* Rank i no longer waits at a gate (it died, or the run ended). */
+void proc_gate_leave(ctl *k, int i);
+/* The wake-up eventfd fired: a front end's request or a gate change. */
+void proc_woken(ctl *k);
+/* The ranks wrote to their stdout or stderr while the screen is the front end's. */
+void proc_output(ctl *k);
+
+#endif
