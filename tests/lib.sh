@@ -26,8 +26,9 @@ skip_all() {
   exit 77
 }
 
-bin=$(cd "$top_builddir" && pwd)/src/commsim
+bin=$top_builddir/src/commsim
 [ -x "$bin" ] || skip_all "$bin not built"
+bin=$(cd "$top_builddir/src" && pwd)/commsim
 
 # A suite with more to undo at exit than $tmp (processes it started, network
 # namespaces) defines on_exit; it runs before $tmp goes, so it may still read it.
@@ -52,8 +53,7 @@ evidence() { show "$tmp/out" "$tmp/err"; }
 
 # bad NAME [WHY]: a failed case, with why (when given) and the evidence.
 bad() {
-  fail=$((fail + 1))
-  echo "FAIL - $1${2:+: $2}"
+  fail_line "$@"
   evidence
 }
 
@@ -62,9 +62,13 @@ bad() {
 bad_showing() {
   local file=$1
   shift
+  fail_line "$@"
+  show "$file"
+}
+
+fail_line() {
   fail=$((fail + 1))
   echo "FAIL - $1${2:+: $2}"
-  show "$file"
 }
 
 # skip NAME WHY...: one case cannot run on this build; the rest of the suite
