@@ -1,36 +1,8 @@
 #!/usr/bin/env bash
 # run_cli.sh -- commsim as a user runs it: exit statuses, error messages with
 # file and line, hostile scripts, limits, many ranks, the trace file.
-set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-bin="$top_builddir/src/commsim"
+. "$(dirname "$0")/../lib.sh"
 dir="$top_srcdir/tests/cli/scripts"
-[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; sed 's/^/    | /' "$tmp/out" "$tmp/err" | head -40; }
-
-# expect NAME STATUS PATTERN -- ARGS...: run commsim ARGS; the exit status must be
-# STATUS and stdout+stderr must contain PATTERN (a fixed string; "" for none).
-expect() {
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  timeout 120 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "    exit status $got, expected $want"
-    bad "$name"
-  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/out" "$tmp/err"; then
-    echo "    output lacks: $pattern"
-    bad "$name"
-  else
-    ok "$name"
-  fi
-}
 
 # ---- usage
 expect "no arguments is a usage error"      1 "usage: commsim" --
@@ -55,7 +27,8 @@ expect "size mismatch names both sides"     2 "rank 1 receives float32 [3] (12 b
 # ---- hostile scripts
 expect "sandbox: io"                        2 "global 'io'" -- run "$dir/sandbox_io.lua"
 expect "sandbox: os"                        2 "global 'os'" -- run "$dir/sandbox_os.lua"
-[ ! -e /tmp/commsim-escaped ] && ok "sandbox: os.execute ran nothing" || { echo > "$tmp/out"; : > "$tmp/err"; bad "sandbox: os.execute ran nothing"; }
+if [ ! -e /tmp/commsim-escaped ]; then ok "sandbox: os.execute ran nothing"
+else bad_showing /dev/null "sandbox: os.execute ran nothing" "/tmp/commsim-escaped exists"; fi
 expect "sandbox: require"                   2 "global 'require'" -- run "$dir/sandbox_require.lua"
 expect "sandbox: binary chunk refused"      2 "binary chunk" -- run "$dir/sandbox_binary.lua"
 expect "infinite loop: instruction budget"  4 "instruction budget exceeded" -- run "$dir/loop.lua" --step-limit 1000000
@@ -77,9 +50,8 @@ if head -n1 "$tmp/t.jsonl" | grep -q '"type": *"run"' && head -n1 "$tmp/t.jsonl"
    && [ "$(grep -c '"type": *"exit"' "$tmp/t.jsonl")" = 4 ] && [ "$(grep -c '"type": *"match"' "$tmp/t.jsonl")" = 3 ]; then
   ok "trace has the run header, 3 matches and 4 exits"
 else
-  cp "$tmp/t.jsonl" "$tmp/out"; : > "$tmp/err"; bad "trace has the run header, 3 matches and 4 exits"
+  bad_showing "$tmp/t.jsonl" "trace has the run header, 3 matches and 4 exits"
 fi
 expect "trace to an unwritable path"        1 "/nonexistent/dir/t.jsonl" -- run "$dir/hello_all.lua" --trace /nonexistent/dir/t.jsonl
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -3,36 +3,8 @@
 # rank, file and line; mismatch and never-arrived verdicts with their exit
 # statuses; --algo; groups keeping traffic apart; async handles; coll events
 # and internal messages in the trace.
-set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-bin="$top_builddir/src/commsim"
+. "$(dirname "$0")/../lib.sh"
 dir="$top_srcdir/tests/coll/scripts"
-[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; sed 's/^/    | /' "$tmp/out" "$tmp/err" | head -40; }
-
-# expect NAME STATUS PATTERN -- ARGS...: run commsim ARGS; the exit status must be
-# STATUS and stdout+stderr must contain PATTERN (a fixed string).
-expect() {
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  timeout 120 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "    exit status $got, expected $want"
-    bad "$name"
-  elif ! grep -qF -- "$pattern" "$tmp/out" "$tmp/err"; then
-    echo "    output lacks: $pattern"
-    bad "$name"
-  else
-    ok "$name"
-  fi
-}
 
 # ---- argument errors: status 2, the rank (whichever fails first), the file and the line
 expect "list of the wrong length" 2 "] error: list_len.lua:2: dist.all_gather: the output list has 2 tensors, but the group has 3 ranks (one per rank)" -- run "$dir/list_len.lua" -n 3
@@ -61,7 +33,7 @@ if grep -q '"name": *"all_reduce".*"algo": *"recursive_doubling"' "$tmp/a.jsonl"
    grep -q '"name": *"broadcast".*"algo": *"linear"' "$tmp/a.jsonl"; then
   ok "the trace says which algorithm ran"
 else
-  cp "$tmp/a.jsonl" "$tmp/out"; : >"$tmp/err"; bad "the trace says which algorithm ran"
+  bad_showing "$tmp/a.jsonl" "the trace says which algorithm ran"
 fi
 
 # ---- semantics
@@ -75,8 +47,7 @@ if [ "$(grep -c '"type": *"coll"' "$tmp/i.jsonl")" = 4 ] &&
    ! grep '"type": *"post"' "$tmp/i.jsonl" | grep -v '"ctx": *[02]' | grep -q .; then
   ok "trace: coll events and internal messages in the group's context"
 else
-  cp "$tmp/i.jsonl" "$tmp/out"; : >"$tmp/err"; bad "trace: coll events and internal messages in the group's context"
+  bad_showing "$tmp/i.jsonl" "trace: coll events and internal messages in the group's context"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -28,35 +28,14 @@
 #
 # Exit status: 0 all passed, 1 a failure, 77 (skip) when src/commsim is missing.
 
-set -u
-
-here=$(cd "$(dirname "$0")" && pwd)
-top_srcdir=${top_srcdir:-$here/../..}
-top_builddir=${top_builddir:-$top_srcdir}
-commsim=$top_builddir/src/commsim
+. "$(dirname "$0")/../lib.sh"
 lessons=$top_srcdir/lessons
 expected=$top_srcdir/tests/lessons/expected
 regen=${REGEN:-0}
 
-if [ ! -x "$commsim" ]; then
-    echo "SKIP: $commsim not built"
-    exit 77
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/commsim-lessons.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-# A hung run must fail the test, not hang `make check`: commsim's own
-# --timeout (default 60 s) should end it first; this is the backstop.
-if command -v timeout >/dev/null 2>&1; then
-    guard=(timeout -k 5 120)
-else
-    guard=()
-fi
-
-n=0
-passed=0
-failed=0
+# A failed case shows the differences in full (and stderr, when the status
+# was wrong): they are what regenerating would write.
+evidence() { cat "$tmp/diffs"; }
 
 # Sort "[rank N]" lines by N, stably; untagged lines go last, in order.
 sort_by_rank() {
@@ -130,23 +109,21 @@ run_case() {
     local base=${rel%.lua}${variant:+.$variant}
     local desc="$rel${args:+ $args} [$engine]"
     local why=() status
-    n=$((n + 1))
 
     if [ -z "$want_status" ]; then
         local exp
         exp=$(header_expect "$script")
         want_status=$(status_of "${exp:-ok}")
         if [ -z "$want_status" ]; then
-            echo "not ok $n - $desc"
-            echo "# unknown '--- expect: $exp' in $rel"
-            failed=$((failed + 1))
+            : >"$tmp/diffs"
+            bad "$desc" "unknown '--- expect: $exp' in $rel"
             return
         fi
     fi
 
     local out=$tmp/out err=$tmp/err
     # shellcheck disable=SC2086  # ARGS is a list of words
-    "${guard[@]}" "$commsim" run "$script" --no-tui --engine "$engine" $args >"$out" 2>"$err" </dev/null
+    guarded "$bin" run "$script" --no-tui --engine "$engine" $args >"$out" 2>"$err" </dev/null
     status=$?
     normalise_out <"$out" >"$out.n"
     normalise_err <"$err" >"$err.n"
@@ -171,19 +148,16 @@ run_case() {
     compare report "$expected/$base.err" "$err.n" >>"$diffs" || why+=("report differs")
 
     if [ ${#why[@]} -eq 0 ]; then
-        echo "ok $n - $desc"
+        ok "$desc"
         [ "$regen" = 1 ] && cat "$diffs"
-        passed=$((passed + 1))
     else
         local msg=${why[0]} i
         for ((i = 1; i < ${#why[@]}; i++)); do msg+="; ${why[i]}"; done
-        echo "not ok $n - $desc ($msg)"
-        cat "$diffs"
         if [ "$status" != "$want_status" ]; then
             echo "# stderr was:"
             sed 's/^/#   /' "$err"
-        fi
-        failed=$((failed + 1))
+        fi >>"$diffs"
+        bad "$desc" "$msg"
     fi
     return 0
 }
@@ -248,5 +222,4 @@ done
 run_case $coll/broadcast.lua linear 0 "--algo broadcast=linear" \
     "out:[rank 3] after:  tensor([1., 2., 3.])"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -4,31 +4,20 @@
 # the trace, and require the same standard output, the same report (byte for
 # byte: the trace keeps the order the live report printed in) and the same exit
 # status. Then: what each verdict and pitfall says, --strict, and broken traces.
-set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-bin="$top_builddir/src/commsim"
+. "$(dirname "$0")/../lib.sh"
 dir="$top_srcdir/tests/replay/scripts"
 cli="$top_srcdir/tests/cli/scripts"
-[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; sed 's/^/    | /' "$tmp/out" "$tmp/err" 2>/dev/null | head -40; }
 
 # same NAME ARGS...: run ARGS with --trace, replay, compare.
 same() {
   local name=$1
   shift
-  timeout 120 "$bin" run "$@" --trace "$tmp/t.jsonl" >"$tmp/live.out" 2>"$tmp/live.err" </dev/null
+  guarded "$bin" run "$@" --trace "$tmp/t.jsonl" >"$tmp/live.out" 2>"$tmp/live.err" </dev/null
   local live=$?
-  timeout 120 "$bin" replay "$tmp/t.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  guarded "$bin" replay "$tmp/t.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
   local rep=$?
   if [ "$live" != "$rep" ]; then
-    echo "    live status $live, replay status $rep"
-    bad "replay = live: $name"
+    bad "replay = live: $name" "live status $live, replay status $rep"
   elif ! cmp -s "$tmp/live.out" "$tmp/out" || ! cmp -s "$tmp/live.err" "$tmp/err"; then
     diff "$tmp/live.out" "$tmp/out" | head -20
     diff "$tmp/live.err" "$tmp/err" | head -20
@@ -38,28 +27,11 @@ same() {
   fi
 }
 
-# expect NAME STATUS PATTERN -- ARGS...: like tests/cli.
-expect() {
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  timeout 120 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "    exit status $got, expected $want"
-    bad "$name"
-  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/out" "$tmp/err"; then
-    echo "    output lacks: $pattern"
-    bad "$name"
-  else
-    ok "$name"
-  fi
-}
-
 # count NAME N PATTERN: the last output holds PATTERN on exactly N lines.
 count() {
   local got
   got=$(cat "$tmp/out" "$tmp/err" | grep -cF -- "$3")
-  if [ "$got" = "$2" ]; then ok "$1"; else echo "    $got lines, expected $2"; bad "$1"; fi
+  if [ "$got" = "$2" ]; then ok "$1"; else bad "$1" "$got lines, expected $2"; fi
 }
 
 # ---- replay = live
@@ -129,5 +101,4 @@ k=$(grep -n '"type":"deadlock"' "$tmp/d.jsonl" | cut -d: -f1)
 { head -n $((k - 1)) "$tmp/d.jsonl"; sed -n "${k}p" "$tmp/d.jsonl" | head -c 30; } >"$tmp/dcut.jsonl"
 expect "cut deadlock trace: the monitor still finds it" 3 "why: every blocked rank is sending" -- replay "$tmp/dcut.jsonl"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

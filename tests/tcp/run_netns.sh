@@ -5,44 +5,30 @@
 # started by hand with torchrun's variables or the flags; together they run the
 # ring lesson. Needs root and iproute2 (./setup installs it); skipped with a
 # message otherwise.
-set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-bin=$(cd "$top_builddir/src" && pwd)/commsim
+. "$(dirname "$0")/../lib.sh"
 ring=$(cd "$top_srcdir/lessons/02-point-to-point" && pwd)/ring.lua
-[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
-if [ "$(id -u)" != 0 ]; then
-  echo "skip: the two-host test needs root (ip netns); run make check as root to include it"
-  exit 77
-fi
-command -v ip >/dev/null || { echo "skip: no ip command (iproute2; ./setup installs it)"; exit 77; }
+[ "$(id -u)" = 0 ] ||
+  skip_all "the two-host test needs root (ip netns); run make check as root to include it"
+command -v ip >/dev/null || skip_all "no ip command (iproute2; ./setup installs it)"
 
 tag=$$
 a=csA$tag b=csB$tag net=10.77.$((tag % 250 + 1))
-tmp=$(mktemp -d)
-cleanup() {
+on_exit() {
   ip netns pids "$a" 2>/dev/null | xargs -r kill -9 2>/dev/null
   ip netns pids "$b" 2>/dev/null | xargs -r kill -9 2>/dev/null
   ip netns del "$a" 2>/dev/null
   ip netns del "$b" 2>/dev/null
-  rm -rf "$tmp"
 }
-trap cleanup EXIT
 
 if ! ip netns add "$a" 2>"$tmp/why" || ! ip netns add "$b" 2>>"$tmp/why"; then
-  echo "skip: cannot create network namespaces here: $(head -1 "$tmp/why")"
-  exit 77
+  skip_all "cannot create network namespaces here: $(head -1 "$tmp/why")"
 fi
 ip link add "va$tag" type veth peer name "vb$tag" &&
   ip link set "va$tag" netns "$a" && ip link set "vb$tag" netns "$b" &&
   ip -n "$a" addr add "$net.1/24" dev "va$tag" && ip -n "$b" addr add "$net.2/24" dev "vb$tag" &&
   ip -n "$a" link set "va$tag" up && ip -n "$b" link set "vb$tag" up &&
-  ip -n "$a" link set lo up && ip -n "$b" link set lo up || {
-  echo "skip: cannot set up the veth pair"
-  exit 77
-}
+  ip -n "$a" link set lo up && ip -n "$b" link set lo up || skip_all "cannot set up the veth pair"
 
-pass=0 fail=0
 token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 port=29500
 
@@ -67,13 +53,8 @@ for r in 0 1 2 3; do
 done
 grep -qF -- "--- ring.lua: 4 ranks, tcp engine, rendezvous sends" "$tmp/err" || why="no summary"
 grep -qF "verdict: ok (exit status 0)" "$tmp/err" || why="no ok verdict"
-if [ -z "$why" ]; then
-  pass=$((pass + 1))
-  echo "ok - ring lesson on 4 ranks across two network namespaces ($net.1, $net.2)"
-else
-  fail=$((fail + 1))
-  echo "FAIL - two namespaces: $why"
-  sed 's/^/    | /' "$tmp/out" "$tmp/err" "$tmp/r1" "$tmp/r2" "$tmp/r3"
+evidence() { show "$tmp/out" "$tmp/err" "$tmp/r1" "$tmp/r2" "$tmp/r3"; }
+if [ -z "$why" ]; then ok "ring lesson on 4 ranks across two network namespaces ($net.1, $net.2)"
+else bad "two namespaces" "$why"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

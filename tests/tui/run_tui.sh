@@ -6,25 +6,17 @@
 #
 # Every check polls the screen until the expected text appears, within a
 # generous bound: a slow machine makes the test slower, never wrong.
-set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-bin=$(cd "$top_builddir/src" && pwd)/commsim
+. "$(dirname "$0")/../lib.sh"
 lessons=$(cd "$top_srcdir/lessons" && pwd)
 scripts=$(cd "$top_srcdir/tests/cli/scripts" && pwd)
-[ -x "$bin" ] || { echo "skip: $bin not built"; exit 77; }
-command -v tmux >/dev/null || { echo "skip: tmux is not installed"; exit 77; }
+command -v tmux >/dev/null || skip_all "tmux is not installed"
 
 sock="commsim-tui-$$"
 tm() { tmux -L "$sock" -f /dev/null "$@"; }
 # The probe session also keeps the server alive between tests: a server exits
 # with its last session, and a test starting then could race its shutdown.
-if ! tm new-session -d -s probe -x 80 -y 24 "sleep 3600" 2>/dev/null; then
-  echo "skip: tmux cannot start a server here"
-  exit 77
-fi
-tmp=$(mktemp -d)
-trap 'tm kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
+tm new-session -d -s probe -x 80 -y 24 "sleep 3600" 2>/dev/null || skip_all "tmux cannot start a server here"
+on_exit() { tm kill-server 2>/dev/null; }
 
 # UTF-8 if the system has it (arrows and box drawing), else the ASCII fallback.
 if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
@@ -33,9 +25,11 @@ else
   loc=C arrow="--->" to="->"
 fi
 
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; echo "    screen:"; sed 's/^/    | /' "$tmp/screen"; }
+# A failed case shows the screen it last saw.
+evidence() {
+  echo "    screen:"
+  show "$tmp/screen"
+}
 
 # start NAME W H CMD...: a session running CMD under sh, which then prints the
 # exit status and whether the terminal settings came back unchanged.
@@ -284,5 +278,4 @@ cp "$tmp/out" "$tmp/screen"
 check "learn 99: an unknown chapter is an error (1) that lists the chapters" \
   '[ $status = 1 ] && grep -qF "no chapter '\''99'\''" "$tmp/out" && grep -qF 02-point-to-point "$tmp/out"'
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
