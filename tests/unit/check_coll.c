@@ -11,70 +11,17 @@
 #include "api.h"
 #include "coll_internal.h"
 #include "monitor.h"
+#include "rank_harness.h"
 #include "trace.h"
 
-/* ---- harness: a world, a monitor that aborts on its verdicts, a thread per rank */
-
-typedef void (*rank_fn)(cs_rank *r, void *arg);
-
-typedef struct harness {
-    cs_bus bus;
-    cs_monitor mon;
-    cs_world *w;
-    rank_fn fn;
-    void *arg;
-    char verdict[4096];
-} harness;
-
-typedef struct rank_arg {
-    harness *h;
-    int rank;
-} rank_arg;
-
-static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
-static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
-
-static void *rank_main(void *p) {
-    rank_arg *a = p;
-    cs_rank *r = cs_world_rank(a->h->w, a->rank);
-    a->h->fn(r, a->h->arg);
-    cs_rank_exit(r, cs_world_aborted(a->h->w) ? 1 : 0);
-    return NULL;
-}
+/* ---- runs (rank_harness.c: a thread per rank, the monitor aborting on its verdicts) */
 
 static cs_end_reason run_algos(int n, const unsigned char *algos, rank_fn fn, void *arg,
                                char *verdict, size_t vlen) {
-    harness h = {.fn = fn, .arg = arg};
-    char err[256];
-    cs_world_config cfg = {.world = n, .engine = "thread", .script = "test.c"};
+    cs_world_config cfg = {.world = n};
     if (algos) memcpy(cfg.coll_algo, algos, sizeof cfg.coll_algo);
     ck_assert(cs_send_mode_parse("rendezvous", &cfg.mode));
-    ck_assert_int_eq(cs_bus_init(&h.bus, n), 0);
-    ck_assert_int_eq(cs_monitor_init(&h.mon, n), 0);
-    h.w = cs_world_new(&cfg, &h.bus, err, sizeof err);
-    ck_assert_msg(h.w != NULL, "%s", err);
-    h.mon.bus = &h.bus;
-    h.mon.on_deadlock = on_deadlock;
-    h.mon.on_error = on_error;
-    h.mon.ud = h.w;
-    h.mon.script = strdup("test.c");
-    cs_bus_subscribe(&h.bus, cs_monitor_sink(&h.mon));
-    pthread_t *t = calloc((size_t)n, sizeof *t);
-    rank_arg *a = calloc((size_t)n, sizeof *a);
-    for (int i = 0; i < n; i++) {
-        a[i] = (rank_arg){&h, i};
-        ck_assert_int_eq(pthread_create(&t[i], NULL, rank_main, &a[i]), 0);
-    }
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
-    cs_end_reason why = cs_world_end_reason(h.w);
-    const char *v = h.mon.verdict ? h.mon.verdict : cs_monitor_coll_verdict(&h.mon);
-    if (verdict) snprintf(verdict, vlen, "%s", v ? v : "");
-    cs_world_free(h.w);
-    cs_monitor_destroy(&h.mon);
-    cs_bus_destroy(&h.bus);
-    free(t);
-    free(a);
-    return why;
+    return run_ranks(&cfg, fn, arg, verdict, vlen);
 }
 
 static cs_end_reason run_world(int n, rank_fn fn, void *arg) {
