@@ -8,6 +8,7 @@
 #include "api.h"
 #include "monitor.h"
 #include "rank_harness.h"
+#include "run_suite.h"
 
 /* ---- runs (rank_harness.c: a thread per rank, the monitor aborting on its verdicts) */
 
@@ -306,9 +307,5 @@ int main(void) {
     tcase_add_test(tc, test_compute_abort);
     tcase_add_test(tc, test_send_mode_parse);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

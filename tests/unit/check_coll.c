@@ -13,6 +13,7 @@
 #include "monitor.h"
 #include "rank_harness.h"
 #include "trace.h"
+#include "run_suite.h"
 
 /* ---- runs (rank_harness.c: a thread per rank, the monitor aborting on its verdicts) */
 
@@ -591,9 +592,5 @@ static Suite *coll_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(coll_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(coll_suite());
 }

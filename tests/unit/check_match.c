@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "world.h"
+#include "run_suite.h"
 
 static cs_msg *msg(int src, int tag, int ctx) {
     cs_msg *m = calloc(1, sizeof *m);
@@ -128,9 +129,5 @@ int main(void) {
     tcase_add_test(tc, test_remove_middle_keeps_tail);
     tcase_add_test(tc, test_mismatch_names_both_sides);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

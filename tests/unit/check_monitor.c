@@ -7,6 +7,7 @@
 #include "monitor.h"
 #include "monitor_internal.h"
 #include "report.h"
+#include "run_suite.h"
 
 static cs_monitor mon;
 
@@ -466,9 +467,5 @@ int main(void) {
     tcase_add_test(tc, test_wait_all_is_and);
     tcase_add_test(tc, test_live_warn_event);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -10,6 +10,7 @@
 
 #include "pitfall.h"
 #include "world.h"
+#include "run_suite.h"
 
 static cs_bus bus;
 static cs_world *w;
@@ -261,9 +262,5 @@ int main(void) {
     tcase_add_test(tc, test_blocking_self);
     tcase_add_test(tc, test_blocking_self_strict);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

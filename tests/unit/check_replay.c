@@ -9,6 +9,7 @@
 #include "monitor.h"
 #include "replay.h"
 #include "trace.h"
+#include "run_suite.h"
 
 static char path[64];
 
@@ -160,9 +161,5 @@ int main(void) {
     tcase_add_test(tc, test_cut_trace);
     tcase_add_test(tc, test_not_a_trace);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -18,6 +18,7 @@
 #include "header.h"
 #include "monitor.h"
 #include "script.h"
+#include "run_suite.h"
 
 #define MAX_RANKS 8
 #define MAX_EVENTS 1024
@@ -777,9 +778,5 @@ int main(void) {
     tcase_add_test(hdr, script_load_file);
     tcase_add_test(hdr, header_good);
     tcase_add_test(hdr, header_bad);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

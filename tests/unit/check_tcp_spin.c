@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "engine_tcp_internal.h"
+#include "run_suite.h"
 
 #define B 100e-6
 
@@ -97,9 +98,5 @@ static Suite *spin_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(spin_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(spin_suite());
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tensor.h"
+#include "run_suite.h"
 
 /* ---- helpers: every tensor made through K() is released by the teardown,
  * so that tests stay leak-free under ASan without bookkeeping noise. */
@@ -920,9 +921,5 @@ static Suite *tensor_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(tensor_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(tensor_suite());
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "trace.h"
+#include "run_suite.h"
 
 /* ---- helpers */
 
@@ -660,9 +661,5 @@ static Suite *trace_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(trace_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(trace_suite());
 }

@@ -19,6 +19,7 @@
 #include "screen.h"
 #include "timeline.h"
 #include "tui_view.h"
+#include "run_suite.h"
 
 static cs_bus bus;
 static cs_monitor mon;
@@ -644,9 +645,5 @@ static Suite *viz_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(viz_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(viz_suite());
 }

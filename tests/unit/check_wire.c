@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "wire.h"
+#include "run_suite.h"
 
 static char err[256];
 
@@ -417,9 +418,5 @@ static Suite *wire_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(wire_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(wire_suite());
 }
