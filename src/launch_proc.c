@@ -578,7 +578,8 @@ static void loop(ctl *k) {
     while (!finished(k)) {
         int n = epoll_wait(k->epfd, evs, 64, wait_ms(k));
         for (int j = 0; j < n; j++) dispatch(k, evs[j].data.u64);
-        if (k->gates) proc_relay_gates(k);
+        if (k->nparked) proc_relay_gates(k);
+        else k->gate_retry_at = 0; /* nobody waits for GO */
         double now = cs_now();
         if (k->deadlock) {
             k->deadlock = false;

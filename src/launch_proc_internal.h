@@ -85,6 +85,7 @@ typedef struct ctl {
     /* a front end (launch_proc_ui.c) */
     cs_gates *gates;      /* every rank asks them before each operation, or NULL */
     double gate_retry_at; /* when paced gates want asking again, or 0 */
+    int nparked;          /* ranks waiting for GO */
     int wakefd;           /* eventfd: the front end wants the loop's attention */
     _Atomic int ui_abort; /* a reason the front end ended the run for, or 0 */
     _Atomic bool done;    /* every rank has ended and the processes are reaped */

@@ -79,13 +79,14 @@ int proc_gate_frame(ctl *k, int i, cs_cur *meta, char *err, size_t errlen) {
     if (k->status) return 0; /* the run is ending: its ABORT releases the rank */
     char *text = g.text_len ? strndup(g.text, g.text_len) : NULL;
     p->gate_seq = g.seq;
+    k->nparked++;
     cs_gates_arrive(k->gates, i, (cs_gates_park){true, (cs_op)g.op, g.peer, g.tag, g.line}, text);
     return 0;
 }
 
 void proc_relay_gates(ctl *k) {
     double now = cs_now(), soonest = 0;
-    for (int i = 0; i < k->world; i++) {
+    for (int i = 0; i < k->world && k->nparked; i++) {
         prank *p = &k->r[i];
         double retry = -1;
         if (!p->gate_seq) continue;
@@ -97,6 +98,7 @@ void proc_relay_gates(ctl *k) {
         cs_cur c = {.p = m, .len = sizeof m};
         cs_put_u64(&c, p->gate_seq);
         p->gate_seq = 0;
+        k->nparked--;
         if (p->state == RK_JOINED) cs_wire_send(p->fd, CS_FR_GO, m, sizeof m, now + 1);
     }
     k->gate_retry_at = soonest;
@@ -104,6 +106,7 @@ void proc_relay_gates(ctl *k) {
 
 void proc_gate_leave(ctl *k, int i) {
     if (!k->gates) return;
+    if (k->r[i].gate_seq) k->nparked--;
     k->r[i].gate_seq = 0;
     cs_gates_leave(k->gates, i);
 }
