@@ -1,12 +1,20 @@
-/* engine.h -- the engine interface: transport only.
+/* engine.h -- the engine interface (transport only) and the table of engines.
  *
  * An engine moves bytes between ranks and reports completion. Everything above
  * it -- requests, matching, send modes, error checks, events -- is shared code
  * (api.c, match.c), so every engine behaves the same and shares the tests. Like
  * an event loop's backends, an engine is a table of function pointers.
+ *
+ * Engines are chosen by name from one table (engine.c): each kind says what
+ * it is (summary, capabilities), how to build it and how a waiting rank
+ * should behave on it. Nothing else in the program compares engine names.
+ * Adding an engine: its file (engine_NAME.c, defining its cs_engine_kind), a
+ * line in engine.c's table, a line in Makefile.am.
  */
 #ifndef CS_ENGINE_H
 #define CS_ENGINE_H
+
+#include <stdio.h>
 
 #include "match.h"
 
@@ -31,6 +39,11 @@ typedef struct cs_engine_ops {
      * the waiting thread read them itself, saving a thread hand-off per
      * message. NULL: sleep on the rank's futex word. */
     void (*idle)(cs_engine *e, cs_rank *r, uint32_t seen);
+    /* Optional. Send what the engine holds back (acknowledgements waiting to
+     * ride on a later frame): the rank is about to stand still at a gate. With
+     * drain, the rank has finished: also wait until every queued frame has
+     * left, or the run was aborted. */
+    void (*flush)(cs_engine *e, bool drain);
 } cs_engine_ops;
 
 struct cs_engine {
@@ -38,6 +51,36 @@ struct cs_engine {
     cs_world *world;
 };
 
-cs_engine *cs_engine_thread_new(cs_world *w);
+/* ---- the table of engines */
+
+enum {
+    CS_ENGINE_PROCESSES = 1 << 0,   /* ranks are processes (else threads of one process) */
+    CS_ENGINE_DEVICE = 1 << 1,      /* tensors may live on a GPU */
+    CS_ENGINE_NATIVE_COLL = 1 << 2, /* collectives run on the engine's own, not on p2p */
+    CS_ENGINE_TAGS = 1 << 3,        /* messages carry tags */
+    CS_ENGINE_ANY_SOURCE = 1 << 4,  /* a receive may name no source */
+};
+
+typedef struct cs_engine_kind {
+    const char *name;     /* --engine NAME */
+    const char *summary;  /* one line for --engine help */
+    unsigned caps;        /* CS_ENGINE_* */
+    /* The engine of world w. arg: what a rank process built for it (the tcp
+     * engine's connections), NULL in a threads run. NULL on failure. */
+    cs_engine *(*create)(cs_world *w, void *arg);
+    /* Defaults of the wait path (api.c): the threads one rank keeps busy
+     * (a waiting rank polls only while every such thread has a core), and how
+     * often it yields the core before it sleeps (0: its engine's idle hook
+     * serves the wait instead). */
+    int threads_per_rank;
+    int wait_yields;
+} cs_engine_kind;
+
+/* The engine called name; NULL name: the default (thread). NULL if none is. */
+const cs_engine_kind *cs_engine_find(const char *name);
+/* The i-th engine of the table, NULL past the end. */
+const cs_engine_kind *cs_engine_at(int i);
+/* The table as --engine help shows it: name, summary, capabilities. */
+void cs_engine_print_table(FILE *f);
 
 #endif

@@ -8,6 +8,7 @@
  * stopped, so the controller then reports and leaves without it.
  */
 #include "launch.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -258,9 +259,15 @@ int cs_launch_run(const cs_run_opts *o) {
         cs_script_free(&script);
         return 1;
     }
-    const char *engine = o->engine ? o->engine : "thread";
-    if (strcmp(engine, "tcp") == 0) {
-        int status = cs_launch_tcp(o, &script, world, &mode, mode_name);
+    const cs_engine_kind *kind = cs_engine_find(o->engine);
+    if (!kind) {
+        fprintf(err, "commsim: unknown engine '%s'\n", o->engine);
+        cs_script_free(&script);
+        return 1;
+    }
+    const char *engine = kind->name;
+    if (kind->caps & CS_ENGINE_PROCESSES) {
+        int status = cs_launch_controller(o, kind, &script, world, &mode, mode_name);
         cs_script_free(&script);
         return status;
     }

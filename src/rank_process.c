@@ -1,11 +1,13 @@
-/* launch_worker.c -- a rank process of the tcp engine.
+/* rank_process.c -- a rank process: one rank of a run whose ranks are
+ * processes (started by the controller, or by hand on another machine).
  *
- * It joins the job at the controller (HELLO with the token, its rank and the
- * address it listens on), learns the run's settings and every rank's address
- * (WELCOME), connects the mesh (to every lower rank; every higher rank connects
- * to it), then runs the script on its one rank with the tcp engine, which
- * streams the rank's events to the controller. At the end it says BYE and
- * stays until the controller ends the job.
+ * It joins the job over its link to the controller (rank_link.c: HELLO with
+ * the token, its rank and the address it listens on; WELCOME with the run's
+ * settings and every rank's address), connects the tcp mesh (to every lower
+ * rank; every higher rank connects to it), then runs the script on its one
+ * rank with its engine, whose loop drives the link: the rank's events go up,
+ * its gates ask the controller. At the end it says BYE and stays until the
+ * controller ends the job.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,15 +24,16 @@
 #include "collectives.h"
 #include "engine_tcp.h"
 #include "launch.h"
+#include "rank_link.h"
 #include "wire.h"
 #include "world.h"
 
 #define CONNECT_SECONDS 30.0  /* to reach the controller: it may start later */
-#define JOIN_SECONDS 3600.0   /* for every rank to join: hand-started ranks take a while */
 #define MESH_SECONDS 30.0
 
 typedef struct worker {
     const cs_run_opts *o;
+    const cs_engine_kind *kind;
     int rank, world;
     char token[CS_WIRE_TOKEN + 1];
     FILE *err;
@@ -73,42 +76,6 @@ static int listen_on(uint32_t ip, uint16_t *port) {
     }
     *port = ntohs(sa.sin_port);
     return fd;
-}
-
-/* HELLO, then the WELCOME (or a REFUSE). */
-static int join(worker *wk, int ctl, uint32_t ip, uint16_t port, cs_welcome *wel) {
-    uint8_t meta[CS_HELLO_LEN];
-    cs_cur cur = {.p = meta, .len = sizeof meta};
-    cs_hello h = {.rank = (uint32_t)wk->rank, .world = (uint32_t)wk->world, .ip = ip, .port = port};
-    memcpy(h.token, wk->token, sizeof h.token);
-    cs_hello_put(&cur, &h, true);
-    char err[256];
-    if (cs_wire_send(ctl, CS_FR_HELLO, meta, sizeof meta, cs_now() + CONNECT_SECONDS) < 0) {
-        fprintf(wk->err, "commsim: rank %d: cannot reach the controller: %s\n", wk->rank,
-                strerror(errno));
-        return -1;
-    }
-    cs_frame_hdr fh;
-    uint8_t *m;
-    if (cs_wire_read_frame(ctl, cs_now() + JOIN_SECONDS, (uint32_t)cs_welcome_len(CS_WIRE_MAX_WORLD),
-                           &fh, &m, err, sizeof err) < 0) {
-        fprintf(wk->err, "commsim: rank %d: joining the job failed: %s\n", wk->rank, err);
-        return -1;
-    }
-    int rc = -1;
-    cs_cur in = {.p = m, .len = fh.meta_len};
-    if (fh.type == CS_FR_REFUSE) {
-        fprintf(wk->err, "commsim: rank %d: the controller refused to let it join: %.*s\n",
-                wk->rank, (int)fh.meta_len, (const char *)m);
-    } else if (fh.type != CS_FR_WELCOME || cs_welcome_get(&in, wel) < 0 ||
-               wel->world != (uint32_t)wk->world) {
-        fprintf(wk->err, "commsim: rank %d: the controller answered with a malformed %s frame\n",
-                wk->rank, cs_frame_name(fh.type));
-    } else {
-        rc = 0;
-    }
-    free(m);
-    return rc;
 }
 
 /* A connection on our listener: a higher rank proving the token, or a stranger
@@ -186,6 +153,11 @@ static int mesh_connect(worker *wk, const cs_welcome *wel, int lfd, int *fds) {
 
 static int worker_setup(worker *wk) {
     const cs_run_opts *o = wk->o;
+    if (!wk->kind || !(wk->kind->caps & CS_ENGINE_PROCESSES)) {
+        fprintf(wk->err, "commsim run: --worker: the %s engine does not run its ranks as processes\n",
+                wk->kind ? wk->kind->name : "chosen");
+        return -1;
+    }
     const char *tok = o->token ? o->token : getenv("COMMSIM_TOKEN");
     if (!tok || !cs_wire_token_valid(tok)) {
         fprintf(wk->err, "commsim run: rank %d needs the job's token (%d hex digits): --token or "
@@ -207,15 +179,11 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
     char msg[512];
     cs_bus bus;
     if (cs_bus_init(&bus, wk->world) < 0) return 1;
-    /* The controller's run clock: exactly on the same kernel, else estimated. */
-    char boot[CS_WIRE_BOOT_ID + 1];
-    cs_wire_boot_id(boot);
-    if (boot[0] && strcmp(boot, wel->boot_id) == 0) bus.t0 = (double)wel->t0_ns * 1e-9;
-    else bus.t0 = cs_now() - (double)wel->elapsed_us * 1e-6;
+    bus.t0 = cs_rank_link_clock(wel); /* the controller's run clock */
     cs_world_config cfg = {
         .world = wk->world,
         .mode = {.eager_limit = wel->eager_limit, .rendezvous_only = wel->rendezvous_only},
-        .mem_limit = wel->mem_limit, .seed = wel->seed, .engine = "tcp", .script = s->name,
+        .mem_limit = wel->mem_limit, .seed = wel->seed, .engine = wk->kind->name, .script = s->name,
         .engine_arg = mesh, .strict = (wel->flags & CS_WELCOME_STRICT) != 0};
     memcpy(cfg.coll_algo, wel->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
@@ -224,18 +192,21 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
         cs_bus_destroy(&bus);
         return 1;
     }
-    cs_bus_subscribe(&bus, cs_tcp_event_sink(w->engine));
-    if (wel->flags & CS_WELCOME_GATED) cs_world_set_gate(w, cs_tcp_gate, w->engine);
+    cs_rank_link *link = mesh->link;
+    cs_bus_subscribe(&bus, cs_rank_link_sink(link));
+    if (wel->flags & CS_WELCOME_GATED) cs_world_set_gate(w, cs_rank_link_gate, link);
     cs_script_limits lim = {.mem_limit = wel->mem_limit, .step_limit = wel->step_limit};
     cs_script_run(cs_world_rank(w, wk->rank), s, &lim);
-    int why = cs_tcp_finish(w->engine);
+    if (w->engine->ops->flush) w->engine->ops->flush(w->engine, true);
+    int why = cs_rank_link_finish(link);
     cs_world_free(w);
     cs_bus_destroy(&bus);
     return why == CS_END_DIED ? CS_END_DIED : 0;
 }
 
 int cs_launch_worker(const cs_run_opts *o) {
-    worker wk = {.o = o, .rank = o->rank, .world = o->nranks, .err = o->err ? o->err : stderr};
+    worker wk = {.o = o, .kind = cs_engine_find(o->engine), .rank = o->rank, .world = o->nranks,
+                 .err = o->err ? o->err : stderr};
     char msg[512];
     /* Message buffers come and go at the size of the messages: keep freed
      * ones in the heap instead of mapping (and page-faulting) every one anew. */
@@ -258,9 +229,10 @@ int cs_launch_worker(const cs_run_opts *o) {
     int status = 1, lfd = -1;
     int *fds = malloc((size_t)wk.world * sizeof *fds);
     cs_welcome wel = {0};
-    int ctl = connect_to(mip, mport, cs_now() + CONNECT_SECONDS);
+    cs_rank_link *link = NULL;
+    int cfd = connect_to(mip, mport, cs_now() + CONNECT_SECONDS);
     for (int i = 0; fds && i < wk.world; i++) fds[i] = -1;
-    if (!fds || ctl < 0) {
+    if (!fds || cfd < 0) {
         fprintf(wk.err, "commsim: rank %d: cannot reach the controller at %s: %s\n", wk.rank,
                 cs_wire_addr_str(mip, mport, msg, sizeof msg), strerror(errno));
         goto out;
@@ -275,22 +247,26 @@ int cs_launch_worker(const cs_run_opts *o) {
         fprintf(wk.err, "commsim run: --bind: %s\n", msg);
         goto out;
     }
-    if (!o->bind && getsockname(ctl, (struct sockaddr *)&me, &len) == 0) lip = me.sin_addr.s_addr;
+    if (!o->bind && getsockname(cfd, (struct sockaddr *)&me, &len) == 0) lip = me.sin_addr.s_addr;
     if ((lfd = listen_on(lip, &lport)) < 0) {
         fprintf(wk.err, "commsim: rank %d: cannot listen: %s\n", wk.rank, strerror(errno));
         goto out;
     }
-    if (join(&wk, ctl, lip, lport, &wel) < 0 || mesh_connect(&wk, &wel, lfd, fds) < 0) goto out;
+    link = cs_rank_link_new(cfd, wk.rank, wk.world, wk.token, wk.err);
+    cfd = -1; /* the link's now */
+    if (!link || cs_rank_link_join(link, lip, lport, &wel) < 0 ||
+        mesh_connect(&wk, &wel, lfd, fds) < 0)
+        goto out;
     close(lfd);
     lfd = -1;
-    cs_tcp_mesh mesh = {.world = wk.world, .rank = wk.rank, .fds = fds, .ctl_fd = ctl,
+    cs_tcp_mesh mesh = {.world = wk.world, .rank = wk.rank, .fds = fds, .link = link,
                         .max_payload = wel.mem_limit ? wel.mem_limit : UINT64_MAX >> 1};
-    fds = NULL;
-    ctl = -1; /* the engine owns the sockets now */
+    fds = NULL; /* the engine owns the mesh's sockets now */
     status = run_rank(&wk, &s, &wel, &mesh);
 out:
     if (lfd >= 0) close(lfd);
-    if (ctl >= 0) close(ctl);
+    if (cfd >= 0) close(cfd);
+    cs_rank_link_free(link);
     for (int i = 0; fds && i < wk.world; i++)
         if (fds[i] >= 0) close(fds[i]);
     free(fds);
