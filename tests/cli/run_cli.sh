@@ -54,4 +54,11 @@ else
 fi
 expect "trace to an unwritable path"        1 "/nonexistent/dir/t.jsonl" -- run "$dir/hello_all.lua" --trace /nonexistent/dir/t.jsonl
 
+# ---- the engine table: --engine help, and the unknown engine's error
+expect "--engine help prints the table"     0 "engine   ranks      device  native coll.  tags  any-source" -- run --engine help
+if grep -q '^  thread   threads ' "$tmp/out" && grep -q '^  tcp      processes ' "$tmp/out" && [ ! -s "$tmp/err" ]; then
+  ok "--engine help: a row per engine, on standard output"
+else bad "--engine help: a row per engine, on standard output"; fi
+expect "unknown engine prints the table"    1 "tcp      every rank a process" -- run "$dir/hello_all.lua" --engine carrier-pigeon
+
 finish
