@@ -245,7 +245,7 @@ void cs_control_free(cs_control *c) {
 
 int cs_launch_run(const cs_run_opts *o) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
-    if (o->worker) return cs_launch_worker(o);
+    if (o->worker) return cs_launch_rank_process(o);
     char msg[512], mode_name[64];
     cs_script script;
     if (cs_script_load(&script, o->script, msg, sizeof msg) < 0) {

@@ -107,6 +107,6 @@ void cs_control_free(cs_control *c);
 typedef struct cs_engine_kind cs_engine_kind;
 int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s,
                          int world, const cs_send_mode *mode, const char *mode_name);
-int cs_launch_worker(const cs_run_opts *o);
+int cs_launch_rank_process(const cs_run_opts *o);
 
 #endif

@@ -204,7 +204,7 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_tc
     return why == CS_END_DIED ? CS_END_DIED : 0;
 }
 
-int cs_launch_worker(const cs_run_opts *o) {
+int cs_launch_rank_process(const cs_run_opts *o) {
     worker wk = {.o = o, .kind = cs_engine_find(o->engine), .rank = o->rank, .world = o->nranks,
                  .err = o->err ? o->err : stderr};
     char msg[512];
