@@ -19,7 +19,6 @@
 #include "match.h"
 
 typedef struct cs_engine_ops {
-    const char *name;
     /* Carry send request sq (its ref is the engine's) to its destination's
      * matcher. For an eager send, buffer the payload first: the caller completes
      * sq as soon as this returns. */

@@ -484,7 +484,6 @@ static void tcp_destroy(cs_engine *eng) {
 static void tcp_flush(cs_engine *eng, bool drain);
 
 static const cs_engine_ops tcp_ops = {
-    .name = "tcp",
     .send = tcp_send,
     .transfer = tcp_transfer,
     .reject = tcp_reject,

@@ -42,7 +42,6 @@ static void thread_reject(cs_engine *e, cs_msg *msg, const char *why) {
 static void thread_destroy(cs_engine *e) { free(e); }
 
 static const cs_engine_ops thread_ops = {
-    .name = "thread",
     .send = thread_send,
     .transfer = thread_transfer,
     .reject = thread_reject,
