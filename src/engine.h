@@ -52,6 +52,19 @@ struct cs_engine {
 
 /* ---- the table of engines */
 
+typedef struct cs_rank_link cs_rank_link; /* rank_link.h */
+typedef struct cs_welcome cs_welcome;     /* wire.h */
+
+/* What a rank process knows when its engine sets up (ranks as processes). */
+typedef struct cs_rank_setup {
+    int rank, world;
+    const char *token;   /* the job's: peers prove it to each other */
+    uint32_t ip;         /* where peers may reach this process (network order) */
+    cs_rank_link *link;  /* connected to the controller, not yet joined */
+    cs_welcome *wel;     /* where the join leaves the WELCOME */
+    FILE *err;
+} cs_rank_setup;
+
 enum {
     CS_ENGINE_PROCESSES = 1 << 0,   /* ranks are processes (else threads of one process) */
     CS_ENGINE_DEVICE = 1 << 1,      /* tensors may live on a GPU */
@@ -73,6 +86,11 @@ typedef struct cs_engine_kind {
      * serves the wait instead). */
     int threads_per_rank;
     int wait_yields;
+    /* Ranks as processes only. In the rank process: join the job over
+     * s->link (cs_rank_link_join, with whatever address the peers need) and
+     * build what create takes as arg. NULL after printing why. A NULL hook:
+     * the rank joins with no address and create gets NULL. */
+    void *(*rank_setup)(const cs_rank_setup *s);
 } cs_engine_kind;
 
 /* The engine called name; NULL name: the default (thread). NULL if none is. */

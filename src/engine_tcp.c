@@ -499,11 +499,13 @@ static void mesh_close(cs_tcp_mesh *m) {
     m->fds = NULL;
 }
 
+/* The engine over mesh m (tcp_rank_setup's): it takes the sockets and frees m. */
 static cs_engine *tcp_new(cs_world *w, void *arg) {
     cs_tcp_mesh *m = arg;
     tcp_engine *e = calloc(1, sizeof *e);
     if (!e) {
         mesh_close(m);
+        free(m);
         return NULL;
     }
     e->base.ops = &tcp_ops;
@@ -533,6 +535,7 @@ static cs_engine *tcp_new(cs_world *w, void *arg) {
     }
     if (ok) ok = cs_rank_link_watch(e->link, w, e->epfd, e->link) == 0;
     mesh_close(m);
+    free(m);
     if (ok) ok = pthread_create(&e->thread, NULL, progress_main, e) == 0;
     e->started = ok;
     if (!ok) {
@@ -571,4 +574,5 @@ const cs_engine_kind cs_engine_tcp = {
     .create = tcp_new,
     .threads_per_rank = 2, /* the rank's and its progress thread */
     .wait_yields = 0,      /* the wait serves the sockets itself (tcp_idle) */
+    .rank_setup = tcp_rank_setup,
 };

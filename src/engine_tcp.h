@@ -14,7 +14,8 @@
 #include "engine.h"
 #include "rank_link.h"
 
-/* What a rank process hands the engine (cs_world_config.engine_arg). */
+/* What the engine runs on in a rank process (cs_world_config.engine_arg),
+ * built by tcp_rank_setup (engine_tcp_mesh.c). */
 typedef struct cs_tcp_mesh {
     int world, rank;
     int *fds;             /* world entries: a connected socket per peer, -1 for self */

@@ -44,6 +44,9 @@ typedef struct cts_wait { /* a receive waiting for its DATA, in CTS order */
 
 typedef struct tcp_engine tcp_engine;
 
+/* ---- engine_tcp_mesh.c: listen, join, connect the mesh (cs_engine_kind.rank_setup) */
+CS_INTERNAL void *tcp_rank_setup(const cs_rank_setup *s);
+
 /* ---- engine_tcp_spin.c: whether a waiting rank polls before it sleeps */
 #define TCP_SPIN_S 100e-6      /* the longest poll: a loopback round trip fits */
 #define TCP_SPIN_SCORE_MAX 32

@@ -12,7 +12,10 @@
  * Locks: bus -> link (the event sink runs under the bus lock); the end lock
  * is taken alone.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,6 +453,27 @@ double cs_rank_link_clock(const cs_welcome *wel) {
     cs_wire_boot_id(boot);
     if (boot[0] && strcmp(boot, wel->boot_id) == 0) return (double)wel->t0_ns * 1e-9;
     return cs_now() - (double)wel->elapsed_us * 1e-6;
+}
+
+int cs_rank_link_dial(uint32_t ip, uint16_t port, double deadline) {
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = ip};
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return -1;
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            return fd;
+        }
+        int e = errno;
+        close(fd);
+        if ((e != ECONNREFUSED && e != ENETUNREACH && e != EHOSTUNREACH && e != ETIMEDOUT) ||
+            cs_now() > deadline) {
+            errno = e;
+            return -1;
+        }
+        usleep(100 * 1000); /* not listening yet */
+    }
 }
 
 /* ---- life cycle */

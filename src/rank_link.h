@@ -33,6 +33,11 @@ cs_rank_link *cs_rank_link_new(int fd, int rank, int world, const char *token, F
 void cs_rank_link_free(cs_rank_link *l);
 int cs_rank_link_fd(const cs_rank_link *l);
 
+/* A TCP connection to ip:port (network order) with Nagle off, retried while
+ * nobody listens there yet, until deadline (cs_now() seconds): the controller,
+ * or a peer of the tcp mesh. -1 with errno. */
+int cs_rank_link_dial(uint32_t ip, uint16_t port, double deadline);
+
 /* ---- joining (before any engine drives the link) */
 
 /* HELLO with the address this rank listens on for its peers (0, 0 for none),
