@@ -95,7 +95,7 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
         snprintf(err, errlen, "unknown engine '%s'", cfg->engine);
         return NULL;
     }
-    if ((kind->caps & CS_ENGINE_PROCESSES) && !cfg->engine_arg) {
+    if (kind->rank_setup && !cfg->engine_arg) {
         snprintf(err, errlen, "engine '%s' runs in rank processes (its connections are missing)",
                  kind->name);
         return NULL;

@@ -89,7 +89,9 @@ typedef struct cs_engine_kind {
     /* Ranks as processes only. In the rank process: join the job over
      * s->link (cs_rank_link_join, with whatever address the peers need) and
      * build what create takes as arg. NULL after printing why. A NULL hook:
-     * the rank joins with no address and create gets NULL. */
+     * the rank joins with no address and create gets NULL. An engine whose
+     * create does not drive the link (cs_rank_link_watch) leaves it to a
+     * thread of the link's own. */
     void *(*rank_setup)(const cs_rank_setup *s);
 } cs_engine_kind;
 

@@ -297,6 +297,13 @@ static void *link_main(void *arg) {
     return NULL;
 }
 
+bool cs_rank_link_driven(cs_rank_link *l) {
+    pthread_mutex_lock(&l->lock);
+    bool driven = l->epfd >= 0;
+    pthread_mutex_unlock(&l->lock);
+    return driven;
+}
+
 int cs_rank_link_start(cs_rank_link *l, cs_world *w) {
     l->own_epfd = epoll_create1(EPOLL_CLOEXEC);
     if (l->own_epfd < 0) return -1;

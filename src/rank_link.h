@@ -80,6 +80,10 @@ void cs_rank_link_watchdog(cs_rank_link *l);
 
 /* ---- or on a thread of the link's own */
 
+/* Whether something drives the link's socket yet (an engine's loop, or the
+ * link's own thread). */
+bool cs_rank_link_driven(cs_rank_link *l);
+
 /* Serve world w from a thread of the link's own. 0, or -1. */
 int cs_rank_link_start(cs_rank_link *l, cs_world *w);
 /* Stop that thread (before the world goes). */

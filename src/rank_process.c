@@ -74,6 +74,12 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_ra
         .engine_arg = arg, .strict = (wel->flags & CS_WELCOME_STRICT) != 0};
     memcpy(cfg.coll_algo, wel->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
+    /* An engine without a poll loop of its own leaves the link to its thread. */
+    if (w && !cs_rank_link_driven(link) && cs_rank_link_start(link, w) < 0) {
+        snprintf(msg, sizeof msg, "cannot start the link to the controller");
+        cs_world_free(w);
+        w = NULL;
+    }
     if (!w) {
         fprintf(wk->err, "commsim: rank %d: %s\n", wk->rank, msg);
         cs_bus_destroy(&bus);
@@ -85,6 +91,7 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_ra
     cs_script_run(cs_world_rank(w, wk->rank), s, &lim);
     if (w->engine->ops->flush) w->engine->ops->flush(w->engine, true);
     int why = cs_rank_link_finish(link);
+    cs_rank_link_stop(link); /* its thread, if it has one, before the world goes */
     cs_world_free(w);
     cs_bus_destroy(&bus);
     return why == CS_END_DIED ? CS_END_DIED : 0;

@@ -120,7 +120,9 @@ START_TEST(test_link_on_its_own_thread) {
     ck_assert_ptr_nonnull(w);
     cs_rank_link *l = cs_rank_link_new(sv[0], 0, 1, token, stderr);
     ck_assert_ptr_nonnull(l);
+    ck_assert(!cs_rank_link_driven(l));
     ck_assert_int_eq(cs_rank_link_start(l, w), 0);
+    ck_assert(cs_rank_link_driven(l));
 
     cs_sink sink = cs_rank_link_sink(l);
     cs_event ev = {.type = CS_EV_PRINT, .rank = 0, .text = "hello"};
@@ -136,6 +138,7 @@ START_TEST(test_link_on_its_own_thread) {
     read_until(sv[1], CS_FR_BYE);
 
     cs_rank_link_stop(l);
+    ck_assert(!cs_rank_link_driven(l));
     cs_world_free(w);
     cs_rank_link_free(l);
     close(sv[1]);
