@@ -505,8 +505,6 @@ cs_rank_link *cs_rank_link_new(int fd, int rank, int world, const char *token, F
     return l;
 }
 
-int cs_rank_link_fd(const cs_rank_link *l) { return l->fd; }
-
 void cs_rank_link_free(cs_rank_link *l) {
     if (!l) return;
     cs_rank_link_stop(l);

@@ -31,7 +31,6 @@ typedef struct cs_welcome cs_welcome; /* wire.h */
  * err. NULL when out of memory (fd is closed then). */
 cs_rank_link *cs_rank_link_new(int fd, int rank, int world, const char *token, FILE *err);
 void cs_rank_link_free(cs_rank_link *l);
-int cs_rank_link_fd(const cs_rank_link *l);
 
 /* A TCP connection to ip:port (network order) with Nagle off, retried while
  * nobody listens there yet, until deadline (cs_now() seconds): the controller,
