@@ -9,8 +9,9 @@
  *
  * The link knows nothing of how payload moves between ranks. An engine
  * drives its socket: from its own poll loop (cs_rank_link_watch, then
- * readable/writable/tick from that loop, as the tcp engine does), or on a
- * thread of the link's own (cs_rank_link_start) when it has no such loop.
+ * readable/writable/tick from that loop, as the tcp engine does), or the
+ * link runs on a thread of its own (cs_rank_link_start, which the rank
+ * process calls when the engine's constructor took no socket).
  * See docs/wire-protocol.md for the frames.
  */
 #ifndef CS_RANK_LINK_H
