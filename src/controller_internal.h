@@ -1,4 +1,4 @@
-/* controller_internal.h -- the tcp controller's private layout, shared by
+/* controller_internal.h -- the controller's private layout, shared by
  * controller.c (joining, launching, events, deaths, the end of the run) and
  * controller_ui.c (a front end driving the run: its job, the gates' GO). */
 #ifndef CS_CONTROLLER_INTERNAL_H

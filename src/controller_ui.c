@@ -1,4 +1,4 @@
-/* controller_ui.c -- a front end (the visualizer) driving a tcp run.
+/* controller_ui.c -- a front end (the visualizer) driving the controller.
  *
  * The front end needs the main thread (its screen, its keys), so the
  * controller's loop moves to a thread of its own. The two share the bus (whose

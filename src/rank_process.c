@@ -28,32 +28,32 @@
 
 #define CONNECT_SECONDS 30.0  /* to reach the controller: it may start later */
 
-typedef struct worker {
+typedef struct rank_proc {
     const cs_run_opts *o;
     const cs_engine_kind *kind;
     int rank, world;
     char token[CS_WIRE_TOKEN + 1];
     FILE *err;
-} worker;
+} rank_proc;
 
-static int worker_setup(worker *wk) {
-    const cs_run_opts *o = wk->o;
-    if (!wk->kind || !(wk->kind->caps & CS_ENGINE_PROCESSES)) {
-        fprintf(wk->err, "commsim run: --worker: the %s engine does not run its ranks as processes\n",
-                wk->kind ? wk->kind->name : "chosen");
+static int check_options(rank_proc *rp) {
+    const cs_run_opts *o = rp->o;
+    if (!rp->kind || !(rp->kind->caps & CS_ENGINE_PROCESSES)) {
+        fprintf(rp->err, "commsim run: --worker: the %s engine does not run its ranks as processes\n",
+                rp->kind ? rp->kind->name : "chosen");
         return -1;
     }
     const char *tok = o->token ? o->token : getenv("COMMSIM_TOKEN");
     if (!tok || !cs_wire_token_valid(tok)) {
-        fprintf(wk->err, "commsim run: rank %d needs the job's token (%d hex digits): --token or "
+        fprintf(rp->err, "commsim run: rank %d needs the job's token (%d hex digits): --token or "
                          "COMMSIM_TOKEN; the controller prints it\n",
-                wk->rank, CS_WIRE_TOKEN);
+                rp->rank, CS_WIRE_TOKEN);
         return -1;
     }
-    memcpy(wk->token, tok, sizeof wk->token);
-    if (wk->world < 1 || wk->rank < 0 || wk->rank >= wk->world || wk->world > CS_WIRE_MAX_WORLD) {
-        fprintf(wk->err, "commsim run: rank %d is outside a world of %d (--rank, --world)\n",
-                wk->rank, wk->world);
+    memcpy(rp->token, tok, sizeof rp->token);
+    if (rp->world < 1 || rp->rank < 0 || rp->rank >= rp->world || rp->world > CS_WIRE_MAX_WORLD) {
+        fprintf(rp->err, "commsim run: rank %d is outside a world of %d (--rank, --world)\n",
+                rp->rank, rp->world);
         return -1;
     }
     return 0;
@@ -61,16 +61,16 @@ static int worker_setup(worker *wk) {
 
 /* Run the script on this rank with its engine (arg: what the engine's
  * rank_setup built), the link carrying its events and gates. */
-static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_rank_link *link,
+static int run_rank(rank_proc *rp, const cs_script *s, const cs_welcome *wel, cs_rank_link *link,
                     void *arg) {
     char msg[512];
     cs_bus bus;
-    if (cs_bus_init(&bus, wk->world) < 0) return 1;
+    if (cs_bus_init(&bus, rp->world) < 0) return 1;
     bus.t0 = cs_rank_link_clock(wel); /* the controller's run clock */
     cs_world_config cfg = {
-        .world = wk->world,
+        .world = rp->world,
         .mode = {.eager_limit = wel->eager_limit, .rendezvous_only = wel->rendezvous_only},
-        .mem_limit = wel->mem_limit, .seed = wel->seed, .engine = wk->kind->name, .script = s->name,
+        .mem_limit = wel->mem_limit, .seed = wel->seed, .engine = rp->kind->name, .script = s->name,
         .engine_arg = arg, .strict = (wel->flags & CS_WELCOME_STRICT) != 0};
     memcpy(cfg.coll_algo, wel->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
@@ -81,14 +81,14 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_ra
         w = NULL;
     }
     if (!w) {
-        fprintf(wk->err, "commsim: rank %d: %s\n", wk->rank, msg);
+        fprintf(rp->err, "commsim: rank %d: %s\n", rp->rank, msg);
         cs_bus_destroy(&bus);
         return 1;
     }
     cs_bus_subscribe(&bus, cs_rank_link_sink(link));
     if (wel->flags & CS_WELCOME_GATED) cs_world_set_gate(w, cs_rank_link_gate, link);
     cs_script_limits lim = {.mem_limit = wel->mem_limit, .step_limit = wel->step_limit};
-    cs_script_run(cs_world_rank(w, wk->rank), s, &lim);
+    cs_script_run(cs_world_rank(w, rp->rank), s, &lim);
     if (w->engine->ops->flush) w->engine->ops->flush(w->engine, true);
     int why = cs_rank_link_finish(link);
     cs_rank_link_stop(link); /* its thread, if it has one, before the world goes */
@@ -98,24 +98,24 @@ static int run_rank(worker *wk, const cs_script *s, const cs_welcome *wel, cs_ra
 }
 
 int cs_launch_rank_process(const cs_run_opts *o) {
-    worker wk = {.o = o, .kind = cs_engine_find(o->engine), .rank = o->rank, .world = o->nranks,
+    rank_proc rp = {.o = o, .kind = cs_engine_find(o->engine), .rank = o->rank, .world = o->nranks,
                  .err = o->err ? o->err : stderr};
     char msg[512];
     /* Message buffers come and go at the size of the messages: keep freed
      * ones in the heap instead of mapping (and page-faulting) every one anew. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    if (worker_setup(&wk) < 0) return 1;
+    if (check_options(&rp) < 0) return 1;
     cs_script s;
     if (cs_script_load(&s, o->script, msg, sizeof msg) < 0) {
-        fprintf(wk.err, "commsim: rank %d: %s\n", wk.rank, msg);
+        fprintf(rp.err, "commsim: rank %d: %s\n", rp.rank, msg);
         return 1;
     }
     uint32_t mip;
     uint16_t mport;
     if (cs_wire_parse_addr(o->master ? o->master : "127.0.0.1", 29500, &mip, &mport, msg,
                            sizeof msg) < 0) {
-        fprintf(wk.err, "commsim run: --master: %s\n", msg);
+        fprintf(rp.err, "commsim run: --master: %s\n", msg);
         cs_script_free(&s);
         return 1;
     }
@@ -124,7 +124,7 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     cs_rank_link *link = NULL;
     int cfd = cs_rank_link_dial(mip, mport, cs_now() + CONNECT_SECONDS);
     if (cfd < 0) {
-        fprintf(wk.err, "commsim: rank %d: cannot reach the controller at %s: %s\n", wk.rank,
+        fprintf(rp.err, "commsim: rank %d: cannot reach the controller at %s: %s\n", rp.rank,
                 cs_wire_addr_str(mip, mport, msg, sizeof msg), strerror(errno));
         goto out;
     }
@@ -135,24 +135,24 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     uint32_t lip = 0;
     uint16_t lport = 0;
     if (o->bind && cs_wire_parse_addr(o->bind, 0, &lip, &lport, msg, sizeof msg) < 0) {
-        fprintf(wk.err, "commsim run: --bind: %s\n", msg);
+        fprintf(rp.err, "commsim run: --bind: %s\n", msg);
         close(cfd);
         goto out;
     }
     if (!o->bind && getsockname(cfd, (struct sockaddr *)&me, &len) == 0) lip = me.sin_addr.s_addr;
-    link = cs_rank_link_new(cfd, wk.rank, wk.world, wk.token, wk.err); /* cfd is the link's */
+    link = cs_rank_link_new(cfd, rp.rank, rp.world, rp.token, rp.err); /* cfd is the link's */
     if (!link) goto out;
     /* The engine joins with what its peers need to know (the tcp engine: the
      * address it listens on), and builds what it runs on (the mesh). */
-    cs_rank_setup setup = {.rank = wk.rank, .world = wk.world, .token = wk.token, .ip = lip,
-                           .link = link, .wel = &wel, .err = wk.err};
+    cs_rank_setup setup = {.rank = rp.rank, .world = rp.world, .token = rp.token, .ip = lip,
+                           .link = link, .wel = &wel, .err = rp.err};
     void *arg = NULL;
-    if (wk.kind->rank_setup) {
-        if (!(arg = wk.kind->rank_setup(&setup))) goto out;
+    if (rp.kind->rank_setup) {
+        if (!(arg = rp.kind->rank_setup(&setup))) goto out;
     } else if (cs_rank_link_join(link, 0, 0, &wel) < 0) {
         goto out;
     }
-    status = run_rank(&wk, &s, &wel, link, arg);
+    status = run_rank(&rp, &s, &wel, link, arg);
 out:
     cs_rank_link_free(link);
     free(wel.ip);
