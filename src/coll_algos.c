@@ -223,8 +223,8 @@ static int allreduce_ring(cs_coll *c, cs_tensor *t) {
     return rc;
 }
 
-/* Recursive doubling: in round k a rank exchanges its whole vector with the
- * rank 2^k away and both add. With a non-power-of-two size, the first 2*rem
+/* Recursive doubling: in round k = 1, 2, ... a rank exchanges its whole vector
+ * with the rank 2^(k-1) away and both add. With a non-power-of-two size, the first 2*rem
  * ranks pair up first (even ones hand their data to the odd ones and sit out),
  * and get the result back at the end. */
 static int allreduce_rd(cs_coll *c, cs_tensor *t) {
@@ -478,7 +478,8 @@ int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
     return rc;
 }
 
-/* ---- barrier: dissemination, round k signals the rank 2^k ahead */
+/* ---- barrier: dissemination. In round k = 1, 2, ... rank r signals rank
+ * r + 2^(k-1) and waits for rank r - 2^(k-1), mod n: ceil(log2 n) rounds. */
 
 int cs_algo_barrier(cs_coll *c) {
     int64_t one = 1;

@@ -121,7 +121,7 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
     const char *s = script ? script : "line";
     snprintf(err, errlen,
              "size mismatch: rank %d receives %s (%zu bytes) at %s:%d, but rank %d sent %s "
-             "(%zu bytes) at %s:%d; both sides must use the same shape and dtype",
+             "(%zu bytes) at %s:%d; both sides must use the same number of elements and dtype",
              rq->rank, want, rq->bytes, s, rq->line, msg->src, sent, msg->bytes, s, msg->line);
     return false;
 }

@@ -409,47 +409,61 @@ END_TEST
 
 typedef struct count_run {
     cs_world *w;
+    bool barrier; /* run a barrier, else an all_reduce */
     cs_coll_algo algo;
     int64_t len;
-    int sends; /* collective sends seen on the bus */
+    int sends;        /* collective sends seen on the bus */
+    int to[9][8], nto[9]; /* each rank's sends' destinations, in order (the
+                             events of one rank are emitted by its thread) */
 } count_run;
 
 static void count_sink(void *ud, const cs_event *ev) {
     count_run *cr = ud;
-    if (ev->type == CS_EV_POST && ev->ctx == CS_WORLD_CTX && cs_op_is_send(ev->op))
+    if (ev->type == CS_EV_POST && ev->ctx == CS_WORLD_CTX && cs_op_is_send(ev->op)) {
         __atomic_fetch_add(&cr->sends, 1, __ATOMIC_RELAXED);
+        if (cr->nto[ev->rank] < 8) cr->to[ev->rank][cr->nto[ev->rank]++] = ev->peer;
+    }
 }
 
 static void *count_rank(void *p) {
     void **a = p;
     count_run *cr = a[0];
     cs_rank *r = cs_world_rank(cr->w, (int)(intptr_t)a[1]);
-    cs_tensor *t = input(r, CS_INT64, cr->len, cs_rank_id(r), 0, CS_RED_SUM);
-    ck_assert_int_eq(cs_all_reduce(r, t, &(cs_coll_call){.algo = cr->algo, .line = 1}), CS_OK);
-    cs_tensor_release(t);
+    if (cr->barrier) {
+        ck_assert_int_eq(cs_barrier(r, &(cs_coll_call){.line = 1}), CS_OK);
+    } else {
+        cs_tensor *t = input(r, CS_INT64, cr->len, cs_rank_id(r), 0, CS_RED_SUM);
+        ck_assert_int_eq(cs_all_reduce(r, t, &(cs_coll_call){.algo = cr->algo, .line = 1}),
+                         CS_OK);
+        cs_tensor_release(t);
+    }
     cs_rank_exit(r, 0);
     return NULL;
 }
 
-static int all_reduce_sends(int n, cs_coll_algo algo, int64_t len) {
+static void count_world(int n, count_run *cr) {
     char err[128];
     cs_bus bus;
-    count_run cr = {.algo = algo, .len = len};
     cs_world_config cfg = {.world = n, .engine = "thread", .script = "count.c"};
     ck_assert(cs_send_mode_parse("rendezvous", &cfg.mode));
     ck_assert_int_eq(cs_bus_init(&bus, n), 0);
-    cs_bus_subscribe(&bus, (cs_sink){count_sink, &cr});
-    cr.w = cs_world_new(&cfg, &bus, err, sizeof err);
-    ck_assert_msg(cr.w != NULL, "%s", err);
+    cs_bus_subscribe(&bus, (cs_sink){count_sink, cr});
+    cr->w = cs_world_new(&cfg, &bus, err, sizeof err);
+    ck_assert_msg(cr->w != NULL, "%s", err);
     pthread_t th[9];
     void *args[9][2];
     for (int i = 0; i < n; i++) {
-        args[i][0] = &cr, args[i][1] = (void *)(intptr_t)i;
+        args[i][0] = cr, args[i][1] = (void *)(intptr_t)i;
         ck_assert_int_eq(pthread_create(&th[i], NULL, count_rank, args[i]), 0);
     }
     for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
-    cs_world_free(cr.w);
+    cs_world_free(cr->w);
     cs_bus_destroy(&bus);
+}
+
+static int all_reduce_sends(int n, cs_coll_algo algo, int64_t len) {
+    count_run cr = {.algo = algo, .len = len};
+    count_world(n, &cr);
     return cr.sends;
 }
 
@@ -463,6 +477,22 @@ START_TEST(test_all_reduce_counts) {
     ck_assert_int_eq(all_reduce_sends(n, CS_ALGO_RECURSIVE_HALVING, 24), 2 * p * lg + 2 * rem);
     /* fewer elements than ranks: empty blocks still travel, the count is the schedule's */
     ck_assert_int_eq(all_reduce_sends(n, CS_ALGO_RECURSIVE_HALVING, 1), 2 * p * lg + 2 * rem);
+}
+END_TEST
+
+/* The barrier's dissemination schedule, as chapter 3 and docs/collectives.md
+ * state it: in round k = 1, 2, ... rank r signals rank r + 2^(k-1) (mod n),
+ * ceil(log2 n) rounds. */
+START_TEST(test_barrier_schedule) {
+    int n = _i, rounds = 0;
+    while ((1 << rounds) < n) rounds++;
+    count_run cr = {.barrier = true};
+    count_world(n, &cr);
+    for (int r = 0; r < n; r++) {
+        ck_assert_int_eq(cr.nto[r], rounds);
+        for (int k = 1; k <= rounds; k++)
+            ck_assert_int_eq(cr.to[r][k - 1], (r + (1 << (k - 1))) % n);
+    }
 }
 END_TEST
 
@@ -647,6 +677,7 @@ static Suite *coll_suite(void) {
     tcase_add_test(tc, test_algo_names);
     tcase_add_test(tc, test_run_algo);
     tcase_add_loop_test(tc, test_all_reduce_counts, 1, 10);
+    tcase_add_loop_test(tc, test_barrier_schedule, 1, 10);
     tcase_add_test(tc, test_trace_coll);
     suite_add_tcase(s, tc);
     tc = tcase_create("verdicts");
