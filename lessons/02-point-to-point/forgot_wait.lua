@@ -2,21 +2,23 @@
 --- world: 2
 --- expect: ok
 
--- Both ranks start their transfer and never wait for it. Rank 1 even reads
--- its receive buffer right away: it may hold the old zeros, the message, or
--- part of it. Rank 0 drops its isend's work handle, so nothing ever checks
--- that the send completed. commsim warns about each, with the lines (see
--- the report). The fix is one wait() each: forgot_wait_fixed.lua.
+-- Two ways to forget wait(). Rank 0 drops its isend's work handle: nothing
+-- ever checks that the send completed, and the buffer may never be reused
+-- safely. Rank 1 reads its receive buffer before waiting: it may hold the
+-- old zeros, the message, or part of it. commsim warns about both, with the
+-- lines (see the report). The fixes: forgot_wait_fixed.lua.
 
 if rank == 0 then
     local data = tensor.from({7, 8, 9})
     dist.isend(data, 1)                   -- BUG: the work handle is dropped
-    print("isend posted; not waiting for it")
+    local reply = tensor.zeros(1)
+    dist.recv(reply, 1)
+    print("rank 1 replied " .. tostring(reply))
 elseif rank == 1 then
     local inbox = tensor.zeros(3)
     local w = dist.irecv(inbox, 0)
-    local first = inbox[0]                -- BUG: read before w:wait()
-    -- `first` may be 0 or 7 depending on timing, so it is not printed here.
-    print("irecv posted; read the buffer without waiting")
+    local early = inbox[0]                -- BUG: read before w:wait(): 0 or 7
+    w:wait()
+    print("after wait(): " .. tostring(inbox))
+    dist.send(tensor.from({inbox:sum()}), 0)
 end
--- Rank 1 never calls w:wait() either: the report names that request too.

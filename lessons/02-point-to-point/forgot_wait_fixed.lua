@@ -9,12 +9,16 @@
 if rank == 0 then
     local data = tensor.from({7, 8, 9})
     local w = dist.isend(data, 1)
+    local reply = tensor.zeros(1)
+    dist.recv(reply, 1)
     w:wait()                              -- from here on, data may change
-    data:fill_(0)
-    print("isend completed: " .. tostring(w:is_completed()))
+    print("rank 1 replied " .. tostring(reply) .. "; isend completed: " ..
+          tostring(w:is_completed()))
 elseif rank == 1 then
     local inbox = tensor.zeros(3)
     local w = dist.irecv(inbox, 0)
     w:wait()                              -- from here on, inbox holds the message
-    print("received " .. tostring(inbox))
+    local first = inbox[0]                -- safe now: 7
+    print(string.format("after wait(): %s, first value %g", tostring(inbox), first))
+    dist.send(tensor.from({inbox:sum()}), 0)
 end

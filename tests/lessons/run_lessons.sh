@@ -20,7 +20,8 @@
 # report; lesson output itself must not contain any, except in the scripts
 # listed in `timed` below (timing exercises), whose printed durations are
 # masked as the report's are. The engine's name in the
-# report's first line reads "thread" whatever the engine: the rest of the
+# report's header line ("--- NAME: N ranks, ENGINE engine, ...", after any
+# warnings) reads "thread" whatever the engine: the rest of the
 # report must not differ.
 #
 # Environment: top_srcdir, top_builddir (set by `make check`; default: the
@@ -69,7 +70,7 @@ normalise_out() {
 
 # The report: the same sort, then mask durations and the engine's name.
 normalise_err() {
-    sort_by_rank | mask_times | sed -E -e '1s/, tcp engine, /, thread engine, /'
+    sort_by_rank | mask_times | sed -E -e 's/^(--- [^ ]+: [0-9]+ ranks?), tcp engine, /\1, thread engine, /'
 }
 
 status_of() {
@@ -187,8 +188,8 @@ declare -A required=(
     ["03-collectives/all_reduce.lua"]="out:[rank 3] sum:    tensor([ 6., 60.,  4.])|out:[rank 0] bor:    tensor([15])"
     ["03-collectives/ring_allreduce.lua"]="out:[rank 0] built-in ring:  tensor([10., 20., 30., 40.])|out:[rank 3] same: true"
     ["02-point-to-point/isend_reuse.lua"]="err:isend_reuse.lua:18: writes to a tensor (or a view of it) that the isend posted at isend_reuse.lua:19 is still sending|err:warnings: 1 pitfall"
-    ["02-point-to-point/forgot_wait.lua"]="err:forgot_wait.lua:13: the isend posted here was never waited on|err:forgot_wait.lua:18: reads a tensor (or a view of it) that the irecv posted at forgot_wait.lua:17|err:forgot_wait.lua:17: the irecv posted here was never waited on"
-    ["02-point-to-point/forgot_wait_fixed.lua"]="out:[rank 1] received tensor([7., 8., 9.])"
+    ["02-point-to-point/forgot_wait.lua"]="err:forgot_wait.lua:13: the isend posted here was never waited on|err:forgot_wait.lua:20: reads a tensor (or a view of it) that the irecv posted at forgot_wait.lua:19|err:warnings: 2 pitfalls"
+    ["02-point-to-point/forgot_wait_fixed.lua"]="out:[rank 1] after wait(): tensor([7., 8., 9.]), first value 7"
     ["02-point-to-point/isend_reuse_fixed.lua"]="out:[rank 1] tag 12: tensor([4., 5., 6.])"
     ["02-point-to-point/chain_ring.lua"]="out:[rank 0] after a full circle: tensor([31., 32., 33., 34.])"
     ["02-point-to-point/ring_pipeline.lua"]="out:[rank 0] back at rank 0: tensor([15, 10])"
