@@ -414,13 +414,13 @@ typedef struct count_run {
     int64_t len;
     int sends;        /* collective sends seen on the bus */
     int to[9][8], nto[9]; /* each rank's sends' destinations, in order (the
-                             events of one rank are emitted by its thread) */
+                             bus calls its sinks under its lock) */
 } count_run;
 
 static void count_sink(void *ud, const cs_event *ev) {
     count_run *cr = ud;
     if (ev->type == CS_EV_POST && ev->ctx == CS_WORLD_CTX && cs_op_is_send(ev->op)) {
-        __atomic_fetch_add(&cr->sends, 1, __ATOMIC_RELAXED);
+        cr->sends++;
         if (cr->nto[ev->rank] < 8) cr->to[ev->rank][cr->nto[ev->rank]++] = ev->peer;
     }
 }
