@@ -276,6 +276,9 @@ static cs_tensor *blocks_span(cs_tensor *flat, int lo, int hi, int n) {
     return cs_tensor_narrow(flat, 0, a, b - a);
 }
 
+/* The group rank standing for virtual rank v once the first 2*rem are folded. */
+static int folded_rank(int v, int rem) { return v < rem ? v * 2 + 1 : v + rem; }
+
 static int allreduce_rh(cs_coll *c, cs_tensor *t) {
     int n = c->n, me = c->me, p = 1, rc = CS_OK;
     while (p * 2 <= n) p *= 2;
@@ -296,11 +299,10 @@ static int allreduce_rh(cs_coll *c, cs_tensor *t) {
     } else {
         vr = me - rem;
     }
-#define REAL(v) ((v) < rem ? (v) * 2 + 1 : (v) + rem)
     /* reduce-scatter: [lo, hi) are the blocks this rank is still responsible for */
     int lo = 0, hi = p;
     for (int mask = p / 2; vr >= 0 && mask > 0 && rc == CS_OK; mask >>= 1) {
-        int mid = lo + mask, peer = REAL(vr ^ mask);
+        int mid = lo + mask, peer = folded_rank(vr ^ mask, rem);
         bool upper = vr & mask;
         int klo = upper ? mid : lo, khi = upper ? hi : mid; /* kept */
         int slo = upper ? lo : mid, shi = upper ? mid : hi; /* sent */
@@ -313,14 +315,14 @@ static int allreduce_rh(cs_coll *c, cs_tensor *t) {
     }
     /* all-gather: swap everything held with the rank 1, 2, ..., p/2 away */
     for (int mask = 1; vr >= 0 && mask < p && rc == CS_OK; mask <<= 1) {
-        int peer = REAL(vr ^ mask), plo = lo ^ mask; /* the partner holds as many blocks */
-        cs_tensor *out = blocks_span(flat, lo, hi, p), *in = blocks_span(flat, plo, plo + (hi - lo), p);
+        int peer = folded_rank(vr ^ mask, rem), plo = lo ^ mask; /* it holds as many blocks */
+        cs_tensor *out = blocks_span(flat, lo, hi, p);
+        cs_tensor *in = blocks_span(flat, plo, plo + (hi - lo), p);
         rc = out && in ? exchange(c, out, peer, in, peer) : CS_ENOMEM;
         cs_tensor_release(out), cs_tensor_release(in);
         if (plo < lo) lo = plo;
         else hi = plo + (hi - lo);
     }
-#undef REAL
     if (rc == CS_OK && me < 2 * rem) /* unfold */
         rc = me % 2 == 0 ? exchange(c, NULL, -1, t, me + 1) : exchange(c, t, me - 1, NULL, -1);
     cs_tensor_release(tmp);
