@@ -462,7 +462,9 @@ static int pair_call(cs_rank *r, call *k, const cs_coll_call *cc, cs_tensor *big
     if (big->dtype != small->dtype)
         return fail(r, k->kind, "%s is %s, but %s is %s", bname, cs_dtype_name(big->dtype), sname,
                     cs_dtype_name(small->dtype));
-    if (cs_tensor_numel(big) != (int64_t)k->c.n * cs_tensor_numel(small))
+    int64_t want;
+    if (__builtin_mul_overflow((int64_t)k->c.n, cs_tensor_numel(small), &want) ||
+        cs_tensor_numel(big) != want)
         return fail(r, k->kind, "%s has %lld elements, but must have %d x %lld (group size x %s)",
                     bname, (long long)cs_tensor_numel(big), k->c.n,
                     (long long)cs_tensor_numel(small), sname);
@@ -532,8 +534,14 @@ int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin
     if (rc == CS_OK) rc = check_list(r, &k, in, nin, "the input list", in[0]->dtype, -1);
     if (rc == CS_OK) rc = check_list(r, &k, out, nout, "the output list", in[0]->dtype, -1);
     if (rc != CS_OK) return rc;
-    /* Sizes may differ between pairs: what each pair agrees on is checked by
-     * the messages themselves (a receive of the wrong size is an error). */
+    /* Sizes may differ between pairs: what two ranks agree on is checked by
+     * their messages (a receive of the wrong size is an error), but a rank's
+     * own block is copied in place, so that pair is checked here. */
+    int me = k.c.me;
+    if (cs_tensor_numel(out[me]) != cs_tensor_numel(in[me]))
+        return fail(r, k.kind, "tensor %d of the output list has %lld elements, but tensor %d of "
+                    "the input list has %lld (a rank's own block must fit)", me,
+                    (long long)cs_tensor_numel(out[me]), me, (long long)cs_tensor_numel(in[me]));
     for (int i = 0; i < nin; i++) k.bytes += cs_tensor_nbytes(in[i]);
     k.count = 0;
     enter(&k);
