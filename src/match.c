@@ -120,8 +120,8 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
     describe(sent, sizeof sent, msg->dtype, msg->ndim, msg->shape);
     describe(want, sizeof want, t->dtype, t->ndim, t->shape);
     const char *s = script ? script : "line";
-    /* A dtype difference is named as such even when the byte counts agree. */
-    bool dtype = msg->dtype != t->dtype;
+    /* Same byte count: only the dtype differs, say so. */
+    bool dtype = msg->bytes == rq->bytes;
     snprintf(err, errlen,
              "%s mismatch: rank %d receives %s (%zu bytes) at %s:%d, but rank %d sent %s "
              "(%zu bytes) at %s:%d; both sides must use the same %s", dtype ? "dtype" : "size",
