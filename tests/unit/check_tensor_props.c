@@ -42,7 +42,7 @@ static int64_t hostile_dim(void) {
     switch (below(12)) {
     case 0: return INT64_MAX - below(3);
     case 1: return (INT64_C(1) << 62) + below(3) - 1;
-    case 2: return INT64_MAX / (below(8) + 1) + below(2);
+    case 2: return INT64_MAX / (below(8) + 1) - below(2);
     case 3: return INT64_C(1) << below(63);
     case 4: return -1;
     case 5: return -below(4) - 2;
