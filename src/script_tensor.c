@@ -584,8 +584,8 @@ static int binop(lua_State *L, cs_binop op) {
         s = check_operand(L, 2, "right");
     }
     cs_tensor **slot = new_slot(L);
-    charge_elems(L, cs_tensor_numel(a) > (b ? cs_tensor_numel(b) : 0) ? cs_tensor_numel(a)
-                                                                       : cs_tensor_numel(b));
+    int64_t na = cs_tensor_numel(a), nb = b ? cs_tensor_numel(b) : 0; /* b: NULL for a scalar */
+    charge_elems(L, na > nb ? na : nb);
     TRY_NEW(L, t, cs_tensor_binop(budget_of(L), op, a, b, s, scalar_first));
     return own(L, slot, t);
 }

@@ -72,6 +72,14 @@ case_overlapping_views() {
     "[rank 0] tensor([0., 1., 0., 1., 2., 3., 4., 5.])" overlap.lua -n 1 --send-mode eager
 }
 
+case_empty_tensors() {
+  both "empty tensors, one with a huge dim" 0 \
+    "$(printf '[rank 0] tensor([])\ttensor([])\ttensor([])\ttensor([])\ttensor([])')" \
+    empty_tensors.lua -n 1
+  both "empty tensors: the last line" 0 \
+    "$(printf '[rank 0] torch.Size([0, 1099511627776])\ttorch.Size([0])\tdone')" empty_tensors.lua -n 1
+}
+
 # ---- messages
 
 case_dtype_mismatch() {
