@@ -140,6 +140,7 @@ static cs_outcome_op op_of_rec(int rank, const coll_rec *r) {
     cs_outcome_op op = {.rank = rank, .peer = r->root >= 0 ? r->root : CS_NO_RANK, .tag = -1,
                         .count = r->count, .dtype = r->dtype, .ndim = -1, .line = r->line};
     snprintf(op.op, sizeof op.op, "%s", r->name);
+    snprintf(op.reduce_op, sizeof op.reduce_op, "%s", r->redop);
     return op;
 }
 

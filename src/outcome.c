@@ -365,7 +365,10 @@ static json_t *op_json(const cs_outcome *o, const cs_outcome_op *op) {
     } else {
         json_object_set_new(j, "shape", json_null());
     }
-    if (op->count || op->ndim < 0) json_object_set_new(j, "count", json_integer((json_int_t)op->count));
+    if (op->ndim < 0) { /* a collective */
+        json_object_set_new(j, "count", json_integer((json_int_t)op->count));
+        json_object_set_new(j, "reduce_op", op->reduce_op[0] ? json_string(op->reduce_op) : json_null());
+    }
     json_object_set_new(j, "missing", json_boolean(op->missing));
     return j;
 }

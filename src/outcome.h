@@ -61,6 +61,7 @@ typedef struct cs_outcome_op {
     int tag;              /* -1 for a collective */
     size_t bytes;         /* a collective: 0 */
     size_t count;         /* a collective: the elements the members agree on */
+    char reduce_op[12];   /* a collective that reduces: "sum", ...; else "" */
     cs_dtype dtype;
     int ndim;             /* -1: no shape known (collectives) */
     int64_t shape[CS_MAX_DIMS];
