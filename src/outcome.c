@@ -69,9 +69,12 @@ static const struct {
     const char *name;
     const char *marker; /* a phrase only this kind's text has */
 } pitfall_table[] = {
-    {CS_PIT_WRITE_SENDING, "write_while_sending", "writes to a tensor (or a view of it) that the isend"},
-    {CS_PIT_WRITE_RECEIVING, "write_while_receiving", "writes to a tensor (or a view of it) that the irecv"},
-    {CS_PIT_READ_RECEIVING, "read_while_receiving", "reads a tensor (or a view of it) that the irecv"},
+    {CS_PIT_WRITE_SENDING, "write_while_sending",
+     "writes to a tensor (or a view of it) that the isend"},
+    {CS_PIT_WRITE_RECEIVING, "write_while_receiving",
+     "writes to a tensor (or a view of it) that the irecv"},
+    {CS_PIT_READ_RECEIVING, "read_while_receiving",
+     "reads a tensor (or a view of it) that the irecv"},
     {CS_PIT_NEVER_WAITED, "never_waited", "was never waited on"},
     {CS_PIT_SELF_SEND, "self_send", "dist.send to rank"},
     {CS_PIT_SELF_RECV, "self_recv", "dist.recv from rank"},
@@ -265,7 +268,8 @@ void cs_outcome_build(cs_outcome *o, const cs_monitor *m, int status, const cs_o
     }
     const char *text = NULL;
     o->kind = o->verdict.kind != CS_OUT_OK ? o->verdict.kind : failure_kind(m, status, &text);
-    o->explanation = cs_xstrdup(o->verdict.kind != CS_OUT_OK ? o->verdict.why : text, "the outcome");
+    o->explanation =
+        cs_xstrdup(o->verdict.kind != CS_OUT_OK ? o->verdict.why : text, "the outcome");
     o->fix = cs_xstrdup(o->verdict.fix, "the outcome");
 
     o->ranks = cs_xcalloc((size_t)(m->world > 0 ? m->world : 1), sizeof *o->ranks, "the outcome");
@@ -351,8 +355,8 @@ static json_t *site_json(const char *script, int line) {
 }
 
 static json_t *op_json(const cs_outcome *o, const cs_outcome_op *op) {
-    json_t *j = json_pack("{s:i, s:o, s:o, s:o, s:o}", "rank", op->rank, "op", str_or_null(op->op), "peer",
-                          peer_json(op->peer), "site", site_json(o->script, op->line),
+    json_t *j = json_pack("{s:i, s:o, s:o, s:o, s:o}", "rank", op->rank, "op",
+                          str_or_null(op->op), "peer", peer_json(op->peer), "site", site_json(o->script, op->line),
                           "wait_site", site_json(o->script, op->wait_line));
     if (op->tag >= 0) json_object_set_new(j, "tag", json_integer(op->tag));
     else json_object_set_new(j, "tag", json_null());
@@ -367,7 +371,8 @@ static json_t *op_json(const cs_outcome *o, const cs_outcome_op *op) {
     }
     if (op->ndim < 0) { /* a collective */
         json_object_set_new(j, "count", json_integer((json_int_t)op->count));
-        json_object_set_new(j, "reduce_op", op->reduce_op[0] ? json_string(op->reduce_op) : json_null());
+        json_object_set_new(j, "reduce_op",
+                            op->reduce_op[0] ? json_string(op->reduce_op) : json_null());
     }
     json_object_set_new(j, "missing", json_boolean(op->missing));
     return j;
@@ -411,10 +416,12 @@ char *cs_outcome_json(const cs_outcome *o) {
     json_object_set_new(doc, "report", str_or_null(o->verdict.text));
     json_object_set_new(doc, "run_error", str_or_null(o->run_error));
     json_t *ops = json_array();
-    for (int i = 0; i < o->verdict.nops; i++) json_array_append_new(ops, op_json(o, &o->verdict.ops[i]));
+    for (int i = 0; i < o->verdict.nops; i++)
+        json_array_append_new(ops, op_json(o, &o->verdict.ops[i]));
     json_object_set_new(doc, "operations", ops);
     json_t *pits = json_array();
-    for (int i = 0; i < o->npitfalls; i++) json_array_append_new(pits, pitfall_json(o, &o->pitfalls[i]));
+    for (int i = 0; i < o->npitfalls; i++)
+        json_array_append_new(pits, pitfall_json(o, &o->pitfalls[i]));
     json_object_set_new(doc, "pitfalls", pits);
     json_object_set_new(doc, "counts",
                         json_pack("{s:I, s:I, s:I, s:I}", "messages", (json_int_t)o->messages,

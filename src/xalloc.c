@@ -20,7 +20,8 @@ static int injected(void) {
 _Noreturn void cs_oom(const char *what, size_t bytes) {
     /* stderr is unbuffered: the line is out before exit runs the handlers
      * (the visualizer's restores the terminal). */
-    fprintf(stderr, "commsim: out of memory: cannot allocate %s (%zu bytes); the run cannot go on\n",
+    fprintf(stderr,
+            "commsim: out of memory: cannot allocate %s (%zu bytes); the run cannot go on\n",
             what ? what : "memory", bytes);
     exit(1);
 }
