@@ -21,10 +21,10 @@ static void replay_usage(FILE *f) {
           "or budget, 130 interrupted).\n"
           "\n"
           "A trace cut off in the middle of a line (the run crashed) is replayed up\n"
-          "to its last whole event, and the report says so. A trace that ends before\n"
-          "every rank finished exits with the status its events imply, or 1 when\n"
-          "they imply none. A malformed trace is refused with FILE:LINE: reason and\n"
-          "status 1.\n"
+          "to its last whole event, the report says so, and the status is 1 whatever\n"
+          "the events before the cut say. A trace that ends before every rank\n"
+          "finished exits with the status its events imply, or 1 when they imply\n"
+          "none. A malformed trace is refused with FILE:LINE: reason and status 1.\n"
           "\n"
           "options:\n"
           "      --no-tui   print the plain report (the default without a terminal); on\n"
@@ -73,6 +73,9 @@ static int replay_file(const char *path, cs_report_format format) {
                 left, left == 1 ? "" : "s");
         status = 1;
     }
+    /* The run went on past the cut: what its events say so far is not its
+     * verdict, not even "ok" (a killed run's last events may be all exits). */
+    if (rp.cut) status = 1;
     cs_outcome o;
     cs_outcome_build(&o, &m, status, &output);
     if (format == CS_REPORT_JSON) {
