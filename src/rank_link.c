@@ -27,6 +27,7 @@
 #include "rank_link.h"
 #include "wire.h"
 #include "world.h"
+#include "xalloc.h"
 
 #define CONNECT_SECONDS 30.0 /* for the HELLO to leave: the controller may be slow */
 #define JOIN_SECONDS 3600.0  /* for every rank to join: hand-started ranks take a while */
@@ -339,12 +340,13 @@ static void event_emit(void *ud, const cs_event *ev) {
     size_t n = cs_wire_event_len(ev);
     pthread_mutex_lock(&l->lock);
     uint8_t *p = bytes_room(&l->ev, CS_WIRE_HDR + n);
-    if (p) {
-        cs_wire_hdr_put(p, CS_FR_EVENT, (uint32_t)n, 0);
-        cs_cur cur = {.p = p + CS_WIRE_HDR, .len = n};
-        cs_wire_event_put(&cur, ev);
-        l->ev.len += CS_WIRE_HDR + n;
-    }
+    /* A dropped event would change the controller's verdict without a word:
+     * the process ends instead, and the controller reports the rank dead. */
+    if (!p) cs_oom("an event for the controller", CS_WIRE_HDR + n);
+    cs_wire_hdr_put(p, CS_FR_EVENT, (uint32_t)n, 0);
+    cs_cur cur = {.p = p + CS_WIRE_HDR, .len = n};
+    cs_wire_event_put(&cur, ev);
+    l->ev.len += CS_WIRE_HDR + n;
     pthread_mutex_unlock(&l->lock);
 }
 
