@@ -1,6 +1,8 @@
 /* events.c -- event names and the bus that orders events and fans them out. */
 #include "events.h"
 
+#include "event_schema.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +69,7 @@ double cs_now(void) {
 /* Events that a sink emits while the bus is dispatching (the monitor's deadlock
  * verdict) wait here, so that every sink sees the triggering event first. */
 typedef struct cs_pending {
-    cs_event ev;
-    char *text;
+    cs_event ev; /* a deep copy: the emitter's strings die with its frame */
     struct cs_pending *next;
 } pending;
 
@@ -107,9 +108,8 @@ static void drain_pending(cs_bus *bus) {
         pending *p = bus->pending;
         bus->pending = p->next;
         if (!bus->pending) bus->pending_tail = NULL;
-        p->ev.text = p->text;
         dispatch(bus, &p->ev);
-        free(p->text);
+        cs_event_free(&p->ev);
         free(p);
     }
 }
@@ -123,13 +123,12 @@ static void stamp(cs_bus *bus, cs_event *ev) {
 void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
     stamp(bus, ev);
     if (bus->depth > 0) {
-        /* A sink emitting: queue a copy; reqs are not carried (sinks never emit blocks). */
+        /* A sink emitting: queue a copy, delivered once this dispatch ends. */
         pending *p = calloc(1, sizeof *p);
-        if (!p) return;
-        p->ev = *ev;
-        p->ev.reqs = NULL;
-        p->ev.nreqs = 0;
-        p->text = ev->text ? strdup(ev->text) : NULL;
+        if (!p || cs_event_copy(&p->ev, ev) < 0) {
+            free(p);
+            return;
+        }
         if (bus->pending_tail) bus->pending_tail->next = p;
         else bus->pending = p;
         bus->pending_tail = p;

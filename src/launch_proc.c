@@ -39,18 +39,8 @@
 #include "launch_proc_internal.h"
 
 static void held_free(held *h) {
-    free(h->text);
-    free(h->algo);
-    free(h->reduce_op);
-    free(h->reqs);
-    free(h->group);
+    cs_event_free(&h->ev);
     free(h);
-}
-
-static void *copy_of(const void *p, size_t n) {
-    void *c = p && n ? malloc(n) : NULL;
-    if (c) memcpy(c, p, n);
-    return c;
 }
 
 void proc_watch(ctl *k, int fd, uint64_t tag) {
@@ -129,15 +119,10 @@ static void forward(ctl *k, const cs_event *ev) {
         return;
     }
     held *h = calloc(1, sizeof *h);
-    if (!h) return;
-    h->ev = *ev;
-    h->ev.text = h->text = ev->text ? strdup(ev->text) : NULL;
-    h->ev.algo = h->algo = ev->algo ? strdup(ev->algo) : NULL;
-    h->ev.reduce_op = h->reduce_op = ev->reduce_op ? strdup(ev->reduce_op) : NULL;
-    h->ev.reqs = h->reqs = copy_of(ev->reqs, (size_t)(ev->nreqs > 0 ? ev->nreqs : 0) * sizeof *h->reqs);
-    h->ev.nreqs = h->reqs ? ev->nreqs : 0;
-    h->ev.group = h->group = copy_of(ev->group, (size_t)(ev->ngroup > 0 ? ev->ngroup : 0) * sizeof *h->group);
-    h->ev.ngroup = h->group ? ev->ngroup : 0;
+    if (!h || cs_event_copy(&h->ev, ev) < 0) {
+        free(h);
+        return;
+    }
     if (p->ht) p->ht->next = h;
     else p->hh = h;
     p->ht = h;

@@ -2,6 +2,8 @@
  * for the TCP engine. See wire.h and docs/wire-protocol.md. */
 #include "wire.h"
 
+#include "event_schema.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -378,134 +380,216 @@ int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world) {
     return 0;
 }
 
-/* ---- events */
+/* ---- events: every field placed by its row of the schema (event_schema.h) */
 
-/* The variable parts of an event, clipped to the limits. */
-typedef struct ev_parts {
-    uint32_t nreqs, ngroup;
-    size_t text, algo, op;
-} ev_parts;
-
-static size_t clip(const char *s, size_t max) {
-    size_t n = s ? strlen(s) : 0;
-    return n > max ? max : n;
+static void le64(uint8_t *p, uint64_t v) {
+    le32(p, (uint32_t)v);
+    le32(p + 4, (uint32_t)(v >> 32));
 }
 
-static ev_parts parts_of(const cs_event *ev) {
-    ev_parts p = {0};
-    p.nreqs = ev->reqs && ev->nreqs > 0 ? (uint32_t)ev->nreqs : 0;
-    if (p.nreqs > CS_WIRE_MAX_EVENT_REQS) p.nreqs = CS_WIRE_MAX_EVENT_REQS;
-    p.ngroup = ev->group && ev->ngroup > 0 ? (uint32_t)ev->ngroup : 0;
-    if (p.ngroup > CS_WIRE_MAX_WORLD) p.ngroup = CS_WIRE_MAX_WORLD;
-    p.text = clip(ev->text, CS_WIRE_MAX_EVENT_TEXT);
-    p.algo = clip(ev->algo, CS_WIRE_MAX_NAME);
-    p.op = clip(ev->reduce_op, CS_WIRE_MAX_NAME);
-    return p;
+static uint64_t from_le64(const uint8_t *p) {
+    return (uint64_t)from_le32(p) | (uint64_t)from_le32(p + 4) << 32;
+}
+
+/* A count or length slot: u8, u16 or u32. */
+static void put_n(uint8_t *p, int size, uint32_t v) {
+    if (size == 1) *p = (uint8_t)v;
+    else if (size == 2) le16(p, (uint16_t)v);
+    else le32(p, v);
+}
+
+static uint32_t get_n(const uint8_t *p, int size) {
+    return size == 1 ? *p : size == 2 ? from_le16(p) : from_le32(p);
+}
+
+/* Entries (strings: bytes) of a variable part, clipped to the row's limit. */
+static uint32_t tail_count(const cs_event *ev, const cs_field *f) {
+    size_t n;
+    switch (f->kind) {
+    case CS_FK_STR: {
+        const char *s = CS_CFIELD(ev, f, const char *);
+        n = s ? strlen(s) : 0;
+        break;
+    }
+    case CS_FK_REQS: n = ev->reqs && ev->nreqs > 0 ? (size_t)ev->nreqs : 0; break;
+    default: n = ev->group && ev->ngroup > 0 ? (size_t)ev->ngroup : 0; break;
+    }
+    return (uint32_t)(n > f->max ? f->max : n);
+}
+
+static size_t tail_bytes(const cs_field *f, uint32_t n) {
+    return f->kind == CS_FK_REQS ? 8 * (size_t)n : f->kind == CS_FK_GROUP ? 4 * (size_t)n : n;
+}
+
+static bool on_wire(const cs_field *f) {
+    return f->at || f->n_at || f->flag;
 }
 
 size_t cs_wire_event_len(const cs_event *ev) {
-    ev_parts p = parts_of(ev);
-    return EVENT_FIXED + 8 * (size_t)p.nreqs + 4 * (size_t)p.ngroup + p.text + p.algo + p.op;
+    size_t n = EVENT_FIXED;
+    for (int i = 0; i < CS_F_NFIELDS; i++)
+        if (cs_fields[i].tail) n += tail_bytes(&cs_fields[i], tail_count(ev, &cs_fields[i]));
+    return n;
 }
 
 void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
-    ev_parts p = parts_of(ev);
-    cs_put_u8(c, (uint8_t)ev->type);
-    cs_put_u8(c, (uint8_t)ev->op);
-    cs_put_u8(c, (uint8_t)ev->dtype);
-    cs_put_u8(c, (uint8_t)ev->ndim);
-    cs_put_u8(c, (uint8_t)(ev->eager | ev->any << 1 | ev->begin << 2 | (ev->text != NULL) << 3 |
-                           (ev->algo != NULL) << 4 | (ev->reduce_op != NULL) << 5));
-    cs_put_u32(c, (uint32_t)ev->rank);
-    cs_put_u64(c, ev->seq);
-    cs_put_u64(c, f64_bits(ev->t));
-    cs_put_u64(c, ev->req);
-    cs_put_u32(c, (uint32_t)ev->peer);
-    cs_put_u32(c, (uint32_t)ev->tag);
-    cs_put_u32(c, (uint32_t)ev->ctx);
-    cs_put_u64(c, ev->bytes);
-    for (int i = 0; i < CS_MAX_DIMS; i++) cs_put_u64(c, (uint64_t)ev->shape[i]);
-    cs_put_u32(c, (uint32_t)ev->line);
-    cs_put_u64(c, ev->peer_req);
-    cs_put_u64(c, f64_bits(ev->ms));
-    cs_put_u32(c, (uint32_t)ev->status);
-    cs_put_u32(c, p.nreqs);
-    cs_put_u32(c, (uint32_t)p.text);
-    cs_put_u8(c, 0); /* reserved */
-    cs_put_u64(c, ev->count);
-    cs_put_u16(c, (uint16_t)p.algo);
-    cs_put_u16(c, (uint16_t)p.op);
-    cs_put_u32(c, p.ngroup);
-    for (uint32_t i = 0; i < p.nreqs; i++) cs_put_u64(c, ev->reqs[i]);
-    for (uint32_t i = 0; i < p.ngroup; i++) cs_put_u32(c, (uint32_t)ev->group[i]);
-    cs_put_bytes(c, ev->text, p.text);
-    cs_put_bytes(c, ev->algo, p.algo);
-    cs_put_bytes(c, ev->reduce_op, p.op);
+    const cs_field *tail[CS_F_NFIELDS];
+    uint32_t count[CS_F_NFIELDS];
+    uint8_t *b = put_at(c, EVENT_FIXED);
+    int ntail = 0;
+
+    if (!b) return;
+    memset(b, 0, EVENT_FIXED);
+    b[0] = (uint8_t)ev->type;
+    le32(b + 5, (uint32_t)ev->rank);
+    le64(b + 9, ev->seq);
+    le64(b + 17, f64_bits(ev->t));
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        uint8_t *p = b + f->at;
+        if (!on_wire(f)) continue;
+        switch (f->kind) {
+        case CS_FK_INT: le32(p, (uint32_t)CS_CFIELD(ev, f, int)); break;
+        case CS_FK_U64: le64(p, CS_CFIELD(ev, f, uint64_t)); break;
+        case CS_FK_SIZE: le64(p, CS_CFIELD(ev, f, size_t)); break;
+        case CS_FK_DOUBLE: le64(p, f64_bits(CS_CFIELD(ev, f, double))); break;
+        case CS_FK_BOOL: if (CS_CFIELD(ev, f, bool)) b[4] |= f->flag; break;
+        case CS_FK_OP: *p = (uint8_t)CS_CFIELD(ev, f, cs_op); break;
+        case CS_FK_DTYPE: *p = (uint8_t)CS_CFIELD(ev, f, cs_dtype); break;
+        case CS_FK_SHAPE:
+            b[f->n_at] = (uint8_t)ev->ndim;
+            for (int d = 0; d < CS_MAX_DIMS; d++) le64(p + 8 * d, (uint64_t)ev->shape[d]);
+            break;
+        case CS_FK_STR:
+            if (CS_CFIELD(ev, f, const char *)) b[4] |= f->flag;
+            /* fall through */
+        case CS_FK_REQS:
+        case CS_FK_GROUP:
+            count[f->tail - 1] = tail_count(ev, f);
+            put_n(b + f->n_at, f->n_size, count[f->tail - 1]);
+            tail[f->tail - 1] = f;
+            if (f->tail > ntail) ntail = f->tail;
+            break;
+        case CS_FK_SEED: break; /* the run header's: never sent */
+        }
+    }
+    for (int k = 0; k < ntail; k++) {
+        const cs_field *f = tail[k];
+        if (f->kind == CS_FK_STR) cs_put_bytes(c, CS_CFIELD(ev, f, const char *), count[k]);
+        else if (f->kind == CS_FK_REQS)
+            for (uint32_t i = 0; i < count[k]; i++) cs_put_u64(c, ev->reqs[i]);
+        else
+            for (uint32_t i = 0; i < count[k]; i++) cs_put_u32(c, (uint32_t)ev->group[i]);
+    }
 }
 
-/* Event types a rank may send: the run header and verdicts are the controller's. */
-static bool rank_event_type(int t) {
-    return t >= CS_EV_POST && t < CS_EV_NTYPES && t != CS_EV_DEADLOCK;
-}
+/* The fixed part into ev, each value checked against its row. */
+static int get_fixed(const uint8_t *b, cs_event *ev, int world, const cs_field **tail,
+                     uint32_t *count, int *ntail, size_t *tail_len) {
+    uint8_t flags = b[4], known = 0;
 
-/* A string of n bytes into buf (NUL-terminated), when present. */
-static const char *get_str(cs_cur *c, size_t n, bool present, char *buf) {
-    const uint8_t *b = cs_get_bytes(c, n);
-    if (!present || !b) return NULL;
-    if (n) memcpy(buf, b, n);
-    buf[n] = 0;
-    return buf;
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        const uint8_t *p = b + f->at;
+        uint64_t u;
+        known |= f->flag;
+        if (!on_wire(f)) continue;
+        switch (f->kind) {
+        case CS_FK_INT: {
+            int v = (int)from_le32(p);
+            if (!cs_field_int_ok(f, v, world)) return -1;
+            CS_FIELD(ev, f, int) = v;
+            break;
+        }
+        case CS_FK_U64:
+        case CS_FK_SIZE:
+            if ((u = from_le64(p)) > INT64_MAX) return -1; /* what a trace holds */
+            if (f->kind == CS_FK_U64) CS_FIELD(ev, f, uint64_t) = u;
+            else CS_FIELD(ev, f, size_t) = (size_t)u;
+            break;
+        case CS_FK_DOUBLE: {
+            double d = bits_f64(from_le64(p));
+            if (!isfinite(d) || d < 0) return -1;
+            CS_FIELD(ev, f, double) = d;
+            break;
+        }
+        case CS_FK_BOOL: CS_FIELD(ev, f, bool) = flags & f->flag; break;
+        case CS_FK_OP:
+            if (*p >= CS_OP_NOPS) return -1;
+            CS_FIELD(ev, f, cs_op) = (cs_op)*p;
+            break;
+        case CS_FK_DTYPE:
+            if (*p >= CS_NDTYPES) return -1;
+            CS_FIELD(ev, f, cs_dtype) = (cs_dtype)*p;
+            break;
+        case CS_FK_SHAPE:
+            if ((ev->ndim = b[f->n_at]) > CS_MAX_DIMS) return -1;
+            for (int d = 0; d < CS_MAX_DIMS; d++) {
+                ev->shape[d] = (int64_t)from_le64(p + 8 * d);
+                if (d < ev->ndim && ev->shape[d] < 0) return -1;
+            }
+            break;
+        case CS_FK_STR:
+        case CS_FK_REQS:
+        case CS_FK_GROUP: {
+            uint32_t n = get_n(b + f->n_at, f->n_size);
+            if (n > f->max || (f->kind == CS_FK_STR && n && !(flags & f->flag))) return -1;
+            count[f->tail - 1] = n;
+            tail[f->tail - 1] = f;
+            if (f->tail > *ntail) *ntail = f->tail;
+            *tail_len += tail_bytes(f, n);
+            break;
+        }
+        case CS_FK_SEED: break;
+        }
+    }
+    return flags & ~known ? -1 : 0;
 }
 
 int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
+    const cs_field *tail[CS_F_NFIELDS];
+    uint32_t count[CS_F_NFIELDS];
+    const uint8_t *b = cs_get_bytes(c, EVENT_FIXED);
+    char *str = s->str, *str_end = s->str + sizeof s->str;
+    size_t tail_len = 0;
+    int ntail = 0;
+
     memset(ev, 0, sizeof *ev);
-    int type = cs_get_u8(c);
-    ev->op = (cs_op)cs_get_u8(c);
-    ev->dtype = (cs_dtype)cs_get_u8(c);
-    ev->ndim = cs_get_u8(c);
-    uint8_t flags = cs_get_u8(c);
-    ev->type = (cs_event_type)type;
-    ev->eager = flags & 1;
-    ev->any = flags >> 1 & 1;
-    ev->begin = flags >> 2 & 1;
-    ev->rank = (int)cs_get_u32(c);
-    ev->seq = cs_get_u64(c);
-    ev->t = bits_f64(cs_get_u64(c));
-    ev->req = cs_get_u64(c);
-    ev->peer = (int)cs_get_u32(c);
-    ev->tag = (int)cs_get_u32(c);
-    ev->ctx = (int)cs_get_u32(c);
-    ev->bytes = (size_t)cs_get_u64(c);
-    for (int i = 0; i < CS_MAX_DIMS; i++) ev->shape[i] = (int64_t)cs_get_u64(c);
-    ev->line = (int)cs_get_u32(c);
-    ev->peer_req = cs_get_u64(c);
-    ev->ms = bits_f64(cs_get_u64(c));
-    ev->status = (int)cs_get_u32(c);
-    uint32_t n = cs_get_u32(c), t = cs_get_u32(c);
-    cs_get_u8(c);
-    ev->count = (size_t)cs_get_u64(c);
-    uint32_t na = cs_get_u16(c), no = cs_get_u16(c), ng = cs_get_u32(c);
-    if (c->bad || !rank_event_type(type) || flags >> 6 || (unsigned)ev->op >= CS_OP_NOPS ||
-        (unsigned)ev->dtype >= CS_NDTYPES || ev->ndim > CS_MAX_DIMS || ev->rank < 0 ||
-        ev->rank >= world || ev->peer < CS_NO_RANK || ev->peer >= world || ev->line < 0 ||
-        !isfinite(ev->t) || ev->t < 0 || !isfinite(ev->ms) || n > CS_WIRE_MAX_EVENT_REQS ||
-        t > CS_WIRE_MAX_EVENT_TEXT || na > CS_WIRE_MAX_NAME || no > CS_WIRE_MAX_NAME ||
-        ng > (uint32_t)world || (t && !(flags & 8)) || (na && !(flags & 16)) ||
-        (no && !(flags & 32)) ||
-        c->len - c->pos != 8 * (size_t)n + 4 * (size_t)ng + t + na + no)
+    if (!b || b[0] >= CS_EV_NTYPES || cs_event_kinds[b[0]].ctl_only) return -1;
+    ev->type = (cs_event_type)b[0];
+    ev->rank = (int)from_le32(b + 5);
+    ev->seq = from_le64(b + 9);
+    ev->t = bits_f64(from_le64(b + 17));
+    if (ev->rank < 0 || ev->rank >= world || !isfinite(ev->t) || ev->t < 0 ||
+        get_fixed(b, ev, world, tail, count, &ntail, &tail_len) < 0 ||
+        c->len - c->pos != tail_len)
         return -1;
-    for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
-    ev->reqs = n ? s->reqs : NULL;
-    ev->nreqs = (int)n;
-    for (uint32_t i = 0; i < ng; i++) {
-        s->group[i] = (int)cs_get_u32(c);
-        if (s->group[i] < 0 || s->group[i] >= world) return -1;
+    for (int k = 0; k < ntail; k++) {
+        const cs_field *f = tail[k];
+        uint32_t n = count[k];
+        if (f->kind == CS_FK_STR) {
+            const uint8_t *p = cs_get_bytes(c, n);
+            if (!(b[4] & f->flag)) continue; /* absent: NULL, not "" */
+            if (!p || (size_t)(str_end - str) < n + 1) return -1;
+            memcpy(str, p, n);
+            str[n] = 0;
+            CS_FIELD(ev, f, const char *) = str;
+            str += n + 1;
+        } else if (f->kind == CS_FK_REQS) {
+            if (n > sizeof s->reqs / sizeof *s->reqs) return -1;
+            for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
+            ev->reqs = n ? s->reqs : NULL;
+            ev->nreqs = (int)n;
+        } else {
+            if (n > (uint32_t)world || n > sizeof s->group / sizeof *s->group) return -1;
+            for (uint32_t i = 0; i < n; i++) {
+                s->group[i] = (int)cs_get_u32(c);
+                if (s->group[i] < 0 || s->group[i] >= world) return -1;
+            }
+            ev->group = n ? s->group : NULL;
+            ev->ngroup = (int)n;
+        }
     }
-    ev->group = ng ? s->group : NULL;
-    ev->ngroup = (int)ng;
-    ev->text = get_str(c, t, flags & 8, s->text);
-    ev->algo = get_str(c, na, flags & 16, s->algo);
-    ev->reduce_op = get_str(c, no, flags & 32, s->reduce_op);
     return c->bad ? -1 : 0;
 }
 

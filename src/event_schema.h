@@ -1,0 +1,105 @@
+/* event_schema.h -- the one description of an event's fields.
+ *
+ * cs_event (events.h) is the record; the table here says, for each of its
+ * fields, its key in a trace, its kind, its legal values, its limit and its
+ * place in an EVENT frame. The trace codec (trace.c), the wire codec (wire.c)
+ * and the deep copy below all walk this table, so a field added to cs_event
+ * and given one row here is written, read, range-checked, sent, received and
+ * copied. docs/trace-format.md says when a new field bumps which version.
+ */
+#ifndef CS_EVENT_SCHEMA_H
+#define CS_EVENT_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+
+/* Limits shared by both codecs (the trace's and the wire's names for them are
+ * in trace.h and wire.h). */
+#define CS_EV_MAX_TEXT (64 * 1024) /* text or script bytes */
+#define CS_EV_MAX_NAME 256         /* engine, send_mode, coll name bytes */
+#define CS_EV_MAX_ALGO 255         /* algo, reduce_op bytes: a u16 length on the wire */
+#define CS_EV_MAX_REQS 16384       /* requests one block event lists */
+#define CS_EV_MAX_WORLD 65536      /* ranks in a run, members in a group */
+
+typedef enum {
+    CS_FK_INT,    /* int member, lo..hi, or lo..world-1 when world_hi */
+    CS_FK_U64,    /* uint64_t member, 0 .. 2^63-1 (a JSON integer) */
+    CS_FK_SIZE,   /* size_t member, likewise */
+    CS_FK_BOOL,   /* bool member */
+    CS_FK_DOUBLE, /* double member, finite and >= 0 */
+    CS_FK_STR,    /* const char * member, at most max bytes (NULL and "" differ) */
+    CS_FK_OP,     /* cs_op member, by name */
+    CS_FK_DTYPE,  /* cs_dtype member, by name */
+    CS_FK_SHAPE,  /* ndim + shape[]: 0..CS_MAX_DIMS sizes >= 0 */
+    CS_FK_REQS,   /* reqs + nreqs: at most max ids */
+    CS_FK_GROUP,  /* group + ngroup: at most max ranks, each 0..world-1 */
+    CS_FK_SEED    /* seed: a decimal string in a trace (64 bits do not fit JSON) */
+} cs_field_kind;
+
+typedef struct cs_field {
+    const char *key;  /* in a trace line */
+    cs_field_kind kind;
+    size_t off;       /* of the member in cs_event */
+    int lo, hi;       /* CS_FK_INT range */
+    bool world_hi;    /* CS_FK_INT: the upper bound is world - 1 instead of hi */
+    bool alias;       /* a second key for a member another row owns (coll "name"
+                         is the text): not on the wire, not copied twice */
+    size_t max;       /* CS_FK_STR bytes; CS_FK_REQS, CS_FK_GROUP entries */
+    /* Its place in an EVENT frame: a fixed part of CS_WIRE_EVENT_FIXED bytes,
+     * then the variable parts in .tail order. Byte 0 is the type, so 0 in
+     * .at and .n_at means "not there". */
+    uint8_t at;       /* the value: scalars, shape's sizes */
+    uint8_t flag;     /* its bit in the flags byte: a bool's value, a string's presence */
+    uint8_t n_at;     /* its count or length (shape, strings, reqs, group)... */
+    uint8_t n_size;   /* ...as a u8, u16 or u32 */
+    uint8_t tail;     /* 1, 2, ...: the order of the variable parts */
+} cs_field;
+
+/* The fields in the order of the keys of a written trace line. */
+enum {
+    CS_F_REQ, CS_F_OP, CS_F_NAME, CS_F_BEGIN, CS_F_PEER, CS_F_ROOT, CS_F_TAG, CS_F_CTX,
+    CS_F_BYTES, CS_F_DTYPE, CS_F_SHAPE, CS_F_PEER_REQ, CS_F_REQS, CS_F_ANY, CS_F_MS,
+    CS_F_EAGER, CS_F_LINE, CS_F_STATUS, CS_F_TEXT, CS_F_WORLD, CS_F_ENGINE, CS_F_SEND_MODE,
+    CS_F_SEED, CS_F_SCRIPT, CS_F_COUNT, CS_F_ALGO, CS_F_REDUCE_OP, CS_F_GROUP,
+    CS_F_NFIELDS
+};
+
+extern const cs_field cs_fields[CS_F_NFIELDS];
+
+/* Which fields a type carries. need: always written, must be present; opt:
+ * written when not zero, zero when absent. A trace carries only these; an
+ * EVENT frame carries every field that has a place in it. */
+typedef struct cs_event_kind {
+    uint32_t need, opt;
+    bool rankless; /* may carry rank -1 or CS_NO_RANK: not from one rank */
+    bool ctl_only; /* only the controller emits it: no rank may send one */
+} cs_event_kind;
+
+extern const cs_event_kind cs_event_kinds[CS_EV_NTYPES];
+
+#define CS_FIELD_BIT(i) (1u << (i))
+
+/* Member access through a row. */
+#define CS_FIELD(ev, f, T) (*(T *)((char *)(ev) + (f)->off))
+#define CS_CFIELD(ev, f, T) (*(const T *)((const char *)(ev) + (f)->off))
+
+/* v within f's range (CS_FK_INT); world > 0 bounds world_hi fields. */
+static inline bool cs_field_int_ok(const cs_field *f, long long v, int world) {
+    long long hi = f->world_hi ? (world > 0 ? world - 1 : INT32_MAX) : f->hi;
+    return v >= f->lo && v <= hi;
+}
+
+/* The field holds its zero value (an optional field is then not written). */
+bool cs_field_is_zero(const cs_event *ev, const cs_field *f);
+
+/* A deep copy of src into dst: every string and array it points to gets an
+ * allocation of its own (NULL stays NULL). 0, or -1 when out of memory with
+ * dst holding nothing to free. Release with cs_event_free. */
+int cs_event_copy(cs_event *dst, const cs_event *src);
+/* Free what a copy owns (NULL-safe); the event's pointers become NULL. */
+void cs_event_free(cs_event *ev);
+
+#endif
