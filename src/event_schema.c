@@ -38,7 +38,7 @@ const cs_field cs_fields[CS_F_NFIELDS] = {
     [CS_F_WORLD] = {"world", INT(world, 1, CS_EV_MAX_WORLD)},
     [CS_F_ENGINE] = {"engine", CS_FK_STR, M(engine), .max = CS_EV_MAX_NAME},
     [CS_F_SEND_MODE] = {"send_mode", CS_FK_STR, M(send_mode), .max = CS_EV_MAX_NAME},
-    [CS_F_SEED] = {"seed", CS_FK_SEED, M(seed)},
+    [CS_F_SEED] = {"seed", CS_FK_SEED, M(seed), .at = 0}, /* the header's: never sent */
     [CS_F_SCRIPT] = {"script", CS_FK_STR, M(text), .alias = true, .max = CS_EV_MAX_TEXT},
     [CS_F_COUNT] = {"count", CS_FK_SIZE, M(count), .at = 118},
     [CS_F_ALGO] = {"algo", CS_FK_STR, M(algo), .max = CS_EV_MAX_ALGO, .flag = 16, .n_at = 126,
@@ -108,7 +108,7 @@ int cs_event_copy(cs_event *dst, const cs_event *src) {
         if (f->alias) continue;
         switch (f->kind) {
         case CS_FK_STR: {
-            const char *s = CS_CFIELD(src, f, const char *);
+            const char *s = CS_CFIELD(src, f, char *);
             CS_FIELD(dst, f, const char *) = s ? dup_of(s, strlen(s) + 1, &ok) : NULL;
             break;
         }
@@ -136,7 +136,7 @@ void cs_event_free(cs_event *ev) {
         const cs_field *f = &cs_fields[i];
         if (f->alias) continue;
         if (f->kind == CS_FK_STR) {
-            free((char *)CS_CFIELD(ev, f, const char *));
+            free((char *)CS_CFIELD(ev, f, char *));
             CS_FIELD(ev, f, const char *) = NULL;
         } else if (f->kind == CS_FK_REQS) {
             free((uint64_t *)ev->reqs);

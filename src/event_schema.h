@@ -82,7 +82,7 @@ extern const cs_event_kind cs_event_kinds[CS_EV_NTYPES];
 
 #define CS_FIELD_BIT(i) (1u << (i))
 
-/* Member access through a row. */
+/* Member access through a row; CS_CFIELD(ev, f, char *) reads a string. */
 #define CS_FIELD(ev, f, T) (*(T *)((char *)(ev) + (f)->off))
 #define CS_CFIELD(ev, f, T) (*(const T *)((const char *)(ev) + (f)->off))
 

@@ -407,7 +407,7 @@ static uint32_t tail_count(const cs_event *ev, const cs_field *f) {
     size_t n;
     switch (f->kind) {
     case CS_FK_STR: {
-        const char *s = CS_CFIELD(ev, f, const char *);
+        const char *s = CS_CFIELD(ev, f, char *);
         n = s ? strlen(s) : 0;
         break;
     }
@@ -461,7 +461,7 @@ void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
             for (int d = 0; d < CS_MAX_DIMS; d++) le64(p + 8 * d, (uint64_t)ev->shape[d]);
             break;
         case CS_FK_STR:
-            if (CS_CFIELD(ev, f, const char *)) b[4] |= f->flag;
+            if (CS_CFIELD(ev, f, char *)) b[4] |= f->flag;
             /* fall through */
         case CS_FK_REQS:
         case CS_FK_GROUP:
@@ -475,7 +475,7 @@ void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
     }
     for (int k = 0; k < ntail; k++) {
         const cs_field *f = tail[k];
-        if (f->kind == CS_FK_STR) cs_put_bytes(c, CS_CFIELD(ev, f, const char *), count[k]);
+        if (f->kind == CS_FK_STR) cs_put_bytes(c, CS_CFIELD(ev, f, char *), count[k]);
         else if (f->kind == CS_FK_REQS)
             for (uint32_t i = 0; i < count[k]; i++) cs_put_u64(c, ev->reqs[i]);
         else
