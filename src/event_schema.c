@@ -24,7 +24,8 @@ const cs_field cs_fields[CS_F_NFIELDS] = {
     [CS_F_CTX] = {"ctx", INT(ctx, 0, INT_MAX), .at = 41},
     [CS_F_BYTES] = {"bytes", CS_FK_SIZE, M(bytes), .at = 45},
     [CS_F_DTYPE] = {"dtype", CS_FK_DTYPE, M(dtype), .at = 2},
-    [CS_F_SHAPE] = {"shape", CS_FK_SHAPE, M(shape), .at = 53, .n_at = 3, .n_size = 1},
+    [CS_F_SHAPE] = {"shape", CS_FK_SHAPE, M(shape), .max = CS_MAX_DIMS, .at = 53, .n_at = 3,
+                    .n_size = 1},
     [CS_F_PEER_REQ] = {"peer_req", CS_FK_U64, M(peer_req), .at = 89},
     [CS_F_REQS] = {"reqs", CS_FK_REQS, M(reqs), .max = CS_EV_MAX_REQS, .n_at = 109, .n_size = 4,
                    .tail = 1},
@@ -73,6 +74,19 @@ const cs_event_kind cs_event_kinds[CS_EV_NTYPES] = {
 };
 #undef B
 
+size_t cs_field_count(const cs_event *ev, const cs_field *f) {
+    const char *s;
+    long n;
+    switch (f->kind) {
+    case CS_FK_STR: return (s = CS_CFIELD(ev, f, char *)) ? strnlen(s, f->max) : 0;
+    case CS_FK_SHAPE: n = ev->ndim; break;
+    case CS_FK_REQS: n = ev->reqs ? ev->nreqs : 0; break;
+    case CS_FK_GROUP: n = ev->group ? ev->ngroup : 0; break;
+    default: return 0;
+    }
+    return n <= 0 ? 0 : (size_t)n > f->max ? f->max : (size_t)n;
+}
+
 bool cs_field_is_zero(const cs_event *ev, const cs_field *f) {
     switch (f->kind) {
     case CS_FK_INT: return CS_CFIELD(ev, f, int) == 0;
@@ -80,9 +94,7 @@ bool cs_field_is_zero(const cs_event *ev, const cs_field *f) {
     case CS_FK_SIZE: return CS_CFIELD(ev, f, size_t) == 0;
     case CS_FK_BOOL: return !CS_CFIELD(ev, f, bool);
     case CS_FK_DOUBLE: return CS_CFIELD(ev, f, double) == 0.0;
-    case CS_FK_STR: return !CS_CFIELD(ev, f, char *) || !*CS_CFIELD(ev, f, char *);
-    case CS_FK_REQS: return !ev->reqs || ev->nreqs <= 0;
-    case CS_FK_GROUP: return !ev->group || ev->ngroup <= 0;
+    case CS_FK_STR: case CS_FK_REQS: case CS_FK_GROUP: return cs_field_count(ev, f) == 0;
     default: return false; /* the other kinds are never optional */
     }
 }

@@ -33,7 +33,7 @@ typedef enum {
     CS_FK_STR,    /* const char * member, at most max bytes (NULL and "" differ) */
     CS_FK_OP,     /* cs_op member, by name */
     CS_FK_DTYPE,  /* cs_dtype member, by name */
-    CS_FK_SHAPE,  /* ndim + shape[]: 0..CS_MAX_DIMS sizes >= 0 */
+    CS_FK_SHAPE,  /* ndim + shape[]: at most max sizes, each >= 0 */
     CS_FK_REQS,   /* reqs + nreqs: at most max ids */
     CS_FK_GROUP,  /* group + ngroup: at most max ranks, each 0..world-1 */
     CS_FK_SEED    /* seed: a decimal string in a trace (64 bits do not fit JSON) */
@@ -47,7 +47,7 @@ typedef struct cs_field {
     bool world_hi;    /* CS_FK_INT: the upper bound is world - 1 instead of hi */
     bool alias;       /* a second key for a member another row owns (coll "name"
                          is the text): not on the wire, not copied twice */
-    size_t max;       /* CS_FK_STR bytes; CS_FK_REQS, CS_FK_GROUP entries */
+    size_t max;       /* CS_FK_STR bytes; shape, reqs, group entries */
     /* Its place in an EVENT frame: a fixed part of CS_WIRE_EVENT_FIXED bytes,
      * then the variable parts in .tail order. Byte 0 is the type, so 0 in
      * .at and .n_at means "not there". */
@@ -92,6 +92,8 @@ static inline bool cs_field_int_ok(const cs_field *f, long long v, int world) {
     return v >= f->lo && v <= hi;
 }
 
+/* Entries of a shape, reqs or group row, bytes of a string row: at most max. */
+size_t cs_field_count(const cs_event *ev, const cs_field *f);
 /* The field holds its zero value (an optional field is then not written). */
 bool cs_field_is_zero(const cs_event *ev, const cs_field *f);
 

@@ -109,27 +109,16 @@ static json_t *field_to_json(const cs_event *ev, const cs_field *f) {
     case CS_FK_STR: return json_text(CAT(ev, f, char *), f->max);
     case CS_FK_OP: return json_name(cs_op_name(ev->op));
     case CS_FK_DTYPE: return json_name(cs_dtype_name(ev->dtype));
-    case CS_FK_SHAPE: {
-        int nd = ev->ndim < 0 ? 0 : ev->ndim > CS_MAX_DIMS ? CS_MAX_DIMS : ev->ndim;
-        if (!(a = json_array())) return NULL;
-        for (int i = 0; i < nd; i++)
-            if (json_array_append_new(a, json_integer(ev->shape[i])) < 0) goto fail;
-        return a;
-    }
-    case CS_FK_REQS: {
-        int n = ev->reqs ? ev->nreqs : 0;
-        if (n > (int)f->max) n = (int)f->max;
-        if (!(a = json_array())) return NULL;
-        for (int i = 0; i < n; i++)
-            if (json_array_append_new(a, json_u64(ev->reqs[i])) < 0) goto fail;
-        return a;
-    }
+    case CS_FK_SHAPE:
+    case CS_FK_REQS:
     case CS_FK_GROUP: {
-        int n = ev->group ? ev->ngroup : 0;
-        if (n > (int)f->max) n = (int)f->max;
+        size_t n = cs_field_count(ev, f);
         if (!(a = json_array())) return NULL;
-        for (int i = 0; i < n; i++)
-            if (json_array_append_new(a, json_integer(ev->group[i])) < 0) goto fail;
+        for (size_t i = 0; i < n; i++) {
+            json_t *x = f->kind == CS_FK_SHAPE ? json_integer(ev->shape[i])
+                      : f->kind == CS_FK_REQS ? json_u64(ev->reqs[i]) : json_integer(ev->group[i]);
+            if (json_array_append_new(a, x) < 0) goto fail;
+        }
         return a;
     }
     case CS_FK_SEED:
@@ -329,7 +318,7 @@ static int field_from_json(json_t *o, const cs_field *f, int world, cs_event *ev
         return 0;
     }
     case CS_FK_SHAPE:
-        if (get_u64_array(v, f->key, CS_MAX_DIMS, err, errlen) < 0) return -1;
+        if (get_u64_array(v, f->key, f->max, err, errlen) < 0) return -1;
         ev->ndim = (int)json_array_size(v);
         for (int i = 0; i < ev->ndim; i++) ev->shape[i] = json_integer_value(json_array_get(v, i));
         return 0;

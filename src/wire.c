@@ -382,212 +382,156 @@ int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world) {
 
 /* ---- events: every field placed by its row of the schema (event_schema.h) */
 
-static void le64(uint8_t *p, uint64_t v) {
-    le32(p, (uint32_t)v);
-    le32(p + 4, (uint32_t)(v >> 32));
+/* n bytes little-endian at p. */
+static void le_put(uint8_t *p, int n, uint64_t v) {
+    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> 8 * i);
 }
 
-static uint64_t from_le64(const uint8_t *p) {
-    return (uint64_t)from_le32(p) | (uint64_t)from_le32(p + 4) << 32;
+static uint64_t le_get(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int i = n; i-- > 0;) v = v << 8 | p[i];
+    return v;
 }
 
-/* A count or length slot: u8, u16 or u32. */
-static void put_n(uint8_t *p, int size, uint32_t v) {
-    if (size == 1) *p = (uint8_t)v;
-    else if (size == 2) le16(p, (uint16_t)v);
-    else le32(p, v);
-}
-
-static uint32_t get_n(const uint8_t *p, int size) {
-    return size == 1 ? *p : size == 2 ? from_le16(p) : from_le32(p);
-}
-
-/* Entries (strings: bytes) of a variable part, clipped to the row's limit. */
-static uint32_t tail_count(const cs_event *ev, const cs_field *f) {
-    size_t n;
+/* Bytes of a scalar row's value in the frame (0: not a scalar). */
+static int width(const cs_field *f) {
     switch (f->kind) {
-    case CS_FK_STR: {
-        const char *s = CS_CFIELD(ev, f, char *);
-        n = s ? strlen(s) : 0;
-        break;
+    case CS_FK_INT: return 4;
+    case CS_FK_U64: case CS_FK_SIZE: case CS_FK_DOUBLE: return 8;
+    case CS_FK_OP: case CS_FK_DTYPE: return 1;
+    default: return 0;
     }
-    case CS_FK_REQS: n = ev->reqs && ev->nreqs > 0 ? (size_t)ev->nreqs : 0; break;
-    default: n = ev->group && ev->ngroup > 0 ? (size_t)ev->ngroup : 0; break;
-    }
-    return (uint32_t)(n > f->max ? f->max : n);
 }
 
-static size_t tail_bytes(const cs_field *f, uint32_t n) {
-    return f->kind == CS_FK_REQS ? 8 * (size_t)n : f->kind == CS_FK_GROUP ? 4 * (size_t)n : n;
+static uint64_t bits_of(const cs_event *ev, const cs_field *f) {
+    switch (f->kind) {
+    case CS_FK_INT: return (uint32_t)CS_CFIELD(ev, f, int);
+    case CS_FK_U64: return CS_CFIELD(ev, f, uint64_t);
+    case CS_FK_SIZE: return CS_CFIELD(ev, f, size_t);
+    case CS_FK_DOUBLE: return f64_bits(CS_CFIELD(ev, f, double));
+    case CS_FK_OP: return (uint64_t)CS_CFIELD(ev, f, cs_op);
+    default: return (uint64_t)CS_CFIELD(ev, f, cs_dtype);
+    }
 }
 
-static bool on_wire(const cs_field *f) {
-    return f->at || f->n_at || f->flag;
+/* Store the frame's bits v; false when the row's range refuses them. */
+static bool set_bits(cs_event *ev, const cs_field *f, uint64_t v, int world) {
+    switch (f->kind) {
+    case CS_FK_INT: CS_FIELD(ev, f, int) = (int32_t)v; return cs_field_int_ok(f, (int32_t)v, world);
+    case CS_FK_U64: CS_FIELD(ev, f, uint64_t) = v; return v <= INT64_MAX; /* as a trace */
+    case CS_FK_SIZE: CS_FIELD(ev, f, size_t) = (size_t)v; return v <= INT64_MAX;
+    case CS_FK_DOUBLE: {
+        double d = CS_FIELD(ev, f, double) = bits_f64(v);
+        return isfinite(d) && d >= 0;
+    }
+    case CS_FK_OP: CS_FIELD(ev, f, cs_op) = (cs_op)v; return v < CS_OP_NOPS;
+    default: CS_FIELD(ev, f, cs_dtype) = (cs_dtype)v; return v < CS_NDTYPES;
+    }
+}
+
+static size_t tail_bytes(const cs_field *f, size_t n) {
+    return f->kind == CS_FK_REQS ? 8 * n : f->kind == CS_FK_GROUP ? 4 * n : n;
 }
 
 size_t cs_wire_event_len(const cs_event *ev) {
     size_t n = EVENT_FIXED;
     for (int i = 0; i < CS_F_NFIELDS; i++)
-        if (cs_fields[i].tail) n += tail_bytes(&cs_fields[i], tail_count(ev, &cs_fields[i]));
+        if (cs_fields[i].tail) n += tail_bytes(&cs_fields[i], cs_field_count(ev, &cs_fields[i]));
     return n;
 }
 
 void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
-    const cs_field *tail[CS_F_NFIELDS];
+    const cs_field *tail[CS_F_NFIELDS] = {0};
     uint32_t count[CS_F_NFIELDS];
     uint8_t *b = put_at(c, EVENT_FIXED);
-    int ntail = 0;
 
     if (!b) return;
     memset(b, 0, EVENT_FIXED);
     b[0] = (uint8_t)ev->type;
-    le32(b + 5, (uint32_t)ev->rank);
-    le64(b + 9, ev->seq);
-    le64(b + 17, f64_bits(ev->t));
+    le_put(b + 5, 4, (uint32_t)ev->rank);
+    le_put(b + 9, 8, ev->seq);
+    le_put(b + 17, 8, f64_bits(ev->t));
     for (int i = 0; i < CS_F_NFIELDS; i++) {
         const cs_field *f = &cs_fields[i];
-        uint8_t *p = b + f->at;
-        if (!on_wire(f)) continue;
-        switch (f->kind) {
-        case CS_FK_INT: le32(p, (uint32_t)CS_CFIELD(ev, f, int)); break;
-        case CS_FK_U64: le64(p, CS_CFIELD(ev, f, uint64_t)); break;
-        case CS_FK_SIZE: le64(p, CS_CFIELD(ev, f, size_t)); break;
-        case CS_FK_DOUBLE: le64(p, f64_bits(CS_CFIELD(ev, f, double))); break;
-        case CS_FK_BOOL: if (CS_CFIELD(ev, f, bool)) b[4] |= f->flag; break;
-        case CS_FK_OP: *p = (uint8_t)CS_CFIELD(ev, f, cs_op); break;
-        case CS_FK_DTYPE: *p = (uint8_t)CS_CFIELD(ev, f, cs_dtype); break;
-        case CS_FK_SHAPE:
+        if (width(f) && f->at) le_put(b + f->at, width(f), bits_of(ev, f));
+        else if (f->kind == CS_FK_BOOL && CS_CFIELD(ev, f, bool)) b[4] |= f->flag;
+        else if (f->kind == CS_FK_SHAPE) {
             b[f->n_at] = (uint8_t)ev->ndim;
-            for (int d = 0; d < CS_MAX_DIMS; d++) le64(p + 8 * d, (uint64_t)ev->shape[d]);
-            break;
-        case CS_FK_STR:
-            if (CS_CFIELD(ev, f, char *)) b[4] |= f->flag;
-            /* fall through */
-        case CS_FK_REQS:
-        case CS_FK_GROUP:
-            count[f->tail - 1] = tail_count(ev, f);
-            put_n(b + f->n_at, f->n_size, count[f->tail - 1]);
+            for (int d = 0; d < CS_MAX_DIMS; d++) le_put(b + f->at + 8 * d, 8, (uint64_t)ev->shape[d]);
+        } else if (f->tail) {
+            if (f->kind == CS_FK_STR && CS_CFIELD(ev, f, char *)) b[4] |= f->flag;
+            count[f->tail - 1] = (uint32_t)cs_field_count(ev, f);
+            le_put(b + f->n_at, f->n_size, count[f->tail - 1]);
             tail[f->tail - 1] = f;
-            if (f->tail > ntail) ntail = f->tail;
-            break;
-        case CS_FK_SEED: break; /* the run header's: never sent */
         }
     }
-    for (int k = 0; k < ntail; k++) {
+    for (int k = 0; k < CS_F_NFIELDS && tail[k]; k++) {
         const cs_field *f = tail[k];
+        for (uint32_t i = 0; f->kind != CS_FK_STR && i < count[k]; i++)
+            if (f->kind == CS_FK_REQS) cs_put_u64(c, ev->reqs[i]);
+            else cs_put_u32(c, (uint32_t)ev->group[i]);
         if (f->kind == CS_FK_STR) cs_put_bytes(c, CS_CFIELD(ev, f, char *), count[k]);
-        else if (f->kind == CS_FK_REQS)
-            for (uint32_t i = 0; i < count[k]; i++) cs_put_u64(c, ev->reqs[i]);
-        else
-            for (uint32_t i = 0; i < count[k]; i++) cs_put_u32(c, (uint32_t)ev->group[i]);
     }
-}
-
-/* The fixed part into ev, each value checked against its row. */
-static int get_fixed(const uint8_t *b, cs_event *ev, int world, const cs_field **tail,
-                     uint32_t *count, int *ntail, size_t *tail_len) {
-    uint8_t flags = b[4], known = 0;
-
-    for (int i = 0; i < CS_F_NFIELDS; i++) {
-        const cs_field *f = &cs_fields[i];
-        const uint8_t *p = b + f->at;
-        uint64_t u;
-        known |= f->flag;
-        if (!on_wire(f)) continue;
-        switch (f->kind) {
-        case CS_FK_INT: {
-            int v = (int)from_le32(p);
-            if (!cs_field_int_ok(f, v, world)) return -1;
-            CS_FIELD(ev, f, int) = v;
-            break;
-        }
-        case CS_FK_U64:
-        case CS_FK_SIZE:
-            if ((u = from_le64(p)) > INT64_MAX) return -1; /* what a trace holds */
-            if (f->kind == CS_FK_U64) CS_FIELD(ev, f, uint64_t) = u;
-            else CS_FIELD(ev, f, size_t) = (size_t)u;
-            break;
-        case CS_FK_DOUBLE: {
-            double d = bits_f64(from_le64(p));
-            if (!isfinite(d) || d < 0) return -1;
-            CS_FIELD(ev, f, double) = d;
-            break;
-        }
-        case CS_FK_BOOL: CS_FIELD(ev, f, bool) = flags & f->flag; break;
-        case CS_FK_OP:
-            if (*p >= CS_OP_NOPS) return -1;
-            CS_FIELD(ev, f, cs_op) = (cs_op)*p;
-            break;
-        case CS_FK_DTYPE:
-            if (*p >= CS_NDTYPES) return -1;
-            CS_FIELD(ev, f, cs_dtype) = (cs_dtype)*p;
-            break;
-        case CS_FK_SHAPE:
-            if ((ev->ndim = b[f->n_at]) > CS_MAX_DIMS) return -1;
-            for (int d = 0; d < CS_MAX_DIMS; d++) {
-                ev->shape[d] = (int64_t)from_le64(p + 8 * d);
-                if (d < ev->ndim && ev->shape[d] < 0) return -1;
-            }
-            break;
-        case CS_FK_STR:
-        case CS_FK_REQS:
-        case CS_FK_GROUP: {
-            uint32_t n = get_n(b + f->n_at, f->n_size);
-            if (n > f->max || (f->kind == CS_FK_STR && n && !(flags & f->flag))) return -1;
-            count[f->tail - 1] = n;
-            tail[f->tail - 1] = f;
-            if (f->tail > *ntail) *ntail = f->tail;
-            *tail_len += tail_bytes(f, n);
-            break;
-        }
-        case CS_FK_SEED: break;
-        }
-    }
-    return flags & ~known ? -1 : 0;
 }
 
 int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
-    const cs_field *tail[CS_F_NFIELDS];
+    const cs_field *tail[CS_F_NFIELDS] = {0};
     uint32_t count[CS_F_NFIELDS];
     const uint8_t *b = cs_get_bytes(c, EVENT_FIXED);
-    char *str = s->str, *str_end = s->str + sizeof s->str;
-    size_t tail_len = 0;
-    int ntail = 0;
+    char *str = s->str;
+    size_t len = 0;
+    uint8_t known = 0;
 
     memset(ev, 0, sizeof *ev);
     if (!b || b[0] >= CS_EV_NTYPES || cs_event_kinds[b[0]].ctl_only) return -1;
     ev->type = (cs_event_type)b[0];
-    ev->rank = (int)from_le32(b + 5);
-    ev->seq = from_le64(b + 9);
-    ev->t = bits_f64(from_le64(b + 17));
-    if (ev->rank < 0 || ev->rank >= world || !isfinite(ev->t) || ev->t < 0 ||
-        get_fixed(b, ev, world, tail, count, &ntail, &tail_len) < 0 ||
-        c->len - c->pos != tail_len)
-        return -1;
-    for (int k = 0; k < ntail; k++) {
+    ev->rank = (int32_t)le_get(b + 5, 4);
+    ev->seq = le_get(b + 9, 8);
+    ev->t = bits_f64(le_get(b + 17, 8));
+    if (ev->rank < 0 || ev->rank >= world || !isfinite(ev->t) || ev->t < 0) return -1;
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        known |= f->flag;
+        if (width(f) && f->at) {
+            if (!set_bits(ev, f, le_get(b + f->at, width(f)), world)) return -1;
+        } else if (f->kind == CS_FK_BOOL) {
+            CS_FIELD(ev, f, bool) = b[4] & f->flag;
+        } else if (f->kind == CS_FK_SHAPE) {
+            if ((ev->ndim = b[f->n_at]) > CS_MAX_DIMS) return -1;
+            for (int d = 0; d < CS_MAX_DIMS; d++)
+                if ((ev->shape[d] = (int64_t)le_get(b + f->at + 8 * d, 8)) < 0 && d < ev->ndim)
+                    return -1;
+        } else if (f->tail) {
+            uint32_t n = (uint32_t)le_get(b + f->n_at, f->n_size);
+            if (n > f->max || (f->kind == CS_FK_STR && n && !(b[4] & f->flag))) return -1;
+            count[f->tail - 1] = n;
+            tail[f->tail - 1] = f;
+            len += tail_bytes(f, n);
+        }
+    }
+    if ((b[4] & ~known) || c->len - c->pos != len) return -1;
+    for (int k = 0; k < CS_F_NFIELDS && tail[k]; k++) {
         const cs_field *f = tail[k];
         uint32_t n = count[k];
-        if (f->kind == CS_FK_STR) {
+        if (f->kind == CS_FK_REQS) {
+            if (n > CS_WIRE_MAX_EVENT_REQS) return -1;
+            for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
+            ev->reqs = n ? s->reqs : NULL;
+            ev->nreqs = (int)n;
+        } else if (f->kind == CS_FK_GROUP) {
+            if (n > (uint32_t)world || n > CS_WIRE_MAX_WORLD) return -1;
+            for (uint32_t i = 0; i < n; i++)
+                if ((s->group[i] = (int)cs_get_u32(c)) < 0 || s->group[i] >= world) return -1;
+            ev->group = n ? s->group : NULL;
+            ev->ngroup = (int)n;
+        } else {
             const uint8_t *p = cs_get_bytes(c, n);
             if (!(b[4] & f->flag)) continue; /* absent: NULL, not "" */
-            if (!p || (size_t)(str_end - str) < n + 1) return -1;
+            if (!p || (size_t)(s->str + sizeof s->str - str) < n + 1) return -1;
             memcpy(str, p, n);
             str[n] = 0;
             CS_FIELD(ev, f, const char *) = str;
             str += n + 1;
-        } else if (f->kind == CS_FK_REQS) {
-            if (n > sizeof s->reqs / sizeof *s->reqs) return -1;
-            for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
-            ev->reqs = n ? s->reqs : NULL;
-            ev->nreqs = (int)n;
-        } else {
-            if (n > (uint32_t)world || n > sizeof s->group / sizeof *s->group) return -1;
-            for (uint32_t i = 0; i < n; i++) {
-                s->group[i] = (int)cs_get_u32(c);
-                if (s->group[i] < 0 || s->group[i] >= world) return -1;
-            }
-            ev->group = n ? s->group : NULL;
-            ev->ngroup = (int)n;
         }
     }
     return c->bad ? -1 : 0;
