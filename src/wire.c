@@ -136,6 +136,8 @@ static double bits_f64(uint64_t u) {
 
 /* ---- the header */
 
+/* An EVENT frame's fixed part: the last byte any row of the schema places is
+ * 133 (check_schema tells when a new slot needs this raised, with the version). */
 #define EVENT_FIXED 134
 #define MAX_EVENT_META \
     (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME)
