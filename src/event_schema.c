@@ -74,19 +74,6 @@ const cs_event_kind cs_event_kinds[CS_EV_NTYPES] = {
 };
 #undef B
 
-size_t cs_field_count(const cs_event *ev, const cs_field *f) {
-    const char *s;
-    long n;
-    switch (f->kind) {
-    case CS_FK_STR: return (s = CS_CFIELD(ev, f, char *)) ? strnlen(s, f->max) : 0;
-    case CS_FK_SHAPE: n = ev->ndim; break;
-    case CS_FK_REQS: n = ev->reqs ? ev->nreqs : 0; break;
-    case CS_FK_GROUP: n = ev->group ? ev->ngroup : 0; break;
-    default: return 0;
-    }
-    return n <= 0 ? 0 : (size_t)n > f->max ? f->max : (size_t)n;
-}
-
 bool cs_field_is_zero(const cs_event *ev, const cs_field *f) {
     switch (f->kind) {
     case CS_FK_INT: return CS_CFIELD(ev, f, int) == 0;

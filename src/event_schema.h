@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "events.h"
 
@@ -82,18 +83,31 @@ extern const cs_event_kind cs_event_kinds[CS_EV_NTYPES];
 
 #define CS_FIELD_BIT(i) (1u << (i))
 
-/* Member access through a row; CS_CFIELD(ev, f, char *) reads a string. */
-#define CS_FIELD(ev, f, T) (*(T *)((char *)(ev) + (f)->off))
-#define CS_CFIELD(ev, f, T) (*(const T *)((const char *)(ev) + (f)->off))
-
 /* v within f's range (CS_FK_INT); world > 0 bounds world_hi fields. */
 static inline bool cs_field_int_ok(const cs_field *f, long long v, int world) {
     long long hi = f->world_hi ? (world > 0 ? world - 1 : INT32_MAX) : f->hi;
     return v >= f->lo && v <= hi;
 }
 
-/* Entries of a shape, reqs or group row, bytes of a string row: at most max. */
-size_t cs_field_count(const cs_event *ev, const cs_field *f);
+/* Member access through a row; CS_CFIELD(ev, f, char *) reads a string. */
+#define CS_FIELD(ev, f, T) (*(T *)((char *)(ev) + (f)->off))
+#define CS_CFIELD(ev, f, T) (*(const T *)((const char *)(ev) + (f)->off))
+
+/* Entries of a shape, reqs or group row, bytes of a string row: at most max.
+ * (Inline: the wire codec asks it for every event a tcp rank emits.) */
+static inline size_t cs_field_count(const cs_event *ev, const cs_field *f) {
+    const char *s;
+    long n;
+    switch (f->kind) {
+    case CS_FK_STR: return (s = CS_CFIELD(ev, f, char *)) ? strnlen(s, f->max) : 0;
+    case CS_FK_SHAPE: n = ev->ndim; break;
+    case CS_FK_REQS: n = ev->reqs ? ev->nreqs : 0; break;
+    case CS_FK_GROUP: n = ev->group ? ev->ngroup : 0; break;
+    default: return 0;
+    }
+    return n <= 0 ? 0 : (size_t)n > f->max ? f->max : (size_t)n;
+}
+
 /* The field holds its zero value (an optional field is then not written). */
 bool cs_field_is_zero(const cs_event *ev, const cs_field *f);
 

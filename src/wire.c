@@ -384,26 +384,30 @@ int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world) {
 
 /* ---- events: every field placed by its row of the schema (event_schema.h) */
 
-/* n bytes little-endian at p. */
+/* n (1, 2, 4 or 8) bytes little-endian at p: one store or load each. */
 static void le_put(uint8_t *p, int n, uint64_t v) {
-    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> 8 * i);
+    switch (n) {
+    case 1: *p = (uint8_t)v; break;
+    case 2: le16(p, (uint16_t)v); break;
+    case 4: le32(p, (uint32_t)v); break;
+    default: le32(p, (uint32_t)v), le32(p + 4, (uint32_t)(v >> 32)); break;
+    }
 }
 
 static uint64_t le_get(const uint8_t *p, int n) {
-    uint64_t v = 0;
-    for (int i = n; i-- > 0;) v = v << 8 | p[i];
-    return v;
-}
-
-/* Bytes of a scalar row's value in the frame (0: not a scalar). */
-static int width(const cs_field *f) {
-    switch (f->kind) {
-    case CS_FK_INT: return 4;
-    case CS_FK_U64: case CS_FK_SIZE: case CS_FK_DOUBLE: return 8;
-    case CS_FK_OP: case CS_FK_DTYPE: return 1;
-    default: return 0;
+    switch (n) {
+    case 1: return *p;
+    case 2: return from_le16(p);
+    case 4: return from_le32(p);
+    default: return (uint64_t)from_le32(p) | (uint64_t)from_le32(p + 4) << 32;
     }
 }
+
+/* Bytes of a scalar kind's value in the frame (0: not a scalar). */
+static const uint8_t widths[] = {
+    [CS_FK_INT] = 4, [CS_FK_U64] = 8, [CS_FK_SIZE] = 8, [CS_FK_DOUBLE] = 8,
+    [CS_FK_OP] = 1,  [CS_FK_DTYPE] = 1, [CS_FK_SEED] = 0,
+};
 
 static uint64_t bits_of(const cs_event *ev, const cs_field *f) {
     switch (f->kind) {
@@ -455,7 +459,8 @@ void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
     le_put(b + 17, 8, f64_bits(ev->t));
     for (int i = 0; i < CS_F_NFIELDS; i++) {
         const cs_field *f = &cs_fields[i];
-        if (width(f) && f->at) le_put(b + f->at, width(f), bits_of(ev, f));
+        int w = widths[f->kind];
+        if (w && f->at) le_put(b + f->at, w, bits_of(ev, f));
         else if (f->kind == CS_FK_BOOL && CS_CFIELD(ev, f, bool)) b[4] |= f->flag;
         else if (f->kind == CS_FK_SHAPE) {
             b[f->n_at] = (uint8_t)ev->ndim;
@@ -493,9 +498,10 @@ int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
     if (ev->rank < 0 || ev->rank >= world || !isfinite(ev->t) || ev->t < 0) return -1;
     for (int i = 0; i < CS_F_NFIELDS; i++) {
         const cs_field *f = &cs_fields[i];
+        int w = widths[f->kind];
         known |= f->flag;
-        if (width(f) && f->at) {
-            if (!set_bits(ev, f, le_get(b + f->at, width(f)), world)) return -1;
+        if (w && f->at) {
+            if (!set_bits(ev, f, le_get(b + f->at, w), world)) return -1;
         } else if (f->kind == CS_FK_BOOL) {
             CS_FIELD(ev, f, bool) = b[4] & f->flag;
         } else if (f->kind == CS_FK_SHAPE) {
