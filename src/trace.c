@@ -20,10 +20,6 @@
 
 #include "event_schema.h"
 
-/* Member access through a row of the schema. */
-#define AT(ev, f, T) CS_FIELD(ev, f, T)
-#define CAT(ev, f, T) CS_CFIELD(ev, f, T)
-
 /* ======================================================================
  * Encoding
  * ====================================================================== */
@@ -98,15 +94,15 @@ static json_t *field_to_json(const cs_event *ev, const cs_field *f) {
     char num[32];
 
     switch (f->kind) {
-    case CS_FK_INT: return json_integer(CAT(ev, f, int));
-    case CS_FK_U64: return json_u64(CAT(ev, f, uint64_t));
-    case CS_FK_SIZE: return json_u64(CAT(ev, f, size_t));
-    case CS_FK_BOOL: return json_boolean(CAT(ev, f, bool));
+    case CS_FK_INT: return json_integer(CS_CFIELD(ev, f, int));
+    case CS_FK_U64: return json_u64(CS_CFIELD(ev, f, uint64_t));
+    case CS_FK_SIZE: return json_u64(CS_CFIELD(ev, f, size_t));
+    case CS_FK_BOOL: return json_boolean(CS_CFIELD(ev, f, bool));
     case CS_FK_DOUBLE: {
-        double v = CAT(ev, f, double);
+        double v = CS_CFIELD(ev, f, double);
         return json_real(isfinite(v) ? v : 0.0); /* jansson refuses NaN and inf */
     }
-    case CS_FK_STR: return json_text(CAT(ev, f, char *), f->max);
+    case CS_FK_STR: return json_text(CS_CFIELD(ev, f, char *), f->max);
     case CS_FK_OP: return json_name(cs_op_name(ev->op));
     case CS_FK_DTYPE: return json_name(cs_dtype_name(ev->dtype));
     case CS_FK_SHAPE:
@@ -277,30 +273,30 @@ static int field_from_json(json_t *o, const cs_field *f, int world, cs_event *ev
                             (long long)x, world);
             return fail(err, errlen, "field \"%s\" out of range: %lld", f->key, (long long)x);
         }
-        AT(ev, f, int) = (int)x;
+        CS_FIELD(ev, f, int) = (int)x;
         return 0;
     case CS_FK_U64:
     case CS_FK_SIZE:
         if (get_int(o, f->key, 0, INT64_MAX, &x, err, errlen) < 0) return -1;
-        if (f->kind == CS_FK_U64) AT(ev, f, uint64_t) = (uint64_t)x;
+        if (f->kind == CS_FK_U64) CS_FIELD(ev, f, uint64_t) = (uint64_t)x;
         else if ((uint64_t)x > SIZE_MAX)
             return fail(err, errlen, "field \"%s\" too large", f->key);
-        else AT(ev, f, size_t) = (size_t)x;
+        else CS_FIELD(ev, f, size_t) = (size_t)x;
         return 0;
     case CS_FK_BOOL:
         if (!json_is_boolean(v))
             return fail(err, errlen, "field \"%s\" must be true or false", f->key);
-        AT(ev, f, bool) = json_is_true(v);
+        CS_FIELD(ev, f, bool) = json_is_true(v);
         return 0;
     case CS_FK_DOUBLE:
         if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
             return fail(err, errlen, "field \"%s\" must be a number >= 0", f->key);
-        AT(ev, f, double) = json_number_value(v);
+        CS_FIELD(ev, f, double) = json_number_value(v);
         return 0;
     case CS_FK_STR: {
         const char *s = get_str(o, f->key, err, errlen);
         if (!s) return -1;
-        AT(ev, f, const char *) = s; /* lives as long as store->held */
+        CS_FIELD(ev, f, const char *) = s; /* lives as long as store->held */
         return 0;
     }
     case CS_FK_OP: {
