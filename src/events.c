@@ -1,12 +1,13 @@
 /* events.c -- event names and the bus that orders events and fans them out. */
 #include "events.h"
 
-#include "event_schema.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "event_schema.h"
+#include "xalloc.h"
 
 static const char *const event_names[CS_EV_NTYPES] = {
     [CS_EV_RUN] = "run",         [CS_EV_POST] = "post",       [CS_EV_MATCH] = "match",
@@ -123,12 +124,10 @@ static void stamp(cs_bus *bus, cs_event *ev) {
 void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
     stamp(bus, ev);
     if (bus->depth > 0) {
-        /* A sink emitting: queue a copy, delivered once this dispatch ends. */
-        pending *p = calloc(1, sizeof *p);
-        if (!p || cs_event_copy(&p->ev, ev) < 0) {
-            free(p);
-            return;
-        }
+        /* A sink emitting: queue a copy, delivered once this dispatch ends; a
+         * verdict is never dropped. */
+        pending *p = cs_xcalloc(1, sizeof *p, "an event a sink emitted");
+        if (cs_event_copy(&p->ev, ev) < 0) cs_oom("an event a sink emitted", sizeof *p);
         if (bus->pending_tail) bus->pending_tail->next = p;
         else bus->pending = p;
         bus->pending_tail = p;

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "launch_proc_internal.h"
+#include "xalloc.h"
 
 static void held_free(held *h) {
     cs_event_free(&h->ev);
@@ -118,11 +119,8 @@ static void forward(ctl *k, const cs_event *ev) {
         if (k->nheld && ev->type == CS_EV_POST) release_held(k, false);
         return;
     }
-    held *h = calloc(1, sizeof *h);
-    if (!h || cs_event_copy(&h->ev, ev) < 0) {
-        free(h);
-        return;
-    }
+    held *h = cs_xcalloc(1, sizeof *h, "an event held back for its post");
+    if (cs_event_copy(&h->ev, ev) < 0) cs_oom("an event held back for its post", sizeof *h);
     if (p->ht) p->ht->next = h;
     else p->hh = h;
     p->ht = h;
