@@ -133,18 +133,12 @@ void cs_event_free(cs_event *ev) {
     if (!ev) return;
     for (int i = 0; i < CS_F_NFIELDS; i++) {
         const cs_field *f = &cs_fields[i];
-        if (f->alias) continue;
-        if (f->kind == CS_FK_STR) {
-            free((char *)CS_CFIELD(ev, f, char *));
-            CS_FIELD(ev, f, const char *) = NULL;
-        } else if (f->kind == CS_FK_REQS) {
-            free((uint64_t *)ev->reqs);
-            ev->reqs = NULL;
-            ev->nreqs = 0;
-        } else if (f->kind == CS_FK_GROUP) {
-            free((int *)ev->group);
-            ev->group = NULL;
-            ev->ngroup = 0;
-        }
+        if (f->kind != CS_FK_STR || f->alias) continue;
+        free((char *)CS_CFIELD(ev, f, char *));
+        CS_FIELD(ev, f, const char *) = NULL;
     }
+    free((uint64_t *)ev->reqs); /* the one CS_FK_REQS and CS_FK_GROUP members */
+    free((int *)ev->group);
+    ev->reqs = NULL, ev->group = NULL;
+    ev->nreqs = ev->ngroup = 0;
 }

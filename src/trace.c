@@ -299,18 +299,12 @@ static int field_from_json(json_t *o, const cs_field *f, int world, cs_event *ev
         CS_FIELD(ev, f, const char *) = s; /* lives as long as store->held */
         return 0;
     }
-    case CS_FK_OP: {
-        const char *s = get_str(o, f->key, err, errlen);
-        if (!s) return -1;
-        if (!cs_op_parse(s, &ev->op))
-            return fail(err, errlen, "unknown op \"%s\"", show(s, tmp, sizeof tmp));
-        return 0;
-    }
+    case CS_FK_OP:
     case CS_FK_DTYPE: {
         const char *s = get_str(o, f->key, err, errlen);
         if (!s) return -1;
-        if (!cs_dtype_parse(s, &ev->dtype))
-            return fail(err, errlen, "unknown dtype \"%s\"", show(s, tmp, sizeof tmp));
+        if (f->kind == CS_FK_OP ? !cs_op_parse(s, &ev->op) : !cs_dtype_parse(s, &ev->dtype))
+            return fail(err, errlen, "unknown %s \"%s\"", f->key, show(s, tmp, sizeof tmp));
         return 0;
     }
     case CS_FK_SHAPE:
