@@ -10,7 +10,7 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc \
  *       tests/fuzz/fuzz_trace.c src/trace.c src/event_schema.c src/events.c src/tensor.c \
- *       $(pkg-config --cflags --libs jansson) -lm -o tests/fuzz/fuzz_trace
+ *       src/xalloc.c $(pkg-config --cflags --libs jansson) -lm -o tests/fuzz/fuzz_trace
  *   mkdir -p /tmp/fuzz_trace_corpus
  *   tests/fuzz/fuzz_trace -max_total_time=180 /tmp/fuzz_trace_corpus tests/fuzz/corpus_trace
  *

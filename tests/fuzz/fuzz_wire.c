@@ -11,8 +11,8 @@
  * Build and run (from the top of the tree):
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc \
- *       tests/fuzz/fuzz_wire.c src/wire.c src/event_schema.c src/events.c src/tensor.c -lm \
- *       -o tests/fuzz/fuzz_wire
+ *       tests/fuzz/fuzz_wire.c src/wire.c src/event_schema.c src/events.c src/tensor.c \
+ *       src/xalloc.c -lm -o tests/fuzz/fuzz_wire
  *   mkdir -p /tmp/fuzz_wire_corpus
  *   tests/fuzz/fuzz_wire -max_total_time=300 /tmp/fuzz_wire_corpus tests/fuzz/corpus_wire
  */
