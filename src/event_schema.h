@@ -3,13 +3,14 @@
  * cs_event (events.h) is the record; the table here says, for each of its
  * fields, its key in a trace, its kind, its legal values, its limit and its
  * place in an EVENT frame. The trace codec (trace.c), the wire codec (wire.c)
- * and the deep copy below all walk this table, so a field added to cs_event
+ * and the deep copy (event_schema.c) all walk this table, so a field added to cs_event
  * and given one row here is written, read, range-checked, sent, received and
  * copied. docs/trace-format.md says when a new field bumps which version.
  */
 #ifndef CS_EVENT_SCHEMA_H
 #define CS_EVENT_SCHEMA_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,7 +69,6 @@ enum {
     CS_F_NFIELDS
 };
 
-extern const cs_field cs_fields[CS_F_NFIELDS];
 
 /* Which fields a type carries. need: always written, must be present; opt:
  * written when not zero, zero when absent. A trace carries only these; an
@@ -79,9 +79,82 @@ typedef struct cs_event_kind {
     bool ctl_only; /* only the controller emits it: no rank may send one */
 } cs_event_kind;
 
-extern const cs_event_kind cs_event_kinds[CS_EV_NTYPES];
 
 #define CS_FIELD_BIT(i) (1u << (i))
+
+/* The tables are in the header so that each codec sees them as constants: the
+ * wire codec's loops over them unroll into straight-line code, as fast as a
+ * hand-written one. (unused: not every includer reads both.) */
+#define CS_SCHEMA_TABLE __attribute__((unused))
+
+#define M_(member) offsetof(cs_event, member)
+#define INT_(member, l, h) CS_FK_INT, M_(member), .lo = (l), .hi = (h)
+#define RANK_(member, l) CS_FK_INT, M_(member), .lo = (l), .world_hi = true
+
+/* Row order is key order in a trace line. .at, .n_at, .flag and .tail place a
+ * field in the EVENT frame (docs/wire-protocol.md): bytes 0-4 are the type,
+ * op, dtype, ndim and flags, 5 the rank, 9 seq, 17 t; 117 is reserved. */
+static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
+    [CS_F_REQ] = {"req", CS_FK_U64, M_(req), .at = 25},
+    [CS_F_OP] = {"op", CS_FK_OP, M_(op), .at = 1},
+    [CS_F_NAME] = {"name", CS_FK_STR, M_(text), .alias = true, .max = CS_EV_MAX_NAME},
+    [CS_F_BEGIN] = {"begin", CS_FK_BOOL, M_(begin), .flag = 4},
+    [CS_F_PEER] = {"peer", RANK_(peer, CS_ANY_SOURCE), .at = 33},
+    [CS_F_ROOT] = {"root", RANK_(peer, -1), .alias = true},
+    [CS_F_TAG] = {"tag", INT_(tag, 0, INT_MAX), .at = 37},
+    [CS_F_CTX] = {"ctx", INT_(ctx, 0, INT_MAX), .at = 41},
+    [CS_F_BYTES] = {"bytes", CS_FK_SIZE, M_(bytes), .at = 45},
+    [CS_F_DTYPE] = {"dtype", CS_FK_DTYPE, M_(dtype), .at = 2},
+    [CS_F_SHAPE] = {"shape", CS_FK_SHAPE, M_(shape), .max = CS_MAX_DIMS, .at = 53, .n_at = 3,
+                    .n_size = 1},
+    [CS_F_PEER_REQ] = {"peer_req", CS_FK_U64, M_(peer_req), .at = 89},
+    [CS_F_REQS] = {"reqs", CS_FK_REQS, M_(reqs), .max = CS_EV_MAX_REQS, .n_at = 109, .n_size = 4,
+                   .tail = 1},
+    [CS_F_ANY] = {"any", CS_FK_BOOL, M_(any), .flag = 2},
+    [CS_F_MS] = {"ms", CS_FK_DOUBLE, M_(ms), .at = 97},
+    [CS_F_EAGER] = {"eager", CS_FK_BOOL, M_(eager), .flag = 1},
+    [CS_F_LINE] = {"line", INT_(line, 0, INT_MAX), .at = 85},
+    [CS_F_STATUS] = {"status", INT_(status, INT_MIN, INT_MAX), .at = 105},
+    [CS_F_TEXT] = {"text", CS_FK_STR, M_(text), .max = CS_EV_MAX_TEXT, .flag = 8, .n_at = 113,
+                   .n_size = 4, .tail = 3},
+    [CS_F_WORLD] = {"world", INT_(world, 1, CS_EV_MAX_WORLD)},
+    [CS_F_ENGINE] = {"engine", CS_FK_STR, M_(engine), .max = CS_EV_MAX_NAME},
+    [CS_F_SEND_MODE] = {"send_mode", CS_FK_STR, M_(send_mode), .max = CS_EV_MAX_NAME},
+    [CS_F_SEED] = {"seed", CS_FK_SEED, M_(seed), .at = 0}, /* the header's: never sent */
+    [CS_F_SCRIPT] = {"script", CS_FK_STR, M_(text), .alias = true, .max = CS_EV_MAX_TEXT},
+    [CS_F_COUNT] = {"count", CS_FK_SIZE, M_(count), .at = 118},
+    [CS_F_ALGO] = {"algo", CS_FK_STR, M_(algo), .max = CS_EV_MAX_ALGO, .flag = 16, .n_at = 126,
+                   .n_size = 2, .tail = 4},
+    [CS_F_REDUCE_OP] = {"reduce_op", CS_FK_STR, M_(reduce_op), .max = CS_EV_MAX_ALGO, .flag = 32,
+                        .n_at = 128, .n_size = 2, .tail = 5},
+    [CS_F_GROUP] = {"group", CS_FK_GROUP, M_(group), .max = CS_EV_MAX_WORLD, .n_at = 130,
+                    .n_size = 4, .tail = 2},
+};
+#undef RANK_
+#undef INT_
+#undef M_
+
+/* Which fields a type carries (need: always; opt: when not zero). */
+#define B_(f) CS_FIELD_BIT(CS_F_##f)
+static const cs_event_kind cs_event_kinds[CS_EV_NTYPES] CS_SCHEMA_TABLE = {
+    [CS_EV_RUN] = {B_(WORLD) | B_(ENGINE) | B_(SEND_MODE) | B_(SEED) | B_(SCRIPT), 0, true, true},
+    [CS_EV_POST] = {B_(REQ) | B_(OP) | B_(PEER) | B_(TAG) | B_(CTX) | B_(BYTES) | B_(DTYPE) |
+                        B_(SHAPE) | B_(EAGER) | B_(LINE), 0, false, false},
+    [CS_EV_MATCH] = {B_(REQ) | B_(OP) | B_(PEER) | B_(TAG) | B_(CTX) | B_(BYTES) | B_(PEER_REQ), 0,
+                     false, false},
+    [CS_EV_COMPLETE] = {B_(REQ) | B_(OP), B_(STATUS), false, false},
+    [CS_EV_BLOCK] = {B_(REQS) | B_(ANY) | B_(LINE), 0, false, false},
+    [CS_EV_UNBLOCK] = {0, B_(LINE), false, false},
+    [CS_EV_COLL] = {B_(NAME) | B_(BEGIN) | B_(ROOT) | B_(CTX) | B_(BYTES) | B_(DTYPE) | B_(LINE) |
+                        B_(COUNT) | B_(ALGO), B_(REDUCE_OP) | B_(GROUP), false, false},
+    [CS_EV_COMPUTE] = {B_(BEGIN) | B_(MS), B_(LINE), false, false},
+    [CS_EV_PRINT] = {B_(TEXT), B_(LINE), false, false},
+    [CS_EV_WARN] = {B_(TEXT), B_(LINE), true, false},
+    [CS_EV_ERROR] = {B_(STATUS) | B_(TEXT), B_(LINE), true, false},
+    [CS_EV_EXIT] = {B_(STATUS), 0, false, false},
+    [CS_EV_DEADLOCK] = {B_(TEXT), B_(LINE), true, true},
+};
+#undef B_
 
 /* v within f's range (CS_FK_INT); world > 0 bounds world_hi fields. */
 static inline bool cs_field_int_ok(const cs_field *f, long long v, int world) {
