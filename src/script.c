@@ -188,11 +188,12 @@ static void charge_steps(lua_State *L, uint64_t n) {
 int cs_script_api_error(lua_State *L, int rc) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     if (rc == CS_EABORT) return cs_script_die(L, CS_DIE_ABORT);
+    const char *msg = cs_rank_errmsg(c->r);
     if (rc == CS_ENOMEM) {
         errno = 0; /* not the tensor module's failure */
+        if (msg && c->dying == CS_DIE_NONE) snprintf(c->mem_detail, sizeof c->mem_detail, "%s", msg);
         return cs_script_die(L, CS_DIE_MEM);
     }
-    const char *msg = cs_rank_errmsg(c->r);
     return luaL_error(L, "%s", msg && *msg ? msg : "the operation failed");
 }
 
@@ -590,7 +591,7 @@ static void at_line(char *buf, size_t len, const cs_script_ctx *c, int line, con
 
 static void budget_message(char *buf, size_t len, const cs_script_ctx *c, cs_die_reason why,
                            int line) {
-    char what[160];
+    char what[400];
     if (why == CS_DIE_STEPS) {
         snprintf(what, sizeof what, "instruction budget exceeded (%llu steps; --step-limit)",
                  (unsigned long long)c->step_limit);
@@ -605,7 +606,8 @@ static void budget_message(char *buf, size_t len, const cs_script_ctx *c, cs_die
     } else {
         char size[32];
         format_bytes(size, sizeof size, c->budget->limit);
-        snprintf(what, sizeof what, "memory limit exceeded (%s per rank; --mem-limit)", size);
+        snprintf(what, sizeof what, "memory limit exceeded (%s per rank; --mem-limit)%s%s", size,
+                 c->mem_detail[0] ? ": " : "", c->mem_detail);
     }
     at_line(buf, len, c, line, what);
 }

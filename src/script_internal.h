@@ -61,6 +61,7 @@ typedef struct cs_script_ctx {
     const void *refused_ptr;
     size_t refused_osize, refused_nsize;
     size_t host_bytes;      /* CS_DIE_HOST: the allocation that failed, 0 if unknown */
+    char mem_detail[200];   /* CS_DIE_MEM: what the cap refused, when not the heap */
 } cs_script_ctx;
 
 cs_script_ctx *cs_script_ctx_of(lua_State *L);
