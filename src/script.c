@@ -177,8 +177,7 @@ void cs_script_charge(lua_State *L, uint64_t n) {
     if (c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
 }
 
-/* Work of the script's own library wrappers, which never overflow a count. */
-static void charge_steps(lua_State *L, uint64_t n) {
+void cs_script_charge_work(lua_State *L, uint64_t n) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     if (c->step_limit == 0) return;
     c->steps = n > UINT64_MAX - c->steps ? UINT64_MAX : c->steps + n;
@@ -374,7 +373,7 @@ static int sb_load(lua_State *L) {
  * than CS_HOOK_EVERY instructions would never be charged: charge its creation.
  * (New threads inherit the hook of the thread that creates them.) */
 static int sb_cocreate(lua_State *L) {
-    charge_steps(L, CS_COROUTINE_COST);
+    cs_script_charge_work(L, CS_COROUTINE_COST);
     return call_original(L);
 }
 
@@ -415,7 +414,7 @@ static int sb_wrapped(lua_State *L) {
 
 static int sb_cowrap(lua_State *L) {
     luaL_checktype(L, 1, LUA_TFUNCTION);
-    charge_steps(L, CS_COROUTINE_COST);
+    cs_script_charge_work(L, CS_COROUTINE_COST);
     lua_State *co = lua_newthread(L);
     lua_pushvalue(L, 1);
     lua_xmove(L, co, 1);
@@ -460,7 +459,7 @@ static int sb_rep(lua_State *L) {
 /* table.move loops in C over as many indices as asked, even absent ones. */
 static int sb_tmove(lua_State *L) {
     lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
-    if (e >= f) charge_steps(L, (uint64_t)e - (uint64_t)f + 1);
+    if (e >= f) cs_script_charge_work(L, (uint64_t)e - (uint64_t)f + 1);
     return call_original(L);
 }
 
@@ -526,6 +525,7 @@ static void sandbox_globals(lua_State *L) {
     wrap_field(L, "resume", sb_catching);
     wrap_field(L, "close", sb_catching);
     lua_pop(L, 1);
+    cs_script_charge_libs(L);
 }
 
 /* math.random is seeded randomly by Lua; seed it from the rank's stream so runs

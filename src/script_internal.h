@@ -78,6 +78,11 @@ void cs_script_check(lua_State *L);
  * fails with "tensor too large" instead (an error the script may catch). */
 void cs_script_charge(lua_State *L, uint64_t n);
 #define CS_STEPS_OVERFLOW ((uint64_t)INT64_MAX / CS_ELEMS_PER_STEP)
+/* Add n steps of C work that the sandbox's own wrappers measured (saturating). */
+void cs_script_charge_work(lua_State *L, uint64_t n);
+/* Wrap the standard library functions that loop in C without allocating so
+ * that they charge their work first (script_charge.c). */
+void cs_script_charge_libs(lua_State *L);
 /* Turn a failing api.h return code into the right Lua outcome (never returns). */
 int cs_script_api_error(lua_State *L, int rc);
 
