@@ -302,37 +302,28 @@ static void *cs_script_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* ---- the sandbox: wrappers around a few standard functions */
 
-/* Call the original function (upvalue 1) with the current arguments. */
+/* Call the original function (upvalue 1, a C function of the standard
+ * libraries) in this very call: Lua still names the function the script called
+ * in argument errors ("bad argument #1 to 'pcall'", not "to '?'"), and a
+ * yield across it works as it did. */
 static int call_original(lua_State *L) {
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    return lua_tocfunction(L, lua_upvalueindex(1))(L);
 }
 
 /* ---- functions that catch errors: what they catch from a dying rank they
  * raise again, so a rank over its budget unwinds whatever the script wraps
  * around its work */
 
-/* After a protected call (also its continuation, when it yielded): the rank may
- * have been stopped or have hit its memory cap inside it. */
-static int after_catch(lua_State *L, int status, lua_KContext ctx) {
-    (void)status;
-    (void)ctx;
+/* The original, then: the rank may have been stopped or have hit its memory
+ * cap inside it. (A pcall whose body yielded finishes in Lua's own
+ * continuation; the per-instruction hook of a dying thread covers that.) */
+static int call_catching(lua_State *L) {
     cs_script_ctx *c = cs_script_ctx_of(L);
+    cs_script_check(L);
+    int n = call_original(L);
     if (c->dying != CS_DIE_NONE) return cs_script_die(L, c->dying);
     check_refused(L, c);
-    return lua_gettop(L);
-}
-
-/* Call the original (upvalue 1) with the current arguments; lua_callk, so that
- * a pcall inside a coroutine can still yield. */
-static int call_catching(lua_State *L) {
-    cs_script_check(L);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, after_catch);
-    return after_catch(L, LUA_OK, 0);
+    return n;
 }
 
 /* pcall, coroutine.resume, coroutine.close */

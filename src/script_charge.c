@@ -20,12 +20,10 @@
 
 #include "script_internal.h"
 
-/* Call the original function (upvalue 1) with the current arguments. */
+/* Call the original C function (upvalue 1) in this very call, so that its
+ * argument errors still name the function the script called. */
 static int call_original(lua_State *L) {
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    return lua_tocfunction(L, lua_upvalueindex(1))(L);
 }
 
 /* The length of the string argument at idx; 0 for anything else (the original
