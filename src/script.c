@@ -314,20 +314,44 @@ static int call_original(lua_State *L) {
  * raise again, so a rank over its budget unwinds whatever the script wraps
  * around its work */
 
-/* The original, then: the rank may have been stopped or have hit its memory
- * cap inside it. (A pcall whose body yielded finishes in Lua's own
- * continuation; the per-instruction hook of a dying thread covers that.) */
-static int call_catching(lua_State *L) {
+/* After the original: the rank may have been stopped or have hit its memory
+ * cap inside it. */
+static int after_catch(lua_State *L, int n) {
     cs_script_ctx *c = cs_script_ctx_of(L);
-    cs_script_check(L);
-    int n = call_original(L);
     if (c->dying != CS_DIE_NONE) return cs_script_die(L, c->dying);
     check_refused(L, c);
     return n;
 }
 
-/* pcall, coroutine.resume, coroutine.close */
-static int sb_catching(lua_State *L) { return call_catching(L); }
+/* coroutine.resume, coroutine.close, load: they catch with a C-level
+ * protected call, which returns here. */
+static int sb_catching(lua_State *L) {
+    cs_script_check(L);
+    return after_catch(L, call_original(L));
+}
+
+/* pcall and xpcall in a coroutine (the script always runs in one) catch by
+ * unwinding to the frame that called them and finishing it in a continuation:
+ * called directly, this frame would be finished without its check. So they
+ * run as a call of their own, finished in protected_done. */
+static int protected_done(lua_State *L, int status, lua_KContext ctx) {
+    (void)status;
+    (void)ctx;
+    return after_catch(L, lua_gettop(L));
+}
+
+static int call_protected(lua_State *L) {
+    cs_script_check(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, protected_done);
+    return protected_done(L, LUA_OK, 0);
+}
+
+static int sb_pcall(lua_State *L) {
+    luaL_checkany(L, 1); /* here, where Lua can name the function */
+    return call_protected(L);
+}
 
 /* xpcall's message handler runs before the stack unwinds, and with the hook
  * off when the error came from the hook: for a dying rank it is not called at
@@ -342,12 +366,11 @@ static int sb_msgh(lua_State *L) {
 }
 
 static int sb_xpcall(lua_State *L) {
-    if (lua_isfunction(L, 2)) { /* else the original says what is wrong */
-        lua_pushvalue(L, 2);
-        lua_pushcclosure(L, sb_msgh, 1);
-        lua_replace(L, 2);
-    }
-    return call_catching(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, sb_msgh, 1);
+    lua_replace(L, 2);
+    return call_protected(L);
 }
 
 /* load: text chunks only (mode forced to "t"); without an env argument the
@@ -357,7 +380,7 @@ static int sb_load(lua_State *L) {
     if (lua_gettop(L) < 3) lua_settop(L, 3);
     lua_pushliteral(L, "t");
     lua_replace(L, 3);
-    return call_catching(L);
+    return sb_catching(L);
 }
 
 /* A new thread's count hook starts from zero, so a coroutine that runs fewer
@@ -494,7 +517,7 @@ static void sandbox_globals(lua_State *L) {
     remove_field(L, "loadfile");
     remove_field(L, "warn"); /* warnings have nowhere to go */
     wrap_field(L, "load", sb_load);
-    wrap_field(L, "pcall", sb_catching);
+    wrap_field(L, "pcall", sb_pcall);
     wrap_field(L, "xpcall", sb_xpcall);
     wrap_field(L, "collectgarbage", sb_collectgarbage);
     wrap_field(L, "setmetatable", sb_setmetatable);
