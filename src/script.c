@@ -2,7 +2,8 @@
  *
  * Each rank gets its own lua_State with:
  *   - an allocator charging the rank's cs_budget (shared with its tensors), so
- *     the memory cap covers the Lua heap and tensor storage together;
+ *     the memory cap covers the Lua heap and tensor storage together, and the
+ *     instruction budget for the bytes (C code builds strings in one call);
  *   - a count hook that charges the instruction budget and notices the end of
  *     the run;
  *   - a sandbox: base (minus dofile/loadfile, with a text-only load), string
@@ -10,9 +11,11 @@
  *     libraries. No io, os, package, debug.
  *
  * Stopping a rank from inside (the run was aborted, a budget ran out) raises a
- * sentinel error object. A script can catch it with pcall, so once a rank is
- * dying its hook fires on every instruction and raises it again: it escapes
- * every pcall in a few instructions.
+ * sentinel error object. Nothing may keep it: pcall, xpcall, coroutine.resume,
+ * coroutine.close, wrapped coroutines and load raise it again when they catch
+ * it; xpcall's handler is not called for it (the hook is off in there); the
+ * allocator refuses a dying rank; and its hook fires on every instruction
+ * and raises it again, for whatever else catches it (__close handlers).
  *
  * The main chunk runs in a coroutine rather than under lua_pcall: when it dies
  * with an error its stack is not unwound, so the position of the failure is
@@ -151,8 +154,8 @@ int cs_script_die(lua_State *L, cs_die_reason why) {
     /* The allocator may have set dying, where no line can be read. */
     if (c->die_line == 0) c->die_line = cs_script_line(L);
     /* From now on this thread is hooked on every instruction; other threads of
-     * the state still have their 1000-instruction hook and get there soon (a
-     * resume raises at once: see sb_resume). */
+     * the state still have their 1000-instruction hook and get there soon
+     * (resuming one raises at once: see sb_catching and sb_wrapped). */
     lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
     lua_pushlightuserdata(L, CS_SENTINEL);
     return lua_error(L);

@@ -67,7 +67,10 @@ typedef struct cs_script_ctx {
 cs_script_ctx *cs_script_ctx_of(lua_State *L);
 /* The line of the innermost Lua function on L's stack, 0 if none. */
 int cs_script_line(lua_State *L);
-/* Stop the rank: record why (first reason wins) and raise the sentinel. */
+/* Stop the rank: record why (first reason wins) and raise the sentinel. For
+ * CS_DIE_MEM right after a tensor.h call failed with ENOMEM, its message
+ * decides: a host allocation failure becomes CS_DIE_HOST, and a tensor that
+ * cannot exist ("too large") an ordinary error of the script instead. */
 int cs_script_die(lua_State *L, cs_die_reason why);
 /* Raise the sentinel again if the rank is already being stopped. Every API entry
  * calls it so a script that caught the sentinel cannot block in a wait. */
