@@ -78,7 +78,7 @@ for engine in thread tcp; do
 done
 # The machine refuses what the cap allows: a virtual memory limit of ~1 GB and a
 # cap of 8 GiB. Sanitizer builds reserve more address space than that: skip.
-if bash -c 'ulimit -v 1000000 && "$0" run "$1" -n 1 --no-tui' "$bin" \
+if bash -c 'ulimit -v 1000000 && "$0" run "$1" -n 1 --no-tui; exit $?' "$bin" \
      "$top_srcdir/tests/cli/scripts/hello_all.lua" >/dev/null 2>&1; then
   for what in string tensor; do
     want="host allocation failed: "
