@@ -84,9 +84,13 @@ static cs_tensor *flat_view(cs_tensor *t) {
 
 /* Block i of n of a flat tensor of len elements: [i*len/n, (i+1)*len/n). The
  * blocks differ by at most one element, and may be empty. */
+static int64_t block_start(int64_t len, int i, int n) {
+    return len / n * i + len % n * i / n; /* len * i / n without the product overflowing */
+}
+
 static cs_tensor *block(cs_tensor *flat, int i, int n) {
     int64_t len = cs_tensor_numel(flat);
-    int64_t lo = len * i / n, hi = len * (i + 1) / n;
+    int64_t lo = block_start(len, i, n), hi = block_start(len, i + 1, n);
     return cs_tensor_narrow(flat, 0, lo, hi - lo);
 }
 

@@ -15,6 +15,15 @@ expect "not a ReduceOp"           2 "bad_op.lua:1: dist.all_reduce: op must be a
 expect "algorithm of another collective" 2 "bad_algo.lua:1: dist.all_reduce: unknown all_reduce algorithm 'tree' (available: ring (default), recursive_doubling, reduce_broadcast)" -- run "$dir/bad_algo.lua"
 expect "unknown option"           2 "bad_opt.lua:1: dist.barrier: unknown option 'grup' (expected group, async_op or algo)" -- run "$dir/bad_opt.lua"
 expect "rank outside the group"   2 "[rank 1] error: not_member.lua:2: dist.all_reduce: rank 1 is not a member of the group (ranks [0])" -- run "$dir/not_member.lua"
+# all_to_all's own block is copied in place: checked before anything moves,
+# on both engines (a heap overflow from the script before); the blocks two
+# ranks exchange are checked by the receive
+a2a_own="a2a_own_block.lua:3: dist.all_to_all: tensor 0 of the output list has 1 elements, but tensor 0 of the input list has 100000 (a rank's own block must fit)"
+a2a_peer="size mismatch: rank 1 receives float32 [2] (8 bytes) at a2a_peer_block.lua:6, but rank 0 sent float32 [50000] (200000 bytes) at a2a_peer_block.lua:4"
+for engine in thread tcp; do
+  expect "all_to_all: own block too small ($engine)"   2 "$a2a_own" -- run "$dir/a2a_own_block.lua" -n 1 --engine $engine
+  expect "all_to_all: peer block too small ($engine)"  2 "$a2a_peer" -- run "$dir/a2a_peer_block.lua" -n 2 --engine $engine
+done
 expect "wrong output size"        2 "sizes.lua:2: dist.all_gather_into_tensor: the output has 5 elements, but must have 2 x 2 (group size x the input)" -- run "$dir/sizes.lua"
 
 # ---- verdicts

@@ -297,6 +297,16 @@ static void fn_arg_errors(cs_rank *r, void *arg) {
     EXPECT_ARG(cs_reduce_scatter_tensor(r, f4, f10, &c), "the input has 10 elements");
     EXPECT_ARG(cs_reduce_scatter(r, f4, two, 2, &c), "the input list has 2 tensors");
     EXPECT_ARG(cs_all_to_all(r, three, 3, two, 2, &c), "the input list has 2 tensors");
+    /* a rank's own block is copied in place: that pair must agree in size */
+    cs_tensor *own_out[3] = {f4, f4, f4}, *own_in[3] = {f4, f4, f4};
+    own_out[me] = f3, own_in[me] = f10;
+    char own[160];
+    snprintf(own, sizeof own, "dist.all_to_all: tensor %d of the output list has 3 elements, but "
+             "tensor %d of the input list has 10 (a rank's own block must fit)", me, me);
+    EXPECT_ARG(cs_all_to_all(r, own_out, 3, own_in, 3, &c), own);
+    if (me == 0) /* the root's list is checked against the output */
+        EXPECT_ARG(cs_scatter(r, f4, mixed, 3, &c),
+                   "dist.scatter: tensor 1 of the scatter list has 3 elements, but the output has 4");
     EXPECT_ARG(cs_all_to_all_single(r, f10, f10, &c), "divisible by the group size 3");
     EXPECT_ARG(cs_all_to_all_single(r, f12, i12, &c), "the output is float32");
     c.root = 3;
