@@ -307,11 +307,20 @@ static void *cs_script_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* Call the original function (upvalue 1, a C function of the standard
  * libraries) in this very call: Lua still names the function the script called
- * in argument errors ("bad argument #1 to 'pcall'", not "to '?'"), and a
- * yield across it works as it did. */
-static int call_original(lua_State *L) {
-    return lua_tocfunction(L, lua_upvalueindex(1))(L);
+ * in argument errors ("bad argument #1 to 'pcall'", not "to '?'"). When a
+ * wrapper of ours is itself called that way by another wrapper, the upvalue
+ * read here is the other one's -- our own closure, not the original: that
+ * one is called as a function of its own, or it would call itself forever. */
+int cs_script_call_original(lua_State *L) {
+    int up = lua_upvalueindex(1);
+    if (!lua_getupvalue(L, up, 1)) return lua_tocfunction(L, up)(L);
+    lua_pop(L, 1);
+    lua_pushvalue(L, up);
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
 }
+
 
 /* ---- functions that catch errors: what they catch from a dying rank they
  * raise again, so a rank over its budget unwinds whatever the script wraps
@@ -330,7 +339,7 @@ static int after_catch(lua_State *L, int n) {
  * protected call, which returns here. */
 static int sb_catching(lua_State *L) {
     cs_script_check(L);
-    return after_catch(L, call_original(L));
+    return after_catch(L, cs_script_call_original(L));
 }
 
 /* pcall and xpcall in a coroutine (the script always runs in one) catch by
@@ -391,7 +400,7 @@ static int sb_load(lua_State *L) {
  * (New threads inherit the hook of the thread that creates them.) */
 static int sb_cocreate(lua_State *L) {
     cs_script_charge_work(L, CS_COROUTINE_COST);
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* The function coroutine.wrap returns: Lua's, except that a coroutine stopped
@@ -444,7 +453,7 @@ static int sb_collectgarbage(lua_State *L) {
                                           "incremental", "generational", NULL};
     const char *opt = luaL_optstring(L, 1, "collect");
     for (const char *const *a = allowed; *a; a++)
-        if (strcmp(*a, opt) == 0) return call_original(L);
+        if (strcmp(*a, opt) == 0) return cs_script_call_original(L);
     return luaL_error(L, "collectgarbage: option '%s' is not available in lesson scripts", opt);
 }
 
@@ -456,7 +465,7 @@ static int sb_setmetatable(lua_State *L) {
             return luaL_error(L, "setmetatable: __gc metamethods are not available in lesson scripts");
         lua_pop(L, 1);
     }
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* string.rep of an empty string loops n times producing nothing: a long C loop
@@ -470,14 +479,14 @@ static int sb_rep(lua_State *L) {
         lua_pushliteral(L, "");
         return 1;
     }
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* table.move loops in C over as many indices as asked, even absent ones. */
 static int sb_tmove(lua_State *L) {
     lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
     if (e >= f) cs_script_charge_work(L, (uint64_t)e - (uint64_t)f + 1);
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* print: like Lua's (tostring, tab-separated), as a print event of the rank. */

@@ -20,12 +20,6 @@
 
 #include "script_internal.h"
 
-/* Call the original C function (upvalue 1) in this very call, so that its
- * argument errors still name the function the script called. */
-static int call_original(lua_State *L) {
-    return lua_tocfunction(L, lua_upvalueindex(1))(L);
-}
-
 /* The length of the string argument at idx; 0 for anything else (the original
  * function says what is wrong with it). */
 static size_t str_len(lua_State *L, int idx) {
@@ -46,14 +40,14 @@ static uint64_t span(lua_Integer i, lua_Integer j) {
 /* find, match, gmatch, gsub, string.byte, the utf8 scanners. */
 static int ch_subject(lua_State *L) {
     cs_script_charge_work(L, str_len(L, 1));
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* tonumber(s, base) reads every digit; without a base Lua reads at most a
  * numeral's length. */
 static int ch_tonumber(lua_State *L) {
     if (!lua_isnoneornil(L, 2)) cs_script_charge_work(L, str_len(L, 1));
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* table.concat(t, sep, i, j) and table.unpack(t, i, j): elements i to j. */
@@ -64,7 +58,7 @@ static int ch_range(lua_State *L, int first) {
     uint64_t n = span(i, j);
     /* A range the original refuses at once ("too many results") costs nothing. */
     if (n < (uint64_t)INT_MAX) cs_script_charge_work(L, n);
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 static int ch_concat(lua_State *L) { return ch_range(L, 3); }
@@ -73,14 +67,14 @@ static int ch_unpack(lua_State *L) { return ch_range(L, 2); }
 /* table.insert(t, pos, v) and table.remove(t, pos) shift what is after pos. */
 static int ch_shift(lua_State *L) {
     cs_script_charge_work(L, table_len(L, 1));
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 static int ch_sort(lua_State *L) {
     uint64_t n = table_len(L, 1), log = 1;
     while (log < 64 && ((uint64_t)1 << log) < n) log++;
     cs_script_charge_work(L, n * log);
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 static void wrap(lua_State *L, const char *lib, const char *name, lua_CFunction fn) {

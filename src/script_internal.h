@@ -83,6 +83,9 @@ void cs_script_charge(lua_State *L, uint64_t n);
 #define CS_STEPS_OVERFLOW ((uint64_t)INT64_MAX / CS_ELEMS_PER_STEP)
 /* Add n steps of C work that the sandbox's own wrappers measured (saturating). */
 void cs_script_charge_work(lua_State *L, uint64_t n);
+/* In a C closure wrapping a standard library function (upvalue 1): call it
+ * with the current arguments and return its results. */
+int cs_script_call_original(lua_State *L);
 /* Wrap the standard library functions that loop in C without allocating so
  * that they charge their work first (script_charge.c). */
 void cs_script_charge_libs(lua_State *L);
