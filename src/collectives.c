@@ -51,7 +51,8 @@ static const struct {
     [CS_FAM_BROADCAST] = {"broadcast", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
     [CS_FAM_REDUCE] = {"reduce", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
     [CS_FAM_ALL_REDUCE] = {"all_reduce",
-                           {CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST}},
+                           {CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST,
+                            CS_ALGO_RECURSIVE_HALVING}},
     [CS_FAM_ALL_GATHER] = {"all_gather", {CS_ALGO_RING, CS_ALGO_DIRECT}},
     [CS_FAM_GATHER] = {"gather", {CS_ALGO_LINEAR}},
     [CS_FAM_SCATTER] = {"scatter", {CS_ALGO_LINEAR}},
@@ -66,6 +67,7 @@ static const char *const algo_names[CS_ALGO_N] = {
     [CS_ALGO_REDUCE_BROADCAST] = "reduce_broadcast", [CS_ALGO_TREE] = "tree",
     [CS_ALGO_LINEAR] = "linear", [CS_ALGO_DIRECT] = "direct",
     [CS_ALGO_DISSEMINATION] = "dissemination",
+    [CS_ALGO_RECURSIVE_HALVING] = "recursive_halving",
 };
 
 const char *cs_coll_name(cs_coll_kind k) { return (unsigned)k < CS_COLL_NKINDS ? kinds[k].name : "?"; }

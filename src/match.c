@@ -127,7 +127,7 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
              "%s mismatch: rank %d receives %s (%zu bytes) at %s:%d, but rank %d sent %s "
              "(%zu bytes) at %s:%d; both sides must use the same %s", dtype ? "dtype" : "size",
              rq->rank, want, rq->bytes, s, rq->line, msg->src, sent, msg->bytes, s, msg->line,
-             dtype ? "dtype" : "shape and dtype");
+             dtype ? "dtype" : "number of elements and dtype");
     return false;
 }
 

@@ -111,7 +111,7 @@ START_TEST(test_mismatch_names_both_sides) {
     ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
     ck_assert_str_eq(err, "size mismatch: rank 1 receives float32 [4] (16 bytes) at x.lua:9, but "
                           "rank 0 sent int64 [2, 3] (48 bytes) at x.lua:4; both sides must use "
-                          "the same shape and dtype");
+                          "the same number of elements and dtype");
     m->dtype = CS_FLOAT32;
     m->bytes = 16;
     ck_assert(cs_match_check(m, r, "x.lua", err, sizeof err)); /* same bytes and dtype: fine */
