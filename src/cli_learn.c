@@ -10,6 +10,11 @@
 #include "cli.h"
 #include "tui.h"
 
+/* make install's $(pkgdatadir), set by Makefile.am. */
+#ifndef CS_PKGDATADIR
+#define CS_PKGDATADIR "/usr/local/share/commsim"
+#endif
+
 static void learn_usage(FILE *f) {
     fputs("usage: commsim learn [CHAPTER] [--lessons DIR]\n"
           "\n"
@@ -20,7 +25,8 @@ static void learn_usage(FILE *f) {
           "\n"
           "options:\n"
           "      --lessons DIR   where the chapters are (default: $COMMSIM_LESSONS, else\n"
-          "                      ./lessons, else the lessons beside the commsim program)\n"
+          "                      ./lessons, else the lessons beside the commsim program,\n"
+          "                      else the installed ones, " CS_PKGDATADIR "/lessons)\n"
           "  -h, --help          show this help\n"
           "\n"
           "Needs a terminal. Exit status 0, or 1 for a usage error.\n",
@@ -32,7 +38,9 @@ static bool is_dir(const char *p) {
     return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* $COMMSIM_LESSONS, ./lessons, or ../lessons next to the program (the build tree). */
+/* $COMMSIM_LESSONS, ./lessons, ../lessons next to the program (the build
+ * tree), ../share/commsim/lessons next to it (an installed tree, also when
+ * moved or under a DESTDIR), then where make install put them. */
 static const char *find_lessons(char *buf, size_t len) {
     const char *env = getenv("COMMSIM_LESSONS");
     if (env && *env) return env;
@@ -45,8 +53,10 @@ static const char *find_lessons(char *buf, size_t len) {
         if (slash) *slash = 0;
         snprintf(buf, len, "%s/../lessons", exe);
         if (is_dir(buf)) return buf;
+        snprintf(buf, len, "%s/../share/commsim/lessons", exe);
+        if (is_dir(buf)) return buf;
     }
-    return "lessons";
+    return CS_PKGDATADIR "/lessons";
 }
 
 int cs_cli_learn(int argc, char **argv) {
@@ -55,7 +65,7 @@ int cs_cli_learn(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
-    char buf[PATH_MAX + 16];
+    char buf[PATH_MAX + 64];
     const char *dir = NULL;
     int c;
     optind = 1;

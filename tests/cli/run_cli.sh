@@ -9,6 +9,14 @@ expect "no arguments is a usage error"      1 "usage: commsim" --
 expect "unknown command"                    1 "unknown command 'bogus'" -- bogus
 expect "run --help"                         0 "usage: commsim run SCRIPT" -- run --help
 expect "help run"                           0 "--send-mode MODE" -- help run
+# The command table (src/commands.c) prints every list and error.
+expect "help lists every command"           0 "  learn [CHAPTER]  browse the chapters" -- help
+expect "--help is help"                     0 "  replay TRACE     replay a trace" -- --help
+expect "help learn"                         0 "usage: commsim learn [CHAPTER]" -- help learn
+expect "help version"                       0 "usage: commsim version" -- help version
+expect "help of an unknown command"         1 "commsim help: unknown command 'bogus'" -- help bogus
+expect "version"                            0 "commsim 0." -- version
+expect "--version"                          0 "commsim 0." -- --version
 expect "run without a script"               1 "which script?" -- run
 expect "missing script file"                1 "nope.lua" -- run "$tmp/nope.lua"
 expect "-n 0"                               1 "need at least 1 rank" -- run "$dir/hello_all.lua" -n 0
