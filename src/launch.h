@@ -72,7 +72,8 @@ typedef struct cs_run_opts {
     const cs_frontend *ui; /* NULL: the plain report */
 } cs_run_opts;
 
-/* Run, print the report, return the exit status (DESIGN.md section 9). */
+/* Run, print the report, return the exit status (0 ok, 1 usage or setup error, 2 script
+ * error, 3 deadlock, 4 timeout or budget, 5 a rank process died, 130 interrupted). */
 int cs_launch_run(const cs_run_opts *o);
 
 /* ---- the controller's side of a run, shared by the launchers */
