@@ -21,11 +21,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The sanitizers' runtime has it; without one the signal handler does. */
 void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
 
-#define MAX_INPUT (64 * 1024)
+#define MAX_LEN (64 * 1024)
 
 static uint8_t **seed;
 static size_t *seedlen, nseeds;
-static uint8_t cur[MAX_INPUT];
+static uint8_t cur[MAX_LEN];
 static size_t curlen;
 static unsigned long runs;
 
@@ -48,8 +48,8 @@ static void on_signal(int sig) {
 static void add_seed(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return;
-    uint8_t *buf = malloc(MAX_INPUT);
-    size_t n = buf ? fread(buf, 1, MAX_INPUT, f) : 0;
+    uint8_t *buf = malloc(MAX_LEN);
+    size_t n = buf ? fread(buf, 1, MAX_LEN, f) : 0;
     fclose(f);
     uint8_t **s = realloc(seed, (nseeds + 1) * sizeof *seed);
     size_t *l = s ? realloc(seedlen, (nseeds + 1) * sizeof *seedlen) : NULL;
@@ -86,7 +86,7 @@ static void mutate(void) {
         switch (rand() % 5) {
         case 0: if (curlen) cur[at] ^= (uint8_t)(1u << (rand() % 8)); break;
         case 1: /* insert a byte */
-            if (curlen < MAX_INPUT) {
+            if (curlen < MAX_LEN) {
                 memmove(cur + at + 1, cur + at, curlen - at);
                 cur[at] = (uint8_t)rand(), curlen++;
             }
@@ -99,7 +99,7 @@ static void mutate(void) {
             if (nseeds) {
                 size_t j = (size_t)rand() % nseeds, from = seedlen[j] ? (size_t)rand() % seedlen[j] : 0;
                 size_t n = seedlen[j] - from;
-                if (at + n > MAX_INPUT) n = MAX_INPUT - at;
+                if (at + n > MAX_LEN) n = MAX_LEN - at;
                 memcpy(cur + at, seed[j] + from, n);
                 curlen = at + n;
             }

@@ -6,16 +6,9 @@
  * must give the same events, so the writer never produces what the reader
  * refuses and the two agree on every field.
  *
- * Build and run (from the top of the tree):
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc \
- *       tests/fuzz/fuzz_trace.c src/trace.c src/events.c src/tensor.c \
- *       $(pkg-config --cflags --libs jansson) -lm -o tests/fuzz/fuzz_trace
- *   mkdir -p /tmp/fuzz_trace_corpus
- *   tests/fuzz/fuzz_trace -max_total_time=180 /tmp/fuzz_trace_corpus tests/fuzz/corpus_trace
- *
- * The first directory collects what the fuzzer finds; tests/fuzz/corpus_trace
- * holds the seeds (small valid traces, a cut one, a few broken ones).
+ * Build and run: `make fuzz` (each harness FUZZ_SECONDS, default 60; see
+ * docs/hacking.md). tests/fuzz/corpus_trace holds the seeds (small valid
+ * traces, a cut one, a few broken ones).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create */

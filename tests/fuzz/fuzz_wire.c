@@ -7,13 +7,8 @@
  * the announced size. Nothing may crash, leak, overrun or hang, whatever the
  * bytes: the reader and the decoders check every length before using it.
  *
- * Build and run (from the top of the tree):
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc \
- *       tests/fuzz/fuzz_wire.c src/wire.c src/events.c src/tensor.c -lm \
- *       -o tests/fuzz/fuzz_wire
- *   mkdir -p /tmp/fuzz_wire_corpus
- *   tests/fuzz/fuzz_wire -max_total_time=300 /tmp/fuzz_wire_corpus tests/fuzz/corpus_wire
+ * Build and run: `make fuzz` (each harness FUZZ_SECONDS, default 60; see
+ * docs/hacking.md). tests/fuzz/corpus_wire holds the seeds.
  */
 #include <stdint.h>
 #include <stdlib.h>
