@@ -1,0 +1,40 @@
+/* lessons.c -- where the lessons are (see lessons.h). */
+#include "lessons.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* make install's $(pkgdatadir), set by Makefile.am. */
+#ifndef CS_PKGDATADIR
+#define CS_PKGDATADIR "/usr/local/share/commsim"
+#endif
+
+const char *const CS_LESSONS_INSTALLED = CS_PKGDATADIR "/lessons";
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *cs_lessons_dir(char *buf, size_t len) {
+    const char *env = getenv("COMMSIM_LESSONS");
+    if (env && *env) return env;
+    if (is_dir("lessons")) return "lessons";
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0 && len) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        static const char *const beside[] = {"../lessons", "../share/commsim/lessons"};
+        for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++)
+            if ((size_t)snprintf(buf, len, "%s/%s", exe, beside[i]) < len && is_dir(buf))
+                return buf;
+    }
+    return CS_LESSONS_INSTALLED;
+}
