@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "collectives.h"
 #include "launch.h"
+#include "lessons.h"
 #include "tui.h"
 #include "script.h"
 
@@ -253,7 +254,8 @@ int cs_cli_run(int argc, char **argv) {
         run_usage(stderr);
         return 1;
     }
-    o.script = argv[optind];
+    char lesson[4096];
+    o.script = cs_lessons_script(argv[optind], lesson, sizeof lesson); /* "chain": a lesson */
     bool tcp = o.engine && strcmp(o.engine, "tcp") == 0;
     if (tcp && tcp_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
     /* The visualizer is the default where a user is watching; a rank process

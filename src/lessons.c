@@ -1,6 +1,7 @@
 /* lessons.c -- where the lessons are (see lessons.h). */
 #include "lessons.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +22,17 @@ static bool is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static bool is_file(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* dir/name or dir/name.lua into buf, if either is a file. */
+static bool lesson_in(const char *dir, const char *name, char *buf, size_t len) {
+    return ((size_t)snprintf(buf, len, "%s/%s", dir, name) < len && is_file(buf)) ||
+           ((size_t)snprintf(buf, len, "%s/%s.lua", dir, name) < len && is_file(buf));
+}
+
 const char *cs_lessons_dir(char *buf, size_t len) {
     const char *env = getenv("COMMSIM_LESSONS");
     if (env && *env) return env;
@@ -37,4 +49,23 @@ const char *cs_lessons_dir(char *buf, size_t len) {
                 return buf;
     }
     return CS_LESSONS_INSTALLED;
+}
+
+const char *cs_lessons_script(const char *script, char *buf, size_t len) {
+    if (!*script || is_file(script)) return script;
+    char dirbuf[PATH_MAX], chapter[PATH_MAX];
+    const char *dir = cs_lessons_dir(dirbuf, sizeof dirbuf);
+    if (lesson_in(dir, script, buf, len)) return buf;
+    if (strchr(script, '/')) return script;
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    bool found = false;
+    for (int i = 0; i < n; i++) {
+        if (!found && names[i]->d_name[0] != '.' &&
+            (size_t)snprintf(chapter, sizeof chapter, "%s/%s", dir, names[i]->d_name) < sizeof chapter)
+            found = lesson_in(chapter, script, buf, len);
+        free(names[i]);
+    }
+    if (n >= 0) free(names);
+    return found ? buf : script;
 }

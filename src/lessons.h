@@ -14,4 +14,11 @@ const char *cs_lessons_dir(char *buf, size_t len);
 
 extern const char *const CS_LESSONS_INSTALLED;
 
+/* A script named as a user would name a lesson: SCRIPT itself when it is a
+ * file; else, in the lessons directory, SCRIPT or SCRIPT.lua
+ * ("02-point-to-point/chain"), then the first chapter (in order) holding
+ * SCRIPT or SCRIPT.lua ("chain"); else SCRIPT, for the caller's error. The
+ * result may point into buf. */
+const char *cs_lessons_script(const char *script, char *buf, size_t len);
+
 #endif

@@ -19,6 +19,12 @@ expect "version"                            0 "commsim 0." -- version
 expect "--version"                          0 "commsim 0." -- --version
 expect "run without a script"               1 "which script?" -- run
 expect "missing script file"                1 "nope.lua" -- run "$tmp/nope.lua"
+# A script that is not a file may name a lesson (src/lessons.c).
+export COMMSIM_LESSONS="$top_srcdir/lessons"
+expect "a lesson by name"                   0 "--- chain.lua: 4 ranks" -- run chain -n 4 --no-tui
+expect "a lesson by chapter/name"           0 "verdict: ok" -- run 03-collectives/broadcast.lua --no-tui
+expect "no such lesson either"              1 "cannot open no_such_lesson" -- run no_such_lesson --no-tui
+unset COMMSIM_LESSONS
 expect "-n 0"                               1 "need at least 1 rank" -- run "$dir/hello_all.lua" -n 0
 expect "-n not a number"                    1 "'x' is not a whole number" -- run "$dir/hello_all.lua" -n x
 expect "bad send mode"                      1 "unknown send mode 'fast'" -- run "$dir/hello_all.lua" --send-mode fast

@@ -44,6 +44,7 @@ expect "installed: learn finds the installed chapters (an unknown one lists them
 expect "installed: learn CHAPTER by name finds it (and needs a terminal)" \
   1 "needs a terminal" -- learn point-to-point
 expect "installed: learn --help names the installed lessons" 0 "/share/commsim/lessons)" -- learn --help
+expect "installed: a lesson by name runs" 0 "verdict: ok" -- run ring -n 3 --no-tui
 expect "installed: an installed lesson runs" 0 "verdict: ok" -- run "$lessons/01-first-program/hello.lua" --no-tui
 
 # The man page: made from docs/cli.md, one .SH per "## " section.
