@@ -12,8 +12,10 @@ function esc(s) {
     return s
 }
 
-# Inline Markdown: `code` and **bold** in bold, links as their text.
-function inline(s,    out, i, c, bold) {
+# Inline Markdown: `code` and **bold** in bold, links as their text. A code
+# span may go on to the next line of its paragraph: bold is global, and every
+# block (paragraph, item, table cell, heading) starts it off.
+function inline(s,    out, i, c) {
     s = esc(s)
     while (match(s, /\[[^]]*\]\([^)]*\)/)) {
         t = substr(s, RSTART + 1, RLENGTH - 1)
@@ -21,16 +23,19 @@ function inline(s,    out, i, c, bold) {
         s = substr(s, 1, RSTART - 1) t substr(s, RSTART + RLENGTH)
     }
     gsub(/\*\*/, "`", s)
-    out = ""; bold = 0
+    out = ""
     for (i = 1; i <= length(s); i++) {
         c = substr(s, i, 1)
         if (c == "`") { out = out (bold ? "\\fR" : "\\fB"); bold = !bold }
         else out = out c
     }
-    return out (bold ? "\\fR" : "")
+    return out
 }
 
 function cell(s) { gsub(/^ +| +$/, "", s); return s }
+
+# A block of one line (a table cell) ends its spans.
+function line(s,    r) { bold = 0; r = inline(s); if (bold) r = r "\\fR"; bold = 0; return r }
 
 BEGIN { code = 0 }
 
@@ -55,16 +60,16 @@ section == "NAME" && / — / { split($0, nm, / — /); print ".PP"; print inline
     if (!intable) { intable = 1; next }     # the header row
     para = 0
     print ".TP"
-    print inline(cell(f[2]))
+    print line(cell(f[2]))
     rest = cell(f[3])
     for (i = 4; i < n; i++) rest = rest " | " cell(f[i])
-    print inline(rest)
+    print line(rest)
     next
 }
 { intable = 0 }
 
-/^[*-] / { para = 0; sub(/^[*-] +/, ""); print ".IP \\(bu 2"; print inline($0); next }
-/^$/ { para = 1; next }
+/^[*-] / { para = 0; bold = 0; sub(/^[*-] +/, ""); print ".IP \\(bu 2"; print inline($0); next }
+/^$/ { para = 1; bold = 0; next }
 {
     if (para) { print ".PP"; para = 0 }
     sub(/^ +/, "")

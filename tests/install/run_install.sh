@@ -60,6 +60,9 @@ else
     diff "$tmp/want" "$tmp/got" >"$tmp/diff"
     bad_showing "$tmp/diff" "the man page has docs/cli.md's sections"
   fi
+  opened=$(grep -o '\\fB' "$man1" | wc -l) closed=$(grep -o '\\fR' "$man1" | wc -l)
+  [ "$opened" = "$closed" ] && ok "the man page closes every bold span" ||
+    bad "the man page closes every bold span" "$opened \\fB, $closed \\fR"
   if ! command -v man >/dev/null; then
     skip "man -l renders the page" "no man(1) here"
   elif MANWIDTH=80 man -l "$man1" >"$tmp/out" 2>"$tmp/err" && [ ! -s "$tmp/err" ] &&
