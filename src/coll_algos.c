@@ -84,9 +84,13 @@ static cs_tensor *flat_view(cs_tensor *t) {
 
 /* Block i of n of a flat tensor of len elements: [i*len/n, (i+1)*len/n). The
  * blocks differ by at most one element, and may be empty. */
+static int64_t block_start(int64_t len, int i, int n) {
+    return len / n * i + len % n * i / n; /* len * i / n without the product overflowing */
+}
+
 static cs_tensor *block(cs_tensor *flat, int i, int n) {
     int64_t len = cs_tensor_numel(flat);
-    int64_t lo = len * i / n, hi = len * (i + 1) / n;
+    int64_t lo = block_start(len, i, n), hi = block_start(len, i + 1, n);
     return cs_tensor_narrow(flat, 0, lo, hi - lo);
 }
 
@@ -223,8 +227,8 @@ static int allreduce_ring(cs_coll *c, cs_tensor *t) {
     return rc;
 }
 
-/* Recursive doubling: in round k a rank exchanges its whole vector with the
- * rank 2^k away and both add. With a non-power-of-two size, the first 2*rem
+/* Recursive doubling: in round k = 1, 2, ... a rank exchanges its whole vector
+ * with the rank 2^(k-1) away and both add. With a non-power-of-two size, the first 2*rem
  * ranks pair up first (even ones hand their data to the odd ones and sit out),
  * and get the result back at the end. */
 static int allreduce_rd(cs_coll *c, cs_tensor *t) {
@@ -254,6 +258,82 @@ static int allreduce_rd(cs_coll *c, cs_tensor *t) {
     return rc;
 }
 
+/* Recursive halving (Rabenseifner; MPICH's all_reduce for long vectors): a
+ * reduce-scatter by recursive halving, then an all-gather by recursive
+ * doubling. With p ranks (a power of two) the tensor is cut into p blocks. In
+ * the reduce-scatter a rank exchanges with the rank p/2 away, then p/4, ...,
+ * then 1: each time it keeps half of the blocks it is still responsible for
+ * (the lower half when it is the lower partner), sends the other half and adds
+ * the half it receives. After log2 p steps rank v holds the total of block v.
+ * The all-gather runs the steps backwards (distance 1, 2, ..., p/2), each time
+ * swapping everything it holds, so every rank ends with every total. Each rank
+ * sends 2 log2 p messages and 2(p-1)/p of the tensor, as the ring does, in
+ * log2 p instead of p-1 steps.
+ *
+ * A non-power-of-two size is folded first, as MPICH does: of the first 2*rem
+ * ranks (rem = n - p, p the largest power of two <= n), each even one hands its
+ * whole tensor to the odd one after it and sits out; the p remaining ranks run
+ * the algorithm; at the end each odd one sends the result back to its even
+ * partner. */
+static cs_tensor *blocks_span(cs_tensor *flat, int lo, int hi, int n) {
+    int64_t len = cs_tensor_numel(flat), a = len * lo / n, b = len * hi / n;
+    return cs_tensor_narrow(flat, 0, a, b - a);
+}
+
+/* The group rank standing for virtual rank v once the first 2*rem are folded. */
+static int folded_rank(int v, int rem) { return v < rem ? v * 2 + 1 : v + rem; }
+
+static int allreduce_rh(cs_coll *c, cs_tensor *t) {
+    int n = c->n, me = c->me, p = 1, rc = CS_OK;
+    while (p * 2 <= n) p *= 2;
+    int rem = n - p, vr;
+    cs_tensor *flat = flat_view(t), *tmp = flat ? scratch(c, cs_tensor_numel(flat)) : NULL;
+    if (!tmp) {
+        cs_tensor_release(flat);
+        return CS_ENOMEM;
+    }
+    if (me < 2 * rem) { /* fold: even ranks hand their tensor to the odd ones */
+        if (me % 2 == 0) {
+            rc = exchange(c, t, me + 1, NULL, -1);
+            vr = -1;
+        } else {
+            if ((rc = exchange(c, NULL, -1, tmp, me - 1)) == CS_OK) combine(c, t, tmp);
+            vr = me / 2;
+        }
+    } else {
+        vr = me - rem;
+    }
+    /* reduce-scatter: [lo, hi) are the blocks this rank is still responsible for */
+    int lo = 0, hi = p;
+    for (int mask = p / 2; vr >= 0 && mask > 0 && rc == CS_OK; mask >>= 1) {
+        int mid = lo + mask, peer = folded_rank(vr ^ mask, rem);
+        bool upper = vr & mask;
+        int klo = upper ? mid : lo, khi = upper ? hi : mid; /* kept */
+        int slo = upper ? lo : mid, shi = upper ? mid : hi; /* sent */
+        cs_tensor *out = blocks_span(flat, slo, shi, p), *acc = blocks_span(flat, klo, khi, p);
+        cs_tensor *in = acc ? cs_tensor_narrow(tmp, 0, 0, cs_tensor_numel(acc)) : NULL;
+        if (!out || !acc || !in) rc = CS_ENOMEM;
+        else if ((rc = exchange(c, out, peer, in, peer)) == CS_OK) combine(c, acc, in);
+        cs_tensor_release(out), cs_tensor_release(acc), cs_tensor_release(in);
+        lo = klo, hi = khi;
+    }
+    /* all-gather: swap everything held with the rank 1, 2, ..., p/2 away */
+    for (int mask = 1; vr >= 0 && mask < p && rc == CS_OK; mask <<= 1) {
+        int peer = folded_rank(vr ^ mask, rem), plo = lo ^ mask; /* it holds as many blocks */
+        cs_tensor *out = blocks_span(flat, lo, hi, p);
+        cs_tensor *in = blocks_span(flat, plo, plo + (hi - lo), p);
+        rc = out && in ? exchange(c, out, peer, in, peer) : CS_ENOMEM;
+        cs_tensor_release(out), cs_tensor_release(in);
+        if (plo < lo) lo = plo;
+        else hi = plo + (hi - lo);
+    }
+    if (rc == CS_OK && me < 2 * rem) /* unfold */
+        rc = me % 2 == 0 ? exchange(c, NULL, -1, t, me + 1) : exchange(c, t, me - 1, NULL, -1);
+    cs_tensor_release(tmp);
+    cs_tensor_release(flat);
+    return rc;
+}
+
 /* Reduce to group rank 0 along the tree, then broadcast from it. */
 static int allreduce_rb(cs_coll *c, cs_tensor *t) {
     cs_tensor *acc = c->me == 0 ? cs_tensor_retain(t) : cs_tensor_clone(NULL, t);
@@ -268,6 +348,7 @@ int cs_algo_all_reduce(cs_coll *c, cs_coll_algo a, cs_tensor *t) {
     switch (a) {
     case CS_ALGO_RECURSIVE_DOUBLING: return allreduce_rd(c, t);
     case CS_ALGO_REDUCE_BROADCAST: return allreduce_rb(c, t);
+    case CS_ALGO_RECURSIVE_HALVING: return allreduce_rh(c, t);
     default: return allreduce_ring(c, t);
     }
 }
@@ -403,7 +484,8 @@ int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
     return rc;
 }
 
-/* ---- barrier: dissemination, round k signals the rank 2^k ahead */
+/* ---- barrier: dissemination. In round k = 1, 2, ... rank r signals rank
+ * r + 2^(k-1) and waits for rank r - 2^(k-1), mod n: ceil(log2 n) rounds. */
 
 int cs_algo_barrier(cs_coll *c) {
     int64_t one = 1;

@@ -51,7 +51,8 @@ static const struct {
     [CS_FAM_BROADCAST] = {"broadcast", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
     [CS_FAM_REDUCE] = {"reduce", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
     [CS_FAM_ALL_REDUCE] = {"all_reduce",
-                           {CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST}},
+                           {CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST,
+                            CS_ALGO_RECURSIVE_HALVING}},
     [CS_FAM_ALL_GATHER] = {"all_gather", {CS_ALGO_RING, CS_ALGO_DIRECT}},
     [CS_FAM_GATHER] = {"gather", {CS_ALGO_LINEAR}},
     [CS_FAM_SCATTER] = {"scatter", {CS_ALGO_LINEAR}},
@@ -66,6 +67,7 @@ static const char *const algo_names[CS_ALGO_N] = {
     [CS_ALGO_REDUCE_BROADCAST] = "reduce_broadcast", [CS_ALGO_TREE] = "tree",
     [CS_ALGO_LINEAR] = "linear", [CS_ALGO_DIRECT] = "direct",
     [CS_ALGO_DISSEMINATION] = "dissemination",
+    [CS_ALGO_RECURSIVE_HALVING] = "recursive_halving",
 };
 
 const char *cs_coll_name(cs_coll_kind k) { return (unsigned)k < CS_COLL_NKINDS ? kinds[k].name : "?"; }
@@ -328,9 +330,9 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
 }
 
 /* The tensors of a list: n of them (the group size), each contiguous, of dtype
- * d and numel elements (numel < 0: any size). */
+ * d and numel elements (numel < 0: any size), as ref ("the input") is. */
 static int check_list(cs_rank *r, call *k, cs_tensor **ts, int n, const char *what, cs_dtype d,
-                      int64_t numel) {
+                      int64_t numel, const char *ref) {
     if (!ts || n != k->c.n)
         return fail(r, k->kind, "%s has %d tensors, but the group has %d ranks (one per rank)",
                     what, ts ? n : 0, k->c.n);
@@ -340,11 +342,11 @@ static int check_list(cs_rank *r, call *k, cs_tensor **ts, int n, const char *wh
         int rc = check_tensor(r, k->kind, ts[i], name);
         if (rc != CS_OK) return rc;
         if (ts[i]->dtype != d)
-            return fail(r, k->kind, "%s is %s, but the input is %s", name,
-                        cs_dtype_name(ts[i]->dtype), cs_dtype_name(d));
+            return fail(r, k->kind, "%s is %s, but %s is %s", name,
+                        cs_dtype_name(ts[i]->dtype), ref, cs_dtype_name(d));
         if (numel >= 0 && cs_tensor_numel(ts[i]) != numel)
-            return fail(r, k->kind, "%s has %lld elements, but the input has %lld", name,
-                        (long long)cs_tensor_numel(ts[i]), (long long)numel);
+            return fail(r, k->kind, "%s has %lld elements, but %s has %lld", name,
+                        (long long)cs_tensor_numel(ts[i]), ref, (long long)numel);
     }
     return CS_OK;
 }
@@ -424,7 +426,8 @@ int cs_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs
     call k = {.kind = CS_COLL_ALL_GATHER};
     int rc = check_tensor(r, k.kind, in, "the input");
     if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, false);
-    if (rc == CS_OK) rc = check_list(r, &k, out, nout, "the output list", in->dtype, cs_tensor_numel(in));
+    if (rc == CS_OK) rc = check_list(r, &k, out, nout, "the output list", in->dtype, cs_tensor_numel(in),
+                                         "the input");
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(in), k.bytes = cs_tensor_nbytes(in);
     enter(&k);
@@ -462,7 +465,9 @@ static int pair_call(cs_rank *r, call *k, const cs_coll_call *cc, cs_tensor *big
     if (big->dtype != small->dtype)
         return fail(r, k->kind, "%s is %s, but %s is %s", bname, cs_dtype_name(big->dtype), sname,
                     cs_dtype_name(small->dtype));
-    if (cs_tensor_numel(big) != (int64_t)k->c.n * cs_tensor_numel(small))
+    int64_t want;
+    if (__builtin_mul_overflow((int64_t)k->c.n, cs_tensor_numel(small), &want) ||
+        cs_tensor_numel(big) != want)
         return fail(r, k->kind, "%s has %lld elements, but must have %d x %lld (group size x %s)",
                     bname, (long long)cs_tensor_numel(big), k->c.n,
                     (long long)cs_tensor_numel(small), sname);
@@ -491,7 +496,8 @@ int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_
     int rc = check_tensor(r, k.kind, in, "the input");
     if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, true);
     bool root = rc == CS_OK && k.c.me == group_root(&k);
-    if (root) rc = check_list(r, &k, list, n, "the gather list", in->dtype, cs_tensor_numel(in));
+    if (root) rc = check_list(r, &k, list, n, "the gather list", in->dtype, cs_tensor_numel(in),
+                         "the input");
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(in), k.bytes = cs_tensor_nbytes(in);
     enter(&k);
@@ -503,7 +509,8 @@ int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_col
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, true);
     bool root = rc == CS_OK && k.c.me == group_root(&k);
-    if (root) rc = check_list(r, &k, list, n, "the scatter list", out->dtype, cs_tensor_numel(out));
+    if (root) rc = check_list(r, &k, list, n, "the scatter list", out->dtype, cs_tensor_numel(out),
+                         "the output");
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(out), k.bytes = cs_tensor_nbytes(out);
     enter(&k);
@@ -514,7 +521,8 @@ int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const
     call k = {.kind = CS_COLL_REDUCE_SCATTER, .reduces = true};
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, false);
-    if (rc == CS_OK) rc = check_list(r, &k, in, nin, "the input list", out->dtype, cs_tensor_numel(out));
+    if (rc == CS_OK) rc = check_list(r, &k, in, nin, "the input list", out->dtype, cs_tensor_numel(out),
+                                         "the output");
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(out), k.bytes = cs_tensor_nbytes(out) * (size_t)nin;
     enter(&k);
@@ -529,11 +537,19 @@ int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin
     if (!in || nin < 1) return fail(r, k.kind, "the input list is empty");
     int rc = check_tensor(r, k.kind, in[0], "tensor 0 of the input list");
     if (rc == CS_OK) rc = begin(r, &k, cc, in[0]->dtype, false);
-    if (rc == CS_OK) rc = check_list(r, &k, in, nin, "the input list", in[0]->dtype, -1);
-    if (rc == CS_OK) rc = check_list(r, &k, out, nout, "the output list", in[0]->dtype, -1);
+    if (rc == CS_OK) rc = check_list(r, &k, in, nin, "the input list", in[0]->dtype, -1,
+                                         "tensor 0 of the input list");
+    if (rc == CS_OK) rc = check_list(r, &k, out, nout, "the output list", in[0]->dtype, -1,
+                                         "the input list");
     if (rc != CS_OK) return rc;
-    /* Sizes may differ between pairs: what each pair agrees on is checked by
-     * the messages themselves (a receive of the wrong size is an error). */
+    /* Sizes may differ between pairs: what two ranks agree on is checked by
+     * their messages (a receive of the wrong size is an error), but a rank's
+     * own block is copied in place, so that pair is checked here. */
+    int me = k.c.me;
+    if (cs_tensor_numel(out[me]) != cs_tensor_numel(in[me]))
+        return fail(r, k.kind, "tensor %d of the output list has %lld elements, but tensor %d of "
+                    "the input list has %lld (a rank's own block must fit)", me,
+                    (long long)cs_tensor_numel(out[me]), me, (long long)cs_tensor_numel(in[me]));
     for (int i = 0; i < nin; i++) k.bytes += cs_tensor_nbytes(in[i]);
     k.count = 0;
     enter(&k);

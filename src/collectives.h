@@ -50,7 +50,8 @@ typedef enum {
 
 typedef enum {
     CS_ALGO_DEFAULT = 0, CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST,
-    CS_ALGO_TREE, CS_ALGO_LINEAR, CS_ALGO_DIRECT, CS_ALGO_DISSEMINATION, CS_ALGO_N
+    CS_ALGO_TREE, CS_ALGO_LINEAR, CS_ALGO_DIRECT, CS_ALGO_DISSEMINATION, CS_ALGO_RECURSIVE_HALVING,
+    CS_ALGO_N
 } cs_coll_algo;
 
 const char *cs_coll_name(cs_coll_kind k);           /* "all_reduce", ... */

@@ -20,7 +20,8 @@ void cs_msg_free(cs_msg *msg) {
 
 void cs_msg_transfer_local(cs_msg *msg, cs_request *rq) {
     const void *from = msg->data ? msg->data : cs_tensor_data(msg->sreq->buf);
-    if (msg->bytes) memcpy(cs_tensor_data(rq->buf), from, msg->bytes);
+    /* memmove: a script may send and receive on overlapping views of one tensor. */
+    if (msg->bytes) memmove(cs_tensor_data(rq->buf), from, msg->bytes);
     cs_request_finish(rq, CS_OK, NULL);
     if (msg->sreq) {
         cs_request *sq = msg->sreq;
@@ -119,10 +120,13 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
     describe(sent, sizeof sent, msg->dtype, msg->ndim, msg->shape);
     describe(want, sizeof want, t->dtype, t->ndim, t->shape);
     const char *s = script ? script : "line";
+    /* Same byte count: only the dtype differs, say so. */
+    bool dtype = msg->bytes == rq->bytes;
     snprintf(err, errlen,
-             "size mismatch: rank %d receives %s (%zu bytes) at %s:%d, but rank %d sent %s "
-             "(%zu bytes) at %s:%d; both sides must use the same shape and dtype",
-             rq->rank, want, rq->bytes, s, rq->line, msg->src, sent, msg->bytes, s, msg->line);
+             "%s mismatch: rank %d receives %s (%zu bytes) at %s:%d, but rank %d sent %s "
+             "(%zu bytes) at %s:%d; both sides must use the same %s", dtype ? "dtype" : "size",
+             rq->rank, want, rq->bytes, s, rq->line, msg->src, sent, msg->bytes, s, msg->line,
+             dtype ? "dtype" : "number of elements and dtype");
     return false;
 }
 

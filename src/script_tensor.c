@@ -173,9 +173,14 @@ static int factory_args(lua_State *L, int first, const char *fn, int64_t *shape,
     return last >= first ? get_dims(L, first, last, fn, shape) : 0;
 }
 
+/* The element count to charge before a factory runs: saturated, since the
+ * shape is not checked yet (tensor.h refuses it if it is bad). */
 static int64_t shape_numel(int ndim, const int64_t *shape) {
     int64_t n = 1;
-    for (int d = 0; d < ndim; d++) n = shape[d] > 0 && n > INT64_MAX / shape[d] ? INT64_MAX : n * shape[d];
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] <= 0) return 0;
+        if (__builtin_mul_overflow(n, shape[d], &n)) n = INT64_MAX;
+    }
     return n;
 }
 
@@ -579,8 +584,8 @@ static int binop(lua_State *L, cs_binop op) {
         s = check_operand(L, 2, "right");
     }
     cs_tensor **slot = new_slot(L);
-    charge_elems(L, cs_tensor_numel(a) > (b ? cs_tensor_numel(b) : 0) ? cs_tensor_numel(a)
-                                                                       : cs_tensor_numel(b));
+    int64_t na = cs_tensor_numel(a), nb = b ? cs_tensor_numel(b) : 0; /* b: NULL for a scalar */
+    charge_elems(L, na > nb ? na : nb);
     TRY_NEW(L, t, cs_tensor_binop(budget_of(L), op, a, b, s, scalar_first));
     return own(L, slot, t);
 }
@@ -766,6 +771,18 @@ static const luaL_Reg tensor_lib[] = {
     {"randn", l_randn}, {"from", l_from}, {"matmul", l_matmul}, {"is_tensor", l_is_tensor},
     {NULL, NULL}};
 
+/* setmetatable(t, mt) on a tensor: the base function's own check runs inside
+ * the sandbox's wrapper, where Lua cannot name the function ("bad argument #1
+ * to '?'"), so the argument is checked here, in the function scripts call.
+ * Upvalue: the setmetatable this one wraps. */
+static int protect_setmetatable(lua_State *L) {
+    if (cs_lua_totensor(L, 1))
+        return luaL_error(L, "setmetatable: a tensor's metatable cannot be changed "
+                          "(setmetatable takes a table, got a tensor)");
+    if (!lua_istable(L, 1)) return luaL_typeerror(L, 1, "table");
+    return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
 /* A metatable scripts can neither read nor replace (getmetatable gives the name). */
 static void new_metatable(lua_State *L, const char *name) {
     luaL_newmetatable(L, name);
@@ -794,6 +811,14 @@ int luaopen_cs_tensor(lua_State *L) {
     lua_pushcfunction(L, cstring_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
+
+    lua_getglobal(L, "setmetatable");
+    if (lua_tocfunction(L, -1)) {
+        lua_pushcclosure(L, protect_setmetatable, 1);
+        lua_setglobal(L, "setmetatable");
+    } else {
+        lua_pop(L, 1);
+    }
 
     luaL_newlib(L, tensor_lib);
     cs_script_guard(L, -1);

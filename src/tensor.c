@@ -106,6 +106,24 @@ bool cs_dtype_is_float(cs_dtype d) {
 
 /* ---- shapes */
 
+/* The largest span of a shape in bytes: element counts, strides and offsets
+ * of every view then fit in int64_t, and byte counts in size_t. */
+#define CS_SPAN_MAX ((uint64_t)(SIZE_MAX / 2 < INT64_MAX ? SIZE_MAX / 2 : INT64_MAX))
+
+/* The product of the nonzero dims times elsize in *span; false when a dim is
+ * negative or the product passes CS_SPAN_MAX. Zeros are skipped because the
+ * strides of an empty tensor are still products of its other dims. */
+static bool cs_shape_span(int ndim, const int64_t *shape, uint64_t elsize, uint64_t *span) {
+    uint64_t n = elsize;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) return false;
+        if (shape[d] && (__builtin_mul_overflow(n, (uint64_t)shape[d], &n) || n > CS_SPAN_MAX))
+            return false;
+    }
+    *span = n;
+    return true;
+}
+
 static int64_t cs_shape_numel(int ndim, const int64_t *shape) {
     int64_t n = 1;
     for (int d = 0; d < ndim; d++) n *= shape[d];
@@ -181,21 +199,20 @@ static bool cs_shape_check(cs_dtype d, int ndim, const int64_t *shape, size_t *b
         cs_tensor_fail(EINVAL, "tensors have at most %d dimensions, got %d", CS_MAX_DIMS, ndim);
         return false;
     }
-    size_t n = cs_dtype_size(d);
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
             cs_tensor_fail(EINVAL, "Trying to create tensor with negative dimension %lld: %s",
                            (long long)shape[i], cs_tensor_shape_str(ndim, shape, buf, sizeof buf));
             return false;
         }
-        if (shape[i] && n > SIZE_MAX / 2 / (uint64_t)shape[i]) {
-            cs_tensor_fail(ENOMEM, "tensor of shape %s is too large",
-                           cs_tensor_shape_str(ndim, shape, buf, sizeof buf));
-            return false;
-        }
-        n *= (size_t)shape[i];
     }
-    *bytes = n;
+    uint64_t span;
+    if (!cs_shape_span(ndim, shape, cs_dtype_size(d), &span)) {
+        cs_tensor_fail(ENOMEM, "tensor of shape %s is too large",
+                       cs_tensor_shape_str(ndim, shape, buf, sizeof buf));
+        return false;
+    }
+    *bytes = (size_t)cs_shape_numel(ndim, shape) * cs_dtype_size(d);
     return true;
 }
 
@@ -434,11 +451,14 @@ cs_tensor *cs_tensor_select(cs_tensor *t, int dim, int64_t index) {
     return v;
 }
 
-/* Resolve a view shape with at most one -1 against numel; EINVAL otherwise. */
-static bool cs_infer_shape(int64_t numel, int ndim, const int64_t *shape, int64_t *out) {
+/* Resolve a view shape with at most one -1 against numel; EINVAL otherwise.
+ * Products are checked: a shape whose count wraps around must not pass for
+ * numel (a view of 4 elements as 2^62+1 x 4 would read far outside them). */
+static bool cs_infer_shape(int64_t numel, int ndim, const int64_t *shape, cs_dtype dt, int64_t *out) {
     char buf[96];
     int infer = -1;
     int64_t known = 1;
+    bool wrapped = false;
     for (int d = 0; d < ndim; d++) {
         out[d] = shape[d];
         if (shape[d] == -1) {
@@ -451,17 +471,19 @@ static bool cs_infer_shape(int64_t numel, int ndim, const int64_t *shape, int64_
             cs_tensor_fail(EINVAL, "invalid shape dimension %lld", (long long)shape[d]);
             return false;
         } else {
-            known *= shape[d];
+            wrapped |= __builtin_mul_overflow(known, shape[d], &known);
         }
     }
     cs_tensor_shape_str(ndim, shape, buf, sizeof buf);
-    if (infer >= 0 && known == 0) {
+    if (infer >= 0 && known == 0 && !wrapped) {
         cs_tensor_fail(EINVAL, "cannot reshape tensor of 0 elements into shape %s because the "
                        "unspecified dimension size -1 can be any value and is ambiguous", buf);
         return false;
     }
-    if (infer >= 0 && numel % known == 0) out[infer] = numel / known;
-    if (cs_shape_numel(ndim, out) != numel || (infer >= 0 && numel % known)) {
+    if (!wrapped && infer >= 0 && numel % known == 0) out[infer] = numel / known;
+    uint64_t span;
+    if (wrapped || (infer >= 0 && numel % known) || !cs_shape_span(ndim, out, cs_dtype_size(dt), &span) ||
+        cs_shape_numel(ndim, out) != numel) {
         cs_tensor_fail(EINVAL, "shape '%s' is invalid for input of size %lld", buf, (long long)numel);
         return false;
     }
@@ -474,7 +496,7 @@ cs_tensor *cs_tensor_view(cs_tensor *t, int ndim, const int64_t *shape) {
         cs_tensor_fail(EINVAL, "tensors have at most %d dimensions, got %d", CS_MAX_DIMS, ndim);
         return NULL;
     }
-    if (!cs_infer_shape(cs_tensor_numel(t), ndim, shape, out)) return NULL;
+    if (!cs_infer_shape(cs_tensor_numel(t), ndim, shape, t->dtype, out)) return NULL;
     if (!cs_tensor_is_contiguous(t)) {
         cs_tensor_fail(EINVAL, "view size is not compatible with input tensor's size and stride (at "
                        "least one dimension spans across two contiguous subspaces). Use "
@@ -503,8 +525,8 @@ int cs_tensor_chunk(cs_tensor *t, int n, int dim, cs_tensor **out, int max_out) 
     /* torch.chunk: pieces of ceil(size/n), so fewer than n when size is small;
      * an empty dim still gives n empty pieces. */
     int64_t size = t->shape[dim];
-    int64_t piece = (size + n - 1) / n;
-    int count = size == 0 ? n : (int)((size + piece - 1) / piece);
+    int64_t piece = size / n + (size % n != 0); /* ceil, without size + n overflowing */
+    int count = size == 0 ? n : (int)(size / piece + (size % piece != 0));
     if (count > max_out) {
         cs_tensor_fail(EINVAL, "chunk needs room for %d pieces, got %d", count, max_out);
         return -1;

@@ -191,7 +191,11 @@ int cs_wire_hdr_get(const uint8_t *in, uint64_t max_payload, cs_frame_hdr *h, ch
                  CS_WIRE_VERSION);
         return -1;
     }
-    if (type == 0 || type >= CS_FR_NTYPES || reserved != 0) {
+    if (reserved != 0) {
+        snprintf(err, errlen, "reserved header bits set (0x%04x) in a frame of type %u", reserved, type);
+        return -1;
+    }
+    if (type == 0 || type >= CS_FR_NTYPES) {
         snprintf(err, errlen, "unknown frame type %u", type);
         return -1;
     }

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +88,65 @@ static char *first_heading(const char *md, const char *fallback) {
     return strdup(fallback);
 }
 
+/* ---- teaching order: where the README names each script */
+
+static bool name_char(char ch) {
+    return isalnum((unsigned char)ch) || ch == '_' || ch == '-';
+}
+
+/* Does line [p, end) name file as a word of its own ("all_reduce.lua" is not
+ * "reduce.lua")? */
+static bool line_names(const char *p, const char *end, const char *file) {
+    size_t n = strlen(file);
+    for (const char *q = p; q + n <= end; q++)
+        if (memcmp(q, file, n) == 0 && (q == p || !name_char(q[-1])) &&
+            (q + n == end || !name_char(q[n])))
+            return true;
+    return false;
+}
+
+int cs_learn_script_place(const char *readme, const char *file) {
+    bool fenced = false;
+    int place = 0;
+    for (const char *p = readme; p && *p; place++) {
+        const char *end = strchr(p, '\n');
+        if (!end) end = p + strlen(p);
+        const char *s = p;
+        while (s < end && *s == ' ') s++;
+        if (end - s >= 3 && strncmp(s, "```", 3) == 0) fenced = !fenced;
+        else if (!fenced && (*s == '#' || *s == '|') && line_names(s, end, file)) return place;
+        p = *end ? end + 1 : end;
+    }
+    return -1;
+}
+
+typedef struct placed {
+    char *name;
+    int place; /* INT_MAX: not named, after the named ones */
+} placed;
+
+static int by_place(const void *a, const void *b) {
+    const placed *x = a, *y = b;
+    if (x->place != y->place) return x->place < y->place ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+void cs_learn_order_scripts(char **names, int n, const char *readme) {
+    placed *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v) return; /* keep the alphabetical order */
+    for (int i = 0; i < n; i++) {
+        int at = readme ? cs_learn_script_place(readme, names[i]) : -1;
+        v[i] = (placed){names[i], at < 0 ? INT_MAX : at};
+    }
+    qsort(v, (size_t)n, sizeof *v, by_place);
+    for (int i = 0; i < n; i++) names[i] = v[i].name;
+    free(v);
+}
+
 static void load_lessons(cs_chapter *c) {
     int n;
     char **names = list_dir(c->dir, is_script, &n);
+    cs_learn_order_scripts(names, n, c->readme);
     c->lesson = calloc((size_t)(n ? n : 1), sizeof *c->lesson);
     for (int i = 0; c->lesson && i < n; i++) {
         cs_lesson *l = &c->lesson[c->nlessons++];

@@ -30,13 +30,23 @@ typedef struct cs_book {
     int n;
 } cs_book;
 
-/* Chapters are the subdirectories NN-slug of dir, in order; their scripts the
- * *.lua files in them, by name. -1 with a message in err if there are none. */
+/* Chapters are the subdirectories NN-slug of dir, in order (numbers may skip);
+ * their scripts the *.lua files in them, in teaching order (see
+ * cs_learn_order_scripts). -1 with a message in err if there are none. */
 int cs_book_load(cs_book *b, const char *dir, char *err, size_t errlen);
 void cs_book_free(cs_book *b);
 /* The chapter named by arg: its number ("2", "02"), its slug, or its directory
  * name; -1 if none matches. */
 int cs_book_find(const cs_book *b, const char *arg);
+
+/* Teaching order: a script's place is the first line of the chapter's README
+ * that is a heading ("### chain.lua: passing along a line") or a table row
+ * ("| `broadcast.lua` | ...") and names it as a word of its own, outside code
+ * blocks; scripts the README names nowhere so follow, by name. Sorts names[]
+ * in place. cs_learn_script_place gives that line's number (0-based), -1 if
+ * none. */
+void cs_learn_order_scripts(char **names, int n, const char *readme);
+int cs_learn_script_place(const char *readme, const char *file);
 
 typedef struct cs_learn {
     const cs_book *book;

@@ -7,7 +7,7 @@
 -- neighbours: rank - 1 before it and rank + 1 after it.
 
 local first, last = 0, world_size - 1
-local t = tensor.zeros(4)           -- every rank needs a buffer of the same shape
+local t = tensor.zeros(4)           -- every rank needs a buffer of the same size
 
 if rank == first then
     t:copy_(tensor.from({1, 2, 3, 4}))

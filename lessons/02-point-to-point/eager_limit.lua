@@ -6,8 +6,8 @@
 -- The same exchange as deadlock.lua (both ranks send, then receive), for
 -- growing sizes. Under --send-mode eager:1024 a send of up to 1024 bytes is
 -- copied into a buffer and completes at once (eager); a larger one waits for
--- its receive (rendezvous). MPI libraries and NCCL behave the same way, each
--- with its own threshold, so this bug hides until the data grows.
+-- its receive (rendezvous). MPI libraries do this, each with its own limit;
+-- NCCL's send may wait for its receive at any size (as --send-mode rendezvous).
 
 local peer = 1 - rank
 

@@ -21,6 +21,6 @@ local last = 0
 for i = 1, world_size do last = math.max(last, times[i][0]) end
 print("left after the last rank had arrived: " .. tostring(left >= last))
 
--- The algorithm is dissemination: in round k every rank signals the rank
--- 2^k ahead of it and waits for the rank 2^k behind, so after log2(n)
--- rounds each rank has heard, directly or not, from every other.
+-- The algorithm is dissemination: in round k = 1, 2, ... rank r signals
+-- rank r + 2^(k-1) and waits for rank r - 2^(k-1) (mod n), so after
+-- ceil(log2 n) rounds each rank has heard, directly or not, from every other.

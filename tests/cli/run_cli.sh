@@ -68,4 +68,9 @@ else
 fi
 expect "trace to an unwritable path"        1 "/nonexistent/dir/t.jsonl" -- run "$dir/hello_all.lua" --trace /nonexistent/dir/t.jsonl
 
+# ---- a receive takes the sender's element count and dtype; the shapes may
+# differ (as in torch): [4] into [2, 2] runs, float32 into float64 does not
+expect "[4] received into [2, 2]"           2 "[rank 1] shape	torch.Size([2, 2])	3.0" -- run "$dir/reshape_recv.lua"
+expect "same count, other dtype: an error"  2 "rank 1 receives float64 [4] (32 bytes) at reshape_recv.lua:14, but rank 0 sent float32 [4] (16 bytes) at reshape_recv.lua:8; both sides must use the same number of elements and dtype" -- run "$dir/reshape_recv.lua"
+
 finish

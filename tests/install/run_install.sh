@@ -23,14 +23,19 @@ man1=$(find "$dest" -type f -name commsim.1 | head -1)
 cli_md=$(find "$dest" -type f -path '*/doc/commsim/docs/cli.md' | head -1)
 [ -n "$inst" ] && ok "the program is installed" || bad "the program is installed" "no commsim under $dest"
 
-# Every lesson file is installed (a new lesson must join Makefile.am's list).
+# Every lesson file is installed, and nothing else.
 (cd "$top_srcdir/lessons" && find . -type f | sort) >"$tmp/want"
 if [ -n "$lessons" ] && (cd "$lessons" && find . -type f | sort) >"$tmp/got" && cmp -s "$tmp/want" "$tmp/got"; then
   ok "every lesson is installed under \$(pkgdatadir)/lessons"
 else
   bad_showing "$tmp/want" "every lesson is installed under \$(pkgdatadir)/lessons" "missing or extra files"
 fi
-[ -n "$cli_md" ] && ok "the docs are installed under \$(docdir)" || bad "the docs are installed under \$(docdir)"
+(cd "$top_srcdir/docs" && ls -- *.md) >"$tmp/want"
+if [ -n "$cli_md" ] && (cd "$(dirname "$cli_md")" && ls -- *.md) >"$tmp/got" && cmp -s "$tmp/want" "$tmp/got"; then
+  ok "every page of docs/ is installed under \$(docdir) (Makefile.am's nobase_doc_DATA)"
+else
+  bad_showing "$tmp/want" "every page of docs/ is installed under \$(docdir) (Makefile.am's nobase_doc_DATA)"
+fi
 
 # The installed commsim, run away from the tree, without COMMSIM_LESSONS.
 away=$tmp/away

@@ -17,8 +17,11 @@
 # no fixed order. Lines tagged "[rank N]" are sorted by N (numerically, so
 # rank 10 follows rank 9), each rank's own lines keeping their order;
 # untagged lines (the report) follow, in order. Timings are masked in the
-# report; lesson output itself must not contain any. The engine's name in the
-# report's first line reads "thread" whatever the engine: the rest of the
+# report; lesson output itself must not contain any, except in the scripts
+# listed in `timed` below (timing exercises), whose printed durations are
+# masked as the report's are. The engine's name in the
+# report's header line ("--- NAME: N ranks, ENGINE engine, ...", after any
+# warnings) reads "thread" whatever the engine: the rest of the
 # report must not differ.
 #
 # Environment: top_srcdir, top_builddir (set by `make check`; default: the
@@ -46,15 +49,28 @@ sort_by_rank() {
     }' | sort -t "$(printf '\t')" -k1,1n -k2,2n | cut -f3-
 }
 
-normalise_out() {
-    sort_by_rank
+# Durations: "0.25 s", "12 ms", "3µs".
+mask_times() {
+    sed -E -e 's/[0-9]+(\.[0-9]+)? ?(ns|us|µs|ms|s|sec|seconds)\b/<time>/g'
 }
 
-# The report: the same sort, then mask durations ("0.25 s", "12 ms", "3µs")
-# and the engine's name.
+# Scripts that print wall-clock times on purpose (they vary from run to run).
+declare -A timed=(
+    ["02-point-to-point/timing.lua"]=1
+)
+
+# normalise_out REL
+normalise_out() {
+    if [ -n "${timed[$1]:-}" ]; then
+        sort_by_rank | mask_times
+    else
+        sort_by_rank
+    fi
+}
+
+# The report: the same sort, then mask durations and the engine's name.
 normalise_err() {
-    sort_by_rank | sed -E -e 's/[0-9]+(\.[0-9]+)? ?(ns|us|µs|ms|s|sec|seconds)\b/<time>/g' \
-        -e '1s/, tcp engine, /, thread engine, /'
+    sort_by_rank | mask_times | sed -E -e 's/^(--- [^ ]+: [0-9]+ ranks?), tcp engine, /\1, thread engine, /'
 }
 
 status_of() {
@@ -125,7 +141,7 @@ run_case() {
     # shellcheck disable=SC2086  # ARGS is a list of words
     guarded "$bin" run "$script" --no-tui --engine "$engine" $args >"$out" 2>"$err" </dev/null
     status=$?
-    normalise_out <"$out" >"$out.n"
+    normalise_out "$rel" <"$out" >"$out.n"
     normalise_err <"$err" >"$err.n"
 
     if [ "$status" != "$want_status" ]; then
@@ -171,6 +187,22 @@ declare -A required=(
     ["01-first-program/hello.lua"]="out:[rank 3] all_gather: the ranks are 0, 1, 2, 3|out:[rank 3] all_reduce: their sum is 6"
     ["03-collectives/all_reduce.lua"]="out:[rank 3] sum:    tensor([ 6., 60.,  4.])|out:[rank 0] bor:    tensor([15])"
     ["03-collectives/ring_allreduce.lua"]="out:[rank 0] built-in ring:  tensor([10., 20., 30., 40.])|out:[rank 3] same: true"
+    ["02-point-to-point/isend_reuse.lua"]="err:isend_reuse.lua:18: writes to a tensor (or a view of it) that the isend posted at isend_reuse.lua:19 is still sending|err:warnings: 1 pitfall"
+    ["02-point-to-point/forgot_wait.lua"]="err:forgot_wait.lua:13: the isend posted here was never waited on|err:forgot_wait.lua:20: reads a tensor (or a view of it) that the irecv posted at forgot_wait.lua:19|err:warnings: 2 pitfalls"
+    ["02-point-to-point/forgot_wait_fixed.lua"]="out:[rank 1] after wait(): tensor([7., 8., 9.]), first value 7"
+    ["02-point-to-point/isend_reuse_fixed.lua"]="out:[rank 1] tag 12: tensor([4., 5., 6.])"
+    ["02-point-to-point/chain_ring.lua"]="out:[rank 0] after a full circle: tensor([31., 32., 33., 34.])"
+    ["02-point-to-point/ring_pipeline.lua"]="out:[rank 0] back at rank 0: tensor([15, 10])"
+    ["02-point-to-point/timing.lua"]="out:[rank 1] blocking:    <time>|out:[rank 1] non-blocking: <time>"
+    ["06-collectives-in-training/broadcast_weights.lua"]="out:[rank 3] after bcast: weight sum 15, bias tensor([0., 0.])|out:[rank 0] every replica holds rank 0's weights: true"
+    ["06-collectives-in-training/ddp_all_reduce.lua"]="out:[rank 2] average:           tensor([-48., -48., -64.])|out:[rank 3] weights after one step: tensor([3., 3., 4.])"
+    ["06-collectives-in-training/bucketing.lua"]="out:[rank 0] same gradients either way: true|err:collectives: 7"
+    ["06-collectives-in-training/metric_reduce.lua"]="out:[rank 0] total: 31 correct of 46 samples"
+    ["06-collectives-in-training/sync_batchnorm.lua"]="out:[rank 3] global channel 0: mean 8, variance 21"
+    ["06-collectives-in-training/zero_sharding.lua"]="out:[rank 1] after reduce_scatter: averaged gradient of my shard tensor([2., 3.])|out:[rank 2] after all_gather: all weights tensor([10., 19., 28., 37., 46., 55., 64., 73.])"
+    ["06-collectives-in-training/gather_scatter.lua"]="out:[rank 3] my shard: tensor([10., 11., 12.])|out:[rank 0]   loss of rank 3: 365"
+    ["06-collectives-in-training/moe_all_to_all.lua"]="out:[rank 0] results in token order: 201 402 303 304"
+    ["06-collectives-in-training/recursive_halving.lua"]="out:[rank 3] same: true|out:[rank 0] recursive_halving:  tensor([10., 10., 10.])|err:messages: 16, bytes: 192"
     ["03-collectives/mismatch.lua"]="err:why: ranks 0, 1, 2 entered all_reduce(SUM, float32, 4 elements) at mismatch.lua:16|err:rank 3 did not call it: it has finished"
 )
 
@@ -203,6 +235,16 @@ all_cases() {
     # No middle rank: the end equals the start; 14 middle ranks: +140.
     run_case $p2p/chain.lua n2 0 "-n 2" "out:[rank 1] end:   tensor([1., 2., 3., 4.])"
     run_case $p2p/chain.lua n16 0 "-n 16" "out:[rank 15] end:   tensor([141., 142., 143., 144.])"
+    # The ring exercise's prediction, start + 10 * (n - 1), for other sizes.
+    run_case $p2p/chain_ring.lua n2 0 "-n 2" "out:after a full circle: tensor([11., 12., 13., 14.])"
+    run_case $p2p/chain_ring.lua n7 0 "-n 7" "out:after a full circle: tensor([61., 62., 63., 64.])"
+    # Every rank adds once: 2^n - 1 and n (n + 1) / 2.
+    run_case $p2p/ring_pipeline.lua n2 0 "-n 2" "out:[rank 0] back at rank 0: tensor([3, 3])"
+    run_case $p2p/ring_pipeline.lua n8 0 "-n 8" "out:[rank 0] back at rank 0: tensor([255,  36])"
+    # Recursive halving by hand on 2 and 8 ranks: 2 log2 n messages per rank.
+    ch6=06-collectives-in-training
+    run_case $ch6/recursive_halving.lua n2 0 "-n 2" "out:[rank 1] same: true" "err:messages: 4,"
+    run_case $ch6/recursive_halving.lua n8 0 "-n 8" "out:[rank 7] same: true" "err:messages: 48,"
 }
 
 for engine in ${ENGINES:-thread tcp}; do
@@ -212,7 +254,7 @@ done
 # Collectives: every all_reduce algorithm on a non-power-of-two world, the
 # ring by hand on odd sizes, a broadcast along the linear algorithm.
 coll=03-collectives
-for algo in ring recursive_doubling reduce_broadcast; do
+for algo in ring recursive_doubling reduce_broadcast recursive_halving; do
     run_case $coll/all_reduce.lua n3.$algo 0 "-n 3 --algo all_reduce=$algo" \
         "out:[rank 2] sum:    tensor([ 3., 30.,  3.])"
 done
@@ -221,5 +263,21 @@ for r in 3 5; do
 done
 run_case $coll/broadcast.lua linear 0 "--algo broadcast=linear" \
     "out:[rank 3] after:  tensor([1., 2., 3.])"
+
+# Bucketing: the messages of each all_reduce line, counted in the trace (the
+# report counts the script's own messages only). Ring, 4 ranks: 6 per rank
+# and call; six calls on line 23, one on line 37.
+engine=thread
+bucket_trace=$tmp/bucketing.jsonl
+guarded "$bin" run "$lessons/06-collectives-in-training/bucketing.lua" --no-tui \
+    --trace "$bucket_trace" >/dev/null 2>&1 </dev/null
+sends_on() { grep -E '"op": *"isend"' "$bucket_trace" | grep -cE "\"ctx\": *1,.*\"line\": *$1[,}]"; }
+if [ "$(sends_on 23)" = 144 ] && [ "$(sends_on 37)" = 24 ]; then
+    ok "06-collectives-in-training/bucketing.lua: 144 messages unbucketed, 24 bucketed"
+else
+    : >"$tmp/diffs"
+    bad "06-collectives-in-training/bucketing.lua: message counts" \
+        "line 23: $(sends_on 23) isends (want 144), line 37: $(sends_on 37) (want 24)"
+fi
 
 finish

@@ -254,9 +254,13 @@ quit_check rp 3 "replay: q gives the recorded run's status (3)"
 
 # ---- the chapter browser: text beside scripts, a script run paused, back again
 start ln 100 30 "$bin learn 2 --lessons $lessons"
-check "learn 2: the chapter's text beside its scripts and their titles" 'wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "deadlock.lua" \
-     "Deadlock: both ranks send fi" "The calls"'
-tm send-keys -t ln Down Down Enter
+# The scripts are listed in the README's teaching order: chain.lua first,
+# deadlock.lua 13th (12 downs).
+check "learn 2: the chapter's text beside its scripts and their titles" 'wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "chain.lua" \
+     "Chain: pass a tensor down th" "chain_ring.lua" "The calls"'
+tm send-keys -t ln Down Down Down Down Down Down Down Down Down Down Down Down
+check "learn: the list scrolls to the selected script" 'wait_for ln "deadlock.lua" "Deadlock: both ranks send fi"'
+tm send-keys -t ln Enter
 check "learn: enter runs the selected script in the visualizer, paused at its start" 'wait_for ln "deadlock.lua  thread" PAUSED && wait_count ln " ready      send" 2'
 tm send-keys -t ln Space
 wait_for ln DEADLOCKED >/dev/null

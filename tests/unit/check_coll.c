@@ -102,14 +102,14 @@ static const int64_t lens[] = {1, 5, 19};
 static void check_reduce_family(cs_rank *r, cs_coll_call *c, const int *mem, int n, int me,
                                 cs_dtype d, int64_t len, int s) {
     static const cs_coll_algo ar[] = {CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING,
-                                      CS_ALGO_REDUCE_BROADCAST};
+                                      CS_ALGO_REDUCE_BROADCAST, CS_ALGO_RECURSIVE_HALVING};
     static const cs_coll_algo tl[] = {CS_ALGO_TREE, CS_ALGO_LINEAR};
     static const cs_coll_algo rd[] = {CS_ALGO_RING, CS_ALGO_DIRECT};
     for (cs_redop op = 0; op < CS_RED_NOPS; op++) {
         if (!op_fits(op, d)) continue;
         c->op = op;
         cs_tensor *want = reference(r, d, len, mem, n, s, op, 0);
-        for (int a = 0; a < 3; a++) {
+        for (int a = 0; a < 4; a++) {
             cs_tensor *t = input(r, d, len, mem[me], s, op);
             c->algo = ar[a];
             ck_assert_int_eq(cs_all_reduce(r, t, c), CS_OK);
@@ -297,6 +297,16 @@ static void fn_arg_errors(cs_rank *r, void *arg) {
     EXPECT_ARG(cs_reduce_scatter_tensor(r, f4, f10, &c), "the input has 10 elements");
     EXPECT_ARG(cs_reduce_scatter(r, f4, two, 2, &c), "the input list has 2 tensors");
     EXPECT_ARG(cs_all_to_all(r, three, 3, two, 2, &c), "the input list has 2 tensors");
+    /* a rank's own block is copied in place: that pair must agree in size */
+    cs_tensor *own_out[3] = {f4, f4, f4}, *own_in[3] = {f4, f4, f4};
+    own_out[me] = f3, own_in[me] = f10;
+    char own[160];
+    snprintf(own, sizeof own, "dist.all_to_all: tensor %d of the output list has 3 elements, but "
+             "tensor %d of the input list has 10 (a rank's own block must fit)", me, me);
+    EXPECT_ARG(cs_all_to_all(r, own_out, 3, own_in, 3, &c), own);
+    if (me == 0) /* the root's list is checked against the output */
+        EXPECT_ARG(cs_scatter(r, f4, mixed, 3, &c),
+                   "dist.scatter: tensor 1 of the scatter list has 3 elements, but the output has 4");
     EXPECT_ARG(cs_all_to_all_single(r, f10, f10, &c), "divisible by the group size 3");
     EXPECT_ARG(cs_all_to_all_single(r, f12, i12, &c), "the output is float32");
     c.root = 3;
@@ -319,7 +329,8 @@ static void fn_arg_errors(cs_rank *r, void *arg) {
     c.op = CS_RED_SUM;
     c.algo = CS_ALGO_TREE;
     EXPECT_ARG(cs_all_reduce(r, f4, &c), "'tree' is not a all_reduce algorithm (available: ring "
-                                         "(default), recursive_doubling, reduce_broadcast)");
+                                         "(default), recursive_doubling, reduce_broadcast, "
+                                         "recursive_halving)");
     c.algo = CS_ALGO_DEFAULT;
     cs_tensor *grid = cs_tensor_view(f12, 2, (int64_t[]){3, 4});
     cs_tensor *col = cs_tensor_narrow(grid, 1, 0, 2);
@@ -359,7 +370,10 @@ START_TEST(test_algo_names) {
     ck_assert_int_eq(algos[CS_FAM_REDUCE], 0);
     ck_assert(!cs_coll_algos_parse("all_reduce=tree", algos, err, sizeof err));
     ck_assert_str_eq(err, "unknown all_reduce algorithm 'tree' (available: ring (default), "
-                          "recursive_doubling, reduce_broadcast)");
+                          "recursive_doubling, reduce_broadcast, recursive_halving)");
+    ck_assert(cs_coll_algos_parse("all_reduce=recursive_halving", algos, err, sizeof err));
+    ck_assert_int_eq(algos[CS_FAM_ALL_REDUCE], CS_ALGO_RECURSIVE_HALVING);
+    ck_assert_str_eq(cs_coll_algo_name(CS_ALGO_RECURSIVE_HALVING), "recursive_halving");
     ck_assert(!cs_coll_algos_parse("allreduce=ring", algos, err, sizeof err));
     ck_assert(strstr(err, "unknown collective 'allreduce'"));
     ck_assert(!cs_coll_algos_parse("ring", algos, err, sizeof err));
@@ -395,6 +409,100 @@ START_TEST(test_run_algo) {
     cs_tensor_release(t);
     cs_world_free(w);
     cs_bus_destroy(&bus);
+}
+END_TEST
+
+/* ---- message counts: each all_reduce algorithm sends exactly the messages its
+ * schedule says (docs/collectives.md), for world sizes 1 to 9. p is the
+ * largest power of two <= n, rem = n - p, and the folding algorithms add one
+ * message per folded pair on the way in and one on the way out. */
+
+typedef struct count_run {
+    cs_world *w;
+    bool barrier; /* run a barrier, else an all_reduce */
+    cs_coll_algo algo;
+    int64_t len;
+    int sends;        /* collective sends seen on the bus */
+    int to[9][8], nto[9]; /* each rank's sends' destinations, in order (the
+                             bus calls its sinks under its lock) */
+} count_run;
+
+static void count_sink(void *ud, const cs_event *ev) {
+    count_run *cr = ud;
+    if (ev->type == CS_EV_POST && ev->ctx == CS_WORLD_CTX && cs_op_is_send(ev->op)) {
+        cr->sends++;
+        if (cr->nto[ev->rank] < 8) cr->to[ev->rank][cr->nto[ev->rank]++] = ev->peer;
+    }
+}
+
+static void *count_rank(void *p) {
+    void **a = p;
+    count_run *cr = a[0];
+    cs_rank *r = cs_world_rank(cr->w, (int)(intptr_t)a[1]);
+    if (cr->barrier) {
+        ck_assert_int_eq(cs_barrier(r, &(cs_coll_call){.line = 1}), CS_OK);
+    } else {
+        cs_tensor *t = input(r, CS_INT64, cr->len, cs_rank_id(r), 0, CS_RED_SUM);
+        ck_assert_int_eq(cs_all_reduce(r, t, &(cs_coll_call){.algo = cr->algo, .line = 1}),
+                         CS_OK);
+        cs_tensor_release(t);
+    }
+    cs_rank_exit(r, 0);
+    return NULL;
+}
+
+static void count_world(int n, count_run *cr) {
+    char err[128];
+    cs_bus bus;
+    cs_world_config cfg = {.world = n, .engine = "thread", .script = "count.c"};
+    ck_assert(cs_send_mode_parse("rendezvous", &cfg.mode));
+    ck_assert_int_eq(cs_bus_init(&bus, n), 0);
+    cs_bus_subscribe(&bus, (cs_sink){count_sink, cr});
+    cr->w = cs_world_new(&cfg, &bus, err, sizeof err);
+    ck_assert_msg(cr->w != NULL, "%s", err);
+    pthread_t th[9];
+    void *args[9][2];
+    for (int i = 0; i < n; i++) {
+        args[i][0] = cr, args[i][1] = (void *)(intptr_t)i;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, count_rank, args[i]), 0);
+    }
+    for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+    cs_world_free(cr->w);
+    cs_bus_destroy(&bus);
+}
+
+static int all_reduce_sends(int n, cs_coll_algo algo, int64_t len) {
+    count_run cr = {.algo = algo, .len = len};
+    count_world(n, &cr);
+    return cr.sends;
+}
+
+START_TEST(test_all_reduce_counts) {
+    int n = _i, p = 1, lg = 0;
+    while (p * 2 <= n) p *= 2, lg++;
+    int rem = n - p;
+    ck_assert_int_eq(all_reduce_sends(n, CS_ALGO_RING, 24), 2 * (n - 1) * n);
+    ck_assert_int_eq(all_reduce_sends(n, CS_ALGO_RECURSIVE_DOUBLING, 24), p * lg + 2 * rem);
+    ck_assert_int_eq(all_reduce_sends(n, CS_ALGO_REDUCE_BROADCAST, 24), 2 * (n - 1));
+    ck_assert_int_eq(all_reduce_sends(n, CS_ALGO_RECURSIVE_HALVING, 24), 2 * p * lg + 2 * rem);
+    /* fewer elements than ranks: empty blocks still travel, the count is the schedule's */
+    ck_assert_int_eq(all_reduce_sends(n, CS_ALGO_RECURSIVE_HALVING, 1), 2 * p * lg + 2 * rem);
+}
+END_TEST
+
+/* The barrier's dissemination schedule, as chapter 3 and docs/collectives.md
+ * state it: in round k = 1, 2, ... rank r signals rank r + 2^(k-1) (mod n),
+ * ceil(log2 n) rounds. */
+START_TEST(test_barrier_schedule) {
+    int n = _i, rounds = 0;
+    while ((1 << rounds) < n) rounds++;
+    count_run cr = {.barrier = true};
+    count_world(n, &cr);
+    for (int r = 0; r < n; r++) {
+        ck_assert_int_eq(cr.nto[r], rounds);
+        for (int k = 1; k <= rounds; k++)
+            ck_assert_int_eq(cr.to[r][k - 1], (r + (1 << (k - 1))) % n);
+    }
 }
 END_TEST
 
@@ -578,6 +686,8 @@ static Suite *coll_suite(void) {
     tcase_add_test(tc, test_arg_errors);
     tcase_add_test(tc, test_algo_names);
     tcase_add_test(tc, test_run_algo);
+    tcase_add_loop_test(tc, test_all_reduce_counts, 1, 10);
+    tcase_add_loop_test(tc, test_barrier_schedule, 1, 10);
     tcase_add_test(tc, test_trace_coll);
     suite_add_tcase(s, tc);
     tc = tcase_create("verdicts");

@@ -111,10 +111,34 @@ START_TEST(test_mismatch_names_both_sides) {
     ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
     ck_assert_str_eq(err, "size mismatch: rank 1 receives float32 [4] (16 bytes) at x.lua:9, but "
                           "rank 0 sent int64 [2, 3] (48 bytes) at x.lua:4; both sides must use "
-                          "the same shape and dtype");
+                          "the same number of elements and dtype");
     m->dtype = CS_FLOAT32;
     m->bytes = 16;
     ck_assert(cs_match_check(m, r, "x.lua", err, sizeof err)); /* same bytes and dtype: fine */
+    cs_tensor_release(want);
+    free(r), free(m);
+}
+END_TEST
+
+/* Same byte count, other dtype: named a dtype mismatch, not a size mismatch. */
+START_TEST(test_dtype_mismatch_named) {
+    int64_t four[1] = {4};
+    cs_tensor *want = cs_tensor_new(NULL, CS_INT32, 1, four);
+    cs_request *r = rq(1, 0, 0, 0);
+    r->buf = want;
+    r->bytes = cs_tensor_nbytes(want);
+    r->line = 9;
+    cs_msg *m = msg(0, 0, 0);
+    m->dtype = CS_FLOAT32;
+    m->ndim = 1;
+    m->shape[0] = 4;
+    m->bytes = 16;
+    m->line = 4;
+    char err[512];
+    ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
+    ck_assert_str_eq(err, "dtype mismatch: rank 1 receives int32 [4] (16 bytes) at x.lua:9, but "
+                          "rank 0 sent float32 [4] (16 bytes) at x.lua:4; both sides must use "
+                          "the same dtype");
     cs_tensor_release(want);
     free(r), free(m);
 }
@@ -128,6 +152,7 @@ int main(void) {
     tcase_add_test(tc, test_message_takes_earliest_posted);
     tcase_add_test(tc, test_remove_middle_keeps_tail);
     tcase_add_test(tc, test_mismatch_names_both_sides);
+    tcase_add_test(tc, test_dtype_mismatch_named);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "gates.h"
@@ -614,6 +616,65 @@ START_TEST(test_book) {
 }
 END_TEST
 
+/* The browser lists a chapter's scripts in the order its README names them in
+ * headings and table rows (not in code blocks, not as part of a longer name);
+ * the others follow by name. Chapter numbers may skip. */
+START_TEST(test_script_order) {
+    const char *readme = "# 9. Demo\n"
+                         "Run `commsim run zeta.lua` first.\n" /* prose: not a place */
+                         "```\n### alpha.lua in a code block\n```\n"
+                         "| script | shows |\n"
+                         "| `zeta.lua`, `all_reduce.lua` | two on a row |\n"
+                         "### reduce.lua: the second heading\n"
+                         "## mid.lua\n";
+    ck_assert_int_eq(cs_learn_script_place(readme, "zeta.lua"), 6);
+    ck_assert_int_eq(cs_learn_script_place(readme, "reduce.lua"), 7);
+    ck_assert_int_eq(cs_learn_script_place(readme, "alpha.lua"), -1);
+    char *names[] = {"alpha.lua", "all_reduce.lua", "beta.lua", "mid.lua", "reduce.lua",
+                     "zeta.lua"};
+    cs_learn_order_scripts(names, 6, readme);
+    const char *want[] = {"all_reduce.lua", "zeta.lua", "reduce.lua", "mid.lua", "alpha.lua",
+                          "beta.lua"};
+    for (int i = 0; i < 6; i++) ck_assert_str_eq(names[i], want[i]);
+
+    /* a book with a gap (01, 03, 06) and a chapter without a README */
+    char dir[] = "/tmp/check_viz_book.XXXXXX", path[256], err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *files[] = {"01-a/README.md", "01-a/b.lua", "01-a/a.lua", "03-c/x.lua",
+                           "06-f/README.md", "06-f/one.lua", "06-f/two.lua", "06-f/extra.lua"};
+    const char *body[] = {"# A\n### b.lua\n### a.lua\n", "", "", "",
+                          "# F\n| `two.lua` |\n| `one.lua` |\n", "", "", ""};
+    for (int i = 0; i < 8; i++) {
+        snprintf(path, sizeof path, "%s/%.4s", dir, files[i]);
+        mkdir(path, 0700);
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(body[i], f);
+        fclose(f);
+    }
+    cs_book b;
+    ck_assert_int_eq(cs_book_load(&b, dir, err, sizeof err), 0);
+    ck_assert_int_eq(b.n, 3);
+    int f6 = cs_book_find(&b, "6");
+    ck_assert_int_eq(f6, 2);
+    ck_assert_int_eq(cs_book_find(&b, "04"), -1);
+    ck_assert_str_eq(b.ch[f6].lesson[0].file, "two.lua");
+    ck_assert_str_eq(b.ch[f6].lesson[1].file, "one.lua");
+    ck_assert_str_eq(b.ch[f6].lesson[2].file, "extra.lua");
+    ck_assert_str_eq(b.ch[0].lesson[0].file, "b.lua");
+    ck_assert_str_eq(b.ch[1].lesson[0].file, "x.lua");
+    cs_book_free(&b);
+    for (int i = 7; i >= 0; i--) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%.4s", dir, files[i]);
+        rmdir(path);
+    }
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *viz_suite(void) {
     Suite *s = suite_create("viz");
     TCase *tc = tcase_create("render");
@@ -640,6 +701,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tl, test_markdown_layout);
     tcase_add_test(tl, test_timeline);
     tcase_add_test(tl, test_book);
+    tcase_add_test(tl, test_script_order);
     suite_add_tcase(s, tl);
     return s;
 }

@@ -58,6 +58,9 @@ START_TEST(test_header_limits) {
     cs_wire_hdr_put(h, CS_FR_BYE, 0, 0);
     h[6] = 1; /* reserved bits */
     ck_assert_int_eq(cs_wire_hdr_get(h, 0, &fh, err, sizeof err), -1);
+    char want[96];
+    snprintf(want, sizeof want, "reserved header bits set (0x0001) in a frame of type %d", CS_FR_BYE);
+    ck_assert_str_eq(err, want);
 }
 END_TEST
 

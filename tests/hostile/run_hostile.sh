@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# run_hostile.sh -- scripts written as an attacker would write them: sandbox
+# escapes, memory and CPU bombs, coroutine tricks, wrong arguments to every
+# dist and tensor function, and the reproducers of past memory corruptions.
+# A grader runs every student's script, so each must end with the right exit
+# status and the exact message, never with a crash or a hang.
+#
+# One function per case, named case_*; they run in name order. Run a few by
+# name: tests/hostile/run_hostile.sh case_view_wrap case_badargs
+# A new case: a script in tests/hostile/scripts/ and a function below.
+. "$(dirname "$0")/../lib.sh"
+dir="$top_srcdir/tests/hostile/scripts"
+
+# hostile NAME STATUS LINE -- ARGS...: run commsim ARGS (no terminal); the
+# exit status must be STATUS and one line of its output must be exactly LINE
+# ("" for none).
+hostile() {
+  local name=$1 want=$2 line=$3
+  shift 4
+  guarded "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    bad "$name" "exit status $got, expected $want"
+  elif [ -n "$line" ] && ! grep -qxF -- "$line" "$tmp/out" "$tmp/err"; then
+    bad "$name" "no line is exactly: $line"
+  else
+    ok "$name"
+  fi
+}
+
+# both NAME STATUS LINE SCRIPT [ARGS...]: hostile on the thread and the tcp
+# engine, SCRIPT from the scripts folder.
+both() {
+  local name=$1 want=$2 line=$3 script=$4
+  shift 4
+  local engine
+  for engine in thread tcp; do
+    hostile "$name ($engine)" "$want" "$line" -- run "$dir/$script" --engine "$engine" "$@"
+  done
+}
+
+# The line the report gives a rank that failed.
+failed() { echo "rank ${2:-0} failed: $1"; }
+
+budget="instruction budget exceeded (1000000 steps; --step-limit)"
+memory="memory limit exceeded (64 MiB per rank; --mem-limit)"
+
+# ---- memory corruption reproducers
+
+case_all_to_all_overflow() {
+  both "all_to_all: own block larger than the output" 2 \
+    "$(failed "all_to_all_overflow.lua:3: dist.all_to_all: tensor 0 of the output list has 1 elements, but tensor 0 of the input list has 100000 (a rank's own block must fit)")" \
+    all_to_all_overflow.lua -n 1
+}
+
+case_view_wrap() {
+  both "view: element count wraps" 2 \
+    "$(failed "view_wrap.lua:2: shape '[4611686018427387905, 4]' is invalid for input of size 4")" \
+    view_wrap.lua -n 1
+}
+
+case_reshape_wrap() {
+  both "reshape: element count wraps to 0 with -1" 2 \
+    "$(failed "reshape_wrap.lua:3: shape '[4611686018427387904, 4611686018427387904, -1]' is invalid for input of size 8")" \
+    reshape_wrap.lua -n 1
+}
+
+case_overlapping_views() {
+  both "isend and irecv on overlapping views" 0 \
+    "[rank 0] tensor([0., 1., 0., 1., 2., 3., 4., 5.])" overlap.lua -n 1
+  both "overlapping views, eager" 0 \
+    "[rank 0] tensor([0., 1., 0., 1., 2., 3., 4., 5.])" overlap.lua -n 1 --send-mode eager
+}
+
+case_empty_tensors() {
+  both "empty tensors, one with a huge dim" 0 \
+    "$(printf '[rank 0] tensor([])\ttensor([])\ttensor([])\ttensor([])\ttensor([])')" \
+    empty_tensors.lua -n 1
+  both "empty tensors: the last line" 0 \
+    "$(printf '[rank 0] torch.Size([0, 1099511627776])\ttorch.Size([0])\tdone')" empty_tensors.lua -n 1
+}
+
+# ---- messages
+
+case_dtype_mismatch() {
+  both "same bytes, other dtype" 2 \
+    "$(failed "dtype_mismatch.lua:5: dtype mismatch: rank 1 receives int32 [4] (16 bytes) at dtype_mismatch.lua:5, but rank 0 sent float32 [4] (16 bytes) at dtype_mismatch.lua:3; both sides must use the same dtype" 1)" \
+    dtype_mismatch.lua -n 2
+}
+
+case_setmetatable_tensor() {
+  both "setmetatable on a tensor" 2 \
+    "$(failed "setmetatable_tensor.lua:3: setmetatable: a tensor's metatable cannot be changed (setmetatable takes a table, got a tensor)")" \
+    setmetatable_tensor.lua -n 1
+}
+
+# ---- wrong arguments: every call fails with its message, the run goes on
+
+case_badargs() {
+  local engine
+  for engine in thread tcp; do
+    guarded "$bin" run "$dir/badargs.lua" -n 1 --engine $engine >"$tmp/out" 2>"$tmp/err" </dev/null
+    local got=$?
+    if [ "$got" != 0 ]; then
+      bad "wrong arguments to every function ($engine)" "exit status $got, expected 0"
+    elif ! diff -u "$dir/badargs.expected" "$tmp/out" >"$tmp/diff"; then
+      bad_showing "$tmp/diff" "wrong arguments to every function ($engine)" "output differs"
+    else
+      ok "wrong arguments to every function ($engine)"
+    fi
+  done
+}
+
+# ---- the sandbox
+
+case_sandbox() {
+  local s
+  for s in io os package debug; do
+    both "sandbox: $s" 2 "$(failed "sandbox_$s.lua:1: attempt to index a nil value (global '$s')")" \
+      "sandbox_$s.lua" -n 1
+  done
+  if [ -e /tmp/commsim-hostile-escaped ]; then
+    bad_showing /dev/null "sandbox: os.execute ran nothing" "/tmp/commsim-hostile-escaped exists"
+  else
+    ok "sandbox: os.execute ran nothing"
+  fi
+  for s in dofile loadfile; do
+    both "sandbox: $s" 2 "$(failed "sandbox_$s.lua:1: attempt to call a nil value (global '$s')")" \
+      "sandbox_$s.lua" -n 1
+  done
+  both "sandbox: string.dump" 2 "$(failed "sandbox_dump.lua:1: attempt to call a nil value (field 'dump')")" \
+    sandbox_dump.lua -n 1
+  both "sandbox: binary chunks" 2 "$(failed "sandbox_binary.lua:2: attempt to load a binary chunk (mode is 't')")" \
+    sandbox_binary.lua -n 1
+  both "sandbox: __gc" 2 "$(failed "sandbox_gc.lua:2: setmetatable: __gc metamethods are not available in lesson scripts")" \
+    sandbox_gc.lua -n 1
+  both "sandbox: the tensor metatable is hidden" 2 \
+    "$(failed "sandbox_tensor_mt.lua:4: bad argument #1 to 'rawset' (table expected, got string)")" \
+    sandbox_tensor_mt.lua -n 1
+}
+
+# ---- CPU bombs: the instruction budget ends them (status 4)
+
+case_cpu() {
+  both "cpu: infinite loop" 4 "$(failed "cpu_loop.lua:1: $budget")" cpu_loop.lua -n 1 --step-limit 1000000
+  both "cpu: pcall swallowing the budget" 4 "$(failed "cpu_pcall.lua:1: $budget")" \
+    cpu_pcall.lua -n 1 --step-limit 1000000
+  both "cpu: coroutines swallowing the budget" 4 "$(failed "cpu_coroutine.lua:5: $budget")" \
+    cpu_coroutine.lua -n 1 --step-limit 1000000
+}
+
+# ---- memory bombs: the memory cap ends them (status 4)
+
+case_memory() {
+  both "memory: strings" 4 "$(failed "mem_string.lua:3: $memory")" mem_string.lua -n 1 --mem-limit 64
+  both "memory: a table" 4 "$(failed "mem_table.lua:2: $memory")" mem_table.lua -n 1 --mem-limit 64
+  both "memory: one huge tensor" 4 "$(failed "mem_tensor.lua:1: $memory")" mem_tensor.lua -n 1 --mem-limit 64
+  both "memory: many tensors" 4 "$(failed "mem_tensors.lua:3: $memory")" mem_tensors.lua -n 1 --mem-limit 64
+}
+
+# ---- coroutines
+
+case_coroutines() {
+  both "coroutine: a bomb of coroutines" 4 "$(failed "coroutine_bomb.lua:3: $budget")" \
+    coroutine_bomb.lua -n 1 --step-limit 1000000
+  both "coroutine: yield across a C call" 2 \
+    "$(failed "coroutine_yield_c.lua:5: attempt to yield across a C-call boundary")" coroutine_yield_c.lua -n 1
+  both "coroutine: communication inside one" 0 "[rank 1] tensor([0., 0.])" coroutine_dist.lua -n 2
+}
+
+# ---- run the cases: all of them, or those named on the command line
+
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
+for c in "${cases[@]}"; do
+  "$c"
+done
+finish

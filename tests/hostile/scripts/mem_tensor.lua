@@ -1,0 +1,1 @@
+local t = tensor.zeros(1 << 30)
