@@ -41,6 +41,9 @@ static void run_usage(FILE *f) {
             "      --speed OPS        operations per second in the visualizer (default 10;\n"
             "                         0 = full speed); + and - change it while running\n"
             "      --trace FILE       write every event as JSON Lines to FILE\n"
+            "      --report FORMAT    text (default): the ranks' output as it happens and a\n"
+            "                         summary; json: the outcome as one JSON document on\n"
+            "                         standard output (docs/report-format.md)\n"
             "      --timeout S        end the run after S seconds with status 4 (default 60;\n"
             "                         0 = none; in the visualizer: none unless given)\n"
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
@@ -103,7 +106,7 @@ static int parse_number(const char *opt, const char *s, double *out) {
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
        OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
-       OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED };
+       OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED, OPT_REPORT };
 
 /* torchrun's environment, for the tcp engine: flags win over it. */
 static int tcp_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
@@ -142,6 +145,7 @@ static int run_tui(cs_run_opts *o, const cs_tui_opts *to) {
     cs_frontend fe = cs_tui_frontend(t);
     o->ui = &fe;
     int status = cs_launch_run(o);
+    o->ui = NULL; /* fe ends with this call: leave no pointer to it behind */
     cs_tui_free(t);
     return status;
 }
@@ -156,6 +160,7 @@ int cs_cli_run(int argc, char **argv) {
         {"step", no_argument, NULL, OPT_STEP},
         {"speed", required_argument, NULL, OPT_SPEED},
         {"trace", required_argument, NULL, OPT_TRACE},
+        {"report", required_argument, NULL, OPT_REPORT},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"mem-limit", required_argument, NULL, OPT_MEM},
         {"step-limit", required_argument, NULL, OPT_STEPS},
@@ -207,6 +212,12 @@ int cs_cli_run(int argc, char **argv) {
             if (parse_number("--speed", optarg, &to.speed) < 0) return 1;
             break;
         case OPT_TRACE: o.trace = optarg; break;
+        case OPT_REPORT:
+            if (!cs_report_format_parse(optarg, &o.report)) {
+                fprintf(stderr, "commsim run: --report: unknown format '%s' (text or json)\n", optarg);
+                return 1;
+            }
+            break;
         case OPT_TIMEOUT:
             if (parse_number("--timeout", optarg, &o.timeout) < 0) return 1;
             timeout_given = true;

@@ -2,6 +2,7 @@
  * monitor and print the report a live run prints, with its exit status. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -11,7 +12,7 @@
 #include "tui.h"
 
 static void replay_usage(FILE *f) {
-    fputs("usage: commsim replay TRACE [--no-tui]\n"
+    fputs("usage: commsim replay TRACE [--no-tui] [--report text|json]\n"
           "\n"
           "Replay a trace written by 'commsim run --trace TRACE': every event goes\n"
           "through the same monitor as in the live run, so the ranks' output, the\n"
@@ -20,15 +21,18 @@ static void replay_usage(FILE *f) {
           "or budget, 130 interrupted).\n"
           "\n"
           "A trace cut off in the middle of a line (the run crashed) is replayed up\n"
-          "to its last whole event, and the report says so. A trace that ends before\n"
-          "every rank finished exits with the status its events imply, or 1 when\n"
-          "they imply none. A malformed trace is refused with FILE:LINE: reason and\n"
-          "status 1.\n"
+          "to its last whole event, the report says so, and the status is 1 whatever\n"
+          "the events before the cut say. A trace that ends before every rank\n"
+          "finished exits with the status its events imply, or 1 when they imply\n"
+          "none. A malformed trace is refused with FILE:LINE: reason and status 1.\n"
           "\n"
           "options:\n"
           "      --no-tui   print the plain report (the default without a terminal); on\n"
           "                 a terminal the replay opens in the visualizer: space steps\n"
           "                 forward, b back, ] [ one event, G g end and start, r plays\n"
+          "      --report FORMAT  text (default): the report above; json: the outcome as\n"
+          "                 one JSON document on standard output, the same as the live\n"
+          "                 run's 'commsim run --report json' (docs/report-format.md)\n"
           "  -h, --help     show this help\n"
           "\n"
           "example:\n"
@@ -44,7 +48,7 @@ static int unfinished(const cs_monitor *m) {
     return n;
 }
 
-static int replay_file(const char *path) {
+static int replay_file(const char *path, cs_report_format format) {
     char err[600];
     cs_replay rp;
     if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
@@ -52,7 +56,9 @@ static int replay_file(const char *path) {
         return 1;
     }
     cs_report rep = {.out = stdout, .err = stderr, .world = rp.world};
-    cs_sink sink = cs_report_sink(&rep);
+    cs_output output = {0};
+    /* json: the ranks' output goes into the outcome, as in the live run */
+    cs_sink sink = format == CS_REPORT_JSON ? cs_output_sink(&output) : cs_report_sink(&rep);
     cs_monitor m;
     if (cs_replay_feed(&rp, rp.n, &m, &sink, 1) < 0) {
         fprintf(stderr, "commsim: out of memory\n");
@@ -67,7 +73,20 @@ static int replay_file(const char *path) {
                 left, left == 1 ? "" : "s");
         status = 1;
     }
-    cs_report_summary(&rep, &m, status);
+    /* The run went on past the cut: what its events say so far is not its
+     * verdict, not even "ok" (a killed run's last events may be all exits). */
+    if (rp.cut) status = 1;
+    cs_outcome o;
+    cs_outcome_build(&o, &m, status, &output);
+    if (format == CS_REPORT_JSON) {
+        char *json = cs_outcome_json(&o);
+        fputs(json, stdout);
+        free(json);
+    } else {
+        cs_report_outcome(&rep, &o);
+    }
+    cs_outcome_free(&o);
+    cs_output_free(&output);
     cs_monitor_destroy(&m);
     cs_replay_free(&rp);
     return status;
@@ -76,15 +95,25 @@ static int replay_file(const char *path) {
 int cs_cli_replay(int argc, char **argv) {
     static const struct option longopts[] = {
         {"no-tui", no_argument, NULL, 'T'},
+        {"report", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     bool tui = true;
+    cs_report_format format = CS_REPORT_TEXT;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'T': tui = false; break;
+        case 'R':
+            if (!cs_report_format_parse(optarg, &format)) {
+                fprintf(stderr, "commsim replay: --report: unknown format '%s' (text or json)\n",
+                        optarg);
+                return 1;
+            }
+            tui = false; /* a report is asked for: no visualizer */
+            break;
         case 'h': replay_usage(stdout); return 0;
         default: replay_usage(stderr); return 1;
         }
@@ -96,5 +125,5 @@ int cs_cli_replay(int argc, char **argv) {
         return 1;
     }
     if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind]);
-    return replay_file(argv[optind]);
+    return replay_file(argv[optind], format);
 }

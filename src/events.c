@@ -1,5 +1,6 @@
 /* events.c -- event names and the bus that orders events and fans them out. */
 #include "events.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -124,12 +125,11 @@ void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
     stamp(bus, ev);
     if (bus->depth > 0) {
         /* A sink emitting: queue a copy; reqs are not carried (sinks never emit blocks). */
-        pending *p = calloc(1, sizeof *p);
-        if (!p) return;
+        pending *p = cs_xcalloc(1, sizeof *p, "an event a sink emitted"); /* a verdict: never dropped */
         p->ev = *ev;
         p->ev.reqs = NULL;
         p->ev.nreqs = 0;
-        p->text = ev->text ? strdup(ev->text) : NULL;
+        p->text = cs_xstrdup(ev->text, "an event a sink emitted");
         if (bus->pending_tail) bus->pending_tail->next = p;
         else bus->pending = p;
         bus->pending_tail = p;

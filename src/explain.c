@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "monitor_internal.h"
+#include "xalloc.h"
 
 void cs_sb_printf(cs_sbuf *b, const char *fmt, ...) {
     va_list ap;
@@ -16,9 +17,7 @@ void cs_sb_printf(cs_sbuf *b, const char *fmt, ...) {
     if (n < 0) return;
     if (b->len + (size_t)n + 1 > b->cap) {
         size_t cap = (b->len + (size_t)n + 1) * 2;
-        char *s = realloc(b->s, cap);
-        if (!s) return;
-        b->s = s;
+        b->s = cs_xrealloc(b->s, cap, "the text of a verdict");
         b->cap = cap;
     }
     va_start(ap, fmt);
@@ -101,29 +100,36 @@ static waits survey(const cs_monitor *m) {
     return w;
 }
 
-/* ---- one explanation per class, most specific first */
+/* ---- one explanation per class, most specific first: its kind and words */
 
-static void explain_tag(cs_sbuf *b, const cs_monitor *m, const waits *w) {
+typedef struct words {
+    cs_outcome_kind kind;
+    cs_sbuf why, note, fix; /* without "why: " and the newline */
+} words;
+
+static void explain_tag(words *x, const cs_monitor *m, const waits *w) {
     const cs_mon_req *s = cs_op_is_send(w->tagged->op) ? w->tagged : w->twin;
     const cs_mon_req *r = s == w->tagged ? w->twin : w->tagged;
     const char *script = cs_mon_script(m);
-    cs_sb_printf(b, "why: tag mismatch: rank %d sends to rank %d with tag %d (%s:%d), but rank %d "
+    x->kind = CS_OUT_DEADLOCK_TAG;
+    cs_sb_printf(&x->why, "tag mismatch: rank %d sends to rank %d with tag %d (%s:%d), but rank %d "
                     "receives from rank %d with tag %d (%s:%d). A receive only matches a send "
-                    "with the same tag.\n",
+                    "with the same tag.",
                  s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
                  r->line);
-    cs_sb_printf(b, "fix: use the same tag on both sides (the default tag is 0).\n");
+    cs_sb_printf(&x->fix, "use the same tag on both sides (the default tag is 0).");
 }
 
-static void explain_self(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q) {
+static void explain_self(words *x, const cs_monitor *m, const cs_mon_req *q) {
     bool send = cs_op_is_send(q->op);
-    cs_sb_printf(b, "why: rank %d %s itself (%s:%d) and waits for it; only rank %d could %s, and "
-                    "it is the one waiting.\n",
+    x->kind = CS_OUT_DEADLOCK_SELF;
+    cs_sb_printf(&x->why, "rank %d %s itself (%s:%d) and waits for it; only rank %d could %s, and "
+                    "it is the one waiting.",
                  q->rank, send ? "sends to" : "receives from", cs_mon_script(m), q->line, q->rank,
                  send ? "receive it" : "send it");
-    cs_sb_printf(b, "fix: a rank does not need messages to itself: copy the tensor "
+    cs_sb_printf(&x->fix, "a rank does not need messages to itself: copy the tensor "
                     "(dst:copy_(src)). If you do mean it, post the other side first with "
-                    "dist.isend or dist.irecv.\n");
+                    "dist.isend or dist.irecv.");
 }
 
 /* "send to rank 0 at x.lua:26": where a finished rank left off. */
@@ -138,98 +144,150 @@ static bool last_op(cs_sbuf *b, const cs_monitor *m, int k, const char *before) 
     return true;
 }
 
-static void explain_dead(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q) {
+static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
     int k = q->peer;
     bool send = cs_op_is_send(q->op);
+    cs_sbuf *b = &x->why;
     if (m->ranks[k].state == CS_RS_FAILED) {
-        cs_sb_printf(b, "why: rank %d %s rank %d, but rank %d has failed.\n", q->rank,
+        x->kind = CS_OUT_DEADLOCK_FAILED;
+        cs_sb_printf(b, "rank %d %s rank %d, but rank %d has failed.", q->rank,
                      send ? "sends to" : "waits to receive from", k, k);
     } else {
-        cs_sb_printf(b, "why: rank %d %s rank %d, but rank %d has already finished", q->rank,
+        x->kind = CS_OUT_DEADLOCK_FINISHED;
+        cs_sb_printf(b, "rank %d %s rank %d, but rank %d has already finished", q->rank,
                      send ? "sends to" : "waits to receive from", k, k);
         if (last_op(b, m, k, " (its last operation: the ")) cs_sb_printf(b, ")");
-        cs_sb_printf(b, send ? " and posted no receive for this message.\n"
-                             : " and sent nothing more that this receive could take.\n");
+        cs_sb_printf(b, send ? " and posted no receive for this message."
+                             : " and sent nothing more that this receive could take.");
     }
-    cs_sb_printf(b, "fix: mismatched send/recv: every send needs a receive on the rank it names, "
-                    "with the same tag, and every receive a send; check the ranks on both lines.\n");
+    cs_sb_printf(&x->fix, "mismatched send/recv: every send needs a receive on the rank it names, "
+                    "with the same tag, and every receive a send; check the ranks on both lines.");
 }
 
-static void explain_orphan(cs_sbuf *b, const cs_mon_req *q) {
-    cs_sb_printf(b, "why: rank %d waits to receive from any rank, but every other rank has "
-                    "already finished: nobody is left to send.\n", q->rank);
-    cs_sb_printf(b, "fix: count the messages: each rank must receive exactly as many messages as "
-                    "are sent to it.\n");
+static void explain_orphan(words *x, const cs_mon_req *q) {
+    x->kind = CS_OUT_DEADLOCK_ANY_SOURCE;
+    cs_sb_printf(&x->why, "rank %d waits to receive from any rank, but every other rank has "
+                    "already finished: nobody is left to send.", q->rank);
+    cs_sb_printf(&x->fix, "count the messages: each rank must receive exactly as many messages as "
+                    "are sent to it.");
 }
 
-static void explain_sends(cs_sbuf *b, const cs_monitor *m, const waits *w) {
+static void explain_sends(words *x, const cs_monitor *m, const waits *w) {
     bool eager_limited = m->send_mode && strncmp(m->send_mode, "eager:", 6) == 0;
-    cs_sb_printf(b, "why: every blocked rank is sending and none is receiving. A %s send "
+    x->kind = eager_limited ? CS_OUT_DEADLOCK_EAGER_LIMIT : CS_OUT_DEADLOCK_SENDS;
+    cs_sb_printf(&x->why, "every blocked rank is sending and none is receiving. A %s send "
                     "completes only once the receiver has posted its receive, so each rank "
-                    "waits for another forever.\n",
+                    "waits for another forever.",
                  eager_limited ? "large" : "rendezvous");
     if (eager_limited)
-        cs_sb_printf(b, "note: with --send-mode %s, sends of up to %s bytes are buffered (eager) "
+        cs_sb_printf(&x->note, "with --send-mode %s, sends of up to %s bytes are buffered (eager) "
                         "and would not wait; this message of %zu bytes is larger, so it waits "
-                        "for its receive: the program works for small tensors only.\n",
+                        "for its receive: the program works for small tensors only.",
                      m->send_mode, m->send_mode + 6, w->big_bytes);
-    cs_sb_printf(b, "fix: reorder so that one side receives first (even ranks send first, odd "
+    cs_sb_printf(&x->fix, "reorder so that one side receives first (even ranks send first, odd "
                     "ranks receive first), or post the sends with dist.isend and wait for them "
-                    "after the receives.\n");
+                    "after the receives.");
 }
 
-static void explain_p2p(cs_sbuf *b, const cs_monitor *m) {
+static void explain_p2p(words *x, const cs_monitor *m) {
     waits w = survey(m);
-    if (w.tagged) explain_tag(b, m, &w);
-    else if (w.self) explain_self(b, m, w.self);
-    else if (w.dead) explain_dead(b, m, w.dead);
-    else if (w.orphan) explain_orphan(b, w.orphan);
-    else if (w.nsend && !w.nrecv) explain_sends(b, m, &w);
+    if (w.tagged) explain_tag(x, m, &w);
+    else if (w.self) explain_self(x, m, w.self);
+    else if (w.dead) explain_dead(x, m, w.dead);
+    else if (w.orphan) explain_orphan(x, w.orphan);
+    else if (w.nsend && !w.nrecv) explain_sends(x, m, &w);
     else if (w.nrecv && !w.nsend) {
-        cs_sb_printf(b, "why: every blocked rank is waiting to receive and none is sending, so "
-                        "no message will ever arrive.\n");
-        cs_sb_printf(b, "fix: make one rank send first (for a ring, rank 0 sends before it "
-                        "receives), or check that each receive names the rank that sends to it.\n");
+        x->kind = CS_OUT_DEADLOCK_RECVS;
+        cs_sb_printf(&x->why, "every blocked rank is waiting to receive and none is sending, so "
+                        "no message will ever arrive.");
+        cs_sb_printf(&x->fix, "make one rank send first (for a ring, rank 0 sends before it "
+                        "receives), or check that each receive names the rank that sends to it.");
     } else {
-        cs_sb_printf(b, "why: the blocked ranks wait on each other in a cycle: each send waits "
-                        "for a receive that is posted only after another blocked operation.\n");
-        cs_sb_printf(b, "fix: follow the waits above around the cycle and break it: reorder one "
-                        "send and receive, or use isend/irecv and wait for both.\n");
+        x->kind = CS_OUT_DEADLOCK_CYCLE;
+        cs_sb_printf(&x->why, "the blocked ranks wait on each other in a cycle: each send waits "
+                        "for a receive that is posted only after another blocked operation.");
+        cs_sb_printf(&x->fix, "follow the waits above around the cycle and break it: reorder one "
+                        "send and receive, or use isend/irecv and wait for both.");
     }
 }
 
-char *cs_mon_deadlock_report(const cs_monitor *m) {
+void cs_verdict_add_op(cs_verdict *v, const cs_outcome_op *op) {
+    v->ops = cs_xrealloc(v->ops, (size_t)(v->nops + 1) * sizeof *v->ops,
+                         "the operations of a verdict");
+    v->ops[v->nops++] = *op;
+}
+
+void cs_verdict_compose(cs_verdict *v, const char *body) {
     cs_sbuf b = {0};
+    cs_sb_printf(&b, "%s\n%s", v->headline, body ? body : "");
+    if (v->why) cs_sb_printf(&b, "why: %s\n", v->why);
+    if (v->note) cs_sb_printf(&b, "note: %s\n", v->note);
+    if (v->fix) cs_sb_printf(&b, "fix: %s\n", v->fix);
+    free(v->text);
+    v->text = b.s;
+}
+
+/* A wait of a deadlocked rank as an operation of the verdict. */
+static cs_outcome_op op_of_req(const cs_mon_req *q, int wait_line) {
+    cs_outcome_op op = {.rank = q->rank, .peer = q->peer, .tag = q->tag, .bytes = q->bytes,
+                        .dtype = q->dtype, .ndim = q->ndim, .line = q->line};
+    snprintf(op.op, sizeof op.op, "%s", cs_op_name(q->op));
+    memcpy(op.shape, q->shape, sizeof op.shape);
+    if (q->op != CS_OP_SEND && q->op != CS_OP_RECV) op.wait_line = wait_line;
+    return op;
+}
+
+void cs_mon_deadlock_verdict(const cs_monitor *m, cs_verdict *v) {
+    cs_sbuf body = {0};
     bool partial = false;
+    memset(v, 0, sizeof *v);
     for (int k = 0; k < m->world; k++)
         partial |= m->ranks[k].state < CS_RS_DONE && !m->ranks[k].in_deadlock;
-    cs_sb_printf(&b, partial ? "deadlock: these ranks wait on each other and can never make "
-                               "progress\n"
-                             : "deadlock: no rank can make progress\n");
+    v->headline = cs_xstrdup(partial ? "deadlock: these ranks wait on each other and can never "
+                                       "make progress"
+                                     : "deadlock: no rank can make progress",
+                             "the text of a verdict");
+    char *fix = NULL;
+    char *coll = cs_monitor_coll_explain(m, &fix); /* waits inside collectives, at their level */
+    if (coll) cs_monitor_coll_ops(m, v);
     for (int k = 0; k < m->world; k++) {
         const cs_mon_rank *r = &m->ranks[k];
         if (!r->in_deadlock) continue;
         for (int i = 0; i < r->nwait; i++) {
             const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
             if (!q || q->done) continue;
-            cs_sb_printf(&b, "  rank %d is blocked ", k);
-            cs_mon_describe_req(&b, m, q, r->wait_line);
-            cs_sb_printf(&b, "\n");
+            cs_sb_printf(&body, "  rank %d is blocked ", k);
+            cs_mon_describe_req(&body, m, q, r->wait_line);
+            cs_sb_printf(&body, "\n");
+            /* Inside a collective, its own traffic is the collective's call (above). */
+            if (!coll || q->ctx == 0) {
+                cs_outcome_op op = op_of_req(q, r->wait_line);
+                cs_verdict_add_op(v, &op);
+            }
         }
     }
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_DONE) {
-            cs_sb_printf(&b, "  rank %d has finished", k);
-            if (last_op(&b, m, k, " (last operation: ")) cs_sb_printf(&b, ")");
-            cs_sb_printf(&b, "\n");
+            cs_sb_printf(&body, "  rank %d has finished", k);
+            if (last_op(&body, m, k, " (last operation: ")) cs_sb_printf(&body, ")");
+            cs_sb_printf(&body, "\n");
         } else if (m->ranks[k].state < CS_RS_DONE && !m->ranks[k].in_deadlock) {
-            cs_sb_printf(&b, "  rank %d is still running, but can release none of them\n", k);
+            cs_sb_printf(&body, "  rank %d is still running, but can release none of them\n", k);
         }
-    char *coll = cs_monitor_coll_explain(m); /* waits inside collectives, at their level */
-    if (coll) cs_sb_printf(&b, "%s", coll);
-    else explain_p2p(&b, m);
-    free(coll);
-    return b.s;
+    if (coll) {
+        v->kind = CS_OUT_DEADLOCK_COLLECTIVE;
+        v->why = coll;
+        v->fix = fix;
+    } else {
+        words x = {0};
+        explain_p2p(&x, m);
+        v->kind = x.kind;
+        v->why = x.why.s;
+        v->note = x.note.s;
+        v->fix = x.fix.s;
+    }
+    cs_verdict_compose(v, body.s);
+    free(body.s);
 }
 
 /* ---- a failed rank: who was waiting on it */
@@ -285,9 +343,10 @@ static size_t collect_leftovers(const cs_monitor *m, leftover **out) {
                 j++;
             if (j == n) {
                 if (n == cap) {
-                    leftover *p = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof *p);
-                    if (!p) break;
-                    v = p;
+                    /* cap grows only with the array: a failure leaves nothing half-set */
+                    size_t ncap = cap ? cap * 2 : 8;
+                    v = cs_xrealloc(v, ncap * sizeof *v, "the list of unreceived messages");
+                    cap = ncap;
                 }
                 v[n++] = (leftover){k, q->line, q->peer, q->tag, 0, 0};
             }

@@ -170,6 +170,7 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
     c->trace_path = o->trace;
     c->strict = o->strict;
     c->timeout = o->timeout;
+    c->report = o->report;
     if (cs_bus_init(&c->bus, world) < 0 || cs_monitor_init(&c->mon, world) < 0) {
         fprintf(err, "commsim: out of memory\n");
         return -1;
@@ -183,7 +184,10 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
     c->mon.bus = &c->bus;
     cs_bus_subscribe(&c->bus, cs_monitor_sink(&c->mon));
     if (c->tw) cs_bus_subscribe(&c->bus, cs_trace_sink(c->tw));
-    if (!o->ui) cs_bus_subscribe(&c->bus, cs_report_sink(&c->rep)); /* else the front end shows it */
+    /* The ranks' output as it happens, unless the front end shows it or it
+     * goes into the JSON outcome. */
+    if (o->report == CS_REPORT_JSON) cs_bus_subscribe(&c->bus, cs_output_sink(&c->output));
+    else if (!o->ui) cs_bus_subscribe(&c->bus, cs_report_sink(&c->rep));
     cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
                    .send_mode = mode_name, .text = script_name, .seed = o->seed};
     cs_bus_emit(&c->bus, &ev);
@@ -204,10 +208,10 @@ void cs_control_timeout(cs_control *c) {
 static int settle_status(cs_control *c, int status) {
     char text[256] = "";
     const cs_monitor *mon = &c->mon;
-    if (status == 0 && c->strict && mon->nwarnings) {
+    if (status == 0 && c->strict && mon->npitfalls) {
         status = CS_END_ERROR;
         snprintf(text, sizeof text, "--strict: %d pitfall%s found (see the warnings above)",
-                 mon->nwarnings, mon->nwarnings == 1 ? "" : "s");
+                 mon->npitfalls, mon->npitfalls == 1 ? "" : "s");
     } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
         snprintf(text, sizeof text, "timeout: the run did not finish within %g s (--timeout)",
                  c->timeout);
@@ -224,7 +228,17 @@ static int settle_status(cs_control *c, int status) {
 int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
     status = settle_status(c, status);
-    cs_report_summary(&c->rep, &c->mon, status);
+    cs_outcome o;
+    cs_outcome_build(&o, &c->mon, status, &c->output);
+    if (c->report == CS_REPORT_JSON) {
+        char *json = cs_outcome_json(&o);
+        fputs(json, c->rep.out);
+        fflush(c->rep.out);
+        free(json);
+    } else {
+        cs_report_outcome(&c->rep, &o);
+    }
+    cs_outcome_free(&o);
     cs_bus_unlock(&c->bus);
     if (c->tw) {
         char why[256];
@@ -238,6 +252,7 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
 }
 
 void cs_control_free(cs_control *c) {
+    cs_output_free(&c->output);
     cs_monitor_destroy(&c->mon);
     cs_bus_destroy(&c->bus);
 }

@@ -70,6 +70,7 @@ typedef struct cs_run_opts {
     const char *token;    /* the job token, or NULL (random, or COMMSIM_TOKEN) */
     const char *bind;     /* the address rank processes listen on, or NULL */
     const cs_frontend *ui; /* NULL: the plain report */
+    cs_report_format report; /* --report: the plain report, or the outcome as JSON on out */
 } cs_run_opts;
 
 /* Run, print the report, return the exit status (0 ok, 1 usage or setup error, 2 script
@@ -86,6 +87,8 @@ typedef struct cs_control {
     const char *trace_path;
     bool strict;          /* --strict: pitfalls make a clean run an error */
     double timeout;
+    cs_report_format report;
+    cs_output output;     /* --report json: the ranks' printed lines */
 } cs_control;
 
 /* Set up the bus with the monitor, the trace writer (o->trace) and the report
@@ -97,7 +100,8 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
 void cs_control_timeout(cs_control *c);
 /* Settle the final status (--strict turns pitfalls of a clean run into status
  * 2; a timeout, an interrupt or --strict is recorded as an error event of no
- * rank, for replay), print the summary and close the trace. Returns the status. */
+ * rank, for replay), print the summary (or the JSON outcome) and close the
+ * trace. Returns the status. */
 int cs_control_close(cs_control *c, int status, FILE *err);
 /* Free the monitor and the bus (once no rank can emit any more). */
 void cs_control_free(cs_control *c);

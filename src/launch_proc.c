@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "launch_proc_internal.h"
+#include "xalloc.h"
 
 static void held_free(held *h) {
     free(h->text);
@@ -48,7 +49,7 @@ static void held_free(held *h) {
 }
 
 static void *copy_of(const void *p, size_t n) {
-    void *c = p && n ? malloc(n) : NULL;
+    void *c = p && n ? cs_xmalloc(n, "an event held back for its post") : NULL;
     if (c) memcpy(c, p, n);
     return c;
 }
@@ -128,12 +129,11 @@ static void forward(ctl *k, const cs_event *ev) {
         if (k->nheld && ev->type == CS_EV_POST) release_held(k, false);
         return;
     }
-    held *h = calloc(1, sizeof *h);
-    if (!h) return;
+    held *h = cs_xcalloc(1, sizeof *h, "an event held back for its post");
     h->ev = *ev;
-    h->ev.text = h->text = ev->text ? strdup(ev->text) : NULL;
-    h->ev.algo = h->algo = ev->algo ? strdup(ev->algo) : NULL;
-    h->ev.reduce_op = h->reduce_op = ev->reduce_op ? strdup(ev->reduce_op) : NULL;
+    h->ev.text = h->text = cs_xstrdup(ev->text, "an event held back for its post");
+    h->ev.algo = h->algo = cs_xstrdup(ev->algo, "an event held back for its post");
+    h->ev.reduce_op = h->reduce_op = cs_xstrdup(ev->reduce_op, "an event held back for its post");
     h->ev.reqs = h->reqs = copy_of(ev->reqs, (size_t)(ev->nreqs > 0 ? ev->nreqs : 0) * sizeof *h->reqs);
     h->ev.nreqs = h->reqs ? ev->nreqs : 0;
     h->ev.group = h->group = copy_of(ev->group, (size_t)(ev->ngroup > 0 ? ev->ngroup : 0) * sizeof *h->group);

@@ -1,6 +1,7 @@
 /* monitor.c -- folding events into the world model; detecting that nothing can
  * move; collecting the pitfalls. The words are explain.c's. */
 #include "monitor_internal.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,26 +31,24 @@ static cs_mon_req *tab_find(const cs_mon_reqtab *t, uint64_t id) {
     }
 }
 
-static int tab_put(cs_mon_reqtab *t, cs_mon_req *q);
+static void tab_put(cs_mon_reqtab *t, cs_mon_req *q);
 
-static int tab_grow(cs_mon_reqtab *t) {
-    cs_mon_reqtab bigger = {calloc(t->cap ? t->cap * 2 : 16, sizeof(cs_mon_req *)),
-                            t->cap ? t->cap * 2 : 16, 0};
-    if (!bigger.slot) return -1;
+static void tab_grow(cs_mon_reqtab *t) {
+    size_t cap = t->cap ? t->cap * 2 : 16;
+    cs_mon_reqtab bigger = {cs_xcalloc(cap, sizeof(cs_mon_req *), "the monitor's request table"),
+                            cap, 0};
     for (size_t i = 0; i < t->cap; i++)
         if (t->slot[i]) tab_put(&bigger, t->slot[i]);
     free(t->slot);
     *t = bigger;
-    return 0;
 }
 
-static int tab_put(cs_mon_reqtab *t, cs_mon_req *q) {
-    if ((t->n + 1) * 2 > t->cap && tab_grow(t) < 0) return -1;
+static void tab_put(cs_mon_reqtab *t, cs_mon_req *q) {
+    if ((t->n + 1) * 2 > t->cap) tab_grow(t);
     size_t i = slot_of(t, q->id);
     while (t->slot[i]) i = (i + 1) & (t->cap - 1);
     t->slot[i] = q;
     t->n++;
-    return 0;
 }
 
 static void tab_del(cs_mon_reqtab *t, uint64_t id) {
@@ -98,14 +97,14 @@ void cs_monitor_destroy(cs_monitor *m) {
         free(m->ranks[i].error);
         free(m->ranks[i].waiters);
     }
-    for (int i = 0; i < m->nwarnings; i++) free(m->warnings[i]);
-    free(m->warnings);
+    for (int i = 0; i < m->npitfalls; i++) free(m->pitfalls[i].text);
+    free(m->pitfalls);
     free(m->run_error);
     free(m->ranks);
     free(m->script);
     free(m->engine);
     free(m->send_mode);
-    free(m->verdict);
+    cs_verdict_free(&m->deadlock);
     cs_monitor_coll_destroy(m);
     memset(m, 0, sizeof *m);
 }
@@ -183,7 +182,8 @@ static bool stuck(const cs_monitor *m, int rank) {
 
 static void declare_deadlock(cs_monitor *m) {
     m->deadlocked = true;
-    m->verdict = cs_mon_deadlock_report(m);
+    cs_mon_deadlock_verdict(m, &m->deadlock);
+    m->verdict = m->deadlock.text;
     if (m->bus) {
         cs_event ev = {.type = CS_EV_DEADLOCK, .rank = -1, .text = m->verdict};
         cs_bus_emit_locked(m->bus, &ev);
@@ -280,27 +280,22 @@ static bool may_close(const cs_monitor *m, const cs_event *ev) {
     }
 }
 
-/* ---- pitfalls: each text once, in the order found */
+/* ---- pitfalls: each once (its kind and sites), in the order found */
 
-static bool known_warning(const cs_monitor *m, const char *text) {
-    for (int i = 0; i < m->nwarnings; i++)
-        if (strcmp(m->warnings[i], text) == 0) return true;
-    return false;
-}
-
-/* Remember text; false when it was already known. */
-static bool add_warning(cs_monitor *m, const char *text) {
-    if (!text || known_warning(m, text)) return false;
-    if (m->nwarnings == m->warn_cap) {
-        int cap = m->warn_cap ? m->warn_cap * 2 : 8;
-        char **w = realloc(m->warnings, (size_t)cap * sizeof *w);
-        if (!w) return false;
-        m->warnings = w;
-        m->warn_cap = cap;
+/* Remember a warning; false when the same pitfall is already known. */
+static bool add_warning(cs_monitor *m, int rank, int line, const char *text) {
+    if (!text) return false;
+    cs_pitfall p;
+    cs_pitfall_of(&p, rank, line, text);
+    for (int i = 0; i < m->npitfalls; i++)
+        if (cs_pitfall_same(&m->pitfalls[i], &p)) return false;
+    if (m->npitfalls == m->pit_cap) {
+        m->pit_cap = m->pit_cap ? m->pit_cap * 2 : 8;
+        m->pitfalls = cs_xrealloc(m->pitfalls, (size_t)m->pit_cap * sizeof *m->pitfalls,
+                                  "the list of pitfalls");
     }
-    char *copy = strdup(text);
-    if (!copy) return false;
-    m->warnings[m->nwarnings++] = copy;
+    p.text = cs_xstrdup(text, "a pitfall");
+    m->pitfalls[m->npitfalls++] = p;
     return true;
 }
 
@@ -308,7 +303,7 @@ static bool add_warning(cs_monitor *m, const char *text) {
  * comes back here and is recognised); in a replay the trace carries it. */
 static void monitor_warn(void *ud, int rank, int line, const char *text) {
     cs_monitor *m = ud;
-    if (!add_warning(m, text) || !m->bus) return;
+    if (!add_warning(m, rank, line, text) || !m->bus) return;
     cs_event ev = {.type = CS_EV_WARN, .rank = rank, .line = line, .text = text};
     cs_bus_emit_locked(m->bus, &ev);
 }
@@ -324,16 +319,12 @@ static void check_end(cs_monitor *m) {
 /* ---- the fold */
 
 static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
-    cs_mon_req *q = calloc(1, sizeof *q);
-    if (!q) return;
+    cs_mon_req *q = cs_xmalloc(sizeof *q, "a request of the monitor");
     *q = (cs_mon_req){.rank = ev->rank, .id = ev->req, .op = ev->op, .peer = ev->peer,
                       .tag = ev->tag, .ctx = ev->ctx, .bytes = ev->bytes, .dtype = ev->dtype,
                       .ndim = ev->ndim, .line = ev->line, .eager = ev->eager};
     memcpy(q->shape, ev->shape, sizeof q->shape);
-    if (tab_put(&r->reqs, q) < 0) {
-        free(q);
-        return;
-    }
+    tab_put(&r->reqs, q);
     if (cs_op_is_send(q->op)) m->unmatched++;
     r->line = ev->line;
     if (ev->ctx == 0) { /* the script's own operation, not a collective's traffic */
@@ -362,9 +353,7 @@ static void fold_match(cs_monitor *m, const cs_event *ev) {
 
 static void fold_block(cs_mon_rank *r, const cs_event *ev) {
     if (ev->nreqs > r->wait_cap) {
-        uint64_t *w = realloc(r->wait, (size_t)ev->nreqs * sizeof *w);
-        if (!w) return;
-        r->wait = w;
+        r->wait = cs_xrealloc(r->wait, (size_t)ev->nreqs * sizeof *r->wait, "a rank's wait list");
         r->wait_cap = ev->nreqs;
     }
     if (ev->nreqs) memcpy(r->wait, ev->reqs, (size_t)ev->nreqs * sizeof *r->wait);
@@ -374,7 +363,7 @@ static void fold_block(cs_mon_rank *r, const cs_event *ev) {
 
 static void copy_text(char **dst, const char *src) {
     free(*dst);
-    *dst = src ? strdup(src) : NULL;
+    *dst = cs_xstrdup(src, "a text of the monitor");
 }
 
 static void fold_error(cs_monitor *m, int rank, const cs_event *ev) {
@@ -402,10 +391,13 @@ static int fold_rankless(cs_monitor *m, const cs_event *ev) {
         if (!m->deadlocked) { /* a replay of a verdict declared at a timeout: its ranks */
             m->deadlocked = true;
             find_deadlock(m);
-            copy_text(&m->verdict, ev->text);
+            /* The structure from the model, as live; the words as recorded. */
+            cs_mon_deadlock_verdict(m, &m->deadlock);
+            if (ev->text) copy_text(&m->deadlock.text, ev->text);
+            m->verdict = m->deadlock.text;
         }
         return 0;
-    case CS_EV_WARN: add_warning(m, ev->text); return 0;
+    case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text); return 0;
     case CS_EV_ERROR:
         /* A collective mismatch: the coll events it came from gave it already. */
         if (cs_monitor_coll_verdict(m) && ev->text && !strcmp(ev->text, cs_monitor_coll_verdict(m)))
@@ -448,7 +440,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_COMPUTE:
         set_state(m, ev->rank, ev->begin ? CS_RS_COMPUTING : CS_RS_RUNNING, ev->t);
         break;
-    case CS_EV_WARN: add_warning(m, ev->text); break;
+    case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text); break;
     case CS_EV_ERROR: fold_error(m, ev->rank, ev); break;
     case CS_EV_EXIT:
         if (r->state != CS_RS_FAILED)

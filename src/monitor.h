@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "outcome.h"
 
 typedef enum {
     CS_RS_IDLE = 0,  /* not started yet */
@@ -72,7 +73,8 @@ typedef struct cs_monitor {
     int nlive, nblocked, nfailed;
     uint64_t messages, bytes; /* user messages matched */
     bool deadlocked;
-    char *verdict;            /* the deadlock report, once found */
+    cs_verdict deadlock;      /* the deadlock found: kind, ranks, why, fix, text */
+    const char *verdict;      /* its text (deadlock.text), for the readers of words */
     cs_bus *bus;              /* live runs: where the deadlock event goes; NULL in replay */
     void (*on_deadlock)(void *ud);
     void (*on_error)(void *ud); /* a verdict that is an error (collective mismatch) */
@@ -81,8 +83,8 @@ typedef struct cs_monitor {
     bool have_run;
     bool ended;               /* every rank has exited */
     uint64_t unmatched;       /* sends posted, not yet received (in flight or buffered) */
-    char **warnings;          /* pitfall texts, each once, in order */
-    int nwarnings, warn_cap;
+    cs_pitfall *pitfalls;     /* each once (kind and sites), in the order found */
+    int npitfalls, pit_cap;
     char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
     int run_status;
 } cs_monitor;
@@ -111,11 +113,17 @@ bool cs_monitor_declare_stuck(cs_monitor *m);
 /* ---- collectives (monitor_coll.c) */
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);
 void cs_monitor_coll_destroy(cs_monitor *m);
-/* A deadlock's explanation at the collective level (malloc'd), or NULL when no
+/* A deadlock's explanation at the collective level (malloc'd, without its
+ * "why: " and final newline; *fix gets the fix, malloc'd), or NULL when no
  * collective is waiting for ranks that never called it. */
-char *cs_monitor_coll_explain(const cs_monitor *m);
-/* The collective mismatch found, or NULL. */
+char *cs_monitor_coll_explain(const cs_monitor *m, char **fix);
+/* The collective mismatch found (its report text), or NULL. */
 const char *cs_monitor_coll_verdict(const cs_monitor *m);
+/* The same as a verdict (kind, ranks' calls, why, fix), or NULL. */
+const cs_verdict *cs_monitor_coll_mismatch(const cs_monitor *m);
+/* Add to v the calls of the collectives some members never entered: the
+ * members inside, and (missing) the members that are not. */
+void cs_monitor_coll_ops(const cs_monitor *m, cs_verdict *v);
 /* Collective calls every member of their group has entered. */
 uint64_t cs_monitor_coll_calls(const cs_monitor *m);
 

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "monitor.h"
+#include "monitor_internal.h"
+#include "xalloc.h"
 
 /* One call as one rank made it. */
 typedef struct coll_rec {
@@ -45,7 +46,7 @@ struct cs_mon_coll {
     coll_grp *g;
     int ng;
     uint64_t calls;      /* calls entered by every member of their group */
-    char *verdict;       /* the mismatch, once found */
+    cs_verdict mismatch; /* the mismatch, once found (kind CS_OUT_OK: none) */
 };
 
 static void grp_free(coll_grp *g) {
@@ -62,7 +63,7 @@ void cs_monitor_coll_destroy(cs_monitor *m) {
     if (!c) return;
     for (int i = 0; i < c->ng; i++) grp_free(&c->g[i]);
     free(c->g);
-    free(c->verdict);
+    cs_verdict_free(&c->mismatch);
     free(c);
     m->coll = NULL;
 }
@@ -75,24 +76,18 @@ static coll_grp *grp_find(cs_mon_coll *c, int ctx) {
 
 /* The group of ev's context, created on its first event. */
 static coll_grp *grp_get(cs_monitor *m, const cs_event *ev) {
-    if (!m->coll && !(m->coll = calloc(1, sizeof *m->coll))) return NULL;
+    if (!m->coll) m->coll = cs_xcalloc(1, sizeof *m->coll, "the monitor's collectives");
     cs_mon_coll *c = m->coll;
     coll_grp *g = grp_find(c, ev->ctx);
     if (g) return g;
-    coll_grp *gs = realloc(c->g, (size_t)(c->ng + 1) * sizeof *gs);
-    if (!gs) return NULL;
-    c->g = gs;
+    c->g = cs_xrealloc(c->g, (size_t)(c->ng + 1) * sizeof *c->g, "a collective group");
     g = &c->g[c->ng];
     int n = ev->group && ev->ngroup > 0 ? ev->ngroup : m->world;
     *g = (coll_grp){.ctx = ev->ctx, .n = n};
-    g->members = malloc((size_t)n * sizeof *g->members);
-    g->entered = calloc((size_t)n, sizeof *g->entered);
-    g->cur = calloc((size_t)n, sizeof *g->cur);
-    g->inside = calloc((size_t)n, sizeof *g->inside);
-    if (!g->members || !g->entered || !g->cur || !g->inside) {
-        grp_free(g);
-        return NULL;
-    }
+    g->members = cs_xmalloc((size_t)n * sizeof *g->members, "a collective group");
+    g->entered = cs_xcalloc((size_t)n, sizeof *g->entered, "a collective group");
+    g->cur = cs_xcalloc((size_t)n, sizeof *g->cur, "a collective group");
+    g->inside = cs_xcalloc((size_t)n, sizeof *g->inside, "a collective group");
     for (int i = 0; i < n; i++) g->members[i] = ev->group && ev->ngroup > 0 ? ev->group[i] : i;
     c->ng++;
     return g;
@@ -134,6 +129,21 @@ static void put_group(FILE *f, const coll_grp *g, const cs_monitor *m) {
     fprintf(f, "]");
 }
 
+static FILE *memstream(char **buf, size_t *len) {
+    FILE *f = open_memstream(buf, len);
+    if (!f) cs_oom("the text of a collective verdict", 0);
+    return f;
+}
+
+/* A call as an operation of a verdict. */
+static cs_outcome_op op_of_rec(int rank, const coll_rec *r) {
+    cs_outcome_op op = {.rank = rank, .peer = r->root >= 0 ? r->root : CS_NO_RANK, .tag = -1,
+                        .count = r->count, .dtype = r->dtype, .ndim = -1, .line = r->line};
+    snprintf(op.op, sizeof op.op, "%s", r->name);
+    snprintf(op.reduce_op, sizeof op.reduce_op, "%s", r->redop);
+    return op;
+}
+
 static void put_call(FILE *f, const coll_rec *r, const cs_monitor *m) {
     fprintf(f, "%s(", r->name);
     const char *sep = "";
@@ -153,39 +163,51 @@ static char *closed(FILE *f, char **buf) {
 /* ---- mismatch */
 
 /* The verdict is an error of the run: an error event of no rank, and the
- * run ends (status 2). */
-static void announce(cs_monitor *m, char *verdict) {
-    m->coll->verdict = verdict;
+ * run ends (status 2). body holds the lines after the headline. */
+static void announce(cs_monitor *m, cs_verdict *v, char *body) {
+    static const char why[] =
+        "every rank of a group must call the same collectives in the same order, with the "
+        "same root, count, dtype and reduce op; a collective whose calls disagree mixes data "
+        "or waits forever.";
+    static const char fix[] =
+        "compare the calls above; a collective inside an `if` on the rank, or tensors of "
+        "different sizes per rank, are the usual causes.";
+    if (v->kind == CS_OUT_COLL_MISMATCH) {
+        v->why = cs_xstrdup(why, "a collective verdict");
+        v->fix = cs_xstrdup(fix, "a collective verdict");
+    }
+    cs_verdict_compose(v, body);
+    free(body);
+    m->coll->mismatch = *v;
     m->nfailed++; /* the run ends with this error: no deadlock verdict after it */
     if (m->bus) {
-        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 2, .text = verdict};
+        cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 2, .text = v->text};
         cs_bus_emit_locked(m->bus, &ev);
     }
     if (m->on_error) m->on_error(m->ud);
 }
 
 static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const coll_pending *p) {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return;
+    cs_verdict v = {.kind = CS_OUT_COLL_MISMATCH};
+    char *buf = NULL, *head = NULL;
+    size_t len = 0, hlen = 0;
+    FILE *f = memstream(&head, &hlen);
     fprintf(f, "collective mismatch: the ranks of ");
     put_group(f, g, m);
-    fprintf(f, " disagree on their collective call #%llu:\n", (unsigned long long)call + 1);
+    fprintf(f, " disagree on their collective call #%llu:", (unsigned long long)call + 1);
+    v.headline = closed(f, &head);
+    f = memstream(&buf, &len);
     for (int i = 0; i < g->n; i++) {
         if (!p->recs[i].valid) continue;
         fprintf(f, "  rank %d calls ", g->members[i]);
         put_call(f, &p->recs[i], m);
         fprintf(f, "\n");
+        cs_outcome_op op = op_of_rec(g->members[i], &p->recs[i]);
+        cs_verdict_add_op(&v, &op);
     }
     for (int i = 0; i < g->n; i++)
         if (!p->recs[i].valid) fprintf(f, "  rank %d has not reached it yet\n", g->members[i]);
-    fprintf(f, "why: every rank of a group must call the same collectives in the same order, "
-               "with the same root, count, dtype and reduce op; a collective whose calls "
-               "disagree mixes data or waits forever.\n"
-               "fix: compare the calls above; a collective inside an `if` on the rank, or "
-               "tensors of different sizes per rank, are the usual causes.\n");
-    announce(m, closed(f, &buf));
+    announce(m, &v, closed(f, &buf));
 }
 
 static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
@@ -196,13 +218,10 @@ static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
     if (idx >= g->npend) { /* the first to arrive at this call */
         if (g->npend == g->cap) {
             int cap = g->cap ? g->cap * 2 : 4;
-            coll_pending *p = realloc(g->pend, (size_t)cap * sizeof *p);
-            if (!p) return;
-            g->pend = p;
+            g->pend = cs_xrealloc(g->pend, (size_t)cap * sizeof *g->pend, "a pending collective");
             g->cap = cap;
         }
-        coll_rec *recs = calloc((size_t)g->n, sizeof *recs);
-        if (!recs) return;
+        coll_rec *recs = cs_xcalloc((size_t)g->n, sizeof *recs, "a pending collective");
         g->pend[g->npend++] = (coll_pending){recs, 0, mi};
         idx = g->npend - 1;
     }
@@ -211,7 +230,7 @@ static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
     p->arrived++;
     /* Every call that arrived before agrees with the first one (or the
      * mismatch is already declared), so one comparison decides. */
-    if (!m->coll->verdict && !same_call(&p->recs[p->first], &p->recs[mi]))
+    if (!m->coll->mismatch.kind && !same_call(&p->recs[p->first], &p->recs[mi]))
         declare_mismatch(m, g, k, p);
     while (g->npend && g->pend[0].arrived == g->n) { /* everybody is past it */
         free(g->pend[0].recs);
@@ -234,10 +253,10 @@ static bool same_members(const cs_monitor *m, const coll_grp *g, const cs_event 
 /* Two ranks mean different groups by one context: they created their groups
  * in a different order (or with different lists). */
 static void declare_group_mismatch(cs_monitor *m, const coll_grp *g, const cs_event *ev) {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return;
+    cs_verdict v = {.kind = CS_OUT_GROUP_MISMATCH};
+    char *head = NULL;
+    size_t hlen = 0;
+    FILE *f = memstream(&head, &hlen);
     fprintf(f, "collective mismatch: rank %d calls %s at %s:%d on the group of ranks [",
             ev->rank, ev->text ? ev->text : "?", m->script ? m->script : "line", ev->line);
     for (int i = 0; i < ev->ngroup; i++) fprintf(f, i ? ", %d" : "%d", ev->group[i]);
@@ -245,18 +264,24 @@ static void declare_group_mismatch(cs_monitor *m, const coll_grp *g, const cs_ev
         for (int i = 0; i < m->world; i++) fprintf(f, i ? ", %d" : "%d", i);
     fprintf(f, "], which other ranks know as ");
     put_group(f, g, m);
-    fprintf(f, "\nwhy: every rank must create the same groups with dist.new_group, in the same "
-               "order, members or not: the order is what tells the ranks' groups apart.\n"
-               "fix: call dist.new_group for every group on every rank, in one order, before "
-               "using any of them.\n");
-    announce(m, closed(f, &buf));
+    v.headline = closed(f, &head);
+    v.why = cs_xstrdup("every rank must create the same groups with dist.new_group, in the same "
+                       "order, members or not: the order is what tells the ranks' groups apart.",
+                       "a collective verdict");
+    v.fix = cs_xstrdup("call dist.new_group for every group on every rank, in one order, before "
+                       "using any of them.", "a collective verdict");
+    coll_rec r;
+    rec_of(&r, ev);
+    cs_outcome_op op = op_of_rec(ev->rank, &r);
+    cs_verdict_add_op(&v, &op);
+    announce(m, &v, NULL);
 }
 
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev) {
     coll_grp *g = grp_get(m, ev);
     if (!g) return;
     if (ev->begin && !same_members(m, g, ev)) {
-        if (!m->coll->verdict) declare_group_mismatch(m, g, ev);
+        if (!m->coll->mismatch.kind) declare_group_mismatch(m, g, ev);
         return;
     }
     int mi = member_of(g, ev->rank);
@@ -333,7 +358,7 @@ static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
                    "in different orders, so they do not mean the same group.\n");
 }
 
-char *cs_monitor_coll_explain(const cs_monitor *m) {
+char *cs_monitor_coll_explain(const cs_monitor *m, char **fix) {
     const cs_mon_coll *c = m->coll;
     if (!c) return NULL;
     char *buf = NULL;
@@ -342,18 +367,57 @@ char *cs_monitor_coll_explain(const cs_monitor *m) {
     for (int i = 0; i < c->ng; i++) {
         const coll_grp *g = &c->g[i];
         if (!g->npend) continue;
-        if (!f && !(f = open_memstream(&buf, &len))) return NULL;
+        if (!f) f = memstream(&buf, &len);
         explain_missing(f, m, g);
     }
     if (!f) return NULL;
-    fprintf(f, "fix: every rank of a group must call every collective of the group, in the same "
-               "order; look for a collective that only some ranks reach (inside an `if` on the "
-               "rank, or after an early return).\n");
-    return closed(f, &buf);
+    closed(f, &buf);
+    /* The words only: the verdict puts "why: " before them and the newline after. */
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n') buf[n - 1] = 0;
+    memmove(buf, buf + 5, strlen(buf + 5) + 1);
+    *fix = cs_xstrdup("every rank of a group must call every collective of the group, in the "
+                      "same order; look for a collective that only some ranks reach (inside an "
+                      "`if` on the rank, or after an early return).", "a collective verdict");
+    return buf;
+}
+
+/* The call rank is inside on g, or NULL. */
+static const coll_rec *inside_call(const coll_grp *g, int rank) {
+    int mi = member_of(g, rank);
+    return mi >= 0 && g->inside[mi] ? &g->cur[mi] : NULL;
+}
+
+void cs_monitor_coll_ops(const cs_monitor *m, cs_verdict *v) {
+    const cs_mon_coll *c = m->coll;
+    for (int i = 0; c && i < c->ng; i++) {
+        const coll_grp *g = &c->g[i];
+        if (!g->npend) continue;
+        const coll_pending *p = &g->pend[0];
+        const coll_rec *call = &p->recs[p->first];
+        for (int k = 0; k < g->n; k++) {
+            int rank = g->members[k];
+            cs_outcome_op op = op_of_rec(rank, p->recs[k].valid ? &p->recs[k] : call);
+            if (!p->recs[k].valid) {
+                /* where the missing rank is instead: inside another call, or its last line */
+                const coll_rec *other = NULL;
+                for (int j = 0; j < c->ng && !other; j++) other = inside_call(&c->g[j], rank);
+                const cs_mon_rank *r = &m->ranks[rank];
+                op.missing = true;
+                op.line = other ? other->line
+                          : r->state == CS_RS_BLOCKED ? r->wait_line : r->line;
+            }
+            cs_verdict_add_op(v, &op);
+        }
+    }
+}
+
+const cs_verdict *cs_monitor_coll_mismatch(const cs_monitor *m) {
+    return m->coll && m->coll->mismatch.kind ? &m->coll->mismatch : NULL;
 }
 
 const char *cs_monitor_coll_verdict(const cs_monitor *m) {
-    return m->coll ? m->coll->verdict : NULL;
+    return m->coll && m->coll->mismatch.kind ? m->coll->mismatch.text : NULL;
 }
 
 uint64_t cs_monitor_coll_calls(const cs_monitor *m) { return m->coll ? m->coll->calls : 0; }

@@ -15,6 +15,7 @@
 
 #include "pitfall.h"
 #include "world.h"
+#include "xalloc.h"
 
 /* An entry; each storage counts its entries (cs_storage.io), so an access to a
  * tensor that no request uses costs one test however many are in flight. */
@@ -39,9 +40,7 @@ static bool first_time(cs_inflight *fl, site_kind kind, int line, int other) {
             return false;
     if (fl->nsites == fl->site_cap) {
         int cap = fl->site_cap ? fl->site_cap * 2 : 8;
-        struct cs_fl_site *p = realloc(fl->sites, (size_t)cap * sizeof *p);
-        if (!p) return true; /* report again rather than lose it */
-        fl->sites = p;
+        fl->sites = cs_xrealloc(fl->sites, (size_t)cap * sizeof *fl->sites, "a pitfall site");
         fl->site_cap = cap;
     }
     fl->sites[fl->nsites++] = (struct cs_fl_site){kind, line, other};
@@ -108,9 +107,8 @@ void cs_inflight_add(cs_rank *r, cs_request *q) {
     if (fl->n == fl->cap && fl->cap >= 64) sweep(r);
     if (fl->n == fl->cap) {
         int cap = fl->cap ? fl->cap * 2 : 8;
-        struct cs_fl_entry *p = realloc(fl->v, (size_t)cap * sizeof *p);
-        if (!p) return; /* unchecked rather than failed: the checks are advice */
-        fl->v = p;
+        /* a request left unchecked would be a pitfall silently missed */
+        fl->v = cs_xrealloc(fl->v, (size_t)cap * sizeof *fl->v, "the rank's list of requests in flight");
         fl->cap = cap;
     }
     size_t es = cs_dtype_size(q->buf->dtype), lo = (size_t)q->buf->offset * es;

@@ -42,6 +42,13 @@ static void report_emit(void *ud, const cs_event *ev) {
 
 cs_sink cs_report_sink(cs_report *rep) { return (cs_sink){report_emit, rep}; }
 
+bool cs_report_format_parse(const char *s, cs_report_format *out) {
+    if (strcmp(s, "text") == 0) *out = CS_REPORT_TEXT;
+    else if (strcmp(s, "json") == 0) *out = CS_REPORT_JSON;
+    else return false;
+    return true;
+}
+
 int cs_report_status(const cs_monitor *m) {
     if (m->deadlocked) return CS_END_DEADLOCK;
     if (cs_monitor_coll_verdict(m)) return CS_END_ERROR;
@@ -53,35 +60,29 @@ int cs_report_status(const cs_monitor *m) {
     return worst ? worst : m->run_status;
 }
 
-static const char *verdict_word(int status) {
-    switch (status) {
-    case 0: return "ok";
-    case CS_END_ERROR: return "error";
-    case CS_END_DEADLOCK: return "deadlock";
-    case CS_END_TIMEOUT: return "timeout or budget exceeded";
-    case CS_END_DIED: return "a rank died";
-    case CS_END_QUIT: return "quit";
-    default: return "failed";
-    }
+void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
+    cs_outcome o;
+    cs_outcome_build(&o, m, status, NULL);
+    cs_report_outcome(rep, &o);
+    cs_outcome_free(&o);
 }
 
-void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
+void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
     FILE *f = rep->err;
     /* Ranks of a deadlock are stopped afterwards: "deadlocked" says why. */
     int counts[CS_RS_ABORTED + 1] = {0}, deadlocked = 0;
-    for (int k = 0; k < m->world; k++) {
-        const cs_mon_rank *r = &m->ranks[k];
-        if (r->state == CS_RS_ABORTED && r->in_deadlock) deadlocked++;
-        else counts[r->state]++;
+    for (int k = 0; k < o->world; k++) {
+        const cs_outcome_rank *r = &o->ranks[k];
+        if (r->state == CS_RS_ABORTED && r->deadlocked) deadlocked++;
+        else if (r->state >= CS_RS_IDLE && r->state <= CS_RS_ABORTED) counts[r->state]++;
     }
     fflush(rep->out);
-    fprintf(f, "--- %s: %d rank%s, %s engine, %s sends\n", m->script ? m->script : "run", m->world,
-            m->world == 1 ? "" : "s", m->engine ? m->engine : "?",
-            m->send_mode ? m->send_mode : "?");
-    fprintf(f, "messages: %llu, bytes: %llu\n", (unsigned long long)m->messages,
-            (unsigned long long)m->bytes);
-    if (cs_monitor_coll_calls(m))
-        fprintf(f, "collectives: %llu\n", (unsigned long long)cs_monitor_coll_calls(m));
+    fprintf(f, "--- %s: %d rank%s, %s engine, %s sends\n", o->script ? o->script : "run", o->world,
+            o->world == 1 ? "" : "s", o->engine ? o->engine : "?",
+            o->send_mode ? o->send_mode : "?");
+    fprintf(f, "messages: %llu, bytes: %llu\n", (unsigned long long)o->messages,
+            (unsigned long long)o->bytes);
+    if (o->collectives) fprintf(f, "collectives: %llu\n", (unsigned long long)o->collectives);
     fprintf(f, "ranks:");
     const char *sep = " ";
     for (int s = CS_RS_IDLE; s <= CS_RS_ABORTED; s++) {
@@ -94,18 +95,17 @@ void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
         sep = ", ";
     }
     fprintf(f, "\n");
-    if (m->nwarnings)
-        fprintf(f, "warnings: %d pitfall%s (see above)\n", m->nwarnings,
-                m->nwarnings == 1 ? "" : "s");
-    if (m->deadlocked && m->verdict) fputs(m->verdict, f);
-    if (cs_monitor_coll_verdict(m)) fputs(cs_monitor_coll_verdict(m), f);
-    if (m->run_error) fprintf(f, "%s\n", m->run_error);
-    for (int k = 0; k < m->world; k++) {
-        const cs_mon_rank *r = &m->ranks[k];
+    if (o->npitfalls)
+        fprintf(f, "warnings: %d pitfall%s (see above)\n", o->npitfalls,
+                o->npitfalls == 1 ? "" : "s");
+    if (o->verdict.text) fputs(o->verdict.text, f);
+    if (o->run_error) fprintf(f, "%s\n", o->run_error);
+    for (int k = 0; k < o->world; k++) {
+        const cs_outcome_rank *r = &o->ranks[k];
         if (r->state != CS_RS_FAILED || !r->error) continue;
         fprintf(f, "rank %d failed: %s\n", k, r->error);
         if (r->waiters) fputs(r->waiters, f);
     }
-    fprintf(f, "verdict: %s (exit status %d)\n", verdict_word(status), status);
+    fprintf(f, "verdict: %s (exit status %d)\n", o->word, o->status);
     fflush(f);
 }

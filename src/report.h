@@ -3,9 +3,17 @@
 #ifndef CS_REPORT_H
 #define CS_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "monitor.h"
+#include "outcome.h"
+
+/* What a run prints at its end: the plain report, or the outcome as JSON. */
+typedef enum { CS_REPORT_TEXT = 0, CS_REPORT_JSON } cs_report_format;
+
+/* "text" or "json"; false for anything else. */
+bool cs_report_format_parse(const char *s, cs_report_format *out);
 
 typedef struct cs_report {
     FILE *out;   /* the ranks' printed output */
@@ -19,6 +27,8 @@ cs_sink cs_report_sink(cs_report *rep);
 
 /* The closing summary: messages, bytes, how each rank ended, the verdict. */
 void cs_report_summary(cs_report *rep, const cs_monitor *m, int status);
+/* The same, from an outcome already built. */
+void cs_report_outcome(cs_report *rep, const cs_outcome *o);
 
 /* The exit status that a monitor's final model implies (for replay). */
 int cs_report_status(const cs_monitor *m);

@@ -101,7 +101,8 @@ static void title(cs_grid *g, const cs_viz_view *v, int x, int y, int w, const c
 static int alerts_lines(const cs_viz_view *v, int w) {
     const cs_monitor *m = v->mon;
     int n = 0;
-    if (m->deadlocked && m->verdict) n += 1 + wrap(NULL, 0, 0, w - 2, 100, m->verdict, 0, 0, 4);
+    if (m->deadlocked && m->deadlock.text)
+        n += 1 + wrap(NULL, 0, 0, w - 2, 100, m->deadlock.text, 0, 0, 4);
     for (int k = 0; k < m->world && n < 100; k++)
         if (m->ranks[k].error) n += wrap(NULL, 0, 0, w - 2, 3, m->ranks[k].error, 0, 0, 4);
     n += (int)cs_history_nwarn(v->hist);
@@ -258,9 +259,9 @@ static void draw_alerts(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     const cs_monitor *m = v->mon;
     title(g, v, 0, l->alerts_y, g->w, "alerts");
     int y = l->alerts_y + 1, end = l->alerts_y + l->alerts_h;
-    if (m->deadlocked && m->verdict && y < end) {
+    if (m->deadlocked && m->deadlock.text && y < end) {
         draw_cycle(g, v, y++);
-        y += wrap(g, 1, y, g->w - 2, end - y, m->verdict, CS_C_RED, 0, 4);
+        y += wrap(g, 1, y, g->w - 2, end - y, m->deadlock.text, CS_C_RED, 0, 4);
     }
     for (int k = 0; k < m->world && y < end; k++)
         if (m->ranks[k].error)

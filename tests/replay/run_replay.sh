@@ -99,6 +99,10 @@ expect "cut trace: says the run did not end" 1 "the trace ends before the run di
 "$bin" run "$L/deadlock.lua" --trace "$tmp/d.jsonl" >/dev/null 2>&1
 k=$(grep -n '"type":"deadlock"' "$tmp/d.jsonl" | cut -d: -f1)
 { head -n $((k - 1)) "$tmp/d.jsonl"; sed -n "${k}p" "$tmp/d.jsonl" | head -c 30; } >"$tmp/dcut.jsonl"
-expect "cut deadlock trace: the monitor still finds it" 3 "why: every blocked rank is sending" -- replay "$tmp/dcut.jsonl"
+# The monitor still explains what the events show, but a cut trace is never
+# a verdict: status 1, even when every rank's exit came before the cut.
+expect "cut deadlock trace: the monitor still finds it" 1 "why: every blocked rank is sending" -- replay "$tmp/dcut.jsonl"
+{ cat "$tmp/c.jsonl"; printf '{"type":"print","ra'; } >"$tmp/exitcut.jsonl"
+expect "cut after every exit: not ok"        1 "verdict: failed (exit status 1)" -- replay "$tmp/exitcut.jsonl"
 
 finish

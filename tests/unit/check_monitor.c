@@ -288,12 +288,12 @@ START_TEST(test_unreceived_messages_warned) {
     post(0, 3, CS_OP_SEND, 1, 4, 6, true);
     complete(0, 3);
     quit(0);
-    ck_assert_int_eq(mon.nwarnings, 0);
+    ck_assert_int_eq(mon.npitfalls, 0);
     quit(1);
     ck_assert(mon.ended);
-    ck_assert_int_eq(mon.nwarnings, 2);
-    ck_assert_str_eq(mon.warnings[0], "t.lua:3: 2 messages sent here to rank 1 (tag 0, 8 bytes in all) were never received: the run ended first. Every send needs a matching receive.");
-    ck_assert_ptr_nonnull(strstr(mon.warnings[1], "t.lua:6: 1 message sent here to rank 1 (tag 0, 4 bytes in all) was never received"));
+    ck_assert_int_eq(mon.npitfalls, 2);
+    ck_assert_str_eq(mon.pitfalls[0].text, "t.lua:3: 2 messages sent here to rank 1 (tag 0, 8 bytes in all) were never received: the run ended first. Every send needs a matching receive.");
+    ck_assert_ptr_nonnull(strstr(mon.pitfalls[1].text, "t.lua:6: 1 message sent here to rank 1 (tag 0, 4 bytes in all) was never received"));
     cs_monitor_destroy(&mon);
 }
 END_TEST
@@ -307,7 +307,7 @@ START_TEST(test_no_leftovers_after_failure) {
     cs_event ex = {.type = CS_EV_EXIT, .rank = 1, .status = 2};
     cs_monitor_fold(&mon, &ex);
     ck_assert(mon.ended);
-    ck_assert_int_eq(mon.nwarnings, 0);
+    ck_assert_int_eq(mon.npitfalls, 0);
     cs_monitor_destroy(&mon);
 }
 END_TEST
@@ -317,7 +317,7 @@ START_TEST(test_warnings_once_and_run_errors) {
     cs_event w = {.type = CS_EV_WARN, .rank = 0, .text = "t.lua:3: something"};
     cs_monitor_fold(&mon, &w);
     cs_monitor_fold(&mon, &w);
-    ck_assert_int_eq(mon.nwarnings, 1);
+    ck_assert_int_eq(mon.npitfalls, 1);
     ck_assert_int_eq(cs_report_status(&mon), 0);
     cs_event e = {.type = CS_EV_ERROR, .rank = -1, .status = 4, .text = "timeout"};
     ck_assert_int_eq(cs_monitor_fold(&mon, &e), 0);
@@ -433,7 +433,7 @@ START_TEST(test_live_warn_event) {
     }
     ck_assert_int_eq(nwarn_events, 1);
     ck_assert_int_eq(warn_rank, 1);
-    ck_assert_int_eq(mon.nwarnings, 1);
+    ck_assert_int_eq(mon.npitfalls, 1);
     cs_monitor_destroy(&mon);
     cs_bus_destroy(&bus);
 }
