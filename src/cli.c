@@ -11,24 +11,9 @@
 #include "collectives.h"
 #include "engine.h"
 #include "launch.h"
+#include "lessons.h"
 #include "tui.h"
 #include "script.h"
-
-void cs_cli_usage(FILE *f) {
-    fputs("usage: commsim <command> [options]\n"
-          "\n"
-          "commands:\n"
-          "  run SCRIPT     run a lesson script on N ranks and report what happened\n"
-          "  replay TRACE   replay a trace written by 'run --trace': the same report\n"
-          "  learn [CHAPTER]  browse the chapters and run their scripts in the visualizer\n"
-          "  help [CMD]     show this help, or a command's\n"
-          "  version        print the version\n"
-          "\n"
-          "Run 'commsim run --help' for the options of a run.\n"
-          "Exit status: 0 ok, 1 usage or setup error, 2 a script raised an error,\n"
-          "3 deadlock, 4 timeout or budget exceeded, 5 a rank process died.\n",
-          f);
-}
 
 static void run_usage(FILE *f) {
     char algos[1024];
@@ -286,7 +271,8 @@ int cs_cli_run(int argc, char **argv) {
         run_usage(stderr);
         return 1;
     }
-    o.script = argv[optind];
+    char lesson[4096];
+    o.script = cs_lessons_script(argv[optind], lesson, sizeof lesson); /* "chain": a lesson */
     bool processes = cs_engine_find(o.engine)->caps & CS_ENGINE_PROCESSES;
     if (processes && process_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
     /* The visualizer is the default where a user is watching; a rank process

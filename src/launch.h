@@ -73,7 +73,8 @@ typedef struct cs_run_opts {
     cs_report_format report; /* --report: the plain report, or the outcome as JSON on out */
 } cs_run_opts;
 
-/* Run, print the report, return the exit status (DESIGN.md section 9). */
+/* Run, print the report, return the exit status (0 ok, 1 usage or setup error, 2 script
+ * error, 3 deadlock, 4 timeout or budget, 5 a rank process died, 130 interrupted). */
 int cs_launch_run(const cs_run_opts *o);
 
 /* ---- the controller's side of a run, shared by the launchers */

@@ -9,8 +9,22 @@ expect "no arguments is a usage error"      1 "usage: commsim" --
 expect "unknown command"                    1 "unknown command 'bogus'" -- bogus
 expect "run --help"                         0 "usage: commsim run SCRIPT" -- run --help
 expect "help run"                           0 "--send-mode MODE" -- help run
+# The command table (src/commands.c) prints every list and error.
+expect "help lists every command"           0 "  learn [CHAPTER]  browse the chapters" -- help
+expect "--help is help"                     0 "  replay TRACE     replay a trace" -- --help
+expect "help learn"                         0 "usage: commsim learn [CHAPTER]" -- help learn
+expect "help version"                       0 "usage: commsim version" -- help version
+expect "help of an unknown command"         1 "commsim help: unknown command 'bogus'" -- help bogus
+expect "version"                            0 "commsim 0." -- version
+expect "--version"                          0 "commsim 0." -- --version
 expect "run without a script"               1 "which script?" -- run
 expect "missing script file"                1 "nope.lua" -- run "$tmp/nope.lua"
+# A script that is not a file may name a lesson (src/lessons.c).
+export COMMSIM_LESSONS="$top_srcdir/lessons"
+expect "a lesson by name"                   0 "--- chain.lua: 4 ranks" -- run chain -n 4 --no-tui
+expect "a lesson by chapter/name"           0 "verdict: ok" -- run 03-collectives/broadcast.lua --no-tui
+expect "no such lesson either"              1 "cannot open no_such_lesson" -- run no_such_lesson --no-tui
+unset COMMSIM_LESSONS
 expect "-n 0"                               1 "need at least 1 rank" -- run "$dir/hello_all.lua" -n 0
 expect "-n not a number"                    1 "'x' is not a whole number" -- run "$dir/hello_all.lua" -n x
 expect "bad send mode"                      1 "unknown send mode 'fast'" -- run "$dir/hello_all.lua" --send-mode fast
