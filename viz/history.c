@@ -24,7 +24,10 @@ int cs_history_init(cs_history *h, int world, size_t cap) {
     h->pend = calloc(w, 1);
     h->last = calloc(w, sizeof *h->last);
     h->out = calloc(w, sizeof *h->out);
-    if (!h->rows || !h->st || !h->cur || !h->pend || !h->last || !h->out) {
+    h->calls = calloc(w, sizeof *h->calls);
+    h->ncalls = calloc(w, sizeof *h->ncalls);
+    if (!h->rows || !h->st || !h->cur || !h->pend || !h->last || !h->out || !h->calls ||
+        !h->ncalls) {
         cs_history_free(h);
         return -1;
     }
@@ -42,6 +45,9 @@ void cs_history_free(cs_history *h) {
     free(h->last);
     free(h->out);
     free(h->frozen);
+    for (int k = 0; h->calls && k < h->world; k++) free(h->calls[k]);
+    free(h->calls);
+    free(h->ncalls);
     memset(h, 0, sizeof *h);
 }
 
@@ -96,11 +102,27 @@ static uint8_t *last_states(cs_history *h) {
     return &h->st[slot(h, h->n - 1) * (size_t)h->world];
 }
 
+/* The band of call `call` on context ctx (entry or exit), or NULL when it
+ * was never opened or has left the diagram. */
+static cs_hrow *find_band(cs_history *h, int ctx, uint32_t call, bool begin, uint8_t **st) {
+    unsigned kept = h->nband < 64 ? h->nband : 64;
+    for (unsigned j = 1; j <= kept; j++) {
+        const struct cs_hband *b = &h->band[(h->nband - j) % 64];
+        if (b->ctx != ctx || b->call != call || b->begin != begin) continue;
+        if (b->row < h->dropped_rows) return NULL;
+        size_t s = slot(h, (size_t)(b->row - h->dropped_rows));
+        if (st) *st = &h->st[s * (size_t)h->world];
+        return &h->rows[s];
+    }
+    return NULL;
+}
+
 static void add_match(cs_history *h, const cs_event *ev) {
     cs_hrow *r = last_row(h);
-    if (ev->ctx != 0) { /* a collective's own traffic: counted in its band */
+    if (ev->ctx != 0) { /* a collective's own traffic: counted in its call's band */
         h->coll_msgs++;
-        if (r && r->kind == CS_HROW_COLL) r->count++;
+        cs_hrow *b = find_band(h, ev->ctx, (uint32_t)ev->tag, true, NULL);
+        if (b) b->count++;
         return;
     }
     h->messages++;
@@ -120,31 +142,43 @@ static void add_match(cs_history *h, const cs_event *ev) {
     st[ev->rank] |= CS_HS_MARK;
 }
 
-/* Ranks entering (or leaving) the same collective share a band: an entry
- * joins the latest band of that collective, context and direction that does
- * not hold the rank yet, looking back a few rows (the ranks of one call
- * arrive interleaved with other ranks' events). */
-#define BAND_LOOKBACK 64
+/* The number of rank k's call on context ctx: its entries so far (an exit
+ * belongs to the latest entry). Every rank of a group numbers its calls the
+ * same way, which is how the collective tags its messages. */
+static uint32_t call_number(cs_history *h, int k, int ctx, bool begin) {
+    if (ctx < 0) ctx = 0;
+    if (ctx >= h->ncalls[k]) {
+        int n = ctx + 8;
+        uint32_t *c = realloc(h->calls[k], (size_t)n * sizeof *c);
+        if (!c) return 0;
+        memset(c + h->ncalls[k], 0, (size_t)(n - h->ncalls[k]) * sizeof *c);
+        h->calls[k] = c;
+        h->ncalls[k] = n;
+    }
+    uint32_t *c = &h->calls[k][ctx];
+    if (begin) return (*c)++ & 0x7fffffffu;
+    return (*c ? *c - 1 : 0) & 0x7fffffffu;
+}
 
+/* Ranks entering (or leaving) the same call share a band. */
 static void add_coll(cs_history *h, const cs_event *ev) {
     set_state(h, ev->rank, ev->begin ? CS_HS_COLL : CS_HS_RUN);
     const char *name = ev->text ? ev->text : "collective";
-    for (size_t back = 0; back < h->n && back < BAND_LOOKBACK; back++) {
-        size_t i = h->n - 1 - back, s = slot(h, i);
-        cs_hrow *r = &h->rows[s];
-        if (r->kind != CS_HROW_COLL || r->begin != ev->begin || r->tag != ev->ctx ||
-            strncmp(r->name, name, sizeof r->name - 1) != 0)
-            continue;
-        uint8_t *st = &h->st[s * (size_t)h->world + (size_t)ev->rank];
-        if (*st & CS_HS_MARK) break; /* the rank's previous call: a new band */
-        *st = (uint8_t)(h->cur[ev->rank] | CS_HS_MARK);
+    uint32_t call = call_number(h, ev->rank, ev->ctx, ev->begin);
+    uint8_t *st;
+    if (find_band(h, ev->ctx, call, ev->begin, &st)) {
+        st[ev->rank] = (uint8_t)(h->cur[ev->rank] | CS_HS_MARK);
         return;
     }
     cs_hrow *r = new_row(h, CS_HROW_COLL, ev->rank);
     r->begin = ev->begin;
     r->bytes = ev->bytes;
     r->tag = ev->ctx;
+    r->call = call;
     strncpy(r->name, name, sizeof r->name - 1);
+    if (ev->algo) strncpy(r->algo, ev->algo, sizeof r->algo - 1);
+    h->band[h->nband++ % 64] =
+        (struct cs_hband){ev->ctx, call, ev->begin, h->dropped_rows + h->n - 1};
 }
 
 static void add_output(cs_history *h, int k, const char *text) {

@@ -41,6 +41,8 @@ typedef struct cs_hrow {
     bool begin;        /* COLL: entry or exit */
     double t;
     char name[24];     /* COLL: its name */
+    uint32_t call;     /* COLL: the call's number on its context (its messages' tag) */
+    char algo[24];     /* COLL: the algorithm ("ring", "tree", ...) */
 } cs_hrow;
 
 /* The latest operation a rank posted, for the rank table. */
@@ -78,6 +80,13 @@ typedef struct cs_history {
     struct cs_viz_rank *frozen;
     int cycle[16], ncycle; /* the wait-for cycle then */
     bool ascii;            /* the snapshot's arrows in ASCII */
+    /* Collective calls: each rank's calls per context (a call's messages carry
+     * its number as their tag), and the bands of recent calls, so a message is
+     * counted in the band of its own call, not the latest one. */
+    uint32_t **calls;      /* per rank, indexed by context */
+    int *ncalls;           /* per rank, contexts allocated */
+    struct cs_hband { int ctx; uint32_t call; bool begin; uint64_t row; } band[64];
+    unsigned nband;        /* bands ever opened; the last 64 are kept */
 } cs_history;
 
 /* cap: diagram rows kept (0: a default that bounds memory for the world size). */

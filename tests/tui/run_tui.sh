@@ -149,6 +149,20 @@ check "all_reduce at full speed: bands, the internal messages counted" \
   'wait_for co3 FINISHED "all_reduce done" "in collectives" && wait_for co3 "all_reduce x"'
 quit_check co3 0 "all_reduce: q after the end gives status 0"
 
+# Each band counts exactly the messages of its own call (the trace's numbers),
+# on both engines, however the ranks' events interleave.
+bands() { grep -oE "[a-z_]+ x[0-9]+" "$tmp/screen" | sed 's/.* x//' | tr '\n' ' '; }
+for eng in thread tcp; do
+  for case in "all_reduce:24 24 24 24 24 8 6 " "gather:3 " "broadcast:3 " "barrier:8 12 " \
+              "all_gather:12 12 "; do
+    name=${case%%:*}
+    start cx 120 50 "$bin run $lessons/03-collectives/$name.lua --speed 0 --engine $eng"
+    check "$name ($eng): each band counts its own call's messages: ${case#*:}" \
+      'wait_for cx FINISHED && [ "$(bands)" = "${case#*:}" ]'
+    tm kill-session -t cx
+  done
+done
+
 # ---- --timeout applies in the visualizer only when given
 start to 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --timeout 1"
 check "--timeout 1 --step: the paused run times out and says so" 'wait_for to TIMEOUT'

@@ -255,6 +255,33 @@ START_TEST(test_band_interleaved) {
 }
 END_TEST
 
+/* Issue 14 item 1: a message counts in the band of its own call (its tag is
+ * the call's number), even when later bands were opened meanwhile. */
+START_TEST(test_band_counts_own_call) {
+    start(4, 0);
+    cs_event in = {.type = CS_EV_COLL, .begin = true, .text = "all_reduce", .ctx = 1,
+                   .algo = "ring"};
+    cs_event out = in;
+    out.begin = false;
+    for (int k = 0; k < 4; k++) in.rank = k, emit(in); /* call 0 */
+    for (int k = 0; k < 2; k++) out.rank = k, emit(out);
+    for (int k = 0; k < 2; k++) in.rank = k, emit(in); /* call 1, ranks 0 and 1 */
+    for (int i = 0; i < 6; i++) /* call 0's messages, late */
+        emit((cs_event){.type = CS_EV_MATCH, .rank = 2 + i % 2, .req = 9, .peer = i % 2,
+                        .peer_req = 9, .ctx = 1, .tag = 0, .bytes = 4});
+    emit((cs_event){.type = CS_EV_MATCH, .rank = 1, .req = 9, .peer = 0, .peer_req = 9,
+                    .ctx = 1, .tag = 1, .bytes = 4});
+    for (int k = 2; k < 4; k++) out.rank = k, emit(out);
+    for (int k = 2; k < 4; k++) in.rank = k, emit(in); /* join call 1's band */
+    ck_assert_uint_eq(hist.n, 3);
+    ck_assert_uint_eq(hist.rows[0].count, 6);
+    ck_assert_uint_eq(hist.rows[2].count, 1);
+    for (int k = 0; k < 4; k++) ck_assert(cs_history_state(&hist, 2, k) & CS_HS_MARK);
+    ck_assert_uint_eq(hist.coll_msgs, 7);
+    finish();
+}
+END_TEST
+
 START_TEST(test_output_warnings_errors) {
     start(2, 0);
     emit((cs_event){.type = CS_EV_PRINT, .rank = 1, .text = "hello\nworld\n"});
@@ -685,6 +712,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_blocked_stretch_and_now);
     tcase_add_test(tc, test_collective_band);
     tcase_add_test(tc, test_band_interleaved);
+    tcase_add_test(tc, test_band_counts_own_call);
     tcase_add_test(tc, test_output_warnings_errors);
     tcase_add_test(tc, test_gates_shown);
     tcase_add_test(tc, test_many_ranks_scroll);
