@@ -181,7 +181,7 @@ int cs_cli_run(int argc, char **argv) {
     cs_run_opts o = {.mem_limit = CS_DEFAULT_MEM_LIMIT, .step_limit = CS_DEFAULT_STEP_LIMIT,
                      .timeout = 60, .catch_signals = true, .rank = -1};
     char master[300];
-    cs_tui_opts to = {.speed = 10};
+    cs_tui_opts to = {.speed = 10, .print_after = true};
     bool timeout_given = false;
     int tui = -1; /* -1: decide by the terminal */
     unsigned long long v;

@@ -98,16 +98,13 @@ static void title(cs_grid *g, const cs_viz_view *v, int x, int y, int w, const c
 
 /* ---- layout */
 
-static int alerts_lines(const cs_viz_view *v, int w) {
-    const cs_monitor *m = v->mon;
-    int n = 0;
-    if (m->deadlocked && m->deadlock.text)
-        n += 1 + wrap(NULL, 0, 0, w - 2, 100, m->deadlock.text, 0, 0, 4);
-    for (int k = 0; k < m->world && n < 100; k++)
-        if (m->ranks[k].error) n += wrap(NULL, 0, 0, w - 2, 3, m->ranks[k].error, 0, 0, 4);
-    n += (int)cs_history_nwarn(v->hist);
-    return n;
-}
+/* The alerts' text at width w from line y: what does not fit between y and
+ * end is cut (g NULL: only count). Returns the lines used. */
+static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w);
+
+int cs_viz_alert_lines(const cs_viz_view *v, int w) { return alert_text(NULL, v, 0, 1 << 20, w); }
+
+static int alerts_lines(const cs_viz_view *v, int w) { return cs_viz_alert_lines(v, w); }
 
 void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *o) {
     memset(o, 0, sizeof *o);
@@ -188,6 +185,11 @@ static void draw_footer(cs_grid *g, const cs_viz_view *v) {
         cs_grid_put(g, 1, y, g->w - 2, v->message, CS_C_YELLOW, CS_A_BOLD);
         return;
     }
+    if (v->alerts_full) {
+        cs_grid_put(g, 1, y, g->w - 2, "alerts: arrows, PgUp/PgDn scroll   a or esc: back   q quit",
+                    CS_C_DEFAULT, 0);
+        return;
+    }
     static const char *const keys[][2] = {
         {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"+/-", "speed"},
         {"tab", "rank"},   {"enter", "tensor"}, {"?", "help"},      {"q", "quit"},
@@ -239,38 +241,78 @@ static void draw_ranks(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l)
 
 /* ---- alerts: the deadlock with its cycle, errors, warnings */
 
-static void draw_cycle(cs_grid *g, const cs_viz_view *v, int y) {
+/* "DEADLOCK  wait-for cycle: rank 0 → rank 1 → rank 0", wrapped (g NULL:
+ * only count). Returns the lines used. */
+static int draw_cycle(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     int buf[16], n;
     const int *cyc = buf;
     if (v->hist && v->hist->frozen) cyc = v->hist->cycle, n = v->hist->ncycle;
     else n = cs_viz_cycle(v->mon, buf, 16);
-    int x = cs_grid_put(g, 1, y, g->w - 2, "DEADLOCK", CS_C_RED, CS_A_BOLD | CS_A_REVERSE);
-    if (n == 0) return;
-    x += cs_grid_put(g, 1 + x, y, g->w, "  wait-for cycle: ", CS_C_RED, CS_A_BOLD) + 1;
+    if (g) cs_grid_put(g, 1, y, w - 2, "DEADLOCK", CS_C_RED, CS_A_BOLD | CS_A_REVERSE);
+    if (n == 0) return 1;
+    char text[400];
+    size_t o = (size_t)snprintf(text, sizeof text, "wait-for cycle: ");
     const char *arrow = v->ascii ? " -> " : " → ";
-    for (int i = 0; i <= n && x < g->w; i++) {
-        x += cs_grid_printf(g, x, y, g->w - x, CS_C_RED, CS_A_BOLD, "rank %d", cyc[i % n]);
-        if (i < n) x += cs_grid_put(g, x, y, g->w - x, arrow, CS_C_RED, 0);
+    for (int i = 0; i <= n && o < sizeof text; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "rank %d%s", cyc[i % n], i < n ? arrow : "");
+    int lines = wrap(g, 11, y, w - 12, end - y, text, CS_C_RED, CS_A_BOLD, 0);
+    return lines > 0 ? lines : 1;
+}
+
+static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
+    const cs_monitor *m = v->mon;
+    int y0 = y;
+    if (m->deadlocked && m->deadlock.text && y < end) {
+        y += draw_cycle(g, v, y, end, w);
+        y += wrap(g, 1, y, w - 2, end - y, m->deadlock.text, CS_C_RED, 0, 4);
     }
+    for (int k = 0; k < m->world && y < end; k++)
+        if (m->ranks[k].error)
+            y += wrap(g, 1, y, w - 2, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
+    size_t nw = cs_history_nwarn(v->hist);
+    for (size_t i = 0; i < nw && y < end; i++) {
+        if (g) cs_grid_put(g, 1, y, 9, "warning: ", CS_C_YELLOW, CS_A_BOLD);
+        int n = wrap(g, 10, y, w - 11, end - y, cs_history_warn(v->hist, i), CS_C_YELLOW, 0, 2);
+        y += n ? n : 1;
+    }
+    return y - y0;
+}
+
+/* Alert lines top.. into rows y..y+h of g: drawn whole on a grid of their own,
+ * then copied, so that a scrolled alert wraps exactly as an unscrolled one. */
+static void alert_window(cs_grid *g, const cs_viz_view *v, int y, int h, int top) {
+    int total = alert_text(NULL, v, 0, 1 << 20, g->w);
+    cs_grid tall;
+    if (h <= 0 || total <= 0 || cs_grid_init(&tall, g->w, total) < 0) return;
+    alert_text(&tall, v, 0, total, g->w);
+    for (int i = 0; i < h && top + i < total; i++)
+        for (int x = 0; x < g->w; x++) {
+            cs_cell *c = cs_grid_at(g, x, y + i);
+            if (c) *c = *cs_grid_at(&tall, x, top + i);
+        }
+    cs_grid_free(&tall);
 }
 
 static void draw_alerts(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
     if (!l->alerts_h) return;
-    const cs_monitor *m = v->mon;
-    title(g, v, 0, l->alerts_y, g->w, "alerts");
-    int y = l->alerts_y + 1, end = l->alerts_y + l->alerts_h;
-    if (m->deadlocked && m->deadlock.text && y < end) {
-        draw_cycle(g, v, y++);
-        y += wrap(g, 1, y, g->w - 2, end - y, m->deadlock.text, CS_C_RED, 0, 4);
-    }
-    for (int k = 0; k < m->world && y < end; k++)
-        if (m->ranks[k].error)
-            y += wrap(g, 1, y, g->w - 2, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
-    size_t nw = cs_history_nwarn(v->hist);
-    for (size_t i = 0; i < nw && y < end; i++) {
-        cs_grid_put(g, 1, y, 9, "warning: ", CS_C_YELLOW, CS_A_BOLD);
-        cs_grid_put(g, 10, y++, g->w - 11, cs_history_warn(v->hist, i), CS_C_YELLOW, 0);
-    }
+    int total = alerts_lines(v, g->w), shown = l->alerts_h - 1;
+    char t[96];
+    if (total > shown) snprintf(t, sizeof t, "alerts (%d more lines: a shows them all)", total - shown);
+    else snprintf(t, sizeof t, "alerts");
+    title(g, v, 0, l->alerts_y, g->w, t);
+    alert_window(g, v, l->alerts_y + 1, shown, 0);
+}
+
+/* Key a: the alerts alone between the header and the footer, scrolled. */
+static void draw_alerts_full(cs_grid *g, const cs_viz_view *v) {
+    int total = alerts_lines(v, g->w), h = g->h - 3;
+    int top = v->alerts_top > total - h ? total - h : v->alerts_top;
+    if (top < 0) top = 0;
+    char t[96];
+    snprintf(t, sizeof t, "alerts, lines %d-%d of %d", total ? top + 1 : 0,
+             top + h < total ? top + h : total, total);
+    title(g, v, 0, 1, g->w, t);
+    alert_window(g, v, 2, h, top);
 }
 
 /* ---- the space-time diagram */
@@ -511,11 +553,24 @@ static void draw_output(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     snprintf(t, sizeof t, "output, rank %d (%llu lines)", k,
              (unsigned long long)(k < v->hist->world ? v->hist->out[k].total : 0));
     y = right_box(g, v, l, y, t);
-    size_t n = cs_history_nout(v->hist, k);
-    size_t show = (size_t)(h - 1) < n ? (size_t)(h - 1) : n;
-    for (size_t i = 0; i < show; i++)
-        cs_grid_put(g, l->right_x + 1, y + (int)i, l->right_w - 2,
-                    cs_history_out(v->hist, k, n - show + i), CS_C_DEFAULT, 0);
+    /* the newest lines that fit, each wrapped (continuations indented) */
+    int rows = h - 1, w = l->right_w - 2, used = 0;
+    size_t n = cs_history_nout(v->hist, k), first = n;
+    while (first > 0) {
+        int lines = wrap(NULL, 0, 0, w, rows, cs_history_out(v->hist, k, first - 1), 0, 0, 2);
+        if (lines < 1) lines = 1;
+        if (used + lines > rows && first < n) break;
+        used += lines;
+        first--;
+        if (used >= rows) break;
+    }
+    for (size_t i = first; i < n && rows > 0; i++) {
+        int lines = wrap(g, l->right_x + 1, y, w, rows, cs_history_out(v->hist, k, i),
+                         CS_C_DEFAULT, 0, 2);
+        if (lines < 1) lines = 1;
+        y += lines;
+        rows -= lines;
+    }
 }
 
 static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
@@ -570,9 +625,13 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
     cs_viz_layout l;
     cs_viz_layout_of(v, g->w, g->h, &l);
     draw_header(g, v);
-    draw_ranks(g, v, &l);
-    draw_alerts(g, v, &l);
-    draw_body(g, v, &l);
+    if (v->alerts_full) {
+        draw_alerts_full(g, v);
+    } else {
+        draw_ranks(g, v, &l);
+        draw_alerts(g, v, &l);
+        draw_body(g, v, &l);
+    }
     draw_footer(g, v);
     if (v->popup) draw_box(g, v, v->popup_title ? v->popup_title : "", v->popup);
     if (v->help) draw_box(g, v, "keys", help_text);

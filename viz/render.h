@@ -28,6 +28,8 @@ typedef struct cs_viz_view {
     int rank_top;               /* first rank row shown (the caller keeps it in view) */
     size_t diag_back;           /* diagram rows scrolled back from the newest */
     bool help;
+    bool alerts_full;           /* the alerts take the screen (key a) */
+    int alerts_top;             /* their first line shown when they do */
     const char *popup_title, *popup; /* a box over the frame (a tensor's values) */
     const char *message;        /* a transient line in the footer */
     bool ascii;                 /* no box drawing or arrows outside ASCII */
@@ -44,6 +46,8 @@ typedef struct cs_viz_layout {
 } cs_viz_layout;
 
 void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
+/* Lines the alerts take at width w (without their title). */
+int cs_viz_alert_lines(const cs_viz_view *v, int w);
 void cs_viz_render(cs_grid *g, const cs_viz_view *v);
 /* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
 int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);

@@ -11,6 +11,7 @@ typedef struct cs_tui_opts {
     bool paused;     /* start paused (--step) */
     double speed;    /* operations per second; 0 = full speed */
     double timeout;  /* seconds; 0 = none (the user ends the run) */
+    bool print_after; /* print the plain report (output, warnings) once the screen closes */
 } cs_tui_opts;
 
 typedef struct cs_tui cs_tui;

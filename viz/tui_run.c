@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deferred.h"
 #include "gates.h"
 #include "history.h"
 #include "model.h"
@@ -35,6 +36,7 @@ struct cs_tui {
     char script[128];
     cs_tui_nav nav;
     bool opened;
+    cs_deferred *report; /* printed when the screen closes */
 };
 
 cs_tui *cs_tui_new(const cs_tui_opts *o) {
@@ -50,6 +52,7 @@ void cs_tui_free(cs_tui *t) {
     free(t->gates);
     cs_tui_lines_free(&t->src);
     cs_tui_nav_free(&t->nav);
+    cs_deferred_free(t->report);
     free(t);
 }
 
@@ -79,6 +82,8 @@ static int tui_attach(void *ud, const cs_job *job) {
     if (!cs_screen_open(err, sizeof err)) return -1;
     t->opened = true;
     cs_bus_subscribe(t->bus, cs_history_sink(&t->hist));
+    if (t->o.print_after && (t->report = cs_deferred_new(n, stdout, stderr)))
+        cs_bus_subscribe(t->bus, cs_deferred_sink(t->report));
     job->set_gates(job->ud, t->ctl);
     return 0;
 }
@@ -227,6 +232,9 @@ static void tui_loop(void *ud) {
     cs_grid_free(&g);
     if (t->opened) cs_screen_close();
     t->opened = false;
+    cs_bus_lock(t->bus);
+    cs_deferred_release(t->report);
+    cs_bus_unlock(t->bus);
 }
 
 cs_frontend cs_tui_frontend(cs_tui *t) {

@@ -56,6 +56,13 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     v->message = n->message[0] ? n->message : NULL;
     v->diag_back = n->diag_back;
     v->rank_top = n->rank_top;
+    /* the alerts' scroll stays within them */
+    n->alerts_h = h - 3;
+    int total = cs_viz_alert_lines(v, w);
+    if (n->alerts_top > total - n->alerts_h) n->alerts_top = total - n->alerts_h;
+    if (n->alerts_top < 0) n->alerts_top = 0;
+    v->alerts_full = n->alerts_full;
+    v->alerts_top = n->alerts_top;
     cs_viz_layout l;
     cs_viz_layout_of(v, w, h, &l);
     if (n->selected < n->rank_top) n->rank_top = n->selected;
@@ -80,7 +87,26 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         return ch != 'q' && ch != 3;
     }
     if (ch != CS_KEY_RESIZE) n->message[0] = 0;
+    if (n->alerts_full) { /* scrolling keys move the alerts; a or escape closes them */
+        int page = n->alerts_h > 1 ? n->alerts_h - 1 : 1;
+        switch (ch) {
+        case 'a': case CS_KEY_ESC: n->alerts_full = false; return true;
+        case CS_KEY_UP: case 'k': case CS_KEY_WHEEL_UP: n->alerts_top--; return true;
+        case CS_KEY_DOWN: case 'j': case CS_KEY_WHEEL_DOWN: n->alerts_top++; return true;
+        case CS_KEY_PGUP: n->alerts_top -= page; return true;
+        case CS_KEY_PGDN: case ' ': n->alerts_top += page; return true;
+        case CS_KEY_HOME: n->alerts_top = 0; return true;
+        case CS_KEY_END: n->alerts_top = 1 << 20; return true;
+        case '?': n->help = true; return true;
+        case 'q': case 3: return false;
+        default: return true;
+        }
+    }
     switch (ch) {
+    case 'a':
+        n->alerts_full = true;
+        n->alerts_top = 0;
+        return true;
     case CS_KEY_TAB: case CS_KEY_DOWN: case CS_KEY_RIGHT: case 'j': select_rank(n, n->selected + 1); return true;
     case CS_KEY_BTAB: case CS_KEY_UP: case CS_KEY_LEFT: case 'k': select_rank(n, n->selected - 1); return true;
     case CS_KEY_HOME: select_rank(n, 0); return true;

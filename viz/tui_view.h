@@ -22,6 +22,8 @@ typedef struct cs_tui_nav {
     int nranks, selected, rank_top;
     size_t diag_back;
     bool help;
+    bool alerts_full;       /* key a: the alerts take the screen */
+    int alerts_top, alerts_h; /* their scroll, and the rows they had last frame */
     char *popup;
     char popup_title[128];
     char message[200];

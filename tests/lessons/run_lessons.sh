@@ -221,6 +221,9 @@ all_cases() {
     run_case $p2p/deadlock.lua eager 0 "--send-mode eager" \
         "out:[rank 0] received tensor([2., 2., 2., 2.]) from rank 1" \
         "out:[rank 1] received tensor([1., 1., 1., 1.]) from rank 0"
+    # The deadlock demo takes any world size: the cycle grows with it.
+    run_case $p2p/deadlock.lua n4 3 "-n 4" \
+        "err:rank 3 is blocked in send to rank 0" "err:rank 0 is blocked in send to rank 1"
     # Every size fits under a 4096-byte limit (the limit is inclusive).
     run_case $p2p/eager_limit.lua eager4096 0 "--send-mode eager:4096" \
         "out:done: received 1024 values"

@@ -89,7 +89,7 @@ check "deadlock: alert with its cycle and explanation, both ranks blocked" 'wait
      "as the deadlock found them" && wait_count dl " blocked    send $to" 2'
 tm resize-window -t dl -x 80 -y 24
 check "deadlock: redrawn at 80x24 after a resize" '[ "$(tm display-message -p -t dl '\''#{pane_width}x#{pane_height}'\'')" = 80x24 ] &&
-   wait_for dl " DEADLOCKED" "fix: reorder" "dist.send(outgoing, peer" &&
+   wait_for dl " DEADLOCKED" "fix: reorder" "dist.send(outgoing, right" &&
    wait_count dl " blocked    send $to" 2'
 tm send-keys -t dl q
 check "deadlock: q leaves with status 3 and the terminal restored" 'wait_for dl EXIT=3 STTY=same "verdict: deadlock" && ! grep -q DEADLOCKED "$tmp/screen"'
@@ -162,6 +162,18 @@ for eng in thread tcp; do
     tm kill-session -t cx
   done
 done
+
+# ---- after the screen closes: every rank's output and every warning, as
+# --no-tui prints them, then the summary
+start pa 80 24 "$bin run $lessons/02-point-to-point/isend_reuse.lua --speed 0"
+wait_for pa FINISHED >/dev/null
+tm send-keys -t pa q
+check "q after the end: the output and the warning printed in full, then the summary" \
+  'wait_for pa EXIT=0 "[rank 0] sent 2 rows through one buffer" "[rank 1] received 2 rows" \
+     "[rank 0] warning: isend_reuse.lua:18: writes to a tensor" "before changing the tensor" \
+     "warnings: 1 pitfall (see above)" &&
+   [ "$(grep -n "warning: isend" "$tmp/screen" | cut -d: -f1)" -lt "$(grep -n "^--- isend_reuse" "$tmp/screen" | cut -d: -f1)" ]'
+tm kill-session -t pa
 
 # ---- --timeout applies in the visualizer only when given
 start to 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --timeout 1"
