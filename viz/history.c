@@ -216,6 +216,8 @@ void cs_history_add(cs_history *h, const cs_event *ev) {
     h->nevents++;
     if (ev->t > h->t) h->t = ev->t;
     if (ev->type == CS_EV_DEADLOCK) {
+        /* every blocked rank's bar up to the verdict, then the verdict below */
+        new_row(h, CS_HROW_STATES, -1);
         new_row(h, CS_HROW_DEADLOCK, -1);
         freeze(h);
         return;
@@ -234,14 +236,15 @@ void cs_history_add(cs_history *h, const cs_event *ev) {
     case CS_EV_COLL: add_coll(h, ev); break;
     case CS_EV_PRINT: add_output(h, k, ev->text); break;
     case CS_EV_WARN: add_warn(h, ev); break;
+    /* After a deadlock the ranks only unwind: the diagram ends at the verdict. */
     case CS_EV_ERROR:
         set_state(h, k, CS_HS_FAILED);
-        new_row(h, CS_HROW_ERROR, k);
+        if (!h->frozen) new_row(h, CS_HROW_ERROR, k);
         break;
     case CS_EV_EXIT:
         if (h->cur[k] != CS_HS_FAILED) {
             set_state(h, k, ev->status == 0 ? CS_HS_DONE : CS_HS_FAILED);
-            new_row(h, CS_HROW_EXIT, k)->count = (uint64_t)ev->status;
+            if (!h->frozen) new_row(h, CS_HROW_EXIT, k)->count = (uint64_t)ev->status;
         }
         break;
     default: break;

@@ -30,7 +30,9 @@ typedef enum {
 } cs_hist_state;
 
 typedef enum { CS_HROW_MSG, CS_HROW_COLL, CS_HROW_EXIT, CS_HROW_ERROR, CS_HROW_WARN,
-               CS_HROW_DEADLOCK } cs_hrow_kind;
+               CS_HROW_DEADLOCK,
+               CS_HROW_STATES /* lifelines only: the ranks as they were at the verdict */
+} cs_hrow_kind;
 
 typedef struct cs_hrow {
     cs_hrow_kind kind;

@@ -168,12 +168,16 @@ static void draw_header(cs_grid *g, const cs_viz_view *v) {
         if (status[i] >= 'a' && status[i] <= 'z') status[i] = (char)(status[i] - 32);
     int sx = g->w - n > 0 ? g->w - n : 0;
     cs_grid_fill(g, 0, 0, g->w, 1, ' ', CS_C_DEFAULT, CS_A_REVERSE);
-    int x = cs_grid_printf(g, 0, 0, sx, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim ");
-    cs_grid_printf(g, x, 0, sx - x - 1, CS_C_DEFAULT, CS_A_REVERSE,
-                   " %s  %s  %s  world %d  step %llu%s%s%s ", v->script ? v->script : "?",
-                   m->engine ? m->engine : "thread", m->send_mode ? m->send_mode : "", m->world,
-                   (unsigned long long)v->steps, speed, v->extra ? "  " : "",
-                   v->extra ? v->extra : "");
+    char rest[512];
+    snprintf(rest, sizeof rest, " %s  %s  %s  world %d  step %llu%s%s%s ",
+             v->script ? v->script : "?", m->engine ? m->engine : "thread",
+             m->send_mode ? m->send_mode : "", m->world, (unsigned long long)v->steps, speed,
+             v->extra ? "  " : "", v->extra ? v->extra : "");
+    /* the program's name goes first when the facts of the run do not fit */
+    int x = 0;
+    if (9 + cs_utf8_width(rest) + 1 <= sx)
+        x = cs_grid_printf(g, 0, 0, sx, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim ");
+    cs_grid_put(g, x, 0, sx - x - 1, rest, CS_C_DEFAULT, CS_A_REVERSE);
     cs_grid_put(g, sx, 0, n, status, status_color(v->status ? v->status : ""),
                 CS_A_REVERSE | CS_A_BOLD);
 }
@@ -181,7 +185,7 @@ static void draw_header(cs_grid *g, const cs_viz_view *v) {
 static void draw_footer(cs_grid *g, const cs_viz_view *v) {
     int y = g->h - 1;
     cs_grid_fill(g, 0, y, g->w, 1, ' ', CS_C_DEFAULT, 0);
-    if (v->message) {
+    if (v->message && !v->alerts_full) {
         cs_grid_put(g, 1, y, g->w - 2, v->message, CS_C_YELLOW, CS_A_BOLD);
         return;
     }
@@ -445,7 +449,9 @@ static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
     }
     int rows = l->body_y + l->body_h - 1 - y0;
     if (rows < 1) return;
-    size_t total = h->n, back = v->diag_back < total ? v->diag_back : total;
+    /* scrolling back stops at a full page of the oldest rows */
+    size_t total = h->n, page = (size_t)rows - 1;
+    size_t back = total > page ? (v->diag_back < total - page ? v->diag_back : total - page) : 0;
     /* following the newest, the last line shows every rank as it is now */
     size_t room = (size_t)rows - (back == 0), end = total - back;
     size_t first = end > room ? end - room : 0;
@@ -529,22 +535,27 @@ static void draw_inflight(cs_grid *g, const cs_viz_view *v, const cs_viz_layout 
     snprintf(t, sizeof t, "in flight: %zu", n);
     y = right_box(g, v, l, y, t);
     const char *arrow = v->ascii ? "->" : "→";
-    for (size_t i = 0; i < n && i < 64 && (int)i < h - 1; i++) {
+    /* as many as fit; the last row says how many more (beside an entry when
+     * only one row is left, so that a small screen still names one) */
+    int rows = h - 1;
+    size_t shown = n < (size_t)(rows > 0 ? rows : 0) ? n : (size_t)(rows > 0 ? rows : 0);
+    if (shown < n && shown > 1) shown--;
+    if (shown > 64) shown = 64;
+    for (size_t i = 0; i < shown; i++) {
         const cs_viz_msg *m = &msgs[i];
-        char from[12], size[16];
+        char from[12], size[16], more[32] = "";
         if (m->from < 0) snprintf(from, sizeof from, "any");
         else snprintf(from, sizeof from, "%d", m->from);
         cs_viz_bytes(m->bytes, size, sizeof size);
-        bool last = (int)i == h - 2 && n > (size_t)h - 1;
-        if (last) {
-            cs_grid_printf(g, l->right_x + 1, y + (int)i, l->right_w - 2, CS_C_DEFAULT, CS_A_DIM,
-                           "... %zu more", n - i);
-            break;
-        }
+        if (i + 1 == shown && shown < n && rows == 1)
+            snprintf(more, sizeof more, "  (+%zu more)", n - shown);
         cs_grid_printf(g, l->right_x + 1, y + (int)i, l->right_w - 2, CS_C_DEFAULT, 0,
-                       "%s %s %d  %s  tag %d  %s  line %d", from, arrow, m->to, size, m->tag,
-                       m->state, m->line);
+                       "%s %s %d  %s  tag %d  %s  line %d%s", from, arrow, m->to, size, m->tag,
+                       m->state, m->line, more);
     }
+    if (shown < n && rows > 1)
+        cs_grid_printf(g, l->right_x + 1, y + (int)shown, l->right_w - 2, CS_C_DEFAULT, CS_A_DIM,
+                       "... %zu more", n - shown);
 }
 
 static void draw_output(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y, int h) {

@@ -89,11 +89,27 @@ check "deadlock: alert with its cycle and explanation, both ranks blocked" 'wait
      "as the deadlock found them" && wait_count dl " blocked    send $to" 2'
 tm resize-window -t dl -x 80 -y 24
 check "deadlock: redrawn at 80x24 after a resize" '[ "$(tm display-message -p -t dl '\''#{pane_width}x#{pane_height}'\'')" = 80x24 ] &&
-   wait_for dl " DEADLOCKED" "fix: reorder" "dist.send(outgoing, right" &&
+   wait_for dl " DEADLOCKED" "fix: reorder" "dist.send(outgoing, r" &&
    wait_count dl " blocked    send $to" 2'
 tm send-keys -t dl q
 check "deadlock: q leaves with status 3 and the terminal restored" 'wait_for dl EXIT=3 STTY=same "verdict: deadlock" && ! grep -q DEADLOCKED "$tmp/screen"'
 tm kill-session -t dl
+
+# ---- 8 ranks deadlocked at 80x24 (a projector): the alert says there is
+# more, a gives it the screen, and it scrolls to its end; the diagram keeps
+# every rank's bar and the verdict in view
+start d8 80 24 "$bin run $lessons/02-point-to-point/deadlock.lua -n 8"
+check "deadlock -n 8 at 80x24: the whole cycle, the verdict in the diagram, the header's speed" \
+  'wait_for d8 " DEADLOCKED" "rank 4 $to rank 5" "$to rank 6 $to rank 7 $to rank 0" "a shows them all" "10 ops/s" " DEADLOCK " &&
+   ! grep -qF "✗" "$tmp/screen"'
+tm send-keys -t d8 a
+check "a: the alert takes the screen" 'wait_for d8 "alerts, lines 1-" "rank 3 is blocked in send to rank 4"'
+tm send-keys -t d8 PPage NPage NPage
+check "the alert scrolls to its end: every blocked rank, why and the whole fix" \
+  'wait_for d8 "rank 7 is blocked in send to rank 0" "why: every blocked rank" "after the receives."'
+tm send-keys -t d8 a
+check "a again: back to the run" 'wait_for d8 "as the deadlock found them" "space-time"'
+quit_check d8 3 "deadlock -n 8: q gives status 3"
 
 # ---- stepping the chain: space advances every runnable rank by one operation
 start ch 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
@@ -170,7 +186,7 @@ wait_for pa FINISHED >/dev/null
 tm send-keys -t pa q
 check "q after the end: the output and the warning printed in full, then the summary" \
   'wait_for pa EXIT=0 "[rank 0] sent 2 rows through one buffer" "[rank 1] received 2 rows" \
-     "[rank 0] warning: isend_reuse.lua:18: writes to a tensor" "before changing the tensor" \
+     "[rank 0] warning: isend_reuse.lua:18: writes to a tensor" "Call wait() on the isend" \
      "warnings: 1 pitfall (see above)" &&
    [ "$(grep -n "warning: isend" "$tmp/screen" | cut -d: -f1)" -lt "$(grep -n "^--- isend_reuse" "$tmp/screen" | cut -d: -f1)" ]'
 tm kill-session -t pa

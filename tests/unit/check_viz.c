@@ -282,6 +282,38 @@ START_TEST(test_band_counts_own_call) {
 }
 END_TEST
 
+/* Issue 14 item 3: every blocked rank's bar up to the verdict, the verdict
+ * below them, no marks of the ranks unwinding after it; at 80x24 the alert
+ * says how much more there is. */
+START_TEST(test_deadlock_diagram) {
+    start(2, 0);
+    post(0, 1, CS_OP_SEND, 1, 16, 2);
+    block(0, 1, 2);
+    post(1, 1, CS_OP_SEND, 0, 16, 2);
+    block(1, 1, 2);
+    for (int k = 1; k >= 0; k--) { /* unwinding, in any order */
+        emit((cs_event){.type = CS_EV_UNBLOCK, .rank = k});
+        emit((cs_event){.type = CS_EV_EXIT, .rank = k, .status = 1});
+    }
+    cs_viz_view v = view("deadlocked");
+    render(&v, 100, 30);
+    int dl = -1;
+    char line[4096];
+    for (int y = 0; y < grid.h; y++)
+        if (strstr(cs_grid_row(&grid, y, line, sizeof line), "DEADLOCK ─")) dl = y;
+    ck_assert_int_gt(dl, 0);
+    cs_grid_row(&grid, dl - 1, line, sizeof line);
+    ck_assert_msg(strstr(line, "     ┃         ┃"), "no bars above the verdict:\n%s", text);
+    for (int y = dl; y < grid.h - 1; y++) /* nothing of the unwinding below it */
+        ck_assert_msg(!strstr(cs_grid_row(&grid, y, line, sizeof line), "✗"), "%s", text);
+    render(&v, 80, 24);
+    ck_assert_has(" DEADLOCKED");
+    ck_assert_has("10 ops/s");
+    ck_assert_has("fix:");
+    finish();
+}
+END_TEST
+
 START_TEST(test_output_warnings_errors) {
     start(2, 0);
     emit((cs_event){.type = CS_EV_PRINT, .rank = 1, .text = "hello\nworld\n"});
@@ -707,6 +739,7 @@ static Suite *viz_suite(void) {
     TCase *tc = tcase_create("render");
     tcase_add_test(tc, test_grid_put_and_clip);
     tcase_add_test(tc, test_deadlock_frame);
+    tcase_add_test(tc, test_deadlock_diagram);
     tcase_add_test(tc, test_message_arrows);
     tcase_add_test(tc, test_repeats_and_bounded_rows);
     tcase_add_test(tc, test_blocked_stretch_and_now);
