@@ -189,6 +189,72 @@ static void explain_sends(words *x, const cs_monitor *m, const waits *w) {
                     "after the receives.");
 }
 
+/* The first wait of deadlocked rank k that names a rank, or NULL. */
+static const cs_mon_req *first_wait(const cs_monitor *m, int k) {
+    const cs_mon_rank *r = &m->ranks[k];
+    for (int i = 0; i < r->nwait; i++) {
+        const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
+        if (q && !q->done && q->peer >= 0 && q->peer < m->world) return q;
+    }
+    return NULL;
+}
+
+/* Sends and receives mixed: name the operations of the cycle itself (found
+ * by following first waits), since those are what hold it shut. */
+static void explain_cycle(words *x, const cs_monitor *m) {
+    x->kind = CS_OUT_DEADLOCK_CYCLE;
+    const cs_mon_req *cyc[16];
+    int n = 0, start = -1;
+    for (int k = 0; k < m->world && start < 0; k++) {
+        if (!m->ranks[k].in_deadlock) continue;
+        int j = k; /* walk world steps: then j is on a cycle, if there is one */
+        for (int i = 0; i < m->world && j >= 0; i++) {
+            const cs_mon_req *q = m->ranks[j].in_deadlock ? first_wait(m, j) : NULL;
+            j = q ? q->peer : -1;
+        }
+        start = j;
+    }
+    for (int j = start; j >= 0 && n < 16;) {
+        const cs_mon_req *q = first_wait(m, j);
+        if (!q) break;
+        cyc[n++] = q;
+        j = q->peer;
+        if (j == start) break;
+    }
+    int sends = 0;
+    for (int i = 0; i < n; i++) sends += cs_op_is_send(cyc[i]->op);
+    cs_sbuf *b = &x->why;
+    cs_sb_printf(b, "the blocked ranks wait on each other in a cycle: ");
+    for (int i = 0; i < n; i++) {
+        const cs_mon_req *q = cyc[i];
+        bool send = cs_op_is_send(q->op);
+        cs_sb_printf(b, "%srank %d's %s waits for rank %d to %s (%s:%d)", i ? ", " : "", q->rank,
+                     send ? "send" : "receive", q->peer, send ? "receive" : "send",
+                     cs_mon_script(m), q->line);
+    }
+    if (n && sends == 0)
+        cs_sb_printf(b, ". Every rank in the cycle is receiving, so none of them ever sends.");
+    else if (n && sends == n)
+        cs_sb_printf(b, ". Every rank in the cycle is sending, so none of them ever receives.");
+    else
+        cs_sb_printf(b, ". Each waits for an operation that its peer posts only after its own "
+                        "blocked one.");
+    bool others = false;
+    for (int k = 0; k < m->world; k++) {
+        bool on = false;
+        for (int i = 0; i < n; i++) on |= cyc[i]->rank == k;
+        others |= m->ranks[k].in_deadlock && !on;
+    }
+    if (others) cs_sb_printf(b, " The other blocked ranks wait on ranks of this cycle.");
+    if (n && sends == 0)
+        cs_sb_printf(&x->fix, "make one rank of the cycle send before it receives (or post its "
+                        "receive with dist.irecv and send before waiting), or check that each "
+                        "receive names the rank that sends to it.");
+    else
+        cs_sb_printf(&x->fix, "follow the waits above around the cycle and break it: reorder one "
+                        "send and receive, or use isend/irecv and wait for both.");
+}
+
 static void explain_p2p(words *x, const cs_monitor *m) {
     waits w = survey(m);
     if (w.tagged) explain_tag(x, m, &w);
@@ -203,11 +269,7 @@ static void explain_p2p(words *x, const cs_monitor *m) {
         cs_sb_printf(&x->fix, "make one rank send first (for a ring, rank 0 sends before it "
                         "receives), or check that each receive names the rank that sends to it.");
     } else {
-        x->kind = CS_OUT_DEADLOCK_CYCLE;
-        cs_sb_printf(&x->why, "the blocked ranks wait on each other in a cycle: each send waits "
-                        "for a receive that is posted only after another blocked operation.");
-        cs_sb_printf(&x->fix, "follow the waits above around the cycle and break it: reorder one "
-                        "send and receive, or use isend/irecv and wait for both.");
+        explain_cycle(x, m);
     }
 }
 

@@ -36,6 +36,9 @@ expect "runtime error: file:line"           2 "error.lua:6: attempt to index a n
 expect "syntax error: file:line"            2 "syntax.lua:3:" -- run "$dir/syntax.lua"
 expect "bad destination: file:line"         2 "badarg.lua:3:" -- run "$dir/badarg.lua"
 expect "bad destination: message"           2 "destination 2 is outside the world" -- run "$dir/badarg.lua"
+# A cycle of two receives, with a send waiting on it: the why names the
+# operations of the cycle, not a send cycle.
+expect "mixed deadlock: the why names the cycle's receives" 3 "rank 1's receive waits for rank 2 to send (mixed_cycle.lua:8), rank 2's receive waits for rank 1 to send (mixed_cycle.lua:11). Every rank in the cycle is receiving" -- run "$dir/mixed_cycle.lua"
 expect "size mismatch names both sides"     2 "rank 1 receives float32 [3] (12 bytes) at mismatch.lua:7, but rank 0 sent float32 [4] (16 bytes) at mismatch.lua:4" -- run "$dir/mismatch.lua"
 
 # ---- hostile scripts

@@ -1,0 +1,13 @@
+--- expect: deadlock
+--- world: 3
+local t = tensor.zeros(4)
+if rank == 0 then
+    dist.send(t, 1)
+    dist.recv(t, 2)
+elseif rank == 1 then
+    dist.recv(t, 2)
+    dist.recv(t, 0)
+else
+    dist.recv(t, 1)
+    dist.send(t, 0)
+end
