@@ -144,6 +144,24 @@ static bool last_op(cs_sbuf *b, const cs_monitor *m, int k, const char *before) 
     return true;
 }
 
+/* For a wait on a finished rank: the unmatched request on a third rank that
+ * q was probably meant to pair with (a send to q's rank when q receives, a
+ * receive from q's rank when q sends), or NULL. */
+static const cs_mon_req *stray(const cs_monitor *m, const cs_mon_req *q) {
+    bool send = cs_op_is_send(q->op);
+    for (int k = 0; k < m->world; k++) {
+        if (k == q->peer || k == q->rank) continue;
+        const cs_mon_reqtab *t = &m->ranks[k].reqs;
+        for (size_t i = 0; i < t->cap; i++) {
+            const cs_mon_req *p = t->slot[i];
+            if (p && !p->matched && !p->done && p->ctx == q->ctx &&
+                cs_op_is_send(p->op) != send && p->peer == q->rank)
+                return p;
+        }
+    }
+    return NULL;
+}
+
 static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
     int k = q->peer;
     bool send = cs_op_is_send(q->op);
@@ -160,8 +178,22 @@ static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
         cs_sb_printf(b, send ? " and posted no receive for this message."
                              : " and sent nothing more that this receive could take.");
     }
-    cs_sb_printf(&x->fix, "mismatched send/recv: every send needs a receive on the rank it names, "
-                    "with the same tag, and every receive a send; check the ranks on both lines.");
+    const cs_mon_req *o = stray(m, q);
+    const char *script = cs_mon_script(m);
+    if (o && !send)
+        cs_sb_printf(&x->fix, "wrong source: rank %d receives from rank %d (%s:%d), but the message "
+                        "for rank %d comes from rank %d (%s:%d): receive from rank %d there, or "
+                        "send from rank %d.",
+                     q->rank, k, script, q->line, q->rank, o->rank, script, o->line, o->rank, k);
+    else if (o)
+        cs_sb_printf(&x->fix, "wrong destination: rank %d sends to rank %d (%s:%d), but rank %d is "
+                        "the one waiting for a message from rank %d (%s:%d): send to rank %d "
+                        "there, or receive on rank %d.",
+                     q->rank, k, script, q->line, o->rank, q->rank, script, o->line, o->rank, k);
+    else
+        cs_sb_printf(&x->fix, "mismatched send/recv: every send needs a receive on the rank it "
+                        "names, with the same tag, and every receive a send; check the ranks on "
+                        "both lines.");
 }
 
 static void explain_orphan(words *x, const cs_mon_req *q) {

@@ -39,6 +39,7 @@ expect "bad destination: message"           2 "destination 2 is outside the worl
 # A cycle of two receives, with a send waiting on it: the why names the
 # operations of the cycle, not a send cycle.
 expect "mixed deadlock: the why names the cycle's receives" 3 "rank 1's receive waits for rank 2 to send (mixed_cycle.lua:8), rank 2's receive waits for rank 1 to send (mixed_cycle.lua:11). Every rank in the cycle is receiving" -- run "$dir/mixed_cycle.lua"
+expect "wrong source: the fix names the expected and the sending rank" 3 "fix: wrong source: rank 1 receives from rank 2 (wrong_source.lua:7), but the message for rank 1 comes from rank 0 (wrong_source.lua:5): receive from rank 0 there" -- run "$dir/wrong_source.lua"
 expect "size mismatch names both sides"     2 "rank 1 receives float32 [3] (12 bytes) at mismatch.lua:7, but rank 0 sent float32 [4] (16 bytes) at mismatch.lua:4" -- run "$dir/mismatch.lua"
 
 # ---- hostile scripts
