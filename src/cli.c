@@ -136,6 +136,15 @@ static int process_environment(cs_run_opts *o, bool have_world, char *master, si
     return 0;
 }
 
+int cs_cli_bad_option(const char *cmd, int c, char **argv) {
+    char shortopt[3] = {'-', (char)optopt, 0};
+    const char *opt = optopt ? shortopt : argv[optind - 1];
+    if (c == ':') fprintf(stderr, "commsim %s: option '%s' needs a value", cmd, opt);
+    else fprintf(stderr, "commsim %s: unknown option '%s'", cmd, opt);
+    fprintf(stderr, " (commsim %s --help lists them)\n", cmd);
+    return 1;
+}
+
 static int run_tui(cs_run_opts *o, const cs_tui_opts *to) {
     char why[256];
     if (!cs_tui_usable(why, sizeof why)) {
@@ -187,8 +196,9 @@ int cs_cli_run(int argc, char **argv) {
     unsigned long long v;
     int c;
     optind = 1;
+    opterr = 0; /* one line of our own instead */
     /* '+' is not used: options may follow the script, as in "run chain.lua -n 4". */
-    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (parse_u64("-n", optarg, 4096, &v) < 0) return 1;
@@ -262,7 +272,7 @@ int cs_cli_run(int argc, char **argv) {
         case OPT_BIND: o.bind = optarg; break;
         case OPT_WORKER: o.worker = true; break;
         case 'h': run_usage(stdout); return 0;
-        default: run_usage(stderr); return 1;
+        default: return cs_cli_bad_option("run", c, argv);
         }
     }
     if (optind != argc - 1) {

@@ -7,5 +7,8 @@
 int cs_cli_run(int argc, char **argv);
 int cs_cli_replay(int argc, char **argv); /* cli_replay.c */
 int cs_cli_learn(int argc, char **argv); /* cli_learn.c */
+/* getopt's '?' or ':' (with opterr 0 and a ':' leading the short options):
+ * one line naming the option and where the help is. Returns 1. */
+int cs_cli_bad_option(const char *cmd, int c, char **argv);
 
 #endif

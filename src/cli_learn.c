@@ -1,6 +1,7 @@
 /* cli_learn.c -- `commsim learn [CHAPTER] [--lessons DIR]`. */
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -20,27 +21,32 @@ static void learn_usage(FILE *f) {
           "      --lessons DIR   where the chapters are (default: $COMMSIM_LESSONS, else\n"
           "                      ./lessons, else the lessons beside the commsim program,\n"
           "                      else the installed ones, %s)\n"
+          "      --no-tui        print the chapter list, or CHAPTER's text and scripts\n"
           "  -h, --help          show this help\n"
           "\n"
-          "Needs a terminal. Exit status 0, or 1 for a usage error.\n",
+          "Needs a terminal, except with --no-tui. Exit status 0, or 1 for a usage error.\n",
           CS_LESSONS_INSTALLED);
 }
 
 int cs_cli_learn(int argc, char **argv) {
     static const struct option longopts[] = {
         {"lessons", required_argument, NULL, 'L'},
+        {"no-tui", no_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     char buf[PATH_MAX];
     const char *dir = NULL;
     int c;
+    bool plain = false;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'L': dir = optarg; break;
+        case 'T': plain = true; break;
         case 'h': learn_usage(stdout); return 0;
-        default: learn_usage(stderr); return 1;
+        default: return cs_cli_bad_option("learn", c, argv);
         }
     }
     if (argc - optind > 1) {
@@ -49,5 +55,6 @@ int cs_cli_learn(int argc, char **argv) {
         return 1;
     }
     if (!dir) dir = cs_lessons_dir(buf, sizeof buf);
-    return cs_tui_learn(dir, optind < argc ? argv[optind] : NULL);
+    const char *chapter = optind < argc ? argv[optind] : NULL;
+    return plain ? cs_learn_print(dir, chapter) : cs_tui_learn(dir, chapter);
 }

@@ -103,7 +103,8 @@ int cs_cli_replay(int argc, char **argv) {
     cs_report_format format = CS_REPORT_TEXT;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'T': tui = false; break;
         case 'R':
@@ -115,7 +116,7 @@ int cs_cli_replay(int argc, char **argv) {
             tui = false; /* a report is asked for: no visualizer */
             break;
         case 'h': replay_usage(stdout); return 0;
-        default: replay_usage(stderr); return 1;
+        default: return cs_cli_bad_option("replay", c, argv);
         }
     }
     if (optind != argc - 1) {

@@ -27,5 +27,8 @@ bool cs_tui_usable(char *err, size_t errlen);
 int cs_tui_replay(const char *path);
 /* `commsim learn [CHAPTER]`: lessons_dir holds NN-slug/ chapters. */
 int cs_tui_learn(const char *lessons_dir, const char *chapter);
+/* `commsim learn --no-tui [CHAPTER]`: the chapter list, or one chapter's text
+ * and scripts, printed. */
+int cs_learn_print(const char *lessons_dir, const char *chapter);
 
 #endif

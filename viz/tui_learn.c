@@ -54,6 +54,36 @@ static void run_lesson(cs_learn *l) {
                  ls->file, outcome(status), status);
 }
 
+int cs_learn_print(const char *lessons_dir, const char *chapter) {
+    cs_book book;
+    char err[512];
+    if (cs_book_load(&book, lessons_dir, err, sizeof err) < 0) {
+        fprintf(stderr, "commsim learn: %s\n", err);
+        return 1;
+    }
+    int ch = chapter ? cs_book_find(&book, chapter) : -1;
+    if (chapter && ch < 0) {
+        fprintf(stderr, "commsim learn: no chapter '%s'; the chapters are:\n", chapter);
+        for (int i = 0; i < book.n; i++) fprintf(stderr, "  %s\n", book.ch[i].slug);
+        cs_book_free(&book);
+        return 1;
+    }
+    if (ch < 0) {
+        printf("chapters (commsim learn N --no-tui prints one):\n");
+        for (int i = 0; i < book.n; i++)
+            printf("  %-22s %s\n", book.ch[i].slug, book.ch[i].title);
+    } else {
+        const cs_chapter *c = &book.ch[ch];
+        fputs(c->readme, stdout);
+        if (c->readme[0] && c->readme[strlen(c->readme) - 1] != '\n') putchar('\n');
+        printf("\nscripts (commsim run %s/FILE runs one):\n", c->slug);
+        for (int i = 0; i < c->nlessons; i++)
+            printf("  %-22s %s\n", c->lesson[i].file, c->lesson[i].title);
+    }
+    cs_book_free(&book);
+    return 0;
+}
+
 int cs_tui_learn(const char *lessons_dir, const char *chapter) {
     cs_book book;
     char err[512];

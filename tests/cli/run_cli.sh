@@ -17,6 +17,17 @@ expect "help version"                       0 "usage: commsim version" -- help v
 expect "help of an unknown command"         1 "commsim help: unknown command 'bogus'" -- help bogus
 expect "version"                            0 "commsim 0." -- version
 expect "--version"                          0 "commsim 0." -- --version
+# An unknown option: one line that names it and points to --help, in the
+# same "commsim COMMAND:" form as every other usage error.
+expect "unknown option: named"              1 "commsim run: unknown option '--bogus' (commsim run --help lists them)" -- run --bogus
+if [ "$(wc -l <"$tmp/err")" = 1 ] && [ ! -s "$tmp/out" ]; then ok "unknown option: one line, no help text"
+else bad_showing "$tmp/err" "unknown option: one line, no help text" "$(wc -l <"$tmp/err") lines"; fi
+expect "an option without its value"        1 "commsim run: option '-n' needs a value" -- run x.lua -n
+expect "replay: unknown option"             1 "commsim replay: unknown option '--zz'" -- replay --zz
+expect "learn: unknown option"              1 "commsim learn: unknown option '-q'" -- learn -q
+# learn without a terminal: --no-tui prints the chapters, or one chapter
+expect "learn --no-tui lists the chapters"  0 "  02-point-to-point      2. Point-to-point communication" -- learn --no-tui --lessons "$top_srcdir/lessons"
+expect "learn 1 --no-tui prints the chapter and its scripts" 0 "  hello.lua              Hello: every rank says who it is" -- learn 1 --no-tui --lessons "$top_srcdir/lessons"
 expect "run without a script"               1 "which script?" -- run
 expect "missing script file"                1 "nope.lua" -- run "$tmp/nope.lua"
 # A script that is not a file may name a lesson (src/lessons.c).
