@@ -283,6 +283,11 @@ int cs_launch_run(const cs_run_opts *o) {
         fprintf(err, "commsim: %s\n", msg);
         return 1;
     }
+    if (cs_script_check_syntax(&script, msg, sizeof msg) < 0) { /* once, not once per rank */
+        fprintf(err, "commsim: %s\n", msg);
+        cs_script_free(&script);
+        return CS_END_ERROR;
+    }
     cs_header h;
     int world;
     cs_send_mode mode;

@@ -53,6 +53,23 @@ static int script_set(cs_script *s, const char *path, const char *name, char *sr
     return 0;
 }
 
+int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen) {
+    lua_State *L = luaL_newstate();
+    if (!L) return 0; /* no memory now: the ranks will say so */
+    const char *src = s->source;
+    size_t len = s->len;
+    if (len > 0 && src[0] == '#') { /* as cs_script_run skips a "#!" line */
+        const char *nl = memchr(src, '\n', len);
+        len -= nl ? (size_t)(nl - src) : len;
+        src = nl ? nl : src + s->len;
+    }
+    lua_pushfstring(L, "@%s", s->name);
+    int rc = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
+    if (rc == LUA_ERRSYNTAX) snprintf(err, errlen, "%s", lua_tostring(L, -1));
+    lua_close(L);
+    return rc == LUA_ERRSYNTAX ? -1 : 0;
+}
+
 int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     FILE *f = fopen(path, "rb");

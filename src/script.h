@@ -22,6 +22,9 @@ int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen);
 /* A script from memory (tests, generated programs): name is used in messages. */
 int cs_script_from_string(cs_script *s, const char *name, const char *src);
 void cs_script_free(cs_script *s);
+/* Compile s without running it: 0, or -1 with the syntax error ("x.lua:3:
+ * ...") in err. The launcher checks once, so that no rank reports it again. */
+int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen);
 
 typedef struct cs_script_limits {
     size_t mem_limit;    /* bytes per rank, Lua heap and tensors together; 0 = none */

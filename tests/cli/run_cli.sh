@@ -45,6 +45,12 @@ expect "bad header names file and line"     1 "badheader.lua:2:" -- run "$dir/ba
 # ---- scripts that fail: file:line, status 2, nobody hangs
 expect "runtime error: file:line"           2 "error.lua:6: attempt to index a nil value (local 'x')" -- run "$dir/error.lua"
 expect "syntax error: file:line"            2 "syntax.lua:3:" -- run "$dir/syntax.lua"
+for eng in thread tcp; do # the error once, however many ranks compiled it
+  expect "syntax error -n 4 ($eng)"         2 "syntax.lua:3:" -- run "$dir/syntax.lua" -n 4 --engine $eng --no-tui
+  n=$(grep -c "syntax.lua:3:" "$tmp/err")
+  if [ "$n" = 1 ]; then ok "syntax error -n 4 ($eng): printed once"
+  else bad_showing "$tmp/err" "syntax error -n 4 ($eng): printed once" "$n times"; fi
+done
 expect "bad destination: file:line"         2 "badarg.lua:3:" -- run "$dir/badarg.lua"
 expect "bad destination: message"           2 "destination 2 is outside the world" -- run "$dir/badarg.lua"
 # A cycle of two receives, with a send waiting on it: the why names the
