@@ -194,12 +194,17 @@ static void draw_footer(cs_grid *g, const cs_viz_view *v) {
                     CS_C_DEFAULT, 0);
         return;
     }
-    static const char *const keys[][2] = {
+    static const char *const live[][2] = {
         {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"+/-", "speed"},
-        {"tab", "rank"},   {"enter", "tensor"}, {"?", "help"},      {"q", "quit"},
+        {"tab", "rank"},   {"enter", "tensor"}, {"?", "help"},      {"q", "quit"}, {NULL, NULL},
     };
+    static const char *const replay[][2] = {
+        {"space", "next op"}, {"b", "back"}, {"] [", "event"}, {"G g", "end/start"},
+        {"r", "play/pause"},  {"+/-", "speed"}, {"?", "help"}, {"q", "quit"}, {NULL, NULL},
+    };
+    const char *const (*keys)[2] = v->replay ? replay : live;
     int x = 1;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    for (size_t i = 0; keys[i][0]; i++) {
         int need = (int)strlen(keys[i][0]) + (int)strlen(keys[i][1]) + 3;
         if (x + need > g->w) break;
         x += cs_grid_put(g, x, y, g->w - x, keys[i][0], CS_C_DEFAULT, CS_A_REVERSE);
@@ -614,22 +619,28 @@ static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char
     wrap(g, x + 2, y + 2, w - 4, lines, text, CS_C_DEFAULT, 0, 0);
 }
 
-static const char help_text[] =
+/* One line per key; the box wraps the closing paragraph to its width. */
+static const char help_keys[] =
     "space    advance every runnable rank by one operation\n"
     "s        step only the selected rank\n"
     "r        run or pause\n"
     "+ / -    faster / slower (operations per second; 0 = full speed)\n"
+    "enter    the tensor of the selected rank's next operation (when ready)\n";
+static const char help_replay[] =
+    "space    forward to the next operation          b   back one\n"
+    "] / [    forward / back one event\n"
+    "G / g    the end / the start of the trace\n"
+    "r        play or pause          + / -   faster / slower\n";
+static const char help_common[] =
     "tab, arrows, click   select a rank\n"
-    "PgUp/PgDn, End   scroll the diagram back / follow the newest\n"
-    "enter    show the tensor of the selected rank's next operation\n"
-    "         (it must be stopped at its gate: ready)\n"
-    "?        this help          q   quit\n"
+    "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"
+    "a        the alerts on the whole screen (a or esc: back)\n"
+    "?        this help (any key closes it)      q   quit\n"
     "\n"
-    "states: ready (stopped at its gate), running, blocked (sleeping on a send or\n"
-    "receive), computing, done, failed, aborted. Diagram: a column per rank, time\n"
-    "going down, an arrow per message labelled with its size, thick stretches are\n"
-    "blocked, = bands are collectives (x N: their internal messages, each one\n"
-    "operation when stepping).";
+    "states: ready (stopped at its gate), running, blocked (sleeping on a send or "
+    "receive), computing, done, failed, aborted. Diagram: a column per rank, time going "
+    "down, an arrow per message labelled with its size, thick stretches are blocked, = "
+    "bands are collectives (x N: their internal messages, each one operation when stepping).";
 
 void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
     cs_grid_clear(g);
@@ -645,5 +656,9 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
     }
     draw_footer(g, v);
     if (v->popup) draw_box(g, v, v->popup_title ? v->popup_title : "", v->popup);
-    if (v->help) draw_box(g, v, "keys", help_text);
+    if (v->help) {
+        char text[2048];
+        snprintf(text, sizeof text, "%s%s", v->replay ? help_replay : help_keys, help_common);
+        draw_box(g, v, "keys", text);
+    }
 }

@@ -28,6 +28,7 @@ typedef struct cs_viz_view {
     int rank_top;               /* first rank row shown (the caller keeps it in view) */
     size_t diag_back;           /* diagram rows scrolled back from the newest */
     bool help;
+    bool replay;                /* replay's keys in the footer and the help */
     bool alerts_full;           /* the alerts take the screen (key a) */
     int alerts_top;             /* their first line shown when they do */
     const char *popup_title, *popup; /* a box over the frame (a tensor's values) */

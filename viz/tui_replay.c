@@ -118,7 +118,8 @@ static void frame(rview *v, cs_grid *g) {
                         .src = v->have_src ? (const char *const *)v->src.line : NULL,
                         .nsrc = v->src.n, .status = status_word(v), .extra = extra,
                         .steps = cs_timeline_ops(v->rp.ev, v->pos), .speed = v->playing ? v->speed : -1,
-                        .now = v->pos ? v->rp.ev[v->pos - 1].t : 0, .ascii = cs_screen_ascii()};
+                        .now = v->pos ? v->rp.ev[v->pos - 1].t : 0, .ascii = cs_screen_ascii(),
+                        .replay = true};
     if (!v->nav.message[0] && v->pos <= 1)
         snprintf(v->nav.message, sizeof v->nav.message,
                  "space: next operation  b: back  ] [: one event  G g: end, start  r: play  ? help  q quit");
@@ -141,8 +142,10 @@ static bool key(rview *v, int ch, int x, int y) {
     case 'g': v->playing = false; refold(v, cs_timeline_start(v->rp.ev, v->rp.n)); break;
     case 'G': v->playing = false; while (v->pos < v->rp.n) fold_one(v); break;
     case 'r': v->playing = !v->playing; v->next = 0; break;
-    case '+': case '=': v->speed = v->speed * 2 > 1000 ? 1000 : v->speed * 2; break;
-    case '-': v->speed = v->speed / 2 < 0.5 ? 0.5 : v->speed / 2; break;
+    case '+': case '=': /* full speed is no speed for a replay: it stops at the top */
+        if (cs_tui_next_speed(v->speed, 1) > 0) v->speed = cs_tui_next_speed(v->speed, 1);
+        break;
+    case '-': v->speed = cs_tui_next_speed(v->speed, -1); break;
     default: break;
     }
     return true;

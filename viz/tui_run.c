@@ -37,11 +37,12 @@ struct cs_tui {
     cs_tui_nav nav;
     bool opened;
     cs_deferred *report; /* printed when the screen closes */
+    double paused_at;    /* run time when paused (blocked-for timers stop), or < 0 */
 };
 
 cs_tui *cs_tui_new(const cs_tui_opts *o) {
     cs_tui *t = calloc(1, sizeof *t);
-    if (t) t->o = *o;
+    if (t) t->o = *o, t->paused_at = -1;
     return t;
 }
 
@@ -122,6 +123,10 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
     v.mon = t->mon;
     v.hist = &t->hist;
     v.now = cs_now() - t->bus->t0;
+    /* paused, the blocked-for timers stop with the run */
+    if (!cs_gates_paused(t->ctl) || finished) t->paused_at = -1;
+    else if (t->paused_at < 0) t->paused_at = v.now;
+    else v.now = t->paused_at;
     cs_tui_nav_apply(&t->nav, &v, g->w, g->h);
     cs_viz_render(g, &v);
     cs_bus_unlock(t->bus);
@@ -129,18 +134,8 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
 
 /* ---- keys */
 
-static const double speeds[] = {0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 0};
-#define NSPEEDS (int)(sizeof speeds / sizeof speeds[0])
-
 static void change_speed(cs_tui *t, int dir) {
-    double cur = cs_gates_speed(t->ctl);
-    int i = 0;
-    while (i < NSPEEDS - 1 && speeds[i] != 0 && speeds[i] < cur) i++;
-    if (cur == 0) i = NSPEEDS - 1;
-    i += dir;
-    if (i < 0) i = 0;
-    if (i >= NSPEEDS) i = NSPEEDS - 1;
-    cs_gates_set_speed(t->ctl, speeds[i]);
+    cs_gates_set_speed(t->ctl, cs_tui_next_speed(cs_gates_speed(t->ctl), dir));
 }
 
 /* space: every rank that can move now goes one operation further: stopped at
@@ -174,6 +169,11 @@ static void step_selected(cs_tui *t) {
 static void show_tensor(cs_tui *t) {
     int k = t->nav.selected;
     char *text = cs_gates_tensor_text(t->ctl, k);
+    if (!text && (t->job->finished(t->job->ud) || t->job->end_reason(t->job->ud))) {
+        snprintf(t->nav.message, sizeof t->nav.message,
+                 "the run has ended: rank %d has no next operation to show", k);
+        return;
+    }
     if (!text) {
         snprintf(t->nav.message, sizeof t->nav.message,
                  "rank %d is not stopped at its gate: pause (r) or step, then enter", k);

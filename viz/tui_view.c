@@ -74,6 +74,22 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     cs_viz_layout_of(v, w, h, &n->layout);
 }
 
+static const double ladder[] = {0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
+#define NLADDER (int)(sizeof ladder / sizeof ladder[0])
+
+double cs_tui_next_speed(double cur, int dir) {
+    if (dir > 0) {
+        if (cur == 0) return 0;
+        for (int i = 0; i < NLADDER; i++)
+            if (ladder[i] > cur) return ladder[i];
+        return 0;
+    }
+    if (cur == 0) return ladder[NLADDER - 1];
+    for (int i = NLADDER - 1; i >= 0; i--)
+        if (ladder[i] < cur) return ladder[i];
+    return cur; /* the slowest already */
+}
+
 static void select_rank(cs_tui_nav *n, int k) {
     if (n->nranks <= 0) return;
     n->selected = ((k % n->nranks) + n->nranks) % n->nranks;
@@ -84,7 +100,7 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         if (ch == CS_KEY_RESIZE || ch == CS_KEY_CLICK) return ch == CS_KEY_RESIZE;
         cs_tui_nav_free(n);
         n->help = false;
-        return ch != 'q' && ch != 3;
+        return ch != 3; /* q too only closes it; Ctrl-C still quits */
     }
     if (ch != CS_KEY_RESIZE) n->message[0] = 0;
     if (n->alerts_full) { /* scrolling keys move the alerts; a or escape closes them */

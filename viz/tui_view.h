@@ -34,6 +34,10 @@ void cs_tui_nav_free(cs_tui_nav *n);
 void cs_tui_nav_popup(cs_tui_nav *n, const char *title, const char *text);
 /* Put the navigation into the view, scrolling the rank table to the selection. */
 void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h);
+/* The next speed up (dir > 0) or down the one ladder of speeds (0 = full
+ * speed, the fastest), from any value, a --speed given or not. */
+double cs_tui_next_speed(double cur, int dir);
+
 /* Handle selection, scrolling, help and popup keys; true if ch was one. */
 bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y);
 

@@ -148,6 +148,30 @@ tm send-keys -t sr -l $'\e[M#&&'
 check "mouse: a click on a rank's row selects it" 'wait_for sr "source, rank 3" "output, rank 3"'
 quit_check sr 130 "q mid-run: status 130, terminal restored"
 
+# ---- keys: q inside the help only closes it; the speed ladder from any
+# start; enter after the end says the run has ended
+start hk 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step --speed 3"
+wait_for hk PAUSED "3 ops/s" >/dev/null
+tm send-keys -t hk '?'
+wait_for hk "this help (any key closes it)" >/dev/null
+tm send-keys -t hk q
+check "q in the help box closes it and does not quit" \
+  'wait_for hk PAUSED && ! grep -qF "any key closes it" "$tmp/screen" && ! grep -qF EXIT= "$tmp/screen"'
+tm send-keys -t hk +
+check "+ from 3 ops/s: the next step of the ladder, 5" 'wait_for hk "5 ops/s"'
+tm send-keys -t hk -
+check "- from 5 ops/s: 2, the step below it (3 was never on the ladder)" 'wait_for hk "  2 ops/s"'
+tm send-keys -t hk r
+wait_for hk FINISHED >/dev/null
+tm send-keys -t hk Enter
+check "enter after the end: says the run has ended" 'wait_for hk "the run has ended: rank 0 has no next operation"'
+quit_check hk 0 "keys: q after the end gives status 0"
+start sl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step --speed 0.2"
+wait_for sl "0.2 ops/s" >/dev/null
+tm send-keys -t sl -
+check "- from 0.2 ops/s goes slower (0.1), not faster" 'wait_for sl "0.1 ops/s"'
+quit_check sl 130 "speed: q mid-run gives status 130"
+
 # ---- Ctrl-C is a quit
 start cc 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
 wait_for cc PAUSED >/dev/null
@@ -292,6 +316,11 @@ check "replay: G goes to the end: the deadlock with its cycle, both ranks blocke
 tm send-keys -t rp b
 check "replay: b goes back before the last send: no deadlock yet" \
   'wait_for rp " REPLAY" "step 1" && ! grep -qF "wait-for cycle" "$tmp/screen"'
+tm send-keys -t rp '?'
+check "replay: ? lists the replay keys, not the live ones" \
+  'wait_for rp "forward to the next operation" "G / g    the end / the start" && ! grep -qF "step only the selected rank" "$tmp/screen"'
+tm send-keys -t rp Escape G
+check "replay: after G the footer shows the replay keys" 'wait_for rp "b back" "G g end/start" && ! grep -qF "s step rank" "$tmp/screen"'
 quit_check rp 3 "replay: q gives the recorded run's status (3)"
 
 # ---- the chapter browser: text beside scripts, a script run paused, back again

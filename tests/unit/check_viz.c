@@ -314,6 +314,41 @@ START_TEST(test_deadlock_diagram) {
 }
 END_TEST
 
+/* Issue 14 items 9-11: one monotone ladder of speeds from any start; help
+ * and footer follow the mode; the help box is not wrapped twice. */
+START_TEST(test_speed_ladder_and_help) {
+    ck_assert(cs_tui_next_speed(0.2, -1) == 0.1);
+    ck_assert(cs_tui_next_speed(0.2, 1) == 0.5);
+    ck_assert(cs_tui_next_speed(3, 1) == 5);
+    ck_assert(cs_tui_next_speed(3, -1) == 2);
+    ck_assert(cs_tui_next_speed(1000, 1) == 0);
+    ck_assert(cs_tui_next_speed(0, -1) == 1000);
+    ck_assert(cs_tui_next_speed(0, 1) == 0);
+    for (double s = 0.1; s != 0; s = cs_tui_next_speed(s, 1)) { /* up, then back down */
+        double up = cs_tui_next_speed(s, 1);
+        ck_assert(up == 0 || up > s);
+        ck_assert(cs_tui_next_speed(up, -1) == s);
+    }
+    start(2, 0);
+    cs_viz_view v = view("paused");
+    v.help = true;
+    render(&v, 100, 30);
+    ck_assert_has("step only the selected rank");
+    ck_assert_has("this help (any key closes it)");
+    ck_assert_msg(line_with("│ receive), computing") == NULL && line_with("│ ranks)") == NULL,
+                  "wrapped twice:\n%s", text);
+    v.replay = true;
+    render(&v, 100, 30);
+    ck_assert_has("forward to the next operation");
+    ck_assert_has("G / g    the end / the start of the trace");
+    ck_assert_msg(!strstr(text, "step only the selected rank"), "%s", text);
+    v.help = false;
+    render(&v, 100, 30);
+    ck_assert_msg(line_with("b back") && line_with("G g end/start"), "%s", text);
+    finish();
+}
+END_TEST
+
 START_TEST(test_output_warnings_errors) {
     start(2, 0);
     emit((cs_event){.type = CS_EV_PRINT, .rank = 1, .text = "hello\nworld\n"});
@@ -740,6 +775,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_grid_put_and_clip);
     tcase_add_test(tc, test_deadlock_frame);
     tcase_add_test(tc, test_deadlock_diagram);
+    tcase_add_test(tc, test_speed_ladder_and_help);
     tcase_add_test(tc, test_message_arrows);
     tcase_add_test(tc, test_repeats_and_bounded_rows);
     tcase_add_test(tc, test_blocked_stretch_and_now);
