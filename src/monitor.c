@@ -308,12 +308,16 @@ static void monitor_warn(void *ud, int rank, int line, const char *text) {
     cs_bus_emit_locked(m->bus, &ev);
 }
 
-/* Every rank has exited: a clean run may still have left messages behind. */
+/* Every rank has exited: a clean run may still have left messages behind.
+ * An interrupted one (a rank aborted: quit, timeout) left them by design. */
 static void check_end(cs_monitor *m) {
-    for (int k = 0; k < m->world; k++)
+    bool aborted = false;
+    for (int k = 0; k < m->world; k++) {
         if (m->ranks[k].state < CS_RS_DONE) return;
+        aborted |= m->ranks[k].state == CS_RS_ABORTED;
+    }
     m->ended = true;
-    if (!m->deadlocked && !m->nfailed) cs_mon_leftovers(m, monitor_warn, m);
+    if (!m->deadlocked && !m->nfailed && !aborted) cs_mon_leftovers(m, monitor_warn, m);
 }
 
 /* ---- the fold */

@@ -136,6 +136,9 @@ check "enter: the tensor of the selected rank's next operation" 'wait_for sr "th
 tm send-keys -t sr Escape s
 check "s: only rank 0 moved: its rendezvous send waits for rank 1" 'wait_for sr "    0  blocked    send $to 1" && wait_count sr " ready      recv" 3 &&
    wait_count sr "16 B$arrow" 0'
+timer() { grep -F "    0  blocked" "$tmp/screen" | grep -oE "[0-9]+\.[0-9]s"; }
+snap sr; t1=$(timer); sleep 1.2; snap sr
+check "paused: the blocked-for timer stands still" '[ -n "$t1" ] && [ "$(timer)" = "$t1" ]'
 tm send-keys -t sr s
 check "s on a blocked rank: it does not move, the footer says why" \
   'wait_for sr "rank 0 is blocked: it moves when its peer does" && wait_count sr " ready      recv" 3'

@@ -312,6 +312,21 @@ START_TEST(test_no_leftovers_after_failure) {
 }
 END_TEST
 
+/* Issue 14 item 5: a run that was interrupted (ranks aborted: quit, timeout)
+ * left its messages by design: no leftover pitfall. */
+START_TEST(test_no_leftovers_after_interrupt) {
+    start(2, "rendezvous");
+    post(0, 1, CS_OP_ISEND, 1, 4, 3, false);
+    for (int k = 0; k < 2; k++) {
+        cs_event ex = {.type = CS_EV_EXIT, .rank = k, .status = 1};
+        cs_monitor_fold(&mon, &ex);
+    }
+    ck_assert(mon.ended);
+    ck_assert_int_eq(mon.npitfalls, 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 START_TEST(test_warnings_once_and_run_errors) {
     start(2, "rendezvous");
     cs_event w = {.type = CS_EV_WARN, .rank = 0, .text = "t.lua:3: something"};
@@ -460,6 +475,7 @@ int main(void) {
     tcase_add_test(tc, test_failed_rank_waiters);
     tcase_add_test(tc, test_unreceived_messages_warned);
     tcase_add_test(tc, test_no_leftovers_after_failure);
+    tcase_add_test(tc, test_no_leftovers_after_interrupt);
     tcase_add_test(tc, test_warnings_once_and_run_errors);
     tcase_add_test(tc, test_model_current_op_and_in_flight);
     tcase_add_test(tc, test_partial_deadlock);
