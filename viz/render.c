@@ -404,11 +404,18 @@ static void draw_band(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, 
     for (int k = lo; k <= hi; k++)
         if ((cs_history_state(v->hist, i, k) & CS_HS_MARK) && col_visible(l, k))
             cs_grid_putc(g, col_x(l, k), y, gl(v, G_BANDX), CS_C_MAGENTA, CS_A_BOLD);
-    char label[64];
-    if (r->begin && r->count)
-        snprintf(label, sizeof label, "%s x%llu", r->name, (unsigned long long)r->count);
-    else snprintf(label, sizeof label, "%s%s", r->name, r->begin ? "" : " done");
-    int lw = cs_utf8_width(label);
+    char label[80], algo[32] = "";
+    int lw = 0;
+    /* with the algorithm's name when it fits, beside the band or over it */
+    for (int pass = r->begin && r->algo[0] ? 0 : 1; pass < 2; pass++) {
+        if (pass == 0) snprintf(algo, sizeof algo, " (%s)", r->algo);
+        else algo[0] = 0;
+        if (r->begin && r->count)
+            snprintf(label, sizeof label, "%s%s x%llu", r->name, algo, (unsigned long long)r->count);
+        else snprintf(label, sizeof label, "%s%s%s", r->name, algo, r->begin ? "" : " done");
+        lw = cs_utf8_width(label);
+        if (x1 + 2 + lw <= right || x1 - x0 - 1 >= lw) break;
+    }
     /* beside the band if it fits, else over it (the band's marks then hide) */
     if (x1 + 2 + lw <= right) cs_grid_put(g, x1 + 2, y, lw, label, CS_C_MAGENTA, CS_A_BOLD);
     else draw_label(g, x0, x1, y, label, CS_C_MAGENTA);

@@ -189,12 +189,12 @@ quit_check er 2 "script error: q gives status 2, terminal restored"
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
 check "all_reduce at full speed: bands, the internal messages counted" \
-  'wait_for co3 FINISHED "all_reduce done" "in collectives" && wait_for co3 "all_reduce x"'
+  'wait_for co3 FINISHED "all_reduce done" "in collectives" && wait_for co3 "all_reduce (ring) x24"'
 quit_check co3 0 "all_reduce: q after the end gives status 0"
 
 # Each band counts exactly the messages of its own call (the trace's numbers),
 # on both engines, however the ranks' events interleave.
-bands() { grep -oE "[a-z_]+ x[0-9]+" "$tmp/screen" | sed 's/.* x//' | tr '\n' ' '; }
+bands() { grep -oE "[a-z_)]+ x[0-9]+" "$tmp/screen" | sed 's/.* x//' | tr '\n' ' '; }
 for eng in thread tcp; do
   for case in "all_reduce:24 24 24 24 24 8 6 " "gather:3 " "broadcast:3 " "barrier:8 12 " \
               "all_gather:12 12 "; do

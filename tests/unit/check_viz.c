@@ -278,6 +278,9 @@ START_TEST(test_band_counts_own_call) {
     ck_assert_uint_eq(hist.rows[2].count, 1);
     for (int k = 0; k < 4; k++) ck_assert(cs_history_state(&hist, 2, k) & CS_HS_MARK);
     ck_assert_uint_eq(hist.coll_msgs, 7);
+    cs_viz_view v = view("running"); /* the algorithm on the band (item 2) */
+    render(&v, 100, 30);
+    ck_assert_msg(line_with("all_reduce (ring) x6"), "%s", text);
     finish();
 }
 END_TEST
