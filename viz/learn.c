@@ -260,7 +260,7 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
         return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;
     }
     l->message[0] = 0;
-    int page = 10;
+    int page = l->text_h > 2 ? l->text_h - 1 : 10; /* a page, keeping one line */
     switch (key) {
     case 'q': case 'Q': case 3: return CS_LEARN_QUIT;
     case CS_KEY_UP: case 'k': move(l, -1); break;
@@ -332,6 +332,7 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
         l->md_width = tw;
     }
     if (l->scroll > l->md.n - h) l->scroll = l->md.n - h > 0 ? l->md.n - h : 0;
+    l->text_h = h;
     cs_grid_fill(g, 0, 0, g->w, 1, ' ', CS_C_DEFAULT, CS_A_REVERSE);
     cs_grid_printf(g, 0, 0, g->w, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim learn  %s",
                    c->slug);

@@ -53,6 +53,7 @@ typedef struct cs_learn {
     int chapter, lesson;
     bool on_lessons;  /* the focus: the chapter's scripts, else the chapter list */
     int scroll;       /* the README's first line shown */
+    int text_h;       /* the README's rows in the last frame: a page */
     cs_md md;         /* the README laid out */
     int md_chapter, md_width;
     char message[200];

@@ -332,6 +332,11 @@ start ln 100 30 "$bin learn 2 --lessons $lessons"
 # deadlock.lua 13th (12 downs).
 check "learn 2: the chapter's text beside its scripts and their titles" 'wait_for ln "commsim learn  02-point-to-point" "Point-to-point communication" "chain.lua" \
      "Chain: pass a tensor down th" "chain_ring.lua" "The calls"'
+tm send-keys -t ln NPage
+check "learn: PgDn scrolls a page of the text (keeping one line)" 'wait_for ln "lines 28-55/"'
+tm send-keys -t ln Space
+check "learn: space scrolls a page too" 'wait_for ln "lines 55-82/"'
+tm send-keys -t ln Home
 tm send-keys -t ln Down Down Down Down Down Down Down Down Down Down Down Down
 check "learn: the list scrolls to the selected script" 'wait_for ln "deadlock.lua" "Deadlock: both ranks send fi"'
 tm send-keys -t ln Enter
