@@ -114,6 +114,9 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
                      .src = (const char *const *)t->src.line, .nsrc = t->src.n,
                      .status = status_word(t, finished), .steps = cs_gates_steps(t->ctl),
                      .speed = cs_gates_speed(t->ctl), .ascii = cs_screen_ascii()};
+    /* the join hint of a hand-started run is done with once the run ends */
+    if (finished && t->job->notice && strcmp(t->nav.message, t->job->notice) == 0)
+        t->nav.message[0] = 0;
     if (finished && !t->nav.message[0])
         snprintf(t->nav.message, sizeof t->nav.message,
                  "the run has ended (%s): q leaves, ? help, arrows select a rank", v.status);

@@ -295,6 +295,7 @@ done
 wait
 check "tcp: ranks started by hand join; the visualizer shows the whole run" \
   'wait_for mh FINISHED "    3  done" "space-time: 3 msgs" && ! grep -qF "refused" "$tmp/screen"'
+check "tcp: after FINISHED the join footer is gone" 'wait_for mh "the run has ended (finished)" && ! grep -qF "join: --token" "$tmp/screen"'
 quit_check mh 0 "tcp --rank 0: q gives status 0"
 check "tcp: what the controller logged meanwhile is printed after the screen closes" \
   'grep -qF "refused a connection from 127.0.0.1" "$tmp/screen" && grep -qF "verdict: ok" "$tmp/screen"'
