@@ -40,13 +40,22 @@ static int push(cs_md *d, const char *text, size_t len, int fg, int attr) {
     return 0;
 }
 
-/* Drop the inline marks: `code`, **bold**, __bold__; keep the text. */
+static bool blank_at(const char *s, size_t n, size_t i) { return i >= n || s[i] == ' '; }
+
+/* Drop the inline marks: `code`, **bold**, __bold__, *emphasis*; keep the
+ * text. A single * is a mark only where it opens a word or closes one (not
+ * in "2 * 3" or "a*b"); a single _ never is (all_reduce). */
 static void strip_inline(sbuf *out, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '`') continue;
         if ((s[i] == '*' || s[i] == '_') && i + 1 < n && s[i + 1] == s[i]) {
             i++;
             continue;
+        }
+        if (s[i] == '*') {
+            bool opens = (i == 0 || s[i - 1] == ' ' || s[i - 1] == '(') && !blank_at(s, n, i + 1);
+            bool closes = i > 0 && s[i - 1] != ' ' && (blank_at(s, n, i + 1) || strchr(".,;:)!?", s[i + 1]));
+            if (opens || closes) continue;
         }
         sb_add(out, s + i, 1);
     }

@@ -665,6 +665,10 @@ START_TEST(test_markdown_layout) {
     ck_assert_int_eq(d.line[0].fg, CS_C_CYAN);      /* the heading */
     ck_assert(d.line[0].attr & CS_A_BOLD);
     cs_md_free(&d);
+    /* *emphasis* loses its marks; 2 * 3 and a*b keep theirs (item 13) */
+    ck_assert_int_eq(cs_md_layout(&d, "an *emphasised* word, 2 * 3, a*b (*this*).\n", 60, false), 0);
+    ck_assert_str_eq(d.line[0].text, "an emphasised word, 2 * 3, a*b (this).");
+    cs_md_free(&d);
     ck_assert_int_eq(cs_md_layout(&d, "- x\n", 30, true), 0);
     ck_assert_str_eq(d.line[0].text, "* x");
     cs_md_free(&d);
