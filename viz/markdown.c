@@ -166,6 +166,90 @@ static int heading(md_state *st, const char *s, size_t n) {
     return rc;
 }
 
+/* ---- tables: columns aligned, the |---| row a rule, the header bold; too
+ * wide for the pane, each row's cells joined by " | " and wrapped */
+
+#define MAX_COLS 16
+
+typedef struct trow {
+    char *cell[MAX_COLS];
+    int n;
+    bool rule;
+} trow;
+
+static void split_row(trow *r, const char *p, size_t n) {
+    size_t i = p[0] == '|' ? 1 : 0;
+    if (n > i && p[n - 1] == '|') n--;
+    r->n = 0;
+    r->rule = true;
+    while (i <= n && r->n < MAX_COLS) {
+        size_t j = i;
+        while (j < n && p[j] != '|') j++;
+        size_t a = i, b = j;
+        while (a < b && p[a] == ' ') a++;
+        while (b > a && p[b - 1] == ' ') b--;
+        sbuf t = {0};
+        strip_inline(&t, p + a, b - a);
+        r->cell[r->n++] = t.s ? t.s : strdup("");
+        for (size_t k = a; k < b; k++) r->rule &= p[k] == '-' || p[k] == ':';
+        if (a == b) r->rule = false;
+        i = j + 1;
+    }
+}
+
+static int table(md_state *st, const char *p, size_t len) {
+    trow *rows = NULL;
+    int nr = 0, w[MAX_COLS] = {0}, ncol = 0, rc = 0;
+    for (const char *q = p; q < p + len;) {
+        const char *nl = memchr(q, '\n', (size_t)(p + len - q));
+        size_t n = nl ? (size_t)(nl - q) : (size_t)(p + len - q);
+        if (n && q[n - 1] == '\r') n--;
+        trow *grown = realloc(rows, (size_t)(nr + 1) * sizeof *rows);
+        if (!grown) { rc = -1; break; }
+        rows = grown;
+        split_row(&rows[nr], q, n);
+        if (!rows[nr].rule)
+            for (int c = 0; c < rows[nr].n; c++) {
+                int cw = cs_utf8_width(rows[nr].cell[c]);
+                if (cw > w[c]) w[c] = cw;
+            }
+        if (rows[nr].n > ncol) ncol = rows[nr].n;
+        nr++;
+        q = nl ? nl + 1 : p + len;
+    }
+    int total = 0;
+    for (int c = 0; c < ncol; c++) total += w[c] + (c ? 2 : 0);
+    bool header = nr > 1 && rows[1].rule;
+    for (int i = 0; i < nr && !rc; i++) {
+        sbuf t = {0};
+        if (rows[i].rule && total <= st->width) {
+            for (int k = 0; k < total; k++) sb_add(&t, st->ascii ? "-" : "─", st->ascii ? 1 : 3);
+            rc = push(st->d, t.s, t.n, CS_C_DEFAULT, CS_A_DIM);
+        } else if (!rows[i].rule) {
+            for (int c = 0; c < rows[i].n; c++) {
+                if (total > st->width) {
+                    if (c) sb_add(&t, " | ", 3);
+                    sb_add(&t, rows[i].cell[c], strlen(rows[i].cell[c]));
+                    continue;
+                }
+                if (c) sb_add(&t, "  ", 2);
+                sb_add(&t, rows[i].cell[c], strlen(rows[i].cell[c]));
+                for (int k = cs_utf8_width(rows[i].cell[c]); k < w[c] && c + 1 < rows[i].n; k++)
+                    sb_add(&t, " ", 1);
+            }
+            int attr = header && i == 0 ? CS_A_BOLD : 0;
+            if (total > st->width)
+                rc = wrap_block(st->d, t.s ? t.s : "", "", st->width, CS_C_DEFAULT, attr);
+            else rc = push(st->d, t.s ? t.s : "", t.n, CS_C_DEFAULT, attr);
+        }
+        free(t.s);
+    }
+    for (int i = 0; i < nr; i++)
+        for (int c = 0; c < rows[i].n; c++) free(rows[i].cell[c]);
+    free(rows);
+    return rc;
+}
+
 int cs_md_layout(cs_md *out, const char *md, int width, bool ascii) {
     memset(out, 0, sizeof *out);
     md_state st = {.d = out, .width = width > 20 ? width : 20, .ascii = ascii};
@@ -191,9 +275,16 @@ int cs_md_layout(cs_md *out, const char *md, int width, bool ascii) {
         } else if (p[0] == '#') {
             rc = flush(&st);
             if (!rc) rc = heading(&st, p, n);
-        } else if (p[0] == '|') { /* a table: as written */
+        } else if (p[0] == '|') { /* a table: its lines together */
+            const char *end = p;
+            while (*end == '|') {
+                const char *e = strchr(end, '\n');
+                end = e ? e + 1 : end + strlen(end);
+            }
             rc = flush(&st);
-            if (!rc) rc = push(out, p, n, CS_C_DEFAULT, 0);
+            if (!rc) rc = table(&st, p, (size_t)(end - p));
+            p = end;
+            continue;
         } else if (p[0] == '>') {
             if (st.kind != B_QUOTE) {
                 rc = flush(&st);

@@ -661,8 +661,17 @@ START_TEST(test_markdown_layout) {
                   "%s", t);
     ck_assert_msg(strstr(t, "\n  dist.send(t, 1)   -- kept as written, however long it is\n"), "%s", t);
     ck_assert_msg(strstr(t, "• first item, long enough to\n  wrap onto a second line\n• second\n"), "%s", t);
-    ck_assert_msg(strstr(t, "12. numbered\n│ quoted\n| a | b |\n"), "%s", t);
+    ck_assert_msg(strstr(t, "12. numbered\n│ quoted\na  b\n"), "%s", t); /* a table row */
     ck_assert_int_eq(d.line[0].fg, CS_C_CYAN);      /* the heading */
+    ck_assert(d.line[0].attr & CS_A_BOLD);
+    cs_md_free(&d);
+    /* a table: columns aligned, its rule drawn, its header bold (item 13) */
+    ck_assert_int_eq(cs_md_layout(&d, "| op | **who** |\n|---|:-:|\n| send | rank 0 |\n| all_reduce | every rank |\n", 60, false), 0);
+    ck_assert_int_eq(d.n, 4);
+    ck_assert_str_eq(d.line[0].text, "op          who");
+    ck_assert_str_eq(d.line[1].text, "──────────────────────"); /* 10 + 2 + 10 */
+    ck_assert_str_eq(d.line[2].text, "send        rank 0");
+    ck_assert_str_eq(d.line[3].text, "all_reduce  every rank");
     ck_assert(d.line[0].attr & CS_A_BOLD);
     cs_md_free(&d);
     /* *emphasis* loses its marks; 2 * 3 and a*b keep theirs (item 13) */
