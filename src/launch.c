@@ -227,6 +227,9 @@ static int settle_status(cs_control *c, int status) {
 
 int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
+    /* A verdict found on the last exit (a collective left unfinished) may
+     * come after the engine saw a clean end. */
+    if (status == 0 && c->mon.deadlocked) status = CS_END_DEADLOCK;
     status = settle_status(c, status);
     cs_outcome o;
     cs_outcome_build(&o, &c->mon, status, &c->output);

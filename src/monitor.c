@@ -313,6 +313,9 @@ static void check_end(cs_monitor *m) {
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state < CS_RS_DONE) return;
     m->ended = true;
+    /* Eager sends let a rank leave a collective that others never called:
+     * nothing blocks, yet the collective can never complete. */
+    if (!m->deadlocked && !m->nfailed && cs_monitor_coll_unfinished(m)) declare_deadlock(m);
     if (!m->deadlocked && !m->nfailed) cs_mon_leftovers(m, monitor_warn, m);
 }
 

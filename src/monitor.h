@@ -124,6 +124,8 @@ const cs_verdict *cs_monitor_coll_mismatch(const cs_monitor *m);
 /* Add to v the calls of the collectives some members never entered: the
  * members inside, and (missing) the members that are not. */
 void cs_monitor_coll_ops(const cs_monitor *m, cs_verdict *v);
+/* Is a collective call entered by some members of its group and not by others? */
+bool cs_monitor_coll_unfinished(const cs_monitor *m);
 /* Collective calls every member of their group has entered. */
 uint64_t cs_monitor_coll_calls(const cs_monitor *m);
 

