@@ -1,6 +1,7 @@
 /* monitor.c -- folding events into the world model; detecting that nothing can
  * move; collecting the pitfalls. The words are explain.c's. */
 #include "monitor_internal.h"
+#include "recheck.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -100,6 +101,7 @@ void cs_monitor_destroy(cs_monitor *m) {
     for (int i = 0; i < m->npitfalls; i++) free(m->pitfalls[i].text);
     free(m->pitfalls);
     free(m->run_error);
+    free(m->recheck);
     free(m->ranks);
     free(m->script);
     free(m->engine);
@@ -400,7 +402,11 @@ static int fold_rankless(cs_monitor *m, const cs_event *ev) {
             m->verdict = m->deadlock.text;
         }
         return 0;
-    case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text); return 0;
+    case CS_EV_WARN:
+        if (ev->text && strncmp(ev->text, CS_RECHECK_PREFIX, strlen(CS_RECHECK_PREFIX)) == 0)
+            copy_text(&m->recheck, ev->text); /* the summary's line, not a pitfall */
+        else add_warning(m, ev->rank, ev->line, ev->text);
+        return 0;
     case CS_EV_ERROR:
         /* A collective mismatch: the coll events it came from gave it already. */
         if (cs_monitor_coll_verdict(m) && ev->text && !strcmp(ev->text, cs_monitor_coll_verdict(m)))

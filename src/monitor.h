@@ -86,6 +86,7 @@ typedef struct cs_monitor {
     cs_pitfall *pitfalls;     /* each once (kind and sites), in the order found */
     int npitfalls, pit_cap;
     char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
+    char *recheck;            /* the rendezvous recheck's block (recheck.h), or NULL */
     int run_status;
 } cs_monitor;
 

@@ -50,4 +50,29 @@ expect "partial reduce: json kind" 3 '"kind": "deadlock_collective"' \
   -- run "$dir/partial_reduce.lua" --send-mode eager --report json
 same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
 
+# ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
+L="$top_srcdir/lessons/02-point-to-point"
+expect "recheck: works only because sends are buffered" 0 \
+  "with rendezvous sends: deadlock at deadlock.lua:19 — this program works only because sends are buffered" \
+  -- run "$L/deadlock.lua" --send-mode eager
+count "recheck: a warning (buffering_hazard)" 1 "[rank 0] warning: deadlock.lua:19: with rendezvous sends this program deadlocks here"
+expect "recheck: --strict makes it a deadlock" 3 "note: eager buffering hid this deadlock" \
+  -- run "$L/deadlock.lua" --send-mode eager --strict
+count "recheck: --strict gives the rendezvous explanation" 1 "why: every blocked rank is sending and none is receiving"
+expect "recheck: --strict, kind" 3 '"kind": "deadlock_buffered"' \
+  -- run "$L/deadlock.lua" --send-mode eager --strict --report json
+expect "recheck: eager:N, tcp engine" 3 "note: eager buffering hid this deadlock" \
+  -- run "$L/eager_limit.lua" --send-mode eager:4096 --strict --engine tcp
+expect "recheck: a program that needs no buffering" 0 "with rendezvous sends: ok" \
+  -- run "$L/chain.lua" --send-mode eager --strict
+expect "recheck: --no-recheck" 0 "" -- run "$L/deadlock.lua" --send-mode eager --no-recheck
+count "recheck: --no-recheck says nothing" 0 "rendezvous sends"
+expect "recheck: not after a rendezvous run" 0 "" -- run "$L/chain.lua"
+count "recheck: rendezvous runs are not rechecked" 0 "with rendezvous sends"
+expect "recheck: unreceived messages are one finding" 2 "--strict: 1 pitfall found" \
+  -- run "$top_srcdir/tests/replay/scripts/unreceived.lua" --send-mode eager --strict
+same "recheck, deadlock" "$L/deadlock.lua" --send-mode eager
+same "recheck, deadlock, --strict" "$L/deadlock.lua" --send-mode eager --strict
+same "recheck, ok" "$L/chain.lua" --send-mode eager
+
 finish
