@@ -57,6 +57,8 @@ static void tab_del(cs_mon_reqtab *t, uint64_t id) {
     size_t i = slot_of(t, id);
     while (t->slot[i] && t->slot[i]->id != id) i = (i + 1) & (t->cap - 1);
     if (!t->slot[i]) return;
+    free(t->slot[i]->clock);
+    free(t->slot[i]->rclock);
     free(t->slot[i]);
     t->slot[i] = NULL;
     t->n--;
@@ -72,7 +74,12 @@ static void tab_del(cs_mon_reqtab *t, uint64_t id) {
 }
 
 static void tab_free(cs_mon_reqtab *t) {
-    for (size_t i = 0; i < t->cap; i++) free(t->slot[i]);
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slot[i]) {
+            free(t->slot[i]->clock);
+            free(t->slot[i]->rclock);
+            free(t->slot[i]);
+        }
     free(t->slot);
     memset(t, 0, sizeof *t);
 }
@@ -108,6 +115,7 @@ void cs_monitor_destroy(cs_monitor *m) {
     free(m->send_mode);
     cs_verdict_free(&m->deadlock);
     cs_monitor_coll_destroy(m);
+    cs_monitor_race_destroy(m);
     memset(m, 0, sizeof *m);
 }
 
@@ -330,6 +338,7 @@ static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
                       .ndim = ev->ndim, .line = ev->line, .eager = ev->eager};
     memcpy(q->shape, ev->shape, sizeof q->shape);
     tab_put(&r->reqs, q);
+    cs_monitor_race_post(m, q);
     if (cs_op_is_send(q->op)) m->unmatched++;
     r->line = ev->line;
     if (ev->ctx == 0) { /* the script's own operation, not a collective's traffic */
@@ -344,6 +353,7 @@ static void fold_match(cs_monitor *m, const cs_event *ev) {
     if (ev->peer >= 0 && ev->peer < m->world) {
         cs_mon_rank *s = &m->ranks[ev->peer];
         cs_mon_req *sq = tab_find(&s->reqs, ev->peer_req);
+        if (sq && !sq->matched) cs_monitor_race_match(m, rq, sq, monitor_warn);
         if (sq && !sq->matched) {
             sq->matched = true;
             m->unmatched--;
@@ -433,6 +443,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         cs_mon_req *q = tab_find(&r->reqs, ev->req);
         if (q) {
             q->done = true;
+            cs_monitor_race_complete(m, q);
             settle(r, q);
         }
         break;
