@@ -3,10 +3,11 @@
  *
  * Happens-before is tracked with one vector clock per rank, kept here from
  * the event stream (nothing travels on the engines' wire): a rank ticks on
- * each post and each match of its receives; a receive's match joins the
- * send's clock at its post; a rendezvous send, which completes only after its
- * match, joins the receive's clock at its post. Eager sends complete when
- * buffered and learn nothing.
+ * each post; a receive's match joins the send's clock at its post (early for
+ * an irecv, which can only hide a race, never invent one); a rendezvous send,
+ * which completes only after its match, learns the receive's clock at its
+ * post and that the receive is over. Eager sends complete when buffered and
+ * learn nothing.
  *
  * A receive R from any source (the script's own traffic) that matched a send
  * from rank a races with a send S from another rank b, to the same rank, tag
@@ -33,7 +34,7 @@ typedef struct wild {
     int rank, line, tag, ctx;
     uint64_t id;          /* its request: later receives of the rank have larger ids */
     int from, from_line;  /* the send it took */
-    uint32_t at;          /* its rank's clock at the match */
+    uint32_t at;          /* its rank's counter at the next operation after it */
 } wild;
 
 struct cs_mon_race {
@@ -132,12 +133,16 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     if (!x || !r || !s || r->rank >= x->world || s->rank >= x->world) return;
     int d = r->rank;
     if (s->clock) join(x, d, s->clock);
-    uint32_t at = ++clock_of(x, d)[d];
-    /* A rendezvous send learns that the receive was posted (not what the
-     * receiver did since: an irecv posted earlier may match at any time). */
-    if (!s->eager && !s->done && !s->rclock && r->clock) {
+    if (!r->clock) return;
+    /* The receive is over by the rank's next operation: a send that knows
+     * that operation (its counter) comes after the receive. */
+    uint32_t at = r->clock[d] + 1;
+    /* A rendezvous send learns that this receive matched it (and what its
+     * rank did before posting it; an irecv posted earlier may match later). */
+    if (!s->eager && !s->done && !s->rclock) {
         s->rclock = cs_xmalloc((size_t)x->world * sizeof *s->rclock, "a request's clock");
         memcpy(s->rclock, r->clock, (size_t)x->world * sizeof *s->rclock);
+        s->rclock[d] = at;
     }
     if (r->ctx != 0) return;
     /* Earlier any-source receives of this rank that s could have matched. */

@@ -137,7 +137,8 @@ void cs_pitfall_of(cs_pitfall *p, int rank, int line, const char *text) {
     case CS_PIT_COLL_READ: p->other_line = line_after(t, "called at "); break;
     case CS_PIT_RACE:
         p->peer = number_after(t, "the send from rank ", CS_NO_RANK);
-        p->other_line = line_after(t, "the send from rank ");
+        const char *at = strstr(t, "the send from rank ");
+        p->other_line = at && (at = strstr(at, " at ")) ? line_after(at, " at ") : 0;
         break;
     case CS_PIT_UNRECEIVED:
         p->peer = number_after(t, "sent here to rank ", CS_NO_RANK);

@@ -50,6 +50,24 @@ expect "partial reduce: json kind" 3 '"kind": "deadlock_collective"' \
   -- run "$dir/partial_reduce.lua" --send-mode eager --report json
 same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
 
+# ---- message races: a receive from any source whose match depends on timing
+race="race.lua:6: message race: this receive from any source could match the send from rank 1 at race.lua:10 or the send from rank 2 at race.lua:12; which arrives first depends on timing"
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    expect "race: two unordered senders, $mode, $engine" 0 "$race" \
+      -- run "$dir/race.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+    count "race: once per receive site, $mode, $engine" 1 "message race"
+    expect "race-free: ordered by a message, $mode, $engine" 0 "" \
+      -- run "$dir/race_free.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+    count "race-free: no warning, $mode, $engine" 0 "warning"
+  done
+done
+expect "race: an error with --strict" 2 "--strict: 1 pitfall found" -- run "$dir/race.lua" --strict
+expect "race: json kind" 0 '"kind": "message_race"' -- run "$dir/race.lua" --report json
+same "race" "$dir/race.lua"
+same "race, --strict" "$dir/race.lua" --strict
+same "race-free" "$dir/race_free.lua" --send-mode eager
+
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
