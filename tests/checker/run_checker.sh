@@ -68,6 +68,26 @@ same "race" "$dir/race.lua"
 same "race, --strict" "$dir/race.lua" --strict
 same "race-free" "$dir/race_free.lua" --send-mode eager
 
+# ---- async collectives: the work handle owns the tensors until its wait,
+# even though the collective ran inside the call
+a="$dir/async_coll.lua"
+for engine in thread tcp; do
+  expect "async collective: read before the wait, $engine" 0 \
+    "[rank 1] warning: async_coll.lua:5: reads a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4 still writes into" \
+    -- run "$a" --engine "$engine"
+  count "async collective: write before the wait, once per rank, $engine" 2 \
+    "warning: async_coll.lua:6: writes to a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4 still uses"
+  count "async collective: never waited on, $engine" 2 \
+    "warning: async_coll.lua:10: the broadcast (async_op) called here was never waited on"
+  count "async collective: nothing after wait, wait_all or is_completed, $engine" 6 "warning:"
+done
+expect "async collective: --strict fails the rank at the read" 2 \
+  "rank 0 failed: async_coll.lua:5: reads a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4" \
+  -- run "$a" --strict
+expect "async collective: json kinds" 0 '"kind": "collective_never_waited"' -- run "$a" --report json
+count "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
+same "async collectives" "$a"
+
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
