@@ -344,6 +344,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
     const char *name = cs_op_name(op);
     cs_world *w = r->world;
     int rc;
+    r->errmsg[0] = '\0'; /* a CS_ENOMEM below may leave its details here */
     if ((rc = check_tensor(r, t, name)) != CS_OK) return rc;
     if (dst < 0 || dst >= w->cfg.world)
         return fail_arg(r, "dist.%s: destination %d is outside the world (ranks 0 to %d)", name, dst,
@@ -364,6 +365,13 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
         cs_request_release(q);
         cs_request_release(q);
         return rc;
+    }
+    if (q->unbuffered) { /* queued uncopied; the rank fails at this line */
+        snprintf(r->errmsg, sizeof r->errmsg,
+                 "no room to buffer an eager send of %zu bytes (eager messages not yet "
+                 "received count against their sender's cap)", q->bytes);
+        cs_request_release(q);
+        return CS_ENOMEM;
     }
     if (op == CS_OP_ISEND && ctx == 0) cs_inflight_add(r, q);
     *out = q;

@@ -253,6 +253,19 @@ static void recheck(cs_control *c) {
     cs_recheck_free(&r);
 }
 
+/* A trace that could not be written is a failed run: status 1 unless the run
+ * already failed otherwise. Decided before the summary, so that the verdict
+ * shows it; the error event is not in the trace (that is what failed). */
+static int trace_status(cs_control *c, int status) {
+    const char *e = c->tw ? cs_trace_error(c->tw) : NULL;
+    if (!e || status != 0) return status;
+    char text[600];
+    snprintf(text, sizeof text, "the trace could not be written: %s", e);
+    cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 1, .text = text};
+    cs_bus_emit_locked(&c->bus, &ev);
+    return 1;
+}
+
 int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
     if (status == 0 && c->recheck && !c->mon.deadlocked) recheck(c);
@@ -260,6 +273,7 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
      * come after the engine saw a clean end. */
     if (status == 0 && c->mon.deadlocked) status = CS_END_DEADLOCK;
     status = settle_status(c, status);
+    status = trace_status(c, status);
     cs_outcome o;
     cs_outcome_build(&o, &c->mon, status, &c->output);
     if (c->report == CS_REPORT_JSON) {
@@ -276,8 +290,10 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
         char why[256];
         const char *e = cs_trace_error(c->tw);
         snprintf(why, sizeof why, "%s", e ? e : "");
-        if (cs_trace_close(c->tw) < 0)
+        if (cs_trace_close(c->tw) < 0) {
             fprintf(err, "commsim: writing the trace %s failed: %s\n", c->trace_path, why);
+            if (status == 0) status = 1; /* the close itself failed */
+        }
         c->tw = NULL;
     }
     return status;

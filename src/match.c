@@ -14,6 +14,7 @@ void cs_matcher_init(cs_matcher *m, int rank) {
 void cs_msg_free(cs_msg *msg) {
     if (!msg) return;
     if (msg->sreq) cs_request_release(msg->sreq);
+    if (msg->data && msg->charged) cs_budget_refund(msg->charged, msg->bytes ? msg->bytes : 1);
     free(msg->data);
     free(msg);
 }
@@ -152,6 +153,27 @@ static void pair(cs_world *w, cs_msg *msg, cs_request *rq) {
     w->engine->ops->transfer(w->engine, msg, rq);
 }
 
+/* Copy an eager message aside and complete its send. The copy counts against
+ * the sender's memory cap: buffered messages are memory the sender's script
+ * chose to use, and only the sender can be stopped at the line that did it. */
+static void buffer_eager(cs_msg *msg) {
+    cs_request *sq = msg->sreq;
+    cs_budget *b = cs_rank_budget(sq->owner);
+    size_t n = msg->bytes ? msg->bytes : 1;
+    if (!cs_budget_charge(b, n)) {
+        sq->unbuffered = true;
+        return;
+    }
+    if (!(msg->data = malloc(n))) {
+        cs_budget_refund(b, n);
+        return; /* it waits for its receive, as a rendezvous send */
+    }
+    msg->charged = b;
+    memcpy(msg->data, cs_tensor_data(sq->buf), msg->bytes);
+    msg->sreq = NULL;
+    cs_request_finish(sq, CS_OK, NULL);
+}
+
 void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
     pthread_mutex_lock(&m->lock);
     cs_request *rq = cs_match_take_posted(m, msg);
@@ -160,15 +182,7 @@ void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
     } else {
         /* Nobody waits yet. An eager send is copied aside and completes now; a
          * rendezvous send stays pending until a receive takes it. */
-        if (msg->sreq && msg->sreq->eager && !msg->data) {
-            msg->data = malloc(msg->bytes ? msg->bytes : 1);
-            if (msg->data) {
-                memcpy(msg->data, cs_tensor_data(msg->sreq->buf), msg->bytes);
-                cs_request *sq = msg->sreq;
-                msg->sreq = NULL;
-                cs_request_finish(sq, CS_OK, NULL);
-            }
-        }
+        if (msg->sreq && msg->sreq->eager && !msg->data) buffer_eager(msg);
         cs_match_push_unexpected(m, msg);
     }
     pthread_mutex_unlock(&m->lock);

@@ -35,6 +35,9 @@ struct cs_request {
     size_t bytes;
     int line;
     bool eager;
+    /* An eager send the matcher could not buffer within its sender's memory
+     * cap (set on the sender's own thread, inside the engine's send). */
+    bool unbuffered;
     int fl_slot;          /* its index in the owner's pitfall registry + 1; 0: not there */
     cs_err err;           /* when failed */
     char *errmsg;
@@ -51,6 +54,7 @@ typedef struct cs_msg {
     int line;             /* the send's script line */
     uint64_t sreq_id;     /* the send's request id */
     void *data;           /* an eager message's buffered copy (owned), or NULL */
+    cs_budget *charged;   /* the budget data is charged to (its sender's), or NULL */
     cs_request *sreq;     /* thread engine, rendezvous: the sender's request (ref held) */
     void *engine_data;    /* anything else an engine needs to pull the bytes */
     struct cs_msg *next;
@@ -88,7 +92,10 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
 
 /* ---- the protocol, with locking and events */
 
-/* A message arrived at its destination's matcher. Takes ownership of msg. */
+/* A message arrived at its destination's matcher. Takes ownership of msg. An
+ * eager send that finds no receive is copied aside, the copy charged to its
+ * sender's memory cap until a receive takes it; when the cap refuses, the
+ * message waits uncopied, as a rendezvous one, and sreq->unbuffered is set. */
 void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg);
 /* The owner posts a receive (the request already carries a ref for the matcher). */
 void cs_match_post_recv(cs_world *w, cs_matcher *m, cs_request *rq);

@@ -2,7 +2,8 @@
  *
  * Each rank gets its own lua_State with:
  *   - an allocator charging the rank's cs_budget (shared with its tensors), so
- *     the memory cap covers the Lua heap and tensor storage together;
+ *     the memory cap covers the Lua heap and tensor storage together, and the
+ *     instruction budget for the bytes (C code builds strings in one call);
  *   - a count hook that charges the instruction budget and notices the end of
  *     the run;
  *   - a sandbox: base (minus dofile/loadfile, with a text-only load), string
@@ -10,9 +11,11 @@
  *     libraries. No io, os, package, debug.
  *
  * Stopping a rank from inside (the run was aborted, a budget ran out) raises a
- * sentinel error object. A script can catch it with pcall, so once a rank is
- * dying its hook fires on every instruction and raises it again: it escapes
- * every pcall in a few instructions.
+ * sentinel error object. Nothing may keep it: pcall, xpcall, coroutine.resume,
+ * coroutine.close, wrapped coroutines and load raise it again when they catch
+ * it; xpcall's handler is not called for it (the hook is off in there); the
+ * allocator refuses a dying rank; and its hook fires on every instruction
+ * and raises it again, for whatever else catches it (__close handlers).
  *
  * The main chunk runs in a coroutine rather than under lua_pcall: when it dies
  * with an error its stack is not unwound, so the position of the failure is
@@ -126,14 +129,33 @@ int cs_script_line(lua_State *L) {
 
 static void count_hook(lua_State *L, lua_Debug *ar);
 
+/* A memory failure reported by the tensor module (errno ENOMEM, its message
+ * set): the cap refused the storage, the machine did, or no such tensor can
+ * exist. Only the last is not a memory error: it is the script's mistake. */
+static cs_die_reason tensor_nomem(lua_State *L, cs_script_ctx *c) {
+    if (errno != ENOMEM) return CS_DIE_MEM;
+    errno = 0; /* read once: a later failure must not be taken for this one */
+    const char *msg = cs_tensor_errmsg();
+    size_t bytes;
+    if (msg && sscanf(msg, "out of memory allocating %zu bytes", &bytes) == 1) {
+        c->host_bytes = bytes;
+        return CS_DIE_HOST;
+    }
+    if (msg && strstr(msg, "too large")) luaL_error(L, "%s", msg);
+    return CS_DIE_MEM;
+}
+
 int cs_script_die(lua_State *L, cs_die_reason why) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     if (c->dying == CS_DIE_NONE) {
+        if (why == CS_DIE_MEM) why = tensor_nomem(L, c);
         c->dying = why;
-        c->die_line = cs_script_line(L);
     }
+    /* The allocator may have set dying, where no line can be read. */
+    if (c->die_line == 0) c->die_line = cs_script_line(L);
     /* From now on this thread is hooked on every instruction; other threads of
-     * the state still have their 1000-instruction hook and get there soon. */
+     * the state still have their 1000-instruction hook and get there soon
+     * (resuming one raises at once: see sb_catching and sb_wrapped). */
     lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
     lua_pushlightuserdata(L, CS_SENTINEL);
     return lua_error(L);
@@ -145,26 +167,43 @@ void cs_script_check(lua_State *L) {
     if (cs_world_aborted(cs_rank_world(c->r))) cs_script_die(L, CS_DIE_ABORT);
 }
 
+/* A memory error the script caught with pcall is still a memory error. */
+static void check_refused(lua_State *L, cs_script_ctx *c) {
+    if (c->mem_refused) cs_script_die(L, c->refused_host ? CS_DIE_HOST : CS_DIE_MEM);
+}
+
 void cs_script_charge(lua_State *L, uint64_t n) {
     cs_script_ctx *c = cs_script_ctx_of(L);
+    if (n >= CS_STEPS_OVERFLOW) luaL_error(L, "tensor too large: its element count overflows 64 bits");
     if (c->step_limit == 0) return;
     c->steps += n;
+    if (c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
+}
+
+void cs_script_charge_work(lua_State *L, uint64_t n) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (c->step_limit == 0) return;
+    c->steps = n > UINT64_MAX - c->steps ? UINT64_MAX : c->steps + n;
     if (c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
 }
 
 int cs_script_api_error(lua_State *L, int rc) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     if (rc == CS_EABORT) return cs_script_die(L, CS_DIE_ABORT);
-    if (rc == CS_ENOMEM) return cs_script_die(L, CS_DIE_MEM);
     const char *msg = cs_rank_errmsg(c->r);
+    if (rc == CS_ENOMEM) {
+        errno = 0; /* not the tensor module's failure */
+        if (msg && c->dying == CS_DIE_NONE) snprintf(c->mem_detail, sizeof c->mem_detail, "%s", msg);
+        return cs_script_die(L, CS_DIE_MEM);
+    }
     return luaL_error(L, "%s", msg && *msg ? msg : "the operation failed");
 }
 
 static void count_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
     cs_script_ctx *c = cs_script_ctx_of(L);
     if (c->dying != CS_DIE_NONE) cs_script_die(L, c->dying);
-    /* A memory error the script caught with pcall is still a memory error. */
-    if (c->mem_refused) cs_script_die(L, CS_DIE_MEM);
+    check_refused(L, c);
     c->steps += CS_HOOK_EVERY;
     if (c->step_limit && c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
     if (cs_world_aborted(cs_rank_world(c->r))) cs_script_die(L, CS_DIE_ABORT);
@@ -212,6 +251,27 @@ lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char
 
 /* ---- the allocator: every byte of the Lua heap is charged to the rank's budget */
 
+/* Is the rank being stopped? Then it gets no more memory: a C function that
+ * loops allocating (string.rep, gsub, table.concat) stops at its next block,
+ * where no hook can reach it. No line can be read here; cs_script_die reads
+ * it when the hook raises. */
+static bool alloc_stopping(cs_script_ctx *c) {
+    if (c->dying != CS_DIE_NONE) return true;
+    if (c->step_limit && c->steps > c->step_limit) c->dying = CS_DIE_STEPS;
+    else if (c->r && cs_world_aborted(cs_rank_world(c->r))) c->dying = CS_DIE_ABORT;
+    return c->dying != CS_DIE_NONE;
+}
+
+static void remember_refusal(cs_script_ctx *c, bool host, const void *ptr, size_t osize,
+                             size_t nsize) {
+    c->mem_refused = true;
+    c->refused_host = host;
+    c->refused_ptr = ptr;
+    c->refused_osize = osize;
+    c->refused_nsize = nsize;
+    if (host) c->host_bytes = nsize;
+}
+
 static void *cs_script_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     cs_script_ctx *c = ud;
     size_t old = ptr ? osize : 0; /* without a block, osize is a type tag */
@@ -220,17 +280,20 @@ static void *cs_script_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         cs_budget_refund(c->budget, old);
         return NULL;
     }
-    if (nsize > old && !cs_budget_charge(c->budget, nsize - old)) {
-        c->mem_refused = true;
-        c->refused_ptr = ptr;
-        c->refused_osize = osize;
-        c->refused_nsize = nsize;
-        return NULL;
+    if (nsize > old) {
+        /* Bytes built in C (string.rep, .., gsub, table.concat, format) are
+         * work too: charged to the instruction budget as they are allocated. */
+        if (c->running) c->steps += (nsize - old) / CS_BYTES_PER_STEP;
+        if (alloc_stopping(c)) return NULL;
+        if (!cs_budget_charge(c->budget, nsize - old)) {
+            remember_refusal(c, false, ptr, osize, nsize);
+            return NULL;
+        }
     }
     void *p = realloc(ptr, nsize);
     if (!p) {
         if (nsize > old) cs_budget_refund(c->budget, nsize - old);
-        c->oom = true;
+        remember_refusal(c, true, ptr, osize, nsize);
         return NULL;
     }
     if (nsize < old) cs_budget_refund(c->budget, old - nsize);
@@ -242,21 +305,147 @@ static void *cs_script_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* ---- the sandbox: wrappers around a few standard functions */
 
-/* Call the original function (upvalue 1) with the current arguments. */
-static int call_original(lua_State *L) {
-    lua_pushvalue(L, lua_upvalueindex(1));
+/* Call the original function (upvalue 1, a C function of the standard
+ * libraries) in this very call: Lua still names the function the script called
+ * in argument errors ("bad argument #1 to 'pcall'", not "to '?'"). When a
+ * wrapper of ours is itself called that way by another wrapper, the upvalue
+ * read here is the other one's -- our own closure, not the original: that
+ * one is called as a function of its own, or it would call itself forever. */
+int cs_script_call_original(lua_State *L) {
+    int up = lua_upvalueindex(1);
+    if (!lua_getupvalue(L, up, 1)) return lua_tocfunction(L, up)(L);
+    lua_pop(L, 1);
+    lua_pushvalue(L, up);
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
 }
 
+
+/* ---- functions that catch errors: what they catch from a dying rank they
+ * raise again, so a rank over its budget unwinds whatever the script wraps
+ * around its work */
+
+/* After the original: the rank may have been stopped or have hit its memory
+ * cap inside it. */
+static int after_catch(lua_State *L, int n) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (c->dying != CS_DIE_NONE) return cs_script_die(L, c->dying);
+    check_refused(L, c);
+    return n;
+}
+
+/* coroutine.resume, coroutine.close, load: they catch with a C-level
+ * protected call, which returns here. */
+static int sb_catching(lua_State *L) {
+    cs_script_check(L);
+    return after_catch(L, cs_script_call_original(L));
+}
+
+/* pcall and xpcall in a coroutine (the script always runs in one) catch by
+ * unwinding to the frame that called them and finishing it in a continuation:
+ * called directly, this frame would be finished without its check. So they
+ * run as a call of their own, finished in protected_done. */
+static int protected_done(lua_State *L, int status, lua_KContext ctx) {
+    (void)status;
+    (void)ctx;
+    return after_catch(L, lua_gettop(L));
+}
+
+static int call_protected(lua_State *L) {
+    cs_script_check(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, protected_done);
+    return protected_done(L, LUA_OK, 0);
+}
+
+static int sb_pcall(lua_State *L) {
+    luaL_checkany(L, 1); /* here, where Lua can name the function */
+    return call_protected(L);
+}
+
+/* xpcall's message handler runs before the stack unwinds, and with the hook
+ * off when the error came from the hook: for a dying rank it is not called at
+ * all, the error goes on as it is. */
+static int sb_msgh(lua_State *L) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    if (c->dying != CS_DIE_NONE || c->mem_refused) return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+static int sb_xpcall(lua_State *L) {
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, sb_msgh, 1);
+    lua_replace(L, 2);
+    return call_protected(L);
+}
+
 /* load: text chunks only (mode forced to "t"); without an env argument the
- * chunk sees the sandbox's globals, as every chunk of this state does. */
+ * chunk sees the sandbox's globals, as every chunk of this state does. A
+ * reader function that errors makes load return the error: caught too. */
 static int sb_load(lua_State *L) {
     if (lua_gettop(L) < 3) lua_settop(L, 3);
     lua_pushliteral(L, "t");
     lua_replace(L, 3);
-    return call_original(L);
+    return sb_catching(L);
+}
+
+/* A new thread's count hook starts from zero, so a coroutine that runs fewer
+ * than CS_HOOK_EVERY instructions would never be charged: charge its creation.
+ * (New threads inherit the hook of the thread that creates them.) */
+static int sb_cocreate(lua_State *L) {
+    cs_script_charge_work(L, CS_COROUTINE_COST);
+    return cs_script_call_original(L);
+}
+
+/* The function coroutine.wrap returns: Lua's, except that a coroutine stopped
+ * by its rank's budget is not closed. Closing runs its __close handlers, and a
+ * thread that died in its hook has the hook off for good. */
+static int sb_wrapped(lua_State *L) {
+    lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    int narg = lua_gettop(L), nres;
+    cs_script_check(L);
+    if (!lua_checkstack(co, narg)) return luaL_error(L, "too many arguments to resume");
+    lua_xmove(L, co, narg);
+    int status = lua_resume(co, L, narg, &nres);
+    if (status == LUA_OK || status == LUA_YIELD) {
+        if (!lua_checkstack(L, nres + 1)) {
+            lua_pop(co, nres);
+            return luaL_error(L, "too many results to resume");
+        }
+        lua_xmove(co, L, nres);
+        return nres;
+    }
+    lua_xmove(co, L, 1); /* the error */
+    status = lua_status(co);
+    if (status != LUA_OK && status != LUA_YIELD) { /* the coroutine itself failed */
+        if (c->dying != CS_DIE_NONE) return cs_script_die(L, c->dying);
+        check_refused(L, c);
+        status = lua_resetthread(co); /* close its to-be-closed variables */
+        lua_xmove(co, L, 1);
+    }
+    if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+    }
+    return lua_error(L);
+}
+
+static int sb_cowrap(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    cs_script_charge_work(L, CS_COROUTINE_COST);
+    lua_State *co = lua_newthread(L);
+    lua_pushvalue(L, 1);
+    lua_xmove(L, co, 1);
+    lua_pushcclosure(L, sb_wrapped, 1);
+    return 1;
 }
 
 static int sb_collectgarbage(lua_State *L) {
@@ -264,7 +453,7 @@ static int sb_collectgarbage(lua_State *L) {
                                           "incremental", "generational", NULL};
     const char *opt = luaL_optstring(L, 1, "collect");
     for (const char *const *a = allowed; *a; a++)
-        if (strcmp(*a, opt) == 0) return call_original(L);
+        if (strcmp(*a, opt) == 0) return cs_script_call_original(L);
     return luaL_error(L, "collectgarbage: option '%s' is not available in lesson scripts", opt);
 }
 
@@ -276,7 +465,7 @@ static int sb_setmetatable(lua_State *L) {
             return luaL_error(L, "setmetatable: __gc metamethods are not available in lesson scripts");
         lua_pop(L, 1);
     }
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* string.rep of an empty string loops n times producing nothing: a long C loop
@@ -290,21 +479,14 @@ static int sb_rep(lua_State *L) {
         lua_pushliteral(L, "");
         return 1;
     }
-    return call_original(L);
+    return cs_script_call_original(L);
 }
 
 /* table.move loops in C over as many indices as asked, even absent ones. */
 static int sb_tmove(lua_State *L) {
     lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
-    if (e >= f) cs_script_charge(L, (uint64_t)e - (uint64_t)f + 1);
-    return call_original(L);
-}
-
-/* A new thread's count hook starts from zero, so a coroutine that runs fewer
- * than CS_HOOK_EVERY instructions would never be charged: charge its creation. */
-static int sb_cocreate(lua_State *L) {
-    cs_script_charge(L, CS_COROUTINE_COST);
-    return call_original(L);
+    if (e >= f) cs_script_charge_work(L, (uint64_t)e - (uint64_t)f + 1);
+    return cs_script_call_original(L);
 }
 
 /* print: like Lua's (tostring, tab-separated), as a print event of the rank. */
@@ -347,6 +529,8 @@ static void sandbox_globals(lua_State *L) {
     remove_field(L, "loadfile");
     remove_field(L, "warn"); /* warnings have nowhere to go */
     wrap_field(L, "load", sb_load);
+    wrap_field(L, "pcall", sb_pcall);
+    wrap_field(L, "xpcall", sb_xpcall);
     wrap_field(L, "collectgarbage", sb_collectgarbage);
     wrap_field(L, "setmetatable", sb_setmetatable);
     lua_pushcfunction(L, sb_print);
@@ -362,8 +546,12 @@ static void sandbox_globals(lua_State *L) {
     lua_pop(L, 1);
     lua_getglobal(L, LUA_COLIBNAME);
     wrap_field(L, "create", sb_cocreate);
-    wrap_field(L, "wrap", sb_cocreate);
+    lua_pushcfunction(L, sb_cowrap);
+    lua_setfield(L, -2, "wrap");
+    wrap_field(L, "resume", sb_catching);
+    wrap_field(L, "close", sb_catching);
     lua_pop(L, 1);
+    cs_script_charge_libs(L);
 }
 
 /* math.random is seeded randomly by Lua; seed it from the rank's stream so runs
@@ -429,16 +617,23 @@ static void at_line(char *buf, size_t len, const cs_script_ctx *c, int line, con
 
 static void budget_message(char *buf, size_t len, const cs_script_ctx *c, cs_die_reason why,
                            int line) {
-    char what[160];
+    char what[400];
     if (why == CS_DIE_STEPS) {
         snprintf(what, sizeof what, "instruction budget exceeded (%llu steps; --step-limit)",
                  (unsigned long long)c->step_limit);
+    } else if (why == CS_DIE_HOST) {
+        /* The machine ran out before the cap: not the script's budget. */
+        char size[32];
+        format_bytes(size, sizeof size, c->host_bytes);
+        snprintf(what, sizeof what, "host allocation failed: %s%s (the machine is out of memory)",
+                 c->host_bytes ? size : "", c->host_bytes ? "" : "a block");
     } else if (c->budget->limit == 0) {
         snprintf(what, sizeof what, "not enough memory");
     } else {
         char size[32];
         format_bytes(size, sizeof size, c->budget->limit);
-        snprintf(what, sizeof what, "memory limit exceeded (%s per rank; --mem-limit)", size);
+        snprintf(what, sizeof what, "memory limit exceeded (%s per rank; --mem-limit)%s%s", size,
+                 c->mem_detail[0] ? ": " : "", c->mem_detail);
     }
     at_line(buf, len, c, line, what);
 }
@@ -473,13 +668,13 @@ static int finish(cs_script_ctx *c, lua_State *co, int status) {
     char msg[1024];
     cs_die_reason why = c->dying;
     int line = c->die_line;
-    if (why == CS_DIE_NONE && status != LUA_OK && status != LUA_YIELD &&
-        (status == LUA_ERRMEM || c->mem_refused || c->oom)) {
-        why = CS_DIE_MEM;
-        line = co ? cs_script_line(co) : 0;
-    }
+    /* A memory error is the end of the rank even if the script caught it, even
+     * on its last line. */
+    if (why == CS_DIE_NONE && c->mem_refused) why = c->refused_host ? CS_DIE_HOST : CS_DIE_MEM;
+    else if (why == CS_DIE_NONE && status == LUA_ERRMEM) why = CS_DIE_MEM;
+    if (why != CS_DIE_NONE && line == 0 && co) line = cs_script_line(co);
     if (why == CS_DIE_ABORT) return CS_RANK_ABORTED;
-    if (why == CS_DIE_MEM || why == CS_DIE_STEPS) {
+    if (why == CS_DIE_MEM || why == CS_DIE_STEPS || why == CS_DIE_HOST) {
         budget_message(msg, sizeof msg, c, why, line);
         cs_rank_fail(c->r, CS_END_TIMEOUT, msg);
         return CS_END_TIMEOUT;
@@ -518,6 +713,7 @@ int cs_script_run(cs_rank *r, const cs_script *s, const cs_script_limits *lim) {
     } else {
         lua_State *co = lua_tothread(L, -1);
         lua_sethook(co, count_hook, LUA_MASKCOUNT, CS_HOOK_EVERY);
+        c.running = true;
         int nres = 0;
         rc = lua_resume(co, L, 0, &nres);
         status = finish(&c, co, rc);

@@ -26,13 +26,20 @@
  * elements touched, so a script cannot hide a long computation in one call. */
 #define CS_ELEMS_PER_STEP 8
 
+/* C work charged in bytes (strings built or scanned by a library function):
+ * one step per this many bytes. */
+#define CS_BYTES_PER_STEP 16
+
 /* Why a rank is being stopped from inside its own Lua state. Once set it never
- * goes back: the count hook keeps raising the sentinel until the state unwinds. */
+ * goes back: the count hook keeps raising the sentinel until the state unwinds,
+ * the allocator refuses to grow, and pcall, xpcall, coroutine.resume and the
+ * rest of the catching functions raise it again instead of returning it. */
 typedef enum {
     CS_DIE_NONE = 0,
     CS_DIE_ABORT,  /* the run is ending: leave silently */
     CS_DIE_MEM,    /* the memory cap */
-    CS_DIE_STEPS   /* the instruction budget */
+    CS_DIE_STEPS,  /* the instruction budget */
+    CS_DIE_HOST    /* the machine itself refused an allocation (not the cap) */
 } cs_die_reason;
 
 /* One per lua_State, reached through the state's extra space (threads created
@@ -43,27 +50,45 @@ typedef struct cs_script_ctx {
     const cs_script *script;
     uint64_t steps;
     uint64_t step_limit;    /* 0: none */
+    bool running;           /* the script runs (the sandbox is built): bytes count */
     cs_die_reason dying;
     int die_line;           /* the script line where it happened, 0 if unknown */
     /* The allocator's last refusal. Lua retries a failed allocation once after an
      * emergency collection; if that retry succeeds the refusal is forgotten,
      * otherwise the memory error is final even if a pcall catches it. */
     bool mem_refused;
+    bool refused_host;      /* realloc itself failed, not the cap */
     const void *refused_ptr;
     size_t refused_osize, refused_nsize;
-    bool oom;               /* malloc itself failed (not the budget) */
+    size_t host_bytes;      /* CS_DIE_HOST: the allocation that failed, 0 if unknown */
+    char mem_detail[200];   /* CS_DIE_MEM: what the cap refused, when not the heap */
 } cs_script_ctx;
 
 cs_script_ctx *cs_script_ctx_of(lua_State *L);
 /* The line of the innermost Lua function on L's stack, 0 if none. */
 int cs_script_line(lua_State *L);
-/* Stop the rank: record why (first reason wins) and raise the sentinel. */
+/* Stop the rank: record why (first reason wins) and raise the sentinel. For
+ * CS_DIE_MEM right after a tensor.h call failed with ENOMEM, its message
+ * decides: a host allocation failure becomes CS_DIE_HOST, and a tensor that
+ * cannot exist ("too large") an ordinary error of the script instead. */
 int cs_script_die(lua_State *L, cs_die_reason why);
 /* Raise the sentinel again if the rank is already being stopped. Every API entry
  * calls it so a script that caught the sentinel cannot block in a wait. */
 void cs_script_check(lua_State *L);
-/* Add n steps to the budget; stops the rank when it is exceeded. */
+/* Add n steps to the budget; stops the rank when it is exceeded. A charge of
+ * CS_STEPS_OVERFLOW or more comes from an element count that saturated at
+ * INT64_MAX (see script_tensor.c): no such tensor can exist, and the call
+ * fails with "tensor too large" instead (an error the script may catch). */
 void cs_script_charge(lua_State *L, uint64_t n);
+#define CS_STEPS_OVERFLOW ((uint64_t)INT64_MAX / CS_ELEMS_PER_STEP)
+/* Add n steps of C work that the sandbox's own wrappers measured (saturating). */
+void cs_script_charge_work(lua_State *L, uint64_t n);
+/* In a C closure wrapping a standard library function (upvalue 1): call it
+ * with the current arguments and return its results. */
+int cs_script_call_original(lua_State *L);
+/* Wrap the standard library functions that loop in C without allocating so
+ * that they charge their work first (script_charge.c). */
+void cs_script_charge_libs(lua_State *L);
 /* Turn a failing api.h return code into the right Lua outcome (never returns). */
 int cs_script_api_error(lua_State *L, int rc);
 

@@ -314,6 +314,118 @@ START_TEST(steps_table_move) {
 }
 END_TEST
 
+/* xpcall's handler runs with the hook off after a budget error: not called. */
+START_TEST(steps_xpcall_handler) {
+    result *r = run_opts("xh.lua",
+                         "xpcall(function() while true do end end, function() while true do end end)\n",
+                         1, "rendezvous", 0, 1000000);
+    ck_assert_int_eq(r->status[0], CS_END_TIMEOUT);
+    ck_assert_str_eq(error_of(r, 0), "xh.lua:1: instruction budget exceeded (1000000 steps; --step-limit)");
+    free(r);
+}
+END_TEST
+
+/* A wrapped coroutine stopped by the budget is not closed: its __close would
+ * run with the hook off. */
+START_TEST(steps_wrap_close) {
+    result *r = run_opts("wc.lua",
+                         "local w = coroutine.wrap(function()\n"
+                         "  local g <close> = setmetatable({}, {__close = function() while true do end end})\n"
+                         "  while true do end\n"
+                         "end)\n"
+                         "w()\n",
+                         1, "rendezvous", 0, 1000000);
+    ck_assert_int_eq(r->status[0], CS_END_TIMEOUT);
+    ck_assert_ptr_nonnull(strstr(error_of(r, 0), "instruction budget exceeded"));
+    free(r);
+}
+END_TEST
+
+/* One call of gsub over 1 MiB is one instruction, but its work is charged. */
+START_TEST(steps_string_work) {
+    expect_fail("gs.lua", "local s = string.rep('x', 1 << 20)\nwhile true do s:gsub('y', 'z') end\n",
+                CS_END_TIMEOUT, "gs.lua:2: instruction budget exceeded (1000000 steps; --step-limit)");
+}
+END_TEST
+
+/* The wrappers keep Lua's behaviour: yields across pcall, handlers, errors. */
+START_TEST(sandbox_wrappers_transparent) {
+    result *r = run("tr.lua",
+                    "local co = coroutine.wrap(function(a)\n"
+                    "  local ok, v = pcall(function() return coroutine.yield(a + 1) end)\n"
+                    "  return ok, v\n"
+                    "end)\n"
+                    "print(co(1))\n"
+                    "print(co(10))\n"
+                    "print(xpcall(error, function(m) return 'handled: ' .. m end, 'boom'))\n"
+                    "print(select('#', pcall(function() return 1, 2, 3 end)))\n"
+                    "print(pcall(coroutine.wrap(function() error('e') end)))\n"
+                    "print(pcall(pcall))\n"
+                    "print(pcall(string.find))\n",
+                    1);
+    ck_assert_msg(r->status[0] == 0, "%s", error_of(r, 0));
+    ck_assert_str_eq(print_of(r, 0, 0)->text, "2");
+    ck_assert_str_eq(print_of(r, 0, 1)->text, "true\t10");
+    ck_assert_str_eq(print_of(r, 0, 2)->text, "false\thandled: boom");
+    ck_assert_str_eq(print_of(r, 0, 3)->text, "4");
+    ck_assert_str_eq(print_of(r, 0, 4)->text, "false\ttr.lua:9: e");
+    ck_assert_str_eq(print_of(r, 0, 5)->text, "false\tbad argument #1 to 'pcall' (value expected)");
+    ck_assert_str_eq(print_of(r, 0, 6)->text,
+                     "false\tbad argument #1 to 'string.find' (string expected, got no value)");
+    free(r);
+}
+END_TEST
+
+/* A memory error caught on the last line still ends the rank, unseen. */
+START_TEST(memory_pcall_last_line) {
+    result *r = run_opts("ml.lua", "print(pcall(string.rep, 'x', 1 << 30))\n", 1, "rendezvous",
+                         (size_t)16 << 20, 0);
+    ck_assert_int_eq(r->status[0], CS_END_TIMEOUT);
+    ck_assert_str_eq(error_of(r, 0), "ml.lua:1: memory limit exceeded (16 MiB per rank; --mem-limit)");
+    ck_assert_int_eq(count(r, CS_EV_PRINT, 0), 0);
+    free(r);
+}
+END_TEST
+
+/* An element count past 64 bits is the script's error, not a budget. */
+START_TEST(tensor_count_overflow) {
+    expect_fail("ov.lua", "local t = tensor.zeros(2^40, 2^40)\n", CS_END_ERROR,
+                "ov.lua:1: tensor too large: its element count overflows 64 bits");
+}
+END_TEST
+
+/* Eager copies count against the sender's cap until received. */
+START_TEST(memory_eager_buffers) {
+    result *r = run_opts("eb.lua",
+                         "local t = tensor.zeros(256 * 1024)\n"
+                         "if rank == 0 then\n"
+                         "  for i = 1, 100 do dist.isend(t, 1) end\n"
+                         "end\n",
+                         2, "eager", (size_t)16 << 20, 0);
+    ck_assert_int_eq(r->status[0], CS_END_TIMEOUT);
+    ck_assert_str_eq(error_of(r, 0),
+                     "eb.lua:3: memory limit exceeded (16 MiB per rank; --mem-limit): no room to "
+                     "buffer an eager send of 1048576 bytes (eager messages not yet received count "
+                     "against their sender's cap)");
+    free(r);
+    r = run_opts("er.lua",
+                 "local t = tensor.zeros(256 * 1024)\n"
+                 "for i = 1, 100 do\n"
+                 "  if rank == 0 then\n"
+                 "    for k = 1, 8 do dist.send(t, 1) end\n"
+                 "    dist.recv(t, 1)\n"
+                 "  else\n"
+                 "    for k = 1, 8 do dist.recv(t, 0) end\n"
+                 "    dist.send(t, 0)\n"
+                 "  end\n"
+                 "end\n",
+                 2, "eager", (size_t)16 << 20, 0);
+    ck_assert_msg(r->status[0] == 0 && r->status[1] == 0, "%s", error_of(r, 0));
+    ck_assert_uint_eq(r->used[0], 0);
+    free(r);
+}
+END_TEST
+
 /* ---- errors and their positions */
 
 START_TEST(error_syntax) {
@@ -752,6 +864,13 @@ int main(void) {
     tcase_add_test(bud, steps_pcall_cannot_swallow);
     tcase_add_test(bud, steps_in_coroutines);
     tcase_add_test(bud, steps_table_move);
+    tcase_add_test(bud, steps_xpcall_handler);
+    tcase_add_test(bud, steps_wrap_close);
+    tcase_add_test(bud, steps_string_work);
+    tcase_add_test(bud, memory_pcall_last_line);
+    tcase_add_test(bud, memory_eager_buffers);
+    tcase_add_test(bud, tensor_count_overflow);
+    tcase_add_test(sb, sandbox_wrappers_transparent);
     tcase_add_test(err, error_syntax);
     tcase_add_test(err, error_runtime);
     tcase_add_test(err, error_call);

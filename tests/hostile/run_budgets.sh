@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# run_budgets.sh -- a rank's instruction budget and memory cap hold whatever
+# the script does: catching the budget error (pcall, xpcall handlers, __close,
+# coroutines, load readers), looping in C (patterns, table.concat), buffering
+# messages nobody receives, catching a memory error on its last line; and the
+# errors say what really happened. A trace that cannot be written fails the
+# run. Each case runs with --timeout 0 where the budget alone must stop it
+# (guarded by timeout(1)); none asserts a timing.
+. "$(dirname "$0")/../lib.sh"
+dir="$top_srcdir/tests/hostile/scripts"
+
+# no_straggler NAME: the last run left no rank behind (thread engine: the
+# process would say so and exit without it; tcp: a rank process would remain).
+no_straggler() {
+  if grep -qF "did not stop within" "$tmp/err"; then
+    bad "$1" "a rank was left running"
+  elif pgrep -f -- "$tmp/" >/dev/null; then
+    bad "$1" "a rank process is still running"
+  else
+    ok "$1"
+  fi
+}
+
+# budget NAME SCRIPT ENGINE: the instruction budget ($steps, default 1000000)
+# ends the run. The script runs from $tmp so that its rank processes are known.
+budget() {
+  local name=$1 script=$2 engine=$3 limit=${steps:-1000000}
+  cp "$dir/$script" "$tmp/$script"
+  expect "$name ($engine)" 4 "$script" -- run "$tmp/$script" --no-tui --engine "$engine" \
+    --timeout 0 --step-limit "$limit"
+  if ! grep -qF "instruction budget exceeded ($limit steps" "$tmp/err"; then
+    bad "$name ($engine): the verdict" "no 'instruction budget exceeded'"
+  else
+    no_straggler "$name ($engine): nothing left running"
+  fi
+}
+
+# ---- item 3: nothing catches the budget error
+for engine in thread tcp; do
+  budget "xpcall handler loops after the budget error" budget_xpcall.lua $engine
+  budget "pcall in a loop"                  budget_pcall_loop.lua $engine
+  budget "xpcall handler called again"      budget_handler_error.lua $engine
+  budget "coroutines: resume, wrap, __close" budget_coroutine.lua $engine
+  budget "a wrapped coroutine's __close loops" budget_wrap_close.lua $engine
+  budget "__close handlers during unwinding" budget_close.lua $engine
+  budget "__gc refused, loop still ends"    budget_gc.lua $engine
+  budget "gsub callback and load reader"    budget_gsub_callback.lua $engine
+done
+
+# ---- item 4: work done in C is charged
+budget "gsub over 1 MiB in a loop"          budget_gsub.lua thread
+budget "table.concat in a loop"             budget_concat.lua thread
+steps=4000000 budget "plain find in a loop" budget_find.lua thread
+budget "gsub over 1 MiB in a loop"          budget_gsub.lua tcp
+
+# ---- item 5: buffered eager messages count against the sender's cap
+expect "3000 eager isends of 1 MiB: the cap" 4 \
+  "budget_eager.lua:8: memory limit exceeded (64 MiB per rank; --mem-limit): no room to buffer an eager send" \
+  -- run "$dir/budget_eager.lua" --no-tui --mem-limit 64 --timeout 0
+expect "eager buffers go back once received" 0 "[rank 0] done" \
+  -- run "$dir/budget_eager_received.lua" --no-tui --mem-limit 64 --timeout 0
+
+# ---- item 6: a caught memory error still fails the rank
+expect "pcall'd memory error on the last line" 4 \
+  "budget_pcall_memory.lua:3: memory limit exceeded (64 MiB per rank; --mem-limit)" \
+  -- run "$dir/budget_pcall_memory.lua" --no-tui --mem-limit 64
+if grep -qF "not enough memory" "$tmp/out"; then
+  bad "pcall'd memory error: the script never sees it" "it printed the caught error"
+else
+  ok "pcall'd memory error: the script never sees it"
+fi
+
+# ---- item 7: say what happened
+for engine in thread tcp; do
+  expect "tensor whose element count overflows ($engine)" 2 \
+    "budget_tensor_overflow.lua:3: tensor too large: its element count overflows 64 bits" \
+    -- run "$dir/budget_tensor_overflow.lua" --no-tui --engine $engine
+done
+# The machine refuses what the cap allows: a virtual memory limit of ~1 GB and a
+# cap of 8 GiB. Sanitizer builds reserve more address space than that: skip.
+if bash -c 'ulimit -v 1000000 && "$0" run "$1" -n 1 --no-tui; exit $?' "$bin" \
+     "$top_srcdir/tests/cli/scripts/hello_all.lua" >/dev/null 2>&1; then
+  for what in string tensor; do
+    want="host allocation failed: "
+    [ $what = string ] && want="budget_host_string.lua:3: host allocation failed: 1500 MiB"
+    [ $what = tensor ] && want="budget_host_tensor.lua:3: host allocation failed: 4 GiB"
+    (ulimit -v 1000000
+     guarded "$bin" run "$dir/budget_host_$what.lua" --no-tui --mem-limit 8192 >"$tmp/out" 2>"$tmp/err")
+    got=$?
+    if [ $got != 4 ]; then bad "host allocation failure: a $what" "exit status $got, expected 4"
+    elif ! grep -qF "$want" "$tmp/err"; then bad "host allocation failure: a $what" "output lacks: $want"
+    else ok "host allocation failure: a $what"; fi
+  done
+else
+  skip "host allocation failure" "commsim does not start under ulimit -v 1000000 here"
+fi
+
+# ---- item 15: a trace that cannot be written fails the run
+if [ -w /dev/full ]; then
+  for engine in thread tcp; do
+    expect "--trace /dev/full fails the run ($engine)" 1 "the trace could not be written" \
+      -- run "$top_srcdir/tests/cli/scripts/hello_all.lua" --no-tui --engine $engine --trace /dev/full
+  done
+  expect "--trace /dev/full keeps a worse status" 2 "error.lua:6:" \
+    -- run "$top_srcdir/tests/cli/scripts/error.lua" --no-tui --trace /dev/full
+else
+  skip "--trace /dev/full" "no writable /dev/full"
+fi
+
+finish
