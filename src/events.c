@@ -1,11 +1,13 @@
 /* events.c -- event names and the bus that orders events and fans them out. */
 #include "events.h"
-#include "xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "event_schema.h"
+#include "xalloc.h"
 
 static const char *const event_names[CS_EV_NTYPES] = {
     [CS_EV_RUN] = "run",         [CS_EV_POST] = "post",       [CS_EV_MATCH] = "match",
@@ -68,8 +70,7 @@ double cs_now(void) {
 /* Events that a sink emits while the bus is dispatching (the monitor's deadlock
  * verdict) wait here, so that every sink sees the triggering event first. */
 typedef struct cs_pending {
-    cs_event ev;
-    char *text;
+    cs_event ev; /* a deep copy: the emitter's strings die with its frame */
     struct cs_pending *next;
 } pending;
 
@@ -108,9 +109,8 @@ static void drain_pending(cs_bus *bus) {
         pending *p = bus->pending;
         bus->pending = p->next;
         if (!bus->pending) bus->pending_tail = NULL;
-        p->ev.text = p->text;
         dispatch(bus, &p->ev);
-        free(p->text);
+        cs_event_free(&p->ev);
         free(p);
     }
 }
@@ -124,12 +124,10 @@ static void stamp(cs_bus *bus, cs_event *ev) {
 void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
     stamp(bus, ev);
     if (bus->depth > 0) {
-        /* A sink emitting: queue a copy; reqs are not carried (sinks never emit blocks). */
-        pending *p = cs_xcalloc(1, sizeof *p, "an event a sink emitted"); /* a verdict: never dropped */
-        p->ev = *ev;
-        p->ev.reqs = NULL;
-        p->ev.nreqs = 0;
-        p->text = cs_xstrdup(ev->text, "an event a sink emitted");
+        /* A sink emitting: queue a copy, delivered once this dispatch ends; a
+         * verdict is never dropped. */
+        pending *p = cs_xcalloc(1, sizeof *p, "an event a sink emitted");
+        if (cs_event_copy(&p->ev, ev) < 0) cs_oom("an event a sink emitted", sizeof *p);
         if (bus->pending_tail) bus->pending_tail->next = p;
         else bus->pending = p;
         bus->pending_tail = p;

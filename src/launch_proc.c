@@ -40,18 +40,8 @@
 #include "xalloc.h"
 
 static void held_free(held *h) {
-    free(h->text);
-    free(h->algo);
-    free(h->reduce_op);
-    free(h->reqs);
-    free(h->group);
+    cs_event_free(&h->ev);
     free(h);
-}
-
-static void *copy_of(const void *p, size_t n) {
-    void *c = p && n ? cs_xmalloc(n, "an event held back for its post") : NULL;
-    if (c) memcpy(c, p, n);
-    return c;
 }
 
 void proc_watch(ctl *k, int fd, uint64_t tag) {
@@ -130,14 +120,7 @@ static void forward(ctl *k, const cs_event *ev) {
         return;
     }
     held *h = cs_xcalloc(1, sizeof *h, "an event held back for its post");
-    h->ev = *ev;
-    h->ev.text = h->text = cs_xstrdup(ev->text, "an event held back for its post");
-    h->ev.algo = h->algo = cs_xstrdup(ev->algo, "an event held back for its post");
-    h->ev.reduce_op = h->reduce_op = cs_xstrdup(ev->reduce_op, "an event held back for its post");
-    h->ev.reqs = h->reqs = copy_of(ev->reqs, (size_t)(ev->nreqs > 0 ? ev->nreqs : 0) * sizeof *h->reqs);
-    h->ev.nreqs = h->reqs ? ev->nreqs : 0;
-    h->ev.group = h->group = copy_of(ev->group, (size_t)(ev->ngroup > 0 ? ev->ngroup : 0) * sizeof *h->group);
-    h->ev.ngroup = h->group ? ev->ngroup : 0;
+    if (cs_event_copy(&h->ev, ev) < 0) cs_oom("an event held back for its post", sizeof *h);
     if (p->ht) p->ht->next = h;
     else p->hh = h;
     p->ht = h;

@@ -19,10 +19,7 @@ typedef enum { RK_NONE = 0, RK_JOINED, RK_BYE, RK_GONE } rank_state;
 
 typedef struct held { /* an event waiting for the post it refers to */
     struct held *next;
-    cs_event ev;
-    char *text, *algo, *reduce_op; /* copies: the decoded event's point into scratch */
-    uint64_t *reqs;
-    int *group;
+    cs_event ev; /* a deep copy (cs_event_copy): the decoded one points into scratch */
 } held;
 
 typedef struct prank {

@@ -1,8 +1,7 @@
 /* replay.c -- a trace loaded whole, and folded through the monitor.
  *
- * Every string and request list an event points to is copied out of the
- * reader's store into an allocation of its own, so the events outlive the
- * reader and cs_replay_free releases them one by one.
+ * Each event is a deep copy (cs_event_copy) out of the reader's store, so the
+ * events outlive the reader and cs_replay_free releases them one by one.
  */
 #include "replay.h"
 
@@ -12,50 +11,6 @@
 
 #include "trace.h"
 
-static char *dup_str(const char *s, bool *ok) {
-    if (!s) return NULL;
-    char *d = strdup(s);
-    if (!d) *ok = false;
-    return d;
-}
-
-/* Make ev own copies of what it points into (every pointer of cs_event). */
-static bool own_event(cs_event *ev) {
-    bool ok = true;
-    ev->text = dup_str(ev->text, &ok);
-    ev->engine = dup_str(ev->engine, &ok);
-    ev->send_mode = dup_str(ev->send_mode, &ok);
-    ev->algo = dup_str(ev->algo, &ok);
-    ev->reduce_op = dup_str(ev->reduce_op, &ok);
-    if (ev->group && ev->ngroup > 0) {
-        int *group = malloc((size_t)ev->ngroup * sizeof *group);
-        if (group) memcpy(group, ev->group, (size_t)ev->ngroup * sizeof *group);
-        else ok = false, ev->ngroup = 0;
-        ev->group = group;
-    } else {
-        ev->group = NULL;
-    }
-    if (ev->nreqs > 0) {
-        uint64_t *reqs = malloc((size_t)ev->nreqs * sizeof *reqs);
-        if (reqs) memcpy(reqs, ev->reqs, (size_t)ev->nreqs * sizeof *reqs);
-        else ok = false, ev->nreqs = 0;
-        ev->reqs = reqs;
-    } else {
-        ev->reqs = NULL;
-    }
-    return ok;
-}
-
-static void free_event(cs_event *ev) {
-    free((char *)ev->text);
-    free((char *)ev->engine);
-    free((char *)ev->send_mode);
-    free((char *)ev->algo);
-    free((char *)ev->reduce_op);
-    free((int *)ev->group);
-    free((uint64_t *)ev->reqs);
-}
-
 static int push(cs_replay *r, size_t *cap, const cs_event *ev) {
     if (r->n == *cap) {
         size_t ncap = *cap ? *cap * 2 : 256;
@@ -64,11 +19,7 @@ static int push(cs_replay *r, size_t *cap, const cs_event *ev) {
         r->ev = p;
         *cap = ncap;
     }
-    r->ev[r->n] = *ev;
-    if (!own_event(&r->ev[r->n])) {
-        free_event(&r->ev[r->n]);
-        return -1;
-    }
+    if (cs_event_copy(&r->ev[r->n], ev) < 0) return -1;
     r->n++;
     return 0;
 }
@@ -103,7 +54,7 @@ int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen) {
 }
 
 void cs_replay_free(cs_replay *r) {
-    for (size_t i = 0; i < r->n; i++) free_event(&r->ev[i]);
+    for (size_t i = 0; i < r->n; i++) cs_event_free(&r->ev[i]);
     free(r->ev);
     free(r->script);
     memset(r, 0, sizeof *r);

@@ -1,10 +1,8 @@
 /* trace.c -- trace files as JSON Lines. See trace.h; the format itself is the
  * contract in docs/trace-format.md.
  *
- * One table (fields[] and types[] below) says which fields each event type
- * carries, how each is encoded and which values are legal. The encoder and the
- * decoder both walk it, so a field added to the table is written, read and
- * range-checked in one place.
+ * The encoder and the decoder both walk the schema (event_schema.h): which
+ * fields each event type carries, their keys, kinds and legal values.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,104 +18,7 @@
 
 #include "trace.h"
 
-/* ======================================================================
- * The field table
- * ====================================================================== */
-
-typedef enum {
-    K_INT,    /* int member, lo..hi, or lo..world-1 when world_hi */
-    K_U64,    /* uint64_t member: JSON integer >= 0 */
-    K_SIZE,   /* size_t member: JSON integer >= 0 */
-    K_BOOL,   /* bool member */
-    K_DOUBLE, /* double member: finite number >= 0 */
-    K_STR,    /* const char * member: string, at most maxlen bytes written */
-    K_OP,     /* ev->op by name */
-    K_DTYPE,  /* ev->dtype by name */
-    K_SHAPE,  /* ev->ndim + ev->shape as an array */
-    K_REQS,   /* ev->reqs + ev->nreqs as an array */
-    K_GROUP,  /* ev->group + ev->ngroup as an array of ranks, 0..world-1 */
-    K_SEED    /* ev->seed as a decimal string: 64 bits do not fit a JSON integer */
-} field_kind;
-
-typedef struct {
-    const char *name;
-    field_kind kind;
-    size_t off;    /* of the member, for the kinds that name one */
-    int lo, hi;    /* K_INT range */
-    bool world_hi; /* K_INT: the upper bound is world - 1 */
-    size_t maxlen; /* K_STR */
-} field;
-
-/* The order here is the order of the keys in a written line. */
-enum {
-    F_REQ, F_OP, F_NAME, F_BEGIN, F_PEER, F_ROOT, F_TAG, F_CTX, F_BYTES, F_DTYPE,
-    F_SHAPE, F_PEER_REQ, F_REQS, F_ANY, F_MS, F_EAGER, F_LINE, F_STATUS, F_TEXT,
-    F_WORLD, F_ENGINE, F_SEND_MODE, F_SEED, F_SCRIPT, F_COUNT, F_ALGO, F_REDUCE_OP, F_GROUP,
-    F_NFIELDS
-};
-
-#define M(member) offsetof(cs_event, member)
-static const field fields[F_NFIELDS] = {
-    [F_REQ] = {"req", K_U64, M(req), 0, 0, false, 0},
-    [F_OP] = {"op", K_OP, 0, 0, 0, false, 0},
-    [F_NAME] = {"name", K_STR, M(text), 0, 0, false, CS_TRACE_MAX_NAME},
-    [F_BEGIN] = {"begin", K_BOOL, M(begin), 0, 0, false, 0},
-    [F_PEER] = {"peer", K_INT, M(peer), CS_ANY_SOURCE, 0, true, 0},
-    [F_ROOT] = {"root", K_INT, M(peer), -1, 0, true, 0},
-    [F_TAG] = {"tag", K_INT, M(tag), 0, INT_MAX, false, 0},
-    [F_CTX] = {"ctx", K_INT, M(ctx), 0, INT_MAX, false, 0},
-    [F_BYTES] = {"bytes", K_SIZE, M(bytes), 0, 0, false, 0},
-    [F_DTYPE] = {"dtype", K_DTYPE, 0, 0, 0, false, 0},
-    [F_SHAPE] = {"shape", K_SHAPE, 0, 0, 0, false, 0},
-    [F_PEER_REQ] = {"peer_req", K_U64, M(peer_req), 0, 0, false, 0},
-    [F_REQS] = {"reqs", K_REQS, 0, 0, 0, false, 0},
-    [F_ANY] = {"any", K_BOOL, M(any), 0, 0, false, 0},
-    [F_MS] = {"ms", K_DOUBLE, M(ms), 0, 0, false, 0},
-    [F_EAGER] = {"eager", K_BOOL, M(eager), 0, 0, false, 0},
-    [F_LINE] = {"line", K_INT, M(line), 0, INT_MAX, false, 0},
-    [F_STATUS] = {"status", K_INT, M(status), INT_MIN, INT_MAX, false, 0},
-    [F_TEXT] = {"text", K_STR, M(text), 0, 0, false, CS_TRACE_MAX_TEXT},
-    [F_WORLD] = {"world", K_INT, M(world), 1, CS_TRACE_MAX_WORLD, false, 0},
-    [F_ENGINE] = {"engine", K_STR, M(engine), 0, 0, false, CS_TRACE_MAX_NAME},
-    [F_SEND_MODE] = {"send_mode", K_STR, M(send_mode), 0, 0, false, CS_TRACE_MAX_NAME},
-    [F_SEED] = {"seed", K_SEED, 0, 0, 0, false, 0},
-    [F_SCRIPT] = {"script", K_STR, M(text), 0, 0, false, CS_TRACE_MAX_TEXT},
-    [F_COUNT] = {"count", K_SIZE, M(count), 0, 0, false, 0},
-    [F_ALGO] = {"algo", K_STR, M(algo), 0, 0, false, CS_TRACE_MAX_NAME},
-    [F_REDUCE_OP] = {"reduce_op", K_STR, M(reduce_op), 0, 0, false, CS_TRACE_MAX_NAME},
-    [F_GROUP] = {"group", K_GROUP, 0, 0, 0, false, 0},
-};
-#undef M
-
-#define B(f) (1u << (f))
-/* need: always written, must be present. opt: written only when not zero,
- * zero when absent. rankless: may carry rank -1 or CS_NO_RANK (not from one rank). */
-static const struct {
-    uint32_t need, opt;
-    bool rankless;
-} types[CS_EV_NTYPES] = {
-    [CS_EV_RUN] = {B(F_WORLD) | B(F_ENGINE) | B(F_SEND_MODE) | B(F_SEED) | B(F_SCRIPT), 0, true},
-    [CS_EV_POST] = {B(F_REQ) | B(F_OP) | B(F_PEER) | B(F_TAG) | B(F_CTX) | B(F_BYTES) |
-                        B(F_DTYPE) | B(F_SHAPE) | B(F_EAGER) | B(F_LINE), 0, false},
-    [CS_EV_MATCH] = {B(F_REQ) | B(F_OP) | B(F_PEER) | B(F_TAG) | B(F_CTX) | B(F_BYTES) |
-                         B(F_PEER_REQ), 0, false},
-    [CS_EV_COMPLETE] = {B(F_REQ) | B(F_OP), B(F_STATUS), false},
-    [CS_EV_BLOCK] = {B(F_REQS) | B(F_ANY) | B(F_LINE), 0, false},
-    [CS_EV_UNBLOCK] = {0, B(F_LINE), false},
-    [CS_EV_COLL] = {B(F_NAME) | B(F_BEGIN) | B(F_ROOT) | B(F_CTX) | B(F_BYTES) | B(F_DTYPE) |
-                        B(F_LINE) | B(F_COUNT) | B(F_ALGO), B(F_REDUCE_OP) | B(F_GROUP), false},
-    [CS_EV_COMPUTE] = {B(F_BEGIN) | B(F_MS), B(F_LINE), false},
-    [CS_EV_PRINT] = {B(F_TEXT), B(F_LINE), false},
-    [CS_EV_WARN] = {B(F_TEXT), B(F_LINE), true},
-    [CS_EV_ERROR] = {B(F_STATUS) | B(F_TEXT), B(F_LINE), true},
-    [CS_EV_EXIT] = {B(F_STATUS), 0, false},
-    [CS_EV_DEADLOCK] = {B(F_TEXT), B(F_LINE), true},
-};
-#undef B
-
-/* Member access through a field's offset. */
-#define AT(ev, f, T) (*(T *)((char *)(ev) + (f)->off))
-#define CAT(ev, f, T) (*(const T *)((const char *)(ev) + (f)->off))
+#include "event_schema.h"
 
 /* ======================================================================
  * Encoding
@@ -188,46 +89,35 @@ static json_t *json_name(const char *name) {
     return json_string(name ? name : "?");
 }
 
-static json_t *field_to_json(const cs_event *ev, const field *f) {
+static json_t *field_to_json(const cs_event *ev, const cs_field *f) {
     json_t *a;
     char num[32];
 
     switch (f->kind) {
-    case K_INT: return json_integer(CAT(ev, f, int));
-    case K_U64: return json_u64(CAT(ev, f, uint64_t));
-    case K_SIZE: return json_u64(CAT(ev, f, size_t));
-    case K_BOOL: return json_boolean(CAT(ev, f, bool));
-    case K_DOUBLE: {
-        double v = CAT(ev, f, double);
+    case CS_FK_INT: return json_integer(CS_CFIELD(ev, f, int));
+    case CS_FK_U64: return json_u64(CS_CFIELD(ev, f, uint64_t));
+    case CS_FK_SIZE: return json_u64(CS_CFIELD(ev, f, size_t));
+    case CS_FK_BOOL: return json_boolean(CS_CFIELD(ev, f, bool));
+    case CS_FK_DOUBLE: {
+        double v = CS_CFIELD(ev, f, double);
         return json_real(isfinite(v) ? v : 0.0); /* jansson refuses NaN and inf */
     }
-    case K_STR: return json_text(CAT(ev, f, char *), f->maxlen);
-    case K_OP: return json_name(cs_op_name(ev->op));
-    case K_DTYPE: return json_name(cs_dtype_name(ev->dtype));
-    case K_SHAPE: {
-        int nd = ev->ndim < 0 ? 0 : ev->ndim > CS_MAX_DIMS ? CS_MAX_DIMS : ev->ndim;
+    case CS_FK_STR: return json_text(CS_CFIELD(ev, f, char *), f->max);
+    case CS_FK_OP: return json_name(cs_op_name(ev->op));
+    case CS_FK_DTYPE: return json_name(cs_dtype_name(ev->dtype));
+    case CS_FK_SHAPE:
+    case CS_FK_REQS:
+    case CS_FK_GROUP: {
+        size_t n = cs_field_count(ev, f);
         if (!(a = json_array())) return NULL;
-        for (int i = 0; i < nd; i++)
-            if (json_array_append_new(a, json_integer(ev->shape[i])) < 0) goto fail;
+        for (size_t i = 0; i < n; i++) {
+            json_t *x = f->kind == CS_FK_SHAPE ? json_integer(ev->shape[i])
+                      : f->kind == CS_FK_REQS ? json_u64(ev->reqs[i]) : json_integer(ev->group[i]);
+            if (json_array_append_new(a, x) < 0) goto fail;
+        }
         return a;
     }
-    case K_REQS: {
-        int n = ev->reqs ? ev->nreqs : 0;
-        if (n > CS_TRACE_MAX_REQS) n = CS_TRACE_MAX_REQS;
-        if (!(a = json_array())) return NULL;
-        for (int i = 0; i < n; i++)
-            if (json_array_append_new(a, json_u64(ev->reqs[i])) < 0) goto fail;
-        return a;
-    }
-    case K_GROUP: {
-        int n = ev->group ? ev->ngroup : 0;
-        if (n > CS_TRACE_MAX_WORLD) n = CS_TRACE_MAX_WORLD;
-        if (!(a = json_array())) return NULL;
-        for (int i = 0; i < n; i++)
-            if (json_array_append_new(a, json_integer(ev->group[i])) < 0) goto fail;
-        return a;
-    }
-    case K_SEED:
+    case CS_FK_SEED:
         snprintf(num, sizeof num, "%" PRIu64, ev->seed);
         return json_string(num);
     }
@@ -235,19 +125,6 @@ static json_t *field_to_json(const cs_event *ev, const field *f) {
 fail:
     json_decref(a);
     return NULL;
-}
-
-static bool field_is_zero(const cs_event *ev, const field *f) {
-    switch (f->kind) {
-    case K_INT: return CAT(ev, f, int) == 0;
-    case K_U64: return CAT(ev, f, uint64_t) == 0;
-    case K_SIZE: return CAT(ev, f, size_t) == 0;
-    case K_BOOL: return !CAT(ev, f, bool);
-    case K_DOUBLE: return CAT(ev, f, double) == 0.0;
-    case K_STR: return !CAT(ev, f, char *) || !*CAT(ev, f, char *);
-    case K_GROUP: return !ev->group || ev->ngroup <= 0;
-    default: return false; /* the other kinds are never optional */
-    }
 }
 
 /* Adds v under key; false (v released) when v is NULL or the set fails. */
@@ -267,11 +144,11 @@ json_t *cs_event_to_json(const cs_event *ev) {
              put(o, "version", json_integer(CS_TRACE_VERSION));
     ok = ok && put(o, "rank", json_integer(ev->rank)) && put(o, "seq", json_u64(ev->seq)) &&
          put(o, "t", json_real(isfinite(ev->t) ? ev->t : 0.0));
-    for (int i = 0; ok && i < F_NFIELDS; i++) {
-        uint32_t bit = 1u << i;
-        if ((types[ev->type].need & bit) ||
-            ((types[ev->type].opt & bit) && !field_is_zero(ev, &fields[i])))
-            ok = put(o, fields[i].name, field_to_json(ev, &fields[i]));
+    for (int i = 0; ok && i < CS_F_NFIELDS; i++) {
+        const cs_event_kind *k = &cs_event_kinds[ev->type];
+        uint32_t bit = CS_FIELD_BIT(i);
+        if ((k->need & bit) || ((k->opt & bit) && !cs_field_is_zero(ev, &cs_fields[i])))
+            ok = put(o, cs_fields[i].key, field_to_json(ev, &cs_fields[i]));
     }
     if (!ok) {
         json_decref(o);
@@ -380,72 +257,64 @@ bad:
 }
 
 /* Decode one field into ev; world > 0 bounds world_hi fields. */
-static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
+static int field_from_json(json_t *o, const cs_field *f, int world, cs_event *ev,
                            cs_trace_strings *store, char *err, size_t errlen) {
-    json_t *v = json_object_get(o, f->name);
+    json_t *v = json_object_get(o, f->key);
     json_int_t x;
     char tmp[48];
 
-    if (!v) return fail(err, errlen, "missing field \"%s\"", f->name);
+    if (!v) return fail(err, errlen, "missing field \"%s\"", f->key);
     switch (f->kind) {
-    case K_INT: {
-        json_int_t hi = f->world_hi ? (world > 0 ? world - 1 : INT_MAX) : f->hi;
-        if (get_int(o, f->name, f->lo, INT_MAX, &x, err, errlen) < 0) return -1;
-        if (x > hi) {
+    case CS_FK_INT:
+        if (get_int(o, f->key, f->lo, INT_MAX, &x, err, errlen) < 0) return -1;
+        if (!cs_field_int_ok(f, x, world)) {
             if (f->world_hi)
-                return fail(err, errlen, "%s %lld out of range (world %d)", f->name,
+                return fail(err, errlen, "%s %lld out of range (world %d)", f->key,
                             (long long)x, world);
-            return fail(err, errlen, "field \"%s\" out of range: %lld", f->name, (long long)x);
+            return fail(err, errlen, "field \"%s\" out of range: %lld", f->key, (long long)x);
         }
-        AT(ev, f, int) = (int)x;
+        CS_FIELD(ev, f, int) = (int)x;
         return 0;
-    }
-    case K_U64:
-    case K_SIZE:
-        if (get_int(o, f->name, 0, INT64_MAX, &x, err, errlen) < 0) return -1;
-        if (f->kind == K_U64) AT(ev, f, uint64_t) = (uint64_t)x;
+    case CS_FK_U64:
+    case CS_FK_SIZE:
+        if (get_int(o, f->key, 0, INT64_MAX, &x, err, errlen) < 0) return -1;
+        if (f->kind == CS_FK_U64) CS_FIELD(ev, f, uint64_t) = (uint64_t)x;
         else if ((uint64_t)x > SIZE_MAX)
-            return fail(err, errlen, "field \"%s\" too large", f->name);
-        else AT(ev, f, size_t) = (size_t)x;
+            return fail(err, errlen, "field \"%s\" too large", f->key);
+        else CS_FIELD(ev, f, size_t) = (size_t)x;
         return 0;
-    case K_BOOL:
+    case CS_FK_BOOL:
         if (!json_is_boolean(v))
-            return fail(err, errlen, "field \"%s\" must be true or false", f->name);
-        AT(ev, f, bool) = json_is_true(v);
+            return fail(err, errlen, "field \"%s\" must be true or false", f->key);
+        CS_FIELD(ev, f, bool) = json_is_true(v);
         return 0;
-    case K_DOUBLE:
+    case CS_FK_DOUBLE:
         if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-            return fail(err, errlen, "field \"%s\" must be a number >= 0", f->name);
-        AT(ev, f, double) = json_number_value(v);
+            return fail(err, errlen, "field \"%s\" must be a number >= 0", f->key);
+        CS_FIELD(ev, f, double) = json_number_value(v);
         return 0;
-    case K_STR: {
-        const char *s = get_str(o, f->name, err, errlen);
+    case CS_FK_STR: {
+        const char *s = get_str(o, f->key, err, errlen);
         if (!s) return -1;
-        AT(ev, f, const char *) = s; /* lives as long as store->held */
+        CS_FIELD(ev, f, const char *) = s; /* lives as long as store->held */
         return 0;
     }
-    case K_OP: {
-        const char *s = get_str(o, f->name, err, errlen);
+    case CS_FK_OP:
+    case CS_FK_DTYPE: {
+        const char *s = get_str(o, f->key, err, errlen);
         if (!s) return -1;
-        if (!cs_op_parse(s, &ev->op))
-            return fail(err, errlen, "unknown op \"%s\"", show(s, tmp, sizeof tmp));
+        if (f->kind == CS_FK_OP ? !cs_op_parse(s, &ev->op) : !cs_dtype_parse(s, &ev->dtype))
+            return fail(err, errlen, "unknown %s \"%s\"", f->key, show(s, tmp, sizeof tmp));
         return 0;
     }
-    case K_DTYPE: {
-        const char *s = get_str(o, f->name, err, errlen);
-        if (!s) return -1;
-        if (!cs_dtype_parse(s, &ev->dtype))
-            return fail(err, errlen, "unknown dtype \"%s\"", show(s, tmp, sizeof tmp));
-        return 0;
-    }
-    case K_SHAPE:
-        if (get_u64_array(v, f->name, CS_MAX_DIMS, err, errlen) < 0) return -1;
+    case CS_FK_SHAPE:
+        if (get_u64_array(v, f->key, f->max, err, errlen) < 0) return -1;
         ev->ndim = (int)json_array_size(v);
         for (int i = 0; i < ev->ndim; i++) ev->shape[i] = json_integer_value(json_array_get(v, i));
         return 0;
-    case K_REQS: {
+    case CS_FK_REQS: {
         size_t n;
-        if (get_u64_array(v, f->name, CS_TRACE_MAX_REQS, err, errlen) < 0) return -1;
+        if (get_u64_array(v, f->key, f->max, err, errlen) < 0) return -1;
         n = json_array_size(v);
         if (n > store->reqs_cap) {
             uint64_t *p = realloc(store->reqs, n * sizeof *p);
@@ -459,10 +328,12 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
         ev->nreqs = (int)n;
         return 0;
     }
-    case K_GROUP: {
+    case CS_FK_GROUP: {
         size_t n;
-        if (get_u64_array(v, f->name, CS_TRACE_MAX_WORLD, err, errlen) < 0) return -1;
+        if (get_u64_array(v, f->key, f->max, err, errlen) < 0) return -1;
         n = json_array_size(v);
+        if (world > 0 && n > (size_t)world)
+            return fail(err, errlen, "field \"group\" has %zu ranks, world %d", n, world);
         if (n > store->group_cap) {
             int *p = realloc(store->group, n * sizeof *p);
             if (!p) return fail(err, errlen, "out of memory");
@@ -480,7 +351,7 @@ static int field_from_json(json_t *o, const field *f, int world, cs_event *ev,
         ev->ngroup = (int)n;
         return 0;
     }
-    case K_SEED:
+    case CS_FK_SEED:
         return parse_seed(v, &ev->seed, err, errlen);
     }
     return fail(err, errlen, "internal: field kind %d", (int)f->kind);
@@ -510,7 +381,7 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
     json_int_t x;
     json_t *t;
     char tmp[48];
-    int ty;
+    const cs_event_kind *kind;
 
     *ev = (cs_event){0};
     if (!json_is_object(obj)) return fail(err, errlen, "not an object");
@@ -518,8 +389,8 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
     if (!(tname = get_str(obj, "type", err, errlen))) return -1;
     if (!cs_event_type_parse(tname, &ev->type) || (unsigned)ev->type >= CS_EV_NTYPES)
         return fail(err, errlen, "unknown type \"%s\"", show(tname, tmp, sizeof tmp));
-    ty = ev->type;
-    if (ty == CS_EV_RUN && check_header(obj, err, errlen) < 0) return -1;
+    kind = &cs_event_kinds[ev->type];
+    if (ev->type == CS_EV_RUN && check_header(obj, err, errlen) < 0) return -1;
 
     if (get_int(obj, "rank", CS_NO_RANK, INT_MAX, &x, err, errlen) < 0) return -1;
     ev->rank = (int)x;
@@ -531,16 +402,16 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
     ev->t = json_number_value(t);
 
     /* Table order; a run bounds its own rank with the world it declares. */
-    for (int i = 0; i < F_NFIELDS; i++) {
-        uint32_t bit = 1u << i;
-        bool present = (types[ty].opt & bit) && json_object_get(obj, fields[i].name);
-        if (!(types[ty].need & bit) && !present) continue;
-        if (field_from_json(obj, &fields[i], world, ev, store, err, errlen) < 0) return -1;
-        if (i == F_WORLD) world = ev->world;
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        uint32_t bit = CS_FIELD_BIT(i);
+        bool present = (kind->opt & bit) && json_object_get(obj, cs_fields[i].key);
+        if (!(kind->need & bit) && !present) continue;
+        if (field_from_json(obj, &cs_fields[i], world, ev, store, err, errlen) < 0) return -1;
+        if (i == CS_F_WORLD) world = ev->world;
     }
 
     /* Events not from one rank (the header, verdicts) say so with -1 or -2. */
-    if (ev->rank < 0 && !types[ty].rankless)
+    if (ev->rank < 0 && !kind->rankless)
         return fail(err, errlen, "a %s event needs a rank >= 0, not %d", tname, ev->rank);
     if (world > 0 && ev->rank >= world)
         return fail(err, errlen, "rank %d out of range (world %d)", ev->rank, world);

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "event_schema.h"
 #include "events.h"
 
 #define CS_TRACE_FORMAT "commsim-trace"
@@ -22,10 +23,10 @@
 /* Limits. The writer never produces a line the reader would refuse: it
  * truncates strings and request lists to these sizes (see docs/trace-format.md). */
 #define CS_TRACE_MAX_LINE (1024 * 1024) /* bytes per line, newline excluded */
-#define CS_TRACE_MAX_TEXT (64 * 1024)   /* bytes of a text or script string */
-#define CS_TRACE_MAX_NAME 256           /* bytes of engine, send_mode, coll name */
-#define CS_TRACE_MAX_REQS 16384         /* requests listed by one block event */
-#define CS_TRACE_MAX_WORLD 65536        /* ranks in a run */
+#define CS_TRACE_MAX_TEXT CS_EV_MAX_TEXT   /* bytes of a text or script string */
+#define CS_TRACE_MAX_NAME CS_EV_MAX_NAME   /* bytes of engine, send_mode, coll name */
+#define CS_TRACE_MAX_REQS CS_EV_MAX_REQS   /* requests listed by one block event */
+#define CS_TRACE_MAX_WORLD CS_EV_MAX_WORLD /* ranks in a run */
 
 /* cs_trace_read's result for a final line that has no newline and does not
  * parse: the writer was killed in the middle of the line. Everything before it

@@ -2,6 +2,8 @@
  * for the TCP engine. See wire.h and docs/wire-protocol.md. */
 #include "wire.h"
 
+#include "event_schema.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -134,6 +136,8 @@ static double bits_f64(uint64_t u) {
 
 /* ---- the header */
 
+/* An EVENT frame's fixed part: the last byte any row of the schema places is
+ * 133 (check_schema tells when a new slot needs this raised, with the version). */
 #define EVENT_FIXED 134
 #define MAX_EVENT_META \
     (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME)
@@ -382,134 +386,177 @@ int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world) {
     return 0;
 }
 
-/* ---- events */
+/* ---- events: every field placed by its row of the schema (event_schema.h) */
 
-/* The variable parts of an event, clipped to the limits. */
-typedef struct ev_parts {
-    uint32_t nreqs, ngroup;
-    size_t text, algo, op;
-} ev_parts;
-
-static size_t clip(const char *s, size_t max) {
-    size_t n = s ? strlen(s) : 0;
-    return n > max ? max : n;
+/* n (1, 2, 4 or 8) bytes little-endian at p: one store or load each. */
+static void le_put(uint8_t *p, int n, uint64_t v) {
+    switch (n) {
+    case 1: *p = (uint8_t)v; break;
+    case 2: le16(p, (uint16_t)v); break;
+    case 4: le32(p, (uint32_t)v); break;
+    default: le32(p, (uint32_t)v), le32(p + 4, (uint32_t)(v >> 32)); break;
+    }
 }
 
-static ev_parts parts_of(const cs_event *ev) {
-    ev_parts p = {0};
-    p.nreqs = ev->reqs && ev->nreqs > 0 ? (uint32_t)ev->nreqs : 0;
-    if (p.nreqs > CS_WIRE_MAX_EVENT_REQS) p.nreqs = CS_WIRE_MAX_EVENT_REQS;
-    p.ngroup = ev->group && ev->ngroup > 0 ? (uint32_t)ev->ngroup : 0;
-    if (p.ngroup > CS_WIRE_MAX_WORLD) p.ngroup = CS_WIRE_MAX_WORLD;
-    p.text = clip(ev->text, CS_WIRE_MAX_EVENT_TEXT);
-    p.algo = clip(ev->algo, CS_WIRE_MAX_NAME);
-    p.op = clip(ev->reduce_op, CS_WIRE_MAX_NAME);
-    return p;
+static uint64_t le_get(const uint8_t *p, int n) {
+    switch (n) {
+    case 1: return *p;
+    case 2: return from_le16(p);
+    case 4: return from_le32(p);
+    default: return (uint64_t)from_le32(p) | (uint64_t)from_le32(p + 4) << 32;
+    }
 }
+
+/* Bytes of a scalar kind's value in the frame (0: not a scalar). */
+static const uint8_t widths[] = {
+    [CS_FK_INT] = 4, [CS_FK_U64] = 8, [CS_FK_SIZE] = 8, [CS_FK_DOUBLE] = 8,
+    [CS_FK_OP] = 1,  [CS_FK_DTYPE] = 1, [CS_FK_SEED] = 0,
+};
+
+static uint64_t bits_of(const cs_event *ev, const cs_field *f) {
+    switch (f->kind) {
+    case CS_FK_INT: return (uint32_t)CS_CFIELD(ev, f, int);
+    case CS_FK_U64: return CS_CFIELD(ev, f, uint64_t);
+    case CS_FK_SIZE: return CS_CFIELD(ev, f, size_t);
+    case CS_FK_DOUBLE: return f64_bits(CS_CFIELD(ev, f, double));
+    case CS_FK_OP: return (uint64_t)CS_CFIELD(ev, f, cs_op);
+    default: return (uint64_t)CS_CFIELD(ev, f, cs_dtype);
+    }
+}
+
+/* Store the frame's bits v; false when the row's range refuses them. */
+static bool set_bits(cs_event *ev, const cs_field *f, uint64_t v, int world) {
+    switch (f->kind) {
+    case CS_FK_INT: CS_FIELD(ev, f, int) = (int32_t)v; return cs_field_int_ok(f, (int32_t)v, world);
+    case CS_FK_U64: CS_FIELD(ev, f, uint64_t) = v; return v <= INT64_MAX; /* as a trace */
+    case CS_FK_SIZE: CS_FIELD(ev, f, size_t) = (size_t)v; return v <= INT64_MAX;
+    case CS_FK_DOUBLE: {
+        double d = CS_FIELD(ev, f, double) = bits_f64(v);
+        return isfinite(d) && d >= 0;
+    }
+    case CS_FK_OP: CS_FIELD(ev, f, cs_op) = (cs_op)v; return v < CS_OP_NOPS;
+    default: CS_FIELD(ev, f, cs_dtype) = (cs_dtype)v; return v < CS_NDTYPES;
+    }
+}
+
+static size_t tail_bytes(const cs_field *f, size_t n) {
+    return f->kind == CS_FK_REQS ? 8 * n : f->kind == CS_FK_GROUP ? 4 * n : n;
+}
+
+/* The schema is constant here: each loop over its rows unrolls into the code a
+ * hand-written codec would be (one move per field, no dispatch). */
+#define EACH_ROW _Pragma("GCC unroll 64")
+#ifdef __clang__ /* a sanitized -O1 build may not unroll: slower, still right */
+#pragma clang diagnostic ignored "-Wpass-failed"
+#endif
 
 size_t cs_wire_event_len(const cs_event *ev) {
-    ev_parts p = parts_of(ev);
-    return EVENT_FIXED + 8 * (size_t)p.nreqs + 4 * (size_t)p.ngroup + p.text + p.algo + p.op;
+    size_t n = EVENT_FIXED;
+    EACH_ROW
+    for (int i = 0; i < CS_F_NFIELDS; i++)
+        if (cs_fields[i].tail) n += tail_bytes(&cs_fields[i], cs_field_count(ev, &cs_fields[i]));
+    return n;
 }
 
 void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
-    ev_parts p = parts_of(ev);
-    cs_put_u8(c, (uint8_t)ev->type);
-    cs_put_u8(c, (uint8_t)ev->op);
-    cs_put_u8(c, (uint8_t)ev->dtype);
-    cs_put_u8(c, (uint8_t)ev->ndim);
-    cs_put_u8(c, (uint8_t)(ev->eager | ev->any << 1 | ev->begin << 2 | (ev->text != NULL) << 3 |
-                           (ev->algo != NULL) << 4 | (ev->reduce_op != NULL) << 5));
-    cs_put_u32(c, (uint32_t)ev->rank);
-    cs_put_u64(c, ev->seq);
-    cs_put_u64(c, f64_bits(ev->t));
-    cs_put_u64(c, ev->req);
-    cs_put_u32(c, (uint32_t)ev->peer);
-    cs_put_u32(c, (uint32_t)ev->tag);
-    cs_put_u32(c, (uint32_t)ev->ctx);
-    cs_put_u64(c, ev->bytes);
-    for (int i = 0; i < CS_MAX_DIMS; i++) cs_put_u64(c, (uint64_t)ev->shape[i]);
-    cs_put_u32(c, (uint32_t)ev->line);
-    cs_put_u64(c, ev->peer_req);
-    cs_put_u64(c, f64_bits(ev->ms));
-    cs_put_u32(c, (uint32_t)ev->status);
-    cs_put_u32(c, p.nreqs);
-    cs_put_u32(c, (uint32_t)p.text);
-    cs_put_u8(c, 0); /* reserved */
-    cs_put_u64(c, ev->count);
-    cs_put_u16(c, (uint16_t)p.algo);
-    cs_put_u16(c, (uint16_t)p.op);
-    cs_put_u32(c, p.ngroup);
-    for (uint32_t i = 0; i < p.nreqs; i++) cs_put_u64(c, ev->reqs[i]);
-    for (uint32_t i = 0; i < p.ngroup; i++) cs_put_u32(c, (uint32_t)ev->group[i]);
-    cs_put_bytes(c, ev->text, p.text);
-    cs_put_bytes(c, ev->algo, p.algo);
-    cs_put_bytes(c, ev->reduce_op, p.op);
-}
+    const cs_field *tail[CS_F_NFIELDS] = {0};
+    uint32_t count[CS_F_NFIELDS];
+    uint8_t *b = put_at(c, EVENT_FIXED);
 
-/* Event types a rank may send: the run header and verdicts are the controller's. */
-static bool rank_event_type(int t) {
-    return t >= CS_EV_POST && t < CS_EV_NTYPES && t != CS_EV_DEADLOCK;
-}
-
-/* A string of n bytes into buf (NUL-terminated), when present. */
-static const char *get_str(cs_cur *c, size_t n, bool present, char *buf) {
-    const uint8_t *b = cs_get_bytes(c, n);
-    if (!present || !b) return NULL;
-    if (n) memcpy(buf, b, n);
-    buf[n] = 0;
-    return buf;
+    if (!b) return;
+    memset(b, 0, EVENT_FIXED);
+    b[0] = (uint8_t)ev->type;
+    le_put(b + 5, 4, (uint32_t)ev->rank);
+    le_put(b + 9, 8, ev->seq);
+    le_put(b + 17, 8, f64_bits(ev->t));
+    EACH_ROW
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        int w = widths[f->kind];
+        if (w && f->at) le_put(b + f->at, w, bits_of(ev, f));
+        else if (f->kind == CS_FK_BOOL && CS_CFIELD(ev, f, bool)) b[4] |= f->flag;
+        else if (f->kind == CS_FK_SHAPE) {
+            b[f->n_at] = (uint8_t)ev->ndim;
+            for (int d = 0; d < CS_MAX_DIMS; d++)
+                le_put(b + f->at + 8 * d, 8, (uint64_t)ev->shape[d]);
+        } else if (f->tail) {
+            if (f->kind == CS_FK_STR && CS_CFIELD(ev, f, char *)) b[4] |= f->flag;
+            count[f->tail - 1] = (uint32_t)cs_field_count(ev, f);
+            le_put(b + f->n_at, f->n_size, count[f->tail - 1]);
+            tail[f->tail - 1] = f;
+        }
+    }
+    for (int k = 0; k < CS_F_NFIELDS && tail[k]; k++) {
+        const cs_field *f = tail[k];
+        for (uint32_t i = 0; f->kind != CS_FK_STR && i < count[k]; i++)
+            if (f->kind == CS_FK_REQS) cs_put_u64(c, ev->reqs[i]);
+            else cs_put_u32(c, (uint32_t)ev->group[i]);
+        if (f->kind == CS_FK_STR) cs_put_bytes(c, CS_CFIELD(ev, f, char *), count[k]);
+    }
 }
 
 int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
+    const cs_field *tail[CS_F_NFIELDS] = {0};
+    uint32_t count[CS_F_NFIELDS];
+    const uint8_t *b = cs_get_bytes(c, EVENT_FIXED);
+    char *str = s->str;
+    size_t len = 0;
+    uint8_t known = 0;
+
     memset(ev, 0, sizeof *ev);
-    int type = cs_get_u8(c);
-    ev->op = (cs_op)cs_get_u8(c);
-    ev->dtype = (cs_dtype)cs_get_u8(c);
-    ev->ndim = cs_get_u8(c);
-    uint8_t flags = cs_get_u8(c);
-    ev->type = (cs_event_type)type;
-    ev->eager = flags & 1;
-    ev->any = flags >> 1 & 1;
-    ev->begin = flags >> 2 & 1;
-    ev->rank = (int)cs_get_u32(c);
-    ev->seq = cs_get_u64(c);
-    ev->t = bits_f64(cs_get_u64(c));
-    ev->req = cs_get_u64(c);
-    ev->peer = (int)cs_get_u32(c);
-    ev->tag = (int)cs_get_u32(c);
-    ev->ctx = (int)cs_get_u32(c);
-    ev->bytes = (size_t)cs_get_u64(c);
-    for (int i = 0; i < CS_MAX_DIMS; i++) ev->shape[i] = (int64_t)cs_get_u64(c);
-    ev->line = (int)cs_get_u32(c);
-    ev->peer_req = cs_get_u64(c);
-    ev->ms = bits_f64(cs_get_u64(c));
-    ev->status = (int)cs_get_u32(c);
-    uint32_t n = cs_get_u32(c), t = cs_get_u32(c);
-    cs_get_u8(c);
-    ev->count = (size_t)cs_get_u64(c);
-    uint32_t na = cs_get_u16(c), no = cs_get_u16(c), ng = cs_get_u32(c);
-    if (c->bad || !rank_event_type(type) || flags >> 6 || (unsigned)ev->op >= CS_OP_NOPS ||
-        (unsigned)ev->dtype >= CS_NDTYPES || ev->ndim > CS_MAX_DIMS || ev->rank < 0 ||
-        ev->rank >= world || ev->peer < CS_NO_RANK || ev->peer >= world || ev->line < 0 ||
-        !isfinite(ev->t) || ev->t < 0 || !isfinite(ev->ms) || n > CS_WIRE_MAX_EVENT_REQS ||
-        t > CS_WIRE_MAX_EVENT_TEXT || na > CS_WIRE_MAX_NAME || no > CS_WIRE_MAX_NAME ||
-        ng > (uint32_t)world || (t && !(flags & 8)) || (na && !(flags & 16)) ||
-        (no && !(flags & 32)) ||
-        c->len - c->pos != 8 * (size_t)n + 4 * (size_t)ng + t + na + no)
-        return -1;
-    for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
-    ev->reqs = n ? s->reqs : NULL;
-    ev->nreqs = (int)n;
-    for (uint32_t i = 0; i < ng; i++) {
-        s->group[i] = (int)cs_get_u32(c);
-        if (s->group[i] < 0 || s->group[i] >= world) return -1;
+    if (!b || b[0] >= CS_EV_NTYPES || cs_event_kinds[b[0]].ctl_only) return -1;
+    ev->type = (cs_event_type)b[0];
+    ev->rank = (int32_t)le_get(b + 5, 4);
+    ev->seq = le_get(b + 9, 8);
+    ev->t = bits_f64(le_get(b + 17, 8));
+    if (ev->rank < 0 || ev->rank >= world || !isfinite(ev->t) || ev->t < 0) return -1;
+    EACH_ROW
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        int w = widths[f->kind];
+        known |= f->flag;
+        if (w && f->at) {
+            if (!set_bits(ev, f, le_get(b + f->at, w), world)) return -1;
+        } else if (f->kind == CS_FK_BOOL) {
+            CS_FIELD(ev, f, bool) = b[4] & f->flag;
+        } else if (f->kind == CS_FK_SHAPE) {
+            if ((ev->ndim = b[f->n_at]) > CS_MAX_DIMS) return -1;
+            for (int d = 0; d < CS_MAX_DIMS; d++)
+                if ((ev->shape[d] = (int64_t)le_get(b + f->at + 8 * d, 8)) < 0 && d < ev->ndim)
+                    return -1;
+        } else if (f->tail) {
+            uint32_t n = (uint32_t)le_get(b + f->n_at, f->n_size);
+            if (n > f->max || (f->kind == CS_FK_STR && n && !(b[4] & f->flag))) return -1;
+            count[f->tail - 1] = n;
+            tail[f->tail - 1] = f;
+            len += tail_bytes(f, n);
+        }
     }
-    ev->group = ng ? s->group : NULL;
-    ev->ngroup = (int)ng;
-    ev->text = get_str(c, t, flags & 8, s->text);
-    ev->algo = get_str(c, na, flags & 16, s->algo);
-    ev->reduce_op = get_str(c, no, flags & 32, s->reduce_op);
+    if ((b[4] & ~known) || c->len - c->pos != len) return -1;
+    for (int k = 0; k < CS_F_NFIELDS && tail[k]; k++) {
+        const cs_field *f = tail[k];
+        uint32_t n = count[k];
+        if (f->kind == CS_FK_REQS) {
+            if (n > CS_WIRE_MAX_EVENT_REQS) return -1;
+            for (uint32_t i = 0; i < n; i++) s->reqs[i] = cs_get_u64(c);
+            ev->reqs = n ? s->reqs : NULL;
+            ev->nreqs = (int)n;
+        } else if (f->kind == CS_FK_GROUP) {
+            if (n > (uint32_t)world || n > CS_WIRE_MAX_WORLD) return -1;
+            for (uint32_t i = 0; i < n; i++)
+                if ((s->group[i] = (int)cs_get_u32(c)) < 0 || s->group[i] >= world) return -1;
+            ev->group = n ? s->group : NULL;
+            ev->ngroup = (int)n;
+        } else {
+            const uint8_t *p = cs_get_bytes(c, n);
+            if (!(b[4] & f->flag)) continue; /* absent: NULL, not "" */
+            if (!p || (size_t)(s->str + sizeof s->str - str) < n + 1) return -1;
+            memcpy(str, p, n);
+            str[n] = 0;
+            CS_FIELD(ev, f, const char *) = str;
+            str += n + 1;
+        }
+    }
     return c->bad ? -1 : 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event_schema.h"
 #include "events.h"
 
 #define CS_WIRE_MAGIC 0x4d495343u /* "CSIM" as bytes on the wire */
@@ -22,8 +23,8 @@
 #define CS_WIRE_TOKEN 32          /* hex characters of a job token */
 #define CS_WIRE_MAX_WORLD 4096
 #define CS_WIRE_MAX_TEXT 1024     /* a REFUSE or REJECT reason */
-#define CS_WIRE_MAX_EVENT_TEXT (64 * 1024)
-#define CS_WIRE_MAX_EVENT_REQS 16384
+#define CS_WIRE_MAX_EVENT_TEXT CS_EV_MAX_TEXT
+#define CS_WIRE_MAX_EVENT_REQS CS_EV_MAX_REQS
 #define CS_WIRE_ENVELOPE (36 + 8 * CS_MAX_DIMS) /* bytes of a MSG/RTS/SYNC envelope */
 #define CS_WIRE_SYNC_MAX (64 * 1024) /* the largest SYNC payload; larger ones go RTS/CTS */
 
@@ -161,14 +162,13 @@ int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world);
 
 /* ---- events: a compact binary form (docs/wire-protocol.md lists the fields).
  * Texts, names and request lists beyond the limits are truncated by the encoder. */
-#define CS_WIRE_MAX_NAME 255      /* a collective's algo or reduce_op */
+#define CS_WIRE_MAX_NAME CS_EV_MAX_ALGO /* a collective's algo or reduce_op */
 
 /* Where a decoded event's strings and arrays live until the next decode. */
 typedef struct cs_wire_scratch {
     uint64_t reqs[CS_WIRE_MAX_EVENT_REQS];
     int group[CS_WIRE_MAX_WORLD];
-    char text[CS_WIRE_MAX_EVENT_TEXT + 1];
-    char algo[CS_WIRE_MAX_NAME + 1], reduce_op[CS_WIRE_MAX_NAME + 1];
+    char str[CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME + 3]; /* each NUL-terminated */
 } cs_wire_scratch;
 
 size_t cs_wire_event_len(const cs_event *ev);

@@ -9,8 +9,8 @@
  * Build and run (from the top of the tree):
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc \
- *       tests/fuzz/fuzz_trace.c src/trace.c src/events.c src/tensor.c \
- *       $(pkg-config --cflags --libs jansson) -lm -o tests/fuzz/fuzz_trace
+ *       tests/fuzz/fuzz_trace.c src/trace.c src/event_schema.c src/events.c src/tensor.c \
+ *       src/xalloc.c $(pkg-config --cflags --libs jansson) -lm -o tests/fuzz/fuzz_trace
  *   mkdir -p /tmp/fuzz_trace_corpus
  *   tests/fuzz/fuzz_trace -max_total_time=180 /tmp/fuzz_trace_corpus tests/fuzz/corpus_trace
  *
@@ -57,9 +57,13 @@ static char *canon(const cs_event *ev) {
 
 /* Strings over the writer's limits are truncated on the way back: skip those. */
 static bool fits(const cs_event *ev) {
-    return (!ev->text || strlen(ev->text) <= CS_TRACE_MAX_NAME) &&
-           (!ev->engine || strlen(ev->engine) <= CS_TRACE_MAX_NAME) &&
-           (!ev->send_mode || strlen(ev->send_mode) <= CS_TRACE_MAX_NAME);
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        if (f->kind == CS_FK_STR && CS_CFIELD(ev, f, char *) &&
+            strlen(CS_CFIELD(ev, f, char *)) > f->max)
+            return false;
+    }
+    return true;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
