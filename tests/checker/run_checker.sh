@@ -109,6 +109,9 @@ expect "recheck: not after a rendezvous run" 0 "" -- run "$L/chain.lua"
 count "recheck: rendezvous runs are not rechecked" 0 "with rendezvous sends"
 expect "recheck: unreceived messages are one finding" 2 "--strict: 1 pitfall found" \
   -- run "$top_srcdir/tests/replay/scripts/unreceived.lua" --send-mode eager --strict
+expect "recheck: a recheck that cannot tell says so" 0 \
+  "with rendezvous sends: not checked: the recheck ended with status 4" \
+  -- run "$dir/spin.lua" --send-mode eager --timeout 1
 same "recheck, deadlock" "$L/deadlock.lua" --send-mode eager
 same "recheck, deadlock, --strict" "$L/deadlock.lua" --send-mode eager --strict
 same "recheck, ok" "$L/chain.lua" --send-mode eager
