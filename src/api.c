@@ -7,7 +7,6 @@
  * makes a message cost a microsecond instead of a condition variable's tens.
  */
 #include "world.h"
-#include "engine_tcp.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -91,12 +90,17 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
         snprintf(err, errlen, "world size must be at least 1 (got %d)", cfg->world);
         return NULL;
     }
-    const char *engine = cfg->engine ? cfg->engine : "thread";
-    bool tcp = strcmp(engine, "tcp") == 0 && cfg->engine_arg;
-    if (strcmp(engine, "thread") != 0 && !tcp) {
-        snprintf(err, errlen, "unknown engine '%s'", engine);
+    const cs_engine_kind *kind = cs_engine_find(cfg->engine);
+    if (!kind) {
+        snprintf(err, errlen, "unknown engine '%s'", cfg->engine);
         return NULL;
     }
+    if (kind->rank_setup && !cfg->engine_arg) {
+        snprintf(err, errlen, "engine '%s' runs in rank processes (its connections are missing)",
+                 kind->name);
+        return NULL;
+    }
+    const char *engine = kind->name;
     cs_world *w = calloc(1, sizeof *w);
     if (!w) goto nomem;
     w->cfg = *cfg;
@@ -122,15 +126,14 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
         cs_matcher_init(&w->matchers[i], i);
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    /* A tcp rank is a process with a progress thread of its own: two threads. */
-    w->oversubscribed = cfg->world * (tcp ? 2 : 1) > (ncpu > 0 ? ncpu : 1);
+    w->oversubscribed = cfg->world * kind->threads_per_rank > (ncpu > 0 ? ncpu : 1);
     /* Spinning pays only while the peer is running on another core; with more
      * ranks than cores, yield instead so the peer gets to run at all. */
     w->spin = w->oversubscribed ? 0 : 4000;
-    w->yields = tcp ? 0 : 32; /* tcp: the wait serves the sockets itself (idle) */
+    w->yields = kind->wait_yields;
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
-    w->engine = tcp ? cs_engine_tcp_new(w, cfg->engine_arg) : cs_engine_thread_new(w);
+    w->engine = kind->create(w, cfg->engine_arg);
     if (!w->engine) goto nomem;
     return w;
 nomem:

@@ -60,10 +60,10 @@ typedef struct cs_world_config {
     cs_send_mode mode;
     size_t mem_limit;       /* per rank, bytes; 0 = unlimited */
     uint64_t seed;          /* randn streams derive from it and the rank */
-    const char *engine;     /* "thread" or "tcp" */
+    const char *engine;     /* a name in the engine table (engine.h); NULL: the default */
     const char *script;     /* the script's name, for messages */
     bool strict;            /* pitfalls fail the rank instead of warning */
-    void *engine_arg;       /* tcp: the connected cs_tcp_mesh of this process's rank */
+    void *engine_arg;       /* a rank process: what it built for its engine (tcp: a cs_tcp_mesh) */
     /* the collective algorithm per family (collectives.h: cs_coll_family ->
      * cs_coll_algo); 0 = the family's default */
     unsigned char coll_algo[CS_COLL_MAX_FAMILIES];

@@ -9,25 +9,11 @@
 
 #include "cli.h"
 #include "collectives.h"
+#include "engine.h"
 #include "launch.h"
+#include "lessons.h"
 #include "tui.h"
 #include "script.h"
-
-void cs_cli_usage(FILE *f) {
-    fputs("usage: commsim <command> [options]\n"
-          "\n"
-          "commands:\n"
-          "  run SCRIPT     run a lesson script on N ranks and report what happened\n"
-          "  replay TRACE   replay a trace written by 'run --trace': the same report\n"
-          "  learn [CHAPTER]  browse the chapters and run their scripts in the visualizer\n"
-          "  help [CMD]     show this help, or a command's\n"
-          "  version        print the version\n"
-          "\n"
-          "Run 'commsim run --help' for the options of a run.\n"
-          "Exit status: 0 ok, 1 usage or setup error, 2 a script raised an error,\n"
-          "3 deadlock, 4 timeout or budget exceeded, 5 a rank process died.\n",
-          f);
-}
 
 static void run_usage(FILE *f) {
     char algos[1024];
@@ -43,7 +29,8 @@ static void run_usage(FILE *f) {
             "  -n, --ranks N          number of ranks (default: the script's '--- world:'\n"
             "                         header, else 2; at most 4096)\n"
             "      --engine NAME      thread (default): every rank a thread of this process;\n"
-            "                         tcp: every rank a process, messages over TCP sockets\n"
+            "                         tcp: every rank a process, messages over TCP sockets;\n"
+            "                         --engine help lists the engines and what they can do\n"
             "      --send-mode MODE   rendezvous (default; a send completes once its receive\n"
             "                         is posted), eager (sends complete once buffered), or\n"
             "                         eager:N (eager up to N bytes, rendezvous above; N may\n"
@@ -128,8 +115,8 @@ enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIME
        OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_NO_RECHECK, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
        OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED, OPT_REPORT };
 
-/* torchrun's environment, for the tcp engine: flags win over it. */
-static int tcp_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
+/* torchrun's environment, for an engine whose ranks are processes: flags win over it. */
+static int process_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
     unsigned long long v;
     const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
     const char *rank = getenv("RANK"), *world = getenv("WORLD_SIZE");
@@ -218,9 +205,13 @@ int cs_cli_run(int argc, char **argv) {
             o.nranks = (int)v;
             break;
         case OPT_ENGINE:
-            if (strcmp(optarg, "thread") != 0 && strcmp(optarg, "tcp") != 0) {
-                fprintf(stderr, "commsim run: --engine: unknown engine '%s' (available: thread, tcp)\n",
-                        optarg);
+            if (strcmp(optarg, "help") == 0) {
+                cs_engine_print_table(stdout);
+                return 0;
+            }
+            if (!cs_engine_find(optarg)) {
+                fprintf(stderr, "commsim run: --engine: unknown engine '%s'\n", optarg);
+                cs_engine_print_table(stderr);
                 return 1;
             }
             o.engine = optarg;
@@ -287,9 +278,10 @@ int cs_cli_run(int argc, char **argv) {
         run_usage(stderr);
         return 1;
     }
-    o.script = argv[optind];
-    bool tcp = o.engine && strcmp(o.engine, "tcp") == 0;
-    if (tcp && tcp_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
+    char lesson[4096];
+    o.script = cs_lessons_script(argv[optind], lesson, sizeof lesson); /* "chain": a lesson */
+    bool processes = cs_engine_find(o.engine)->caps & CS_ENGINE_PROCESSES;
+    if (processes && process_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
     /* The visualizer is the default where a user is watching; a rank process
      * started by hand is not where the run is watched (rank 0's side is). There
      * the user ends the run: a default timeout would cut a paused lesson short. */

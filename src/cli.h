@@ -6,7 +6,6 @@
 
 int cs_cli_run(int argc, char **argv);
 int cs_cli_replay(int argc, char **argv); /* cli_replay.c */
-void cs_cli_usage(FILE *f);
 int cs_cli_learn(int argc, char **argv); /* cli_learn.c */
 
 #endif

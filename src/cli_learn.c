@@ -2,16 +2,14 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "lessons.h"
 #include "tui.h"
 
 static void learn_usage(FILE *f) {
-    fputs("usage: commsim learn [CHAPTER] [--lessons DIR]\n"
+    fprintf(f,
+          "usage: commsim learn [CHAPTER] [--lessons DIR]\n"
           "\n"
           "Browse the chapters: each chapter's text beside its scripts; enter runs the\n"
           "selected script in the visualizer, paused at its start (space steps, r runs,\n"
@@ -20,33 +18,12 @@ static void learn_usage(FILE *f) {
           "\n"
           "options:\n"
           "      --lessons DIR   where the chapters are (default: $COMMSIM_LESSONS, else\n"
-          "                      ./lessons, else the lessons beside the commsim program)\n"
+          "                      ./lessons, else the lessons beside the commsim program,\n"
+          "                      else the installed ones, %s)\n"
           "  -h, --help          show this help\n"
           "\n"
           "Needs a terminal. Exit status 0, or 1 for a usage error.\n",
-          f);
-}
-
-static bool is_dir(const char *p) {
-    struct stat st;
-    return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* $COMMSIM_LESSONS, ./lessons, or ../lessons next to the program (the build tree). */
-static const char *find_lessons(char *buf, size_t len) {
-    const char *env = getenv("COMMSIM_LESSONS");
-    if (env && *env) return env;
-    if (is_dir("lessons")) return "lessons";
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = 0;
-        snprintf(buf, len, "%s/../lessons", exe);
-        if (is_dir(buf)) return buf;
-    }
-    return "lessons";
+          CS_LESSONS_INSTALLED);
 }
 
 int cs_cli_learn(int argc, char **argv) {
@@ -55,7 +32,7 @@ int cs_cli_learn(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
-    char buf[PATH_MAX + 16];
+    char buf[PATH_MAX];
     const char *dir = NULL;
     int c;
     optind = 1;
@@ -71,6 +48,6 @@ int cs_cli_learn(int argc, char **argv) {
         learn_usage(stderr);
         return 1;
     }
-    if (!dir) dir = find_lessons(buf, sizeof buf);
+    if (!dir) dir = cs_lessons_dir(buf, sizeof buf);
     return cs_tui_learn(dir, optind < argc ? argv[optind] : NULL);
 }

@@ -1,17 +1,24 @@
-/* engine.h -- the engine interface: transport only.
+/* engine.h -- the engine interface (transport only) and the table of engines.
  *
  * An engine moves bytes between ranks and reports completion. Everything above
  * it -- requests, matching, send modes, error checks, events -- is shared code
  * (api.c, match.c), so every engine behaves the same and shares the tests. Like
  * an event loop's backends, an engine is a table of function pointers.
+ *
+ * Engines are chosen by name from one table (engine.c): each kind says what
+ * it is (summary, capabilities), how to build it and how a waiting rank
+ * should behave on it. Nothing else in the program compares engine names.
+ * Adding an engine: its file (engine_NAME.c, defining its cs_engine_kind), a
+ * line in engine.c's table, a line in Makefile.am.
  */
 #ifndef CS_ENGINE_H
 #define CS_ENGINE_H
 
+#include <stdio.h>
+
 #include "match.h"
 
 typedef struct cs_engine_ops {
-    const char *name;
     /* Carry send request sq (its ref is the engine's) to its destination's
      * matcher. For an eager send, buffer the payload first: the caller completes
      * sq as soon as this returns. */
@@ -31,6 +38,11 @@ typedef struct cs_engine_ops {
      * the waiting thread read them itself, saving a thread hand-off per
      * message. NULL: sleep on the rank's futex word. */
     void (*idle)(cs_engine *e, cs_rank *r, uint32_t seen);
+    /* Optional. Send what the engine holds back (acknowledgements waiting to
+     * ride on a later frame): the rank is about to stand still at a gate. With
+     * drain, the rank has finished: also wait until every queued frame has
+     * left, or the run was aborted. */
+    void (*flush)(cs_engine *e, bool drain);
 } cs_engine_ops;
 
 struct cs_engine {
@@ -38,6 +50,56 @@ struct cs_engine {
     cs_world *world;
 };
 
-cs_engine *cs_engine_thread_new(cs_world *w);
+/* ---- the table of engines */
+
+typedef struct cs_rank_link cs_rank_link; /* rank_link.h */
+typedef struct cs_welcome cs_welcome;     /* wire.h */
+
+/* What a rank process knows when its engine sets up (ranks as processes). */
+typedef struct cs_rank_setup {
+    int rank, world;
+    const char *token;   /* the job's: peers prove it to each other */
+    uint32_t ip;         /* where peers may reach this process (network order) */
+    cs_rank_link *link;  /* connected to the controller, not yet joined */
+    cs_welcome *wel;     /* where the join leaves the WELCOME */
+    FILE *err;
+} cs_rank_setup;
+
+enum {
+    CS_ENGINE_PROCESSES = 1 << 0,   /* ranks are processes (else threads of one process) */
+    CS_ENGINE_DEVICE = 1 << 1,      /* tensors may live on a GPU */
+    CS_ENGINE_NATIVE_COLL = 1 << 2, /* collectives run on the engine's own, not on p2p */
+    CS_ENGINE_TAGS = 1 << 3,        /* messages carry tags */
+    CS_ENGINE_ANY_SOURCE = 1 << 4,  /* a receive may name no source */
+};
+
+typedef struct cs_engine_kind {
+    const char *name;     /* --engine NAME */
+    const char *summary;  /* one line for --engine help */
+    unsigned caps;        /* CS_ENGINE_* */
+    /* The engine of world w. arg: what a rank process built for it (the tcp
+     * engine's connections), NULL in a threads run. NULL on failure. */
+    cs_engine *(*create)(cs_world *w, void *arg);
+    /* Defaults of the wait path (api.c): the threads one rank keeps busy
+     * (a waiting rank polls only while every such thread has a core), and how
+     * often it yields the core before it sleeps (0: its engine's idle hook
+     * serves the wait instead). */
+    int threads_per_rank;
+    int wait_yields;
+    /* Ranks as processes only. In the rank process: join the job over
+     * s->link (cs_rank_link_join, with whatever address the peers need) and
+     * build what create takes as arg. NULL after printing why. A NULL hook:
+     * the rank joins with no address and create gets NULL. An engine whose
+     * create does not drive the link (cs_rank_link_watch) leaves it to a
+     * thread of the link's own. */
+    void *(*rank_setup)(const cs_rank_setup *s);
+} cs_engine_kind;
+
+/* The engine called name; NULL name: the default (thread). NULL if none is. */
+const cs_engine_kind *cs_engine_find(const char *name);
+/* The i-th engine of the table, NULL past the end. */
+const cs_engine_kind *cs_engine_at(int i);
+/* The table as --engine help shows it: name, summary, capabilities. */
+void cs_engine_print_table(FILE *f);
 
 #endif

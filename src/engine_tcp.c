@@ -19,15 +19,16 @@
  *
  * Receiving: the progress thread reads every connection, delivers MSG and RTS
  * to the rank's matcher (match.c, shared with the thread engine) and completes
- * receives when their DATA has arrived. It also streams the rank's events to
- * the controller (coalesced, flushed on every wake-up and at least every 2 ms)
- * and obeys the controller's ABORT and FLUSH. While the rank's thread waits it
+ * receives when their DATA has arrived. The same loop drives the rank's link
+ * to the controller (rank_link.c: events up at least every 2 ms, the
+ * controller's ABORT, FLUSH and GO), so that a rank process keeps one
+ * background thread. While the rank's thread waits it
  * serves the sockets itself (tcp_idle) and the progress thread steps aside; a
  * waiting rank first polls its sockets for up to 100 us while that pays
  * (engine_tcp_spin.c), then sleeps in epoll.
  *
- * Locks: matcher -> connection -> bus -> controller connection. Requests are
- * finished (which emits events) only after a connection's lock is released.
+ * Locks: matcher -> connection -> bus -> link. Requests are finished (which
+ * emits events) only after a connection's lock is released.
  */
 
 #include <errno.h>
@@ -361,211 +362,20 @@ static int mesh_payload(void *ud, char *err, size_t errlen) {
 
 static const cs_rx_ops mesh_ops = {mesh_frame, mesh_payload};
 
-/* ---- the controller connection */
-
-/* Move the encoded events into the controller's queue (ctl.lock held). */
-static void events_queue_locked(tcp_engine *e, txitem **done) {
-    if (!e->evlen) return;
-    txitem *it = calloc(1, sizeof *it);
-    if (!it) return; /* keep them for the next try */
-    it->data = e->evbuf;
-    it->dlen = e->evlen;
-    it->owned = e->evbuf;
-    e->evbuf = NULL;
-    e->evlen = e->evcap = 0;
-    tcp_conn_push_locked(&e->ctl, it, false, done);
-}
-
-/* Queue it for the controller, after every event emitted so far when asked:
- * the controller must see what led up to a frame before the frame. */
-static void ctl_push(tcp_engine *e, txitem *it, bool borrowed, bool with_events) {
-    txitem *done = NULL;
-    pthread_mutex_lock(&e->ctl.lock);
-    if (with_events) events_queue_locked(e, &done);
-    if (it) tcp_conn_push_locked(&e->ctl, it, borrowed, &done);
-    pthread_mutex_unlock(&e->ctl.lock);
-    tcp_items_done(done);
-}
-
-static void ctl_send(tcp_engine *e, int type, bool with_events) {
-    ctl_push(e, tcp_item_new(type, NULL, 0, NULL, 0), false, with_events);
-}
-
-static void end_job(tcp_engine *e, int reason) {
-    pthread_mutex_lock(&e->end_lock);
-    if (!e->ended) {
-        e->ended = true;
-        e->end_reason = reason;
-    }
-    pthread_cond_broadcast(&e->end_cond);
-    pthread_mutex_unlock(&e->end_lock);
-}
-
-static bool valid_reason(uint32_t r) {
-    return r == CS_END_ERROR || r == CS_END_DEADLOCK || r == CS_END_TIMEOUT ||
-           r == CS_END_DIED || r == CS_END_QUIT;
-}
-
-static int ctl_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
-                     size_t errlen) {
-    (void)dst;
-    tcp_engine *e = ud;
-    if (h->type == CS_FR_ABORT) {
-        uint32_t why = cs_get_u32(meta);
-        if (!valid_reason(why)) {
-            snprintf(err, errlen, "ABORT with unknown reason %u", why);
-            return -1;
-        }
-        cs_world_abort(e->base.world, (cs_end_reason)why);
-        end_job(e, (int)why);
-        return 0;
-    }
-    if (h->type == CS_FR_FLUSH) {
-        ctl_send(e, CS_FR_FLUSHED, true);
-        return 0;
-    }
-    if (h->type == CS_FR_GO) {
-        uint64_t seq = cs_get_u64(meta);
-        pthread_mutex_lock(&e->end_lock);
-        bool ok = seq == e->gate_seq && e->go_seq < seq; /* the gate the rank waits at */
-        if (ok) e->go_seq = seq;
-        pthread_cond_broadcast(&e->end_cond);
-        pthread_mutex_unlock(&e->end_lock);
-        if (ok) return 0;
-        snprintf(err, errlen, "GO for gate %llu, but the rank waits at none", (unsigned long long)seq);
-        return -1;
-    }
-    snprintf(err, errlen, "unexpected %s frame from the controller", cs_frame_name(h->type));
-    return -1;
-}
-
-static int ctl_payload(void *ud, char *err, size_t errlen) {
-    (void)ud, (void)err, (void)errlen;
-    return 0;
-}
-
-static const cs_rx_ops ctl_ops = {ctl_frame, ctl_payload};
-
-/* The controller closed the connection: the job is over (after our BYE) or the
- * controller died (before it): then the rank unwinds and the process leaves. */
-static void ctl_closed(tcp_engine *e, const char *err) {
-    tcp_conn_kill(&e->ctl);
-    pthread_mutex_lock(&e->end_lock);
-    bool finishing = e->finishing;
-    pthread_mutex_unlock(&e->end_lock);
-    if (!finishing) {
-        fprintf(stderr, "commsim: rank %d: lost the controller%s%s; leaving\n", e->rank,
-                err ? ": " : "", err ? err : "");
-        cs_world_abort(e->base.world, CS_END_DIED);
-        atomic_store(&e->ctl_lost_at, cs_now());
-    }
-    end_job(e, finishing ? CS_END_NONE : CS_END_DIED);
-}
-
-static void event_emit(void *ud, const cs_event *ev) {
-    tcp_engine *e = ud;
-    size_t n = cs_wire_event_len(ev);
-    pthread_mutex_lock(&e->ctl.lock);
-    if (e->evlen + CS_WIRE_HDR + n > e->evcap) {
-        size_t cap = e->evcap ? e->evcap : 4096;
-        while (cap < e->evlen + CS_WIRE_HDR + n) cap *= 2;
-        uint8_t *nb = realloc(e->evbuf, cap);
-        if (!nb) {
-            pthread_mutex_unlock(&e->ctl.lock);
-            return;
-        }
-        e->evbuf = nb;
-        e->evcap = cap;
-    }
-    cs_wire_hdr_put(e->evbuf + e->evlen, CS_FR_EVENT, (uint32_t)n, 0);
-    cs_cur cur = {.p = e->evbuf + e->evlen + CS_WIRE_HDR, .len = n};
-    cs_wire_event_put(&cur, ev);
-    e->evlen += CS_WIRE_HDR + n;
-    pthread_mutex_unlock(&e->ctl.lock);
-}
-
-cs_sink cs_tcp_event_sink(cs_engine *e) { return (cs_sink){event_emit, e}; }
-
-/* ---- gates of a gated run */
-
-/* Ask for GO: what the rank is about to do, and its tensor as printed for the
- * front end to show (it is the rank's, and the rank stands still until GO). */
-static int gate_ask(tcp_engine *e, cs_rank *r, cs_op op, int line, uint64_t seq) {
-    cs_gate_msg g = {.seq = seq, .op = (uint8_t)op, .line = line, .peer = CS_NO_RANK};
-    cs_tensor *t = NULL;
-    int peer, tag;
-    if (cs_rank_gate_op(r, &peer, &tag, &t)) {
-        g.peer = peer;
-        g.tag = tag;
-    }
-    char *text = t ? cs_tensor_format(t) : NULL;
-    g.text = text;
-    g.text_len = text ? strlen(text) : 0;
-    size_t n = cs_gate_len(&g);
-    uint8_t *meta = malloc(n);
-    txitem *it = tcp_item_new(CS_FR_GATE, NULL, 0, NULL, 0);
-    if (!meta || !it) {
-        free(text);
-        free(meta);
-        free(it);
-        return CS_ENOMEM;
-    }
-    cs_cur cur = {.p = meta, .len = n};
-    cs_gate_put(&cur, &g);
-    free(text);
-    /* metadata larger than the item's inline head travels as its data */
-    cs_wire_hdr_put(it->head, CS_FR_GATE, (uint32_t)n, 0);
-    it->data = it->owned = meta;
-    it->dlen = n;
-    ctl_push(e, it, false, true);
-    return CS_OK;
-}
-
-int cs_tcp_gate(void *ud, cs_rank *r, cs_op op, int line) {
-    tcp_engine *e = ud;
-    cs_world *w = e->base.world;
-    pthread_mutex_lock(&e->end_lock);
-    uint64_t seq = ++e->gate_seq;
-    pthread_mutex_unlock(&e->end_lock);
-    int rc = gate_ask(e, r, op, line, seq);
-    if (rc != CS_OK) return rc;
-    tcp_flush_deferred(e); /* the rank may stand here long: what it owes leaves now */
-    pthread_mutex_lock(&e->end_lock);
-    /* GO, ABORT and a lost controller all signal end_cond; the tick is a backstop */
-    while (e->go_seq != seq && !e->ended && !cs_world_aborted(w)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&e->end_cond, &e->end_lock, &ts);
-    }
-    bool go = e->go_seq == seq;
-    pthread_mutex_unlock(&e->end_lock);
-    return go && !cs_world_aborted(w) ? CS_OK : CS_EABORT;
-}
-
 /* ---- the progress thread */
 
 static void conn_readable(tconn *c) {
     char err[256];
     /* The other thread is reading it and reads until the socket is empty. */
     if (pthread_mutex_trylock(&c->rx_lock) != 0) return;
-    int rc = c->peer < 0 ? cs_rx_pump(&c->rx, c->fd, &ctl_ops, c->e, err, sizeof err)
-                         : cs_rx_pump(&c->rx, c->fd, &mesh_ops, c, err, sizeof err);
+    int rc = cs_rx_pump(&c->rx, c->fd, &mesh_ops, c, err, sizeof err);
     pthread_mutex_unlock(&c->rx_lock);
     tcp_engine *e = c->e;
     if (rc == 0) {
-        if (c->peer >= 0) atomic_store_explicit(&e->last_rx, c, memory_order_relaxed);
+        atomic_store_explicit(&e->last_rx, c, memory_order_relaxed);
         return;
     }
     atomic_store_explicit(&e->last_rx, NULL, memory_order_relaxed);
-    if (c->peer < 0) {
-        ctl_closed(e, rc == -1 ? err : NULL);
-        return;
-    }
     /* A peer that exits closes its side: not an error (the controller knows
      * whether it died). A malformed frame from an authenticated peer is. */
     if (rc == -1 && !cs_world_aborted(e->base.world))
@@ -578,26 +388,23 @@ static int progress_once(tcp_engine *e, int ms) {
     struct epoll_event evs[64];
     int n = epoll_wait(e->epfd, evs, 64, ms);
     for (int i = 0; i < n; i++) {
-        tconn *c = evs[i].data.ptr;
-        if (!c) { /* a nudge: drain it */
+        void *tag = evs[i].data.ptr;
+        if (!tag) { /* a nudge: drain it */
             uint64_t v;
             if (read(e->wakefd, &v, sizeof v) < 0) { /* already drained by the other thread */ }
             continue;
         }
+        if (tag == e->link) {
+            if (evs[i].events & EPOLLOUT) cs_rank_link_writable(e->link);
+            if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP) && cs_rank_link_readable(e->link) < 0)
+                atomic_store_explicit(&e->last_rx, NULL, memory_order_relaxed);
+            continue;
+        }
+        tconn *c = tag;
         if (evs[i].events & EPOLLOUT) tcp_conn_writable(c);
         if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) conn_readable(c);
     }
-    /* Events go out in batches: a send per message would wake the controller
-     * (on the same cores, locally) as often as the ranks exchange messages. */
-    double now = cs_now();
-    txitem *done = NULL;
-    pthread_mutex_lock(&e->ctl.lock);
-    if (now - e->flushed_at >= FLUSH_MS * 1e-3 || e->evlen >= EVENT_BATCH) {
-        events_queue_locked(e, &done);
-        e->flushed_at = now;
-    }
-    pthread_mutex_unlock(&e->ctl.lock);
-    tcp_items_done(done);
+    cs_rank_link_tick(e->link, cs_now()); /* the events gathered meanwhile, when due */
     return n;
 }
 
@@ -620,12 +427,7 @@ static void *progress_main(void *arg) {
         } else if (progress_once(e, FLUSH_MS) > 0 && atomic_load(&e->rank_idle)) {
             nudge(e); /* the rank started waiting meanwhile: let it look */
         }
-        double lost = atomic_load(&e->ctl_lost_at);
-        if (lost && cs_now() - lost > CTL_LOST_GRACE) {
-            /* the rank is stuck in C code and the controller is gone: leave */
-            fprintf(stderr, "commsim: rank %d: the controller is gone; exiting\n", e->rank);
-            _exit(CS_END_DIED);
-        }
+        cs_rank_link_watchdog(e->link);
     }
     return NULL;
 }
@@ -673,23 +475,21 @@ static void tcp_destroy(cs_engine *eng) {
         pthread_join(e->thread, NULL);
     }
     for (int i = 0; e->conns && i < e->world; i++) tcp_conn_free(&e->conns[i]);
-    tcp_conn_free(&e->ctl);
     free(e->conns);
-    free(e->evbuf);
     if (e->wakefd >= 0) close(e->wakefd);
     if (e->epfd >= 0) close(e->epfd);
-    pthread_mutex_destroy(&e->end_lock);
-    pthread_cond_destroy(&e->end_cond);
     free(e);
 }
 
+static void tcp_flush(cs_engine *eng, bool drain);
+
 static const cs_engine_ops tcp_ops = {
-    .name = "tcp",
     .send = tcp_send,
     .transfer = tcp_transfer,
     .reject = tcp_reject,
     .destroy = tcp_destroy,
     .idle = tcp_idle,
+    .flush = tcp_flush,
 };
 
 static void mesh_close(cs_tcp_mesh *m) {
@@ -697,26 +497,26 @@ static void mesh_close(cs_tcp_mesh *m) {
         if (m->fds[i] >= 0) close(m->fds[i]);
     free(m->fds);
     m->fds = NULL;
-    if (m->ctl_fd >= 0) close(m->ctl_fd);
-    m->ctl_fd = -1;
 }
 
-cs_engine *cs_engine_tcp_new(cs_world *w, cs_tcp_mesh *m) {
+/* The engine over mesh m (tcp_rank_setup's): it takes the sockets and frees m. */
+static cs_engine *tcp_new(cs_world *w, void *arg) {
+    cs_tcp_mesh *m = arg;
     tcp_engine *e = calloc(1, sizeof *e);
     if (!e) {
         mesh_close(m);
+        free(m);
         return NULL;
     }
     e->base.ops = &tcp_ops;
     e->base.world = w;
     e->world = m->world;
     e->rank = m->rank;
+    e->link = m->link;
     /* Polling while waiting pays only with a core per rank: with more ranks
      * than cores the peer we wait for may need ours. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     tcp_spin_init(&e->spin, m->world <= ncpu ? TCP_SPIN_S : 0);
-    pthread_mutex_init(&e->end_lock, NULL);
-    pthread_cond_init(&e->end_cond, NULL);
     e->epfd = epoll_create1(EPOLL_CLOEXEC);
     e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     e->conns = calloc((size_t)m->world, sizeof *e->conns);
@@ -733,11 +533,9 @@ cs_engine *cs_engine_tcp_new(cs_world *w, cs_tcp_mesh *m) {
         if (ok) ok = tcp_conn_init(e, &e->conns[i], fd, i, m->max_payload) == 0;
         else close(fd);
     }
-    int cfd = m->ctl_fd;
-    m->ctl_fd = -1;
-    if (ok) ok = tcp_conn_init(e, &e->ctl, cfd, -1, 0) == 0;
-    else close(cfd);
+    if (ok) ok = cs_rank_link_watch(e->link, w, e->epfd, e->link) == 0;
     mesh_close(m);
+    free(m);
     if (ok) ok = pthread_create(&e->thread, NULL, progress_main, e) == 0;
     e->started = ok;
     if (!ok) {
@@ -760,18 +558,21 @@ static bool mesh_drained(tcp_engine *e) {
     return true;
 }
 
-int cs_tcp_finish(cs_engine *eng) {
+/* The rank stops at a gate (its ACKs leave now) or has finished (the peers
+ * need its eager messages and ACKs still queued). */
+static void tcp_flush(cs_engine *eng, bool drain) {
     tcp_engine *e = tcp_of(eng);
-    /* Eager messages and ACKs may still sit in a queue: the peers need them. */
     tcp_flush_deferred(e);
-    while (!mesh_drained(e) && !cs_world_aborted(e->base.world)) usleep(200);
-    pthread_mutex_lock(&e->end_lock);
-    e->finishing = true;
-    pthread_mutex_unlock(&e->end_lock);
-    ctl_send(e, CS_FR_BYE, true);
-    pthread_mutex_lock(&e->end_lock);
-    while (!e->ended) pthread_cond_wait(&e->end_cond, &e->end_lock);
-    int why = e->end_reason;
-    pthread_mutex_unlock(&e->end_lock);
-    return why;
+    if (drain)
+        while (!mesh_drained(e) && !cs_world_aborted(e->base.world)) usleep(200);
 }
+
+const cs_engine_kind cs_engine_tcp = {
+    .name = "tcp",
+    .summary = "every rank a process; a full mesh of TCP sockets, on one machine or several",
+    .caps = CS_ENGINE_PROCESSES | CS_ENGINE_TAGS | CS_ENGINE_ANY_SOURCE,
+    .create = tcp_new,
+    .threads_per_rank = 2, /* the rank's and its progress thread */
+    .wait_yields = 0,      /* the wait serves the sockets itself (tcp_idle) */
+    .rank_setup = tcp_rank_setup,
+};

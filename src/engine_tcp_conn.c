@@ -94,7 +94,7 @@ static int tx_write_locked(tconn *c, txitem **done) {
     return 0;
 }
 
-void tcp_conn_kill_locked(tconn *c);
+static void conn_kill_locked(tconn *c);
 
 static void append(tconn *c, txitem *it) {
     it->next = NULL;
@@ -115,7 +115,7 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
      * queue); deferred frames ahead of it go in the same system call. */
     c->deferred = false;
     if (!c->pollout && tx_write_locked(c, done) < 0) {
-        tcp_conn_kill_locked(c);
+        conn_kill_locked(c);
         return;
     }
     bool queued = false;
@@ -157,7 +157,7 @@ void tcp_conn_flush(tconn *c) {
     if (c->deferred && !c->dead) {
         c->deferred = false;
         if (!c->pollout) {
-            if (tx_write_locked(c, &done) < 0) tcp_conn_kill_locked(c);
+            if (tx_write_locked(c, &done) < 0) conn_kill_locked(c);
             else if (c->txh) arm(c, true);
         }
     }
@@ -167,7 +167,7 @@ void tcp_conn_flush(tconn *c) {
 
 /* The connection is gone: nothing more goes out or comes in. Requests waiting
  * on it stay pending; the controller ends the run (it sees the death too). */
-void tcp_conn_kill_locked(tconn *c) {
+static void conn_kill_locked(tconn *c) {
     if (c->dead) return;
     c->dead = true;
     epoll_ctl(c->e->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -195,7 +195,7 @@ void tcp_conn_kill_locked(tconn *c) {
 
 void tcp_conn_kill(tconn *c) {
     pthread_mutex_lock(&c->lock);
-    tcp_conn_kill_locked(c);
+    conn_kill_locked(c);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -203,16 +203,12 @@ void tcp_conn_writable(tconn *c) {
     txitem *done = NULL;
     pthread_mutex_lock(&c->lock);
     if (!c->dead) {
-        if (tx_write_locked(c, &done) < 0) tcp_conn_kill_locked(c);
+        if (tx_write_locked(c, &done) < 0) conn_kill_locked(c);
         else if (!c->txh) arm(c, false);
     }
     pthread_mutex_unlock(&c->lock);
     tcp_items_done(done);
 }
-
-/* One round of progress: wait at most ms for sockets, serve what is ready,
- * send the events gathered so far. Run by the progress thread, and by the rank's
- * own thread while it waits (idle): both may serve the same epoll set. */
 
 /* ---- life cycle */
 

@@ -1,6 +1,8 @@
 /* engine_tcp_internal.h -- the tcp engine's private layout, shared by
- * engine_tcp.c (the engine: operations, receiving, events, the progress
- * thread) and engine_tcp_conn.c (a connection's send queue and life). */
+ * engine_tcp.c (the engine: operations, receiving, the progress thread),
+ * engine_tcp_conn.c (a connection's send queue and life) and
+ * engine_tcp_spin.c (whether a waiting rank polls). Nothing here is used
+ * outside the tcp engine. */
 #ifndef CS_ENGINE_TCP_INTERNAL_H
 #define CS_ENGINE_TCP_INTERNAL_H
 
@@ -8,11 +10,15 @@
 #include "wire.h"
 #include "world.h"
 
-#define FLUSH_MS 2
-#define CTL_LOST_GRACE 2.0 /* seconds a rank may take to unwind once the controller is gone */
+/* Shared by this module's files only: hidden from the library's users, as
+ * Lua's LUAI_FUNC hides its internals. */
+#ifndef CS_INTERNAL
+#define CS_INTERNAL __attribute__((visibility("hidden")))
+#endif
+
+#define FLUSH_MS CS_RANK_LINK_TICK_MS /* a progress round, at the longest */
 #define MAX_IOV 64
 #define SPIN_EPOLL_EVERY 8 /* a polling rank looks at every socket every 8 polls */
-#define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
 
 typedef struct txitem {
     struct txitem *next;
@@ -38,6 +44,9 @@ typedef struct cts_wait { /* a receive waiting for its DATA, in CTS order */
 
 typedef struct tcp_engine tcp_engine;
 
+/* ---- engine_tcp_mesh.c: listen, join, connect the mesh (cs_engine_kind.rank_setup) */
+CS_INTERNAL void *tcp_rank_setup(const cs_rank_setup *s);
+
 /* ---- engine_tcp_spin.c: whether a waiting rank polls before it sleeps */
 #define TCP_SPIN_S 100e-6      /* the longest poll: a loopback round trip fits */
 #define TCP_SPIN_SCORE_MAX 32
@@ -50,15 +59,15 @@ typedef struct tcp_spin {
     unsigned skips;  /* waits that slept at once */
 } tcp_spin;
 
-void tcp_spin_init(tcp_spin *s, double budget);
+CS_INTERNAL void tcp_spin_init(tcp_spin *s, double budget);
 /* How long the wait starting now polls (0: it sleeps at once). */
-double tcp_spin_budget(tcp_spin *s);
+CS_INTERNAL double tcp_spin_budget(tcp_spin *s);
 /* The wait that polled that long ended while polling (paid) or after. */
-void tcp_spin_learn(tcp_spin *s, double polled, bool paid);
+CS_INTERNAL void tcp_spin_learn(tcp_spin *s, double polled, bool paid);
 
 typedef struct tconn {
     tcp_engine *e;
-    int fd, peer;        /* peer -1: the controller */
+    int fd, peer;
     pthread_mutex_t lock; /* the queue, the waits, dead */
     txitem *txh, *txt;
     bool pollout, dead;
@@ -76,20 +85,11 @@ struct tcp_engine {
     cs_engine base;
     int world, rank;
     tconn *conns;        /* world entries; conns[rank] is unused */
-    tconn ctl;
-    uint8_t *evbuf;      /* encoded events not yet queued; under ctl.lock */
-    size_t evlen, evcap;
-    double flushed_at;   /* when they were last queued; under ctl.lock */
+    cs_rank_link *link;  /* the rank's link to the controller, served by our loop */
     int epfd, wakefd;
     pthread_t thread;
     bool started;
     _Atomic int stop;
-    pthread_mutex_t end_lock;
-    pthread_cond_t end_cond;
-    bool finishing, ended; /* BYE sent; the controller ended the job */
-    int end_reason;
-    uint64_t gate_seq, go_seq; /* gates asked for and passed (gated runs); under end_lock */
-    _Atomic double ctl_lost_at; /* when the controller vanished, or 0 */
     _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
     _Atomic int deferred;  /* some connection holds deferred frames */
     tcp_spin spin;         /* the rank thread's: does polling pay (tcp_idle)? */
@@ -99,24 +99,23 @@ struct tcp_engine {
 /* ---- engine_tcp_conn.c */
 
 /* A frame to send: header and metadata inline, the payload by reference. */
-txitem *tcp_item_new(int type, const void *meta, uint32_t mlen, const void *data, size_t dlen);
+CS_INTERNAL txitem *tcp_item_new(int type, const void *meta, uint32_t mlen, const void *data, size_t dlen);
 /* Finish and free the items a write completed; called without any lock. */
-void tcp_items_done(txitem *done);
+CS_INTERNAL void tcp_items_done(txitem *done);
 /* Queue it and write what the socket takes now; completed items go to *done.
  * When borrowed, it->data belongs to the caller and is copied if it must wait. */
-void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done);
-void tcp_conn_push(tconn *c, txitem *it, bool borrowed);
+CS_INTERNAL void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done);
+CS_INTERNAL void tcp_conn_push(tconn *c, txitem *it, bool borrowed);
 /* Queue it without writing (it owns its bytes): it leaves with the next frame
  * pushed on c, or at the latest at the next tcp_conn_flush. */
-void tcp_conn_defer(tconn *c, txitem *it);
+CS_INTERNAL void tcp_conn_defer(tconn *c, txitem *it);
 /* Write what tcp_conn_defer held back. */
-void tcp_conn_flush(tconn *c);
+CS_INTERNAL void tcp_conn_flush(tconn *c);
 /* The connection is gone: drop its queue and its waits (their requests stay pending). */
-void tcp_conn_kill_locked(tconn *c);
-void tcp_conn_kill(tconn *c);
+CS_INTERNAL void tcp_conn_kill(tconn *c);
 /* epoll says the socket takes more: write the queue. */
-void tcp_conn_writable(tconn *c);
-int tcp_conn_init(tcp_engine *e, tconn *c, int fd, int peer, uint64_t max_payload);
-void tcp_conn_free(tconn *c);
+CS_INTERNAL void tcp_conn_writable(tconn *c);
+CS_INTERNAL int tcp_conn_init(tcp_engine *e, tconn *c, int fd, int peer, uint64_t max_payload);
+CS_INTERNAL void tcp_conn_free(tconn *c);
 
 #endif

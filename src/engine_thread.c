@@ -42,17 +42,26 @@ static void thread_reject(cs_engine *e, cs_msg *msg, const char *why) {
 static void thread_destroy(cs_engine *e) { free(e); }
 
 static const cs_engine_ops thread_ops = {
-    .name = "thread",
     .send = thread_send,
     .transfer = thread_transfer,
     .reject = thread_reject,
     .destroy = thread_destroy,
 };
 
-cs_engine *cs_engine_thread_new(cs_world *w) {
+static cs_engine *thread_new(cs_world *w, void *arg) {
+    (void)arg;
     cs_engine *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->ops = &thread_ops;
     e->world = w;
     return e;
 }
+
+const cs_engine_kind cs_engine_thread = {
+    .name = "thread",
+    .summary = "every rank a thread of this process; a message is one copy",
+    .caps = CS_ENGINE_TAGS | CS_ENGINE_ANY_SOURCE,
+    .create = thread_new,
+    .threads_per_rank = 1,
+    .wait_yields = 32,
+};

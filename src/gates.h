@@ -1,5 +1,7 @@
-/* gates.h -- the gates of DESIGN.md section 1 for an interactive run: pause,
- * step (every runnable rank, or one), run at a chosen speed.
+/* gates.h -- the gates of an interactive run: before every communication
+ * operation a rank passes its gate, which a front end uses to pause, step
+ * (every runnable rank, or one) or run at a chosen speed; headless runs
+ * have none, and an abort opens them all.
  *
  * Ranks of this process (the thread engine) pass them in their own thread:
  * install with cs_world_set_gate(w, cs_gates_pass, gates). Ranks of other

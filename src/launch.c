@@ -8,6 +8,7 @@
  * stopped, so the controller then reports and leaves without it.
  */
 #include "launch.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -48,7 +49,7 @@ static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
 
 typedef struct thread_job {
     cs_world *w;
-    cs_control *ctl;
+    cs_control *control;
 } thread_job;
 
 static bool job_finished(void *ud) { return cs_world_wait(((thread_job *)ud)->w, 0, false) == 0; }
@@ -56,7 +57,7 @@ static cs_end_reason job_end_reason(void *ud) { return cs_world_end_reason(((thr
 
 static void job_abort(void *ud, cs_end_reason why) {
     thread_job *j = ud;
-    if (why == CS_END_TIMEOUT) cs_control_timeout(j->ctl); /* a deadlock is the verdict then */
+    if (why == CS_END_TIMEOUT) cs_control_timeout(j->control); /* a deadlock is the verdict then */
     cs_world_abort(j->w, why);
 }
 
@@ -152,11 +153,11 @@ static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
 }
 
 /* Wait for the end; returns false if some rank never came back. */
-static bool await_end(cs_world *w, double timeout, cs_control *ctl) {
+static bool await_end(cs_world *w, double timeout, cs_control *control) {
     double deadline = timeout > 0 ? cs_now() + timeout : cs_now() + 1e9;
     int rc = cs_world_wait(w, deadline, true);
     if (rc < 0) {
-        cs_control_timeout(ctl); /* a deadlock found now aborts the run first */
+        cs_control_timeout(control); /* a deadlock found now aborts the run first */
         cs_world_abort(w, CS_END_TIMEOUT);
     }
     if (rc != 0) rc = cs_world_wait(w, cs_now() + GRACE_SECONDS, false);
@@ -307,7 +308,7 @@ void cs_control_free(cs_control *c) {
 
 int cs_launch_run(const cs_run_opts *o) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
-    if (o->worker) return cs_launch_worker(o);
+    if (o->worker) return cs_launch_rank_process(o);
     char msg[512], mode_name[64];
     cs_script script;
     if (cs_script_load(&script, o->script, msg, sizeof msg) < 0) {
@@ -321,15 +322,21 @@ int cs_launch_run(const cs_run_opts *o) {
         cs_script_free(&script);
         return 1;
     }
-    const char *engine = o->engine ? o->engine : "thread";
-    if (strcmp(engine, "tcp") == 0) {
-        int status = cs_launch_tcp(o, &script, world, &mode, mode_name);
+    const cs_engine_kind *kind = cs_engine_find(o->engine);
+    if (!kind) {
+        fprintf(err, "commsim: unknown engine '%s'\n", o->engine);
+        cs_script_free(&script);
+        return 1;
+    }
+    const char *engine = kind->name;
+    if (kind->caps & CS_ENGINE_PROCESSES) {
+        int status = cs_launch_controller(o, kind, &script, world, &mode, mode_name);
         cs_script_free(&script);
         return status;
     }
 
-    cs_control ctl;
-    if (cs_control_open(&ctl, o, script.name, world, engine, mode_name, out, err) < 0) {
+    cs_control control;
+    if (cs_control_open(&control, o, script.name, world, engine, mode_name, out, err) < 0) {
         cs_script_free(&script);
         return 1;
     }
@@ -337,22 +344,22 @@ int cs_launch_run(const cs_run_opts *o) {
                            .seed = o->seed, .engine = engine, .script = script.name,
                            .strict = o->strict};
     memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
-    cs_world *w = cs_world_new(&cfg, &ctl.bus, msg, sizeof msg);
+    cs_world *w = cs_world_new(&cfg, &control.bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
         fprintf(err, "commsim: %s\n", w ? "out of memory" : msg);
         cs_world_free(w);
-        if (ctl.tw) cs_trace_close(ctl.tw);
-        cs_control_free(&ctl);
+        if (control.tw) cs_trace_close(control.tw);
+        cs_control_free(&control);
         cs_script_free(&script);
         return 1;
     }
-    ctl.mon.on_deadlock = on_deadlock;
-    ctl.mon.on_error = on_error;
-    ctl.mon.ud = w;
+    control.mon.on_deadlock = on_deadlock;
+    control.mon.on_error = on_error;
+    control.mon.ud = w;
     bool ui = o->ui != NULL;
-    thread_job tj = {w, &ctl};
-    cs_job job = {.world = world, .bus = &ctl.bus, .mon = &ctl.mon, .script = &script,
+    thread_job tj = {w, &control};
+    cs_job job = {.world = world, .bus = &control.bus, .mon = &control.mon, .script = &script,
                   .finished = job_finished, .end_reason = job_end_reason, .abort = job_abort,
                   .set_gates = job_set_gates, .ud = &tj};
     if (ui && o->ui->attach(o->ui->ud, &job) < 0) {
@@ -368,10 +375,10 @@ int cs_launch_run(const cs_run_opts *o) {
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
     start_ranks(w, rt, &script, &lim, err);
     if (ui) o->ui->loop(o->ui->ud);
-    bool clean = await_end(w, o->timeout, &ctl);
+    bool clean = await_end(w, o->timeout, &control);
     if (o->catch_signals) atomic_store(&signal_world, NULL);
 
-    int status = cs_control_close(&ctl, (int)cs_world_end_reason(w), err);
+    int status = cs_control_close(&control, (int)cs_world_end_reason(w), err);
     if (!clean) {
         /* A rank is stuck in C code and still uses the world: leave without freeing it. */
         fprintf(err, "commsim: a rank did not stop within %g s of the end; exiting without it\n",
@@ -383,7 +390,7 @@ int cs_launch_run(const cs_run_opts *o) {
         if (rt[i].started) pthread_join(rt[i].tid, NULL);
     free(rt);
     cs_world_free(w);
-    cs_control_free(&ctl);
+    cs_control_free(&control);
     cs_script_free(&script);
     return status;
 }

@@ -52,7 +52,7 @@ typedef struct cs_frontend {
 typedef struct cs_run_opts {
     const char *script;   /* path */
     int nranks;           /* 0: the script header's world, else 2 */
-    const char *engine;   /* "thread" */
+    const char *engine;   /* a name in the engine table (engine.h); NULL: the default */
     const char *send_mode; /* NULL: the header's, else rendezvous */
     size_t mem_limit;     /* per rank */
     uint64_t step_limit;  /* per rank */
@@ -64,7 +64,7 @@ typedef struct cs_run_opts {
     unsigned char coll_algo[CS_COLL_MAX_FAMILIES]; /* --algo, see collectives.h */
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
-    /* tcp engine (launch_proc.c): torchrun's MASTER_ADDR/MASTER_PORT, RANK, WORLD_SIZE */
+    /* ranks as processes (controller.c): torchrun's MASTER_ADDR/MASTER_PORT, RANK, WORLD_SIZE */
     const char *master;   /* "HOST[:PORT]" of the controller, or NULL (loopback, any port) */
     int rank;             /* -1: launch every rank here; else this process's rank */
     bool worker;          /* a rank process (started by a controller, or rank > 0) */
@@ -74,7 +74,8 @@ typedef struct cs_run_opts {
     cs_report_format report; /* --report: the plain report, or the outcome as JSON on out */
 } cs_run_opts;
 
-/* Run, print the report, return the exit status (DESIGN.md section 9). */
+/* Run, print the report, return the exit status (0 ok, 1 usage or setup error, 2 script
+ * error, 3 deadlock, 4 timeout or budget, 5 a rank process died, 130 interrupted). */
 int cs_launch_run(const cs_run_opts *o);
 
 /* ---- the controller's side of a run, shared by the launchers */
@@ -110,10 +111,12 @@ int cs_control_close(cs_control *c, int status, FILE *err);
 /* Free the monitor and the bus (once no rank can emit any more). */
 void cs_control_free(cs_control *c);
 
-/* The tcp engine (launch_proc.c): the controller, which launches the ranks
- * here or waits for them to join; and a rank process (launch_worker.c). */
-int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_send_mode *mode,
-                  const char *mode_name);
-int cs_launch_worker(const cs_run_opts *o);
+/* An engine whose ranks are processes: the controller (controller.c), which
+ * launches the ranks here or waits for them to join; and a rank process
+ * (rank_process.c). */
+typedef struct cs_engine_kind cs_engine_kind;
+int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s,
+                         int world, const cs_send_mode *mode, const char *mode_name);
+int cs_launch_rank_process(const cs_run_opts *o);
 
 #endif

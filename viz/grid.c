@@ -101,13 +101,6 @@ void cs_grid_fill(cs_grid *g, int x, int y, int w, int h, uint32_t ch, int fg, i
         for (int i = x; i < x + w; i++) cs_grid_putc(g, i, j, ch, fg, attr);
 }
 
-void cs_grid_attr(cs_grid *g, int x, int y, int w, int fg, int attr) {
-    for (int i = x; i < x + w; i++) {
-        cs_cell *c = cs_grid_at(g, i, y);
-        if (c) c->fg = (uint8_t)fg, c->attr = (uint8_t)attr;
-    }
-}
-
 char *cs_grid_row(const cs_grid *g, int y, char *buf, size_t len) {
     size_t n = 0;
     for (int x = 0; y >= 0 && y < g->h && x < g->w; x++) {

@@ -44,8 +44,6 @@ int cs_grid_put(cs_grid *g, int x, int y, int maxw, const char *s, int fg, int a
 int cs_grid_printf(cs_grid *g, int x, int y, int maxw, int fg, int attr, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 void cs_grid_fill(cs_grid *g, int x, int y, int w, int h, uint32_t ch, int fg, int attr);
-/* Set attributes on a span without changing its characters. */
-void cs_grid_attr(cs_grid *g, int x, int y, int w, int fg, int attr);
 /* Row y as UTF-8 (trailing spaces kept), for tests and text captures. */
 char *cs_grid_row(const cs_grid *g, int y, char *buf, size_t len);
 /* The whole grid as UTF-8 lines, trailing spaces trimmed; malloc'ed. */

@@ -74,7 +74,6 @@ void cs_screen_close(void) {
     scr = NULL;
 }
 
-bool cs_screen_is_open(void) { return opened > 0; }
 bool cs_screen_ascii(void) { return ascii; }
 
 void cs_screen_size(int *w, int *h) {

@@ -19,7 +19,6 @@ enum { /* keys beyond characters, as cs_screen_key returns them */
 /* false when the terminal cannot be used (the message says why). */
 bool cs_screen_open(char *err, size_t errlen);
 void cs_screen_close(void);
-bool cs_screen_is_open(void);
 /* Box drawing and arrows need a UTF-8 locale; otherwise draw in ASCII. */
 bool cs_screen_ascii(void);
 void cs_screen_size(int *w, int *h);

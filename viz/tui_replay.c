@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "history.h"
+#include "lessons.h"
 #include "monitor.h"
 #include "render.h"
 #include "replay.h"
@@ -82,19 +83,21 @@ static bool read_lines(cs_tui_lines *l, const char *path) {
 }
 
 /* The trace names its script without a directory: look beside the trace, in
- * the current directory, then in the chapters of ./lessons. */
+ * the current directory, then in the chapters of the lessons (./lessons or
+ * wherever cs_lessons_dir finds them). */
 static void load_source(rview *v, const char *trace) {
     const char *name = v->rp.script;
     if (!name) return;
-    char *dup = strdup(trace), path[4096];
+    char *dup = strdup(trace), path[4096], buf[4096];
     snprintf(path, sizeof path, "%s/%s", dup ? dirname(dup) : ".", name);
     free(dup);
     v->have_src = read_lines(&v->src, path) || read_lines(&v->src, name);
-    DIR *d = v->have_src ? NULL : opendir("lessons");
+    const char *lessons = cs_lessons_dir(buf, sizeof buf);
+    DIR *d = v->have_src ? NULL : opendir(lessons);
     struct dirent *e;
     while (d && !v->have_src && (e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
-        snprintf(path, sizeof path, "lessons/%s/%s", e->d_name, name);
+        snprintf(path, sizeof path, "%s/%s/%s", lessons, e->d_name, name);
         v->have_src = read_lines(&v->src, path);
     }
     if (d) closedir(d);

@@ -9,8 +9,22 @@ expect "no arguments is a usage error"      1 "usage: commsim" --
 expect "unknown command"                    1 "unknown command 'bogus'" -- bogus
 expect "run --help"                         0 "usage: commsim run SCRIPT" -- run --help
 expect "help run"                           0 "--send-mode MODE" -- help run
+# The command table (src/commands.c) prints every list and error.
+expect "help lists every command"           0 "  learn [CHAPTER]  browse the chapters" -- help
+expect "--help is help"                     0 "  replay TRACE     replay a trace" -- --help
+expect "help learn"                         0 "usage: commsim learn [CHAPTER]" -- help learn
+expect "help version"                       0 "usage: commsim version" -- help version
+expect "help of an unknown command"         1 "commsim help: unknown command 'bogus'" -- help bogus
+expect "version"                            0 "commsim 0." -- version
+expect "--version"                          0 "commsim 0." -- --version
 expect "run without a script"               1 "which script?" -- run
 expect "missing script file"                1 "nope.lua" -- run "$tmp/nope.lua"
+# A script that is not a file may name a lesson (src/lessons.c).
+export COMMSIM_LESSONS="$top_srcdir/lessons"
+expect "a lesson by name"                   0 "--- chain.lua: 4 ranks" -- run chain -n 4 --no-tui
+expect "a lesson by chapter/name"           0 "verdict: ok" -- run 03-collectives/broadcast.lua --no-tui
+expect "no such lesson either"              1 "cannot open no_such_lesson" -- run no_such_lesson --no-tui
+unset COMMSIM_LESSONS
 expect "-n 0"                               1 "need at least 1 rank" -- run "$dir/hello_all.lua" -n 0
 expect "-n not a number"                    1 "'x' is not a whole number" -- run "$dir/hello_all.lua" -n x
 expect "bad send mode"                      1 "unknown send mode 'fast'" -- run "$dir/hello_all.lua" --send-mode fast
@@ -58,5 +72,12 @@ expect "trace to an unwritable path"        1 "/nonexistent/dir/t.jsonl" -- run 
 # differ (as in torch): [4] into [2, 2] runs, float32 into float64 does not
 expect "[4] received into [2, 2]"           2 "[rank 1] shape	torch.Size([2, 2])	3.0" -- run "$dir/reshape_recv.lua"
 expect "same count, other dtype: an error"  2 "rank 1 receives float64 [4] (32 bytes) at reshape_recv.lua:14, but rank 0 sent float32 [4] (16 bytes) at reshape_recv.lua:8; both sides must use the same number of elements and dtype" -- run "$dir/reshape_recv.lua"
+
+# ---- the engine table: --engine help, and the unknown engine's error
+expect "--engine help prints the table"     0 "engine   ranks      device  native coll.  tags  any-source" -- run --engine help
+if grep -q '^  thread   threads ' "$tmp/out" && grep -q '^  tcp      processes ' "$tmp/out" && [ ! -s "$tmp/err" ]; then
+  ok "--engine help: a row per engine, on standard output"
+else bad "--engine help: a row per engine, on standard output"; fi
+expect "unknown engine prints the table"    1 "tcp      every rank a process" -- run "$dir/hello_all.lua" --engine carrier-pigeon
 
 finish

@@ -3,18 +3,12 @@
  * Every input is a byte stream as a peer could send it. It goes through a
  * socket into cs_rx_pump, and every frame the reader hands over is decoded with
  * the decoder its type uses in the engine and the controller (HELLO, PEER,
- * WELCOME, envelopes, events, gates, ids, texts); payloads are read into buffers
- * of the announced size, and an accepted event must encode and decode to itself.
- * Nothing may crash, leak, overrun or hang, whatever the bytes: the reader and
- * the decoders check every length before using it.
+ * WELCOME, envelopes, events, gates, ids, texts); payloads are read into buffers of
+ * the announced size. Nothing may crash, leak, overrun or hang, whatever the
+ * bytes: the reader and the decoders check every length before using it.
  *
- * Build and run (from the top of the tree):
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc \
- *       tests/fuzz/fuzz_wire.c src/wire.c src/event_schema.c src/events.c src/tensor.c \
- *       src/xalloc.c -lm -o tests/fuzz/fuzz_wire
- *   mkdir -p /tmp/fuzz_wire_corpus
- *   tests/fuzz/fuzz_wire -max_total_time=300 /tmp/fuzz_wire_corpus tests/fuzz/corpus_wire
+ * Build and run: `make fuzz` (each harness FUZZ_SECONDS, default 60; see
+ * docs/hacking.md). tests/fuzz/corpus_wire holds the seeds.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,25 +25,6 @@ typedef struct sink {
     uint8_t *payload;
     cs_wire_scratch s;
 } sink;
-
-/* An accepted event encodes to a frame that decodes and encodes to the very
- * same bytes: the encoder and the decoder agree on every field. */
-static void same_again(const cs_event *ev) {
-    static cs_wire_scratch s2;
-    size_t n = cs_wire_event_len(ev);
-    uint8_t *a = malloc(n), *b = malloc(n);
-    cs_cur c = {.p = a, .len = n}, in = {.p = a, .len = n};
-    cs_event again;
-    if (!a || !b) abort();
-    cs_wire_event_put(&c, ev);
-    if (c.bad || c.pos != n || cs_wire_event_get(&in, &again, WORLD, &s2) < 0) abort();
-    c = (cs_cur){.p = b, .len = n};
-    if (cs_wire_event_len(&again) != n) abort();
-    cs_wire_event_put(&c, &again);
-    if (memcmp(a, b, n) != 0) abort();
-    free(a);
-    free(b);
-}
 
 static int on_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
                     size_t errlen) {
@@ -77,7 +52,8 @@ static int on_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, c
             (void)memchr(gate.text, 0, gate.text_len);
         break;
     case CS_FR_EVENT:
-        if (cs_wire_event_get(meta, &ev, WORLD, &s->s) == 0) same_again(&ev);
+        if (cs_wire_event_get(meta, &ev, WORLD, &s->s) == 0 && ev.text)
+            (void)strlen(ev.text);
         break;
     default:
         while (meta->pos < meta->len) cs_get_u8(meta);

@@ -1,5 +1,5 @@
-/* launch_proc.c -- the tcp engine's controller: the rendezvous store, the
- * process launcher, and the end of the run.
+/* controller.c -- the controller of a run whose ranks are processes (the tcp
+ * engine's): the rendezvous store, the process launcher, and the end of the run.
  *
  * One thread, one epoll loop. The controller listens at the master address;
  * every rank process joins with HELLO (token, rank, its listening address);
@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch_proc_internal.h"
+#include "controller_internal.h"
 #include "xalloc.h"
 
 static void held_free(held *h) {
@@ -44,17 +44,17 @@ static void held_free(held *h) {
     free(h);
 }
 
-void proc_watch(ctl *k, int fd, uint64_t tag) {
+void controller_watch(controller *k, int fd, uint64_t tag) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
     epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-static void on_deadlock(void *ud) { ((ctl *)ud)->deadlock = true; }
-static void on_error(void *ud) { ((ctl *)ud)->mon_error = true; }
+static void on_deadlock(void *ud) { ((controller *)ud)->deadlock = true; }
+static void on_error(void *ud) { ((controller *)ud)->mon_error = true; }
 
 /* ---- ending the run */
 
-static void send_abort(ctl *k, int i, int why) {
+static void send_abort(controller *k, int i, int why) {
     uint8_t m[4];
     cs_cur c = {.p = m, .len = sizeof m};
     cs_put_u32(&c, (uint32_t)why);
@@ -62,38 +62,38 @@ static void send_abort(ctl *k, int i, int why) {
 }
 
 /* End the run for why (the first reason wins the status); every rank unwinds. */
-void proc_abort_run(ctl *k, int why) {
+void controller_abort(controller *k, int why) {
     if (!k->status) k->status = why;
     if (k->grace_until) return;
     k->grace_until = cs_now() + GRACE_SECONDS;
     for (int i = 0; i < k->world; i++) {
         send_abort(k, i, k->status);
-        proc_gate_leave(k, i); /* ABORT releases every gate */
+        controller_gate_leave(k, i); /* ABORT releases every gate */
     }
 }
 
-void proc_timeout(ctl *k) {
+void controller_timeout(controller *k) {
     cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
-    proc_abort_run(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
+    controller_abort(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
     k->deadlock = false;
 }
 
 /* ---- causal order of forwarded events */
 
-static bool deliverable(const ctl *k, const cs_event *ev) {
+static bool deliverable(const controller *k, const cs_event *ev) {
     return ev->type != CS_EV_MATCH || ev->peer < 0 || ev->peer >= k->world ||
            ev->peer_req <= k->r[ev->peer].posted_max;
 }
 
-static void deliver(ctl *k, const cs_event *ev) {
+static void deliver(controller *k, const cs_event *ev) {
     prank *p = &k->r[ev->rank];
     if (ev->type == CS_EV_POST && ev->req > p->posted_max) p->posted_max = ev->req;
     cs_bus_forward(&k->c.bus, ev);
-    if (ev->type == CS_EV_ERROR && ev->status > 0) proc_abort_run(k, ev->status);
+    if (ev->type == CS_EV_ERROR && ev->status > 0) controller_abort(k, ev->status);
 }
 
 /* Deliver held events whose posts have arrived (all of them when force). */
-static void release_held(ctl *k, bool force) {
+static void release_held(controller *k, bool force) {
     bool progress = true;
     while (k->nheld && progress) {
         progress = false;
@@ -112,7 +112,7 @@ static void release_held(ctl *k, bool force) {
     }
 }
 
-static void forward(ctl *k, const cs_event *ev) {
+static void forward(controller *k, const cs_event *ev) {
     prank *p = &k->r[ev->rank];
     if (!p->hh && deliverable(k, ev)) {
         deliver(k, ev);
@@ -130,7 +130,7 @@ static void forward(ctl *k, const cs_event *ev) {
 /* ---- deaths */
 
 /* "rank 1 waited to receive from it and rank 3 waited to send to it" */
-static void waiters(ctl *k, int dead, char *buf, size_t len) {
+static void waiters(controller *k, int dead, char *buf, size_t len) {
     const cs_monitor *m = &k->c.mon;
     size_t n = 0;
     buf[0] = 0;
@@ -151,7 +151,7 @@ static void waiters(ctl *k, int dead, char *buf, size_t len) {
     }
 }
 
-static void report_death(ctl *k) {
+static void report_death(controller *k) {
     int d = k->dead;
     char who[1024], text[1200];
     release_held(k, true);
@@ -161,7 +161,7 @@ static void report_death(ctl *k) {
     cs_bus_emit(&k->c.bus, &ev);
     k->dead = -1;
     k->flush_until = 0;
-    proc_abort_run(k, CS_END_DIED);
+    controller_abort(k, CS_END_DIED);
 }
 
 static void describe_exit(int ws, char *buf, size_t len) {
@@ -169,7 +169,7 @@ static void describe_exit(int ws, char *buf, size_t len) {
     else snprintf(buf, len, "exit status %d", WEXITSTATUS(ws));
 }
 
-static void reap(ctl *k, int i) {
+static void reap(controller *k, int i) {
     prank *p = &k->r[i];
     if (p->reaped || !p->pid) return;
     if (waitpid(p->pid, &p->wstatus, 0) == p->pid) p->reaped = true;
@@ -180,14 +180,14 @@ static void reap(ctl *k, int i) {
 }
 
 /* Rank i is gone without BYE. */
-static void rank_died(ctl *k, int i, const char *cause) {
+static void rank_died(controller *k, int i, const char *cause) {
     prank *p = &k->r[i];
     if (p->fd >= 0) {
         close(p->fd);
         p->fd = -1;
     }
     p->state = RK_GONE;
-    proc_gate_leave(k, i);
+    controller_gate_leave(k, i);
     if (k->status || k->dead >= 0) return; /* the run is already ending: not the cause */
     k->dead = i;
     snprintf(k->cause, sizeof k->cause, "%s", cause);
@@ -205,7 +205,7 @@ static void rank_died(ctl *k, int i, const char *cause) {
 }
 
 /* The connection of a rank launched here closed: its exit status says why. */
-static void rank_closed(ctl *k, int i) {
+static void rank_closed(controller *k, int i) {
     prank *p = &k->r[i];
     char cause[64] = "connection lost";
     if (p->pid) {
@@ -231,7 +231,7 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
                        size_t errlen) {
     (void)dst;
     rank_ud *u = ud;
-    ctl *k = u->k;
+    controller *k = u->k;
     prank *p = &k->r[u->i];
     switch (h->type) {
     case CS_FR_EVENT: {
@@ -243,7 +243,7 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
         forward(k, &ev);
         return 0;
     }
-    case CS_FR_GATE: return proc_gate_frame(k, u->i, meta, err, errlen);
+    case CS_FR_GATE: return controller_gate_frame(k, u->i, meta, err, errlen);
     case CS_FR_FLUSHED: p->flushed = true; return 0;
     case CS_FR_BYE: p->state = RK_BYE; return 0;
     default:
@@ -260,7 +260,7 @@ static int no_payload(void *ud, char *err, size_t errlen) {
 
 static const cs_rx_ops rank_ops = {rank_frame, no_payload};
 
-static void rank_readable(ctl *k, int i) {
+static void rank_readable(controller *k, int i) {
     prank *p = &k->r[i];
     if (p->state != RK_JOINED && p->state != RK_BYE) return;
     char err[256];
@@ -284,7 +284,7 @@ static void rank_readable(ctl *k, int i) {
 
 /* ---- joining */
 
-static void pending_close(ctl *k, pconn *pc, const char *why, bool refuse) {
+static void pending_close(controller *k, pconn *pc, const char *why, bool refuse) {
     if (why) {
         fprintf(k->err, "commsim: refused a connection from %s: %s\n", pc->addr, why);
         if (refuse) cs_wire_send(pc->fd, CS_FR_REFUSE, why, (uint32_t)strlen(why), cs_now() + 0.2);
@@ -312,7 +312,7 @@ static int hello_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst
 
 static const cs_rx_ops hello_ops = {hello_frame, no_payload};
 
-static void send_welcome(ctl *k) {
+static void send_welcome(controller *k) {
     size_t len = cs_welcome_len((uint32_t)k->world);
     uint8_t *m = malloc(len);
     cs_welcome w = {.world = (uint32_t)k->world, .eager_limit = k->mode.eager_limit,
@@ -327,7 +327,7 @@ static void send_welcome(ctl *k) {
     w.port = malloc((size_t)k->world * sizeof *w.port);
     if (!m || !w.ip || !w.port) {
         fprintf(k->err, "commsim: out of memory\n");
-        proc_abort_run(k, 1);
+        controller_abort(k, 1);
     } else {
         for (int i = 0; i < k->world; i++) {
             w.ip[i] = k->r[i].ip;
@@ -344,7 +344,7 @@ static void send_welcome(ctl *k) {
     free(w.port);
 }
 
-static void admit(ctl *k, pconn *pc) {
+static void admit(controller *k, pconn *pc) {
     const cs_hello *h = &pc->hello;
     const char *why = NULL;
     if (!cs_wire_token_eq(h->token, k->token)) why = "wrong job token";
@@ -365,7 +365,7 @@ static void admit(ctl *k, pconn *pc) {
     p->state = RK_JOINED;
     pc->fd = -1;
     epoll_ctl(k->epfd, EPOLL_CTL_DEL, p->fd, NULL);
-    proc_watch(k, p->fd, TAG(TAG_RANK, h->rank));
+    controller_watch(k, p->fd, TAG(TAG_RANK, h->rank));
     pconn **pp = &k->pending;
     while (*pp != pc) pp = &(*pp)->next;
     *pp = pc->next;
@@ -374,7 +374,7 @@ static void admit(ctl *k, pconn *pc) {
     if (++k->joined == k->world && !k->status) send_welcome(k);
 }
 
-static void pending_readable(ctl *k, pconn *pc) {
+static void pending_readable(controller *k, pconn *pc) {
     char err[256];
     int rc = cs_rx_pump(&pc->rx, pc->fd, &hello_ops, pc, err, sizeof err);
     if (pc->rank >= 0) admit(k, pc);
@@ -382,7 +382,7 @@ static void pending_readable(ctl *k, pconn *pc) {
     else if (rc < 0) pending_close(k, pc, err, false);
 }
 
-static void accept_one(ctl *k) {
+static void accept_one(controller *k) {
     struct sockaddr_in sa;
     socklen_t len = sizeof sa;
     int fd = accept4(k->lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -402,16 +402,16 @@ static void accept_one(ctl *k) {
     pc->next = k->pending;
     k->pending = pc;
     pc->id = ++k->next_pending;
-    proc_watch(k, fd, TAG(TAG_PENDING, pc->id));
+    controller_watch(k, fd, TAG(TAG_PENDING, pc->id));
 }
 
-static pconn *pending_find(ctl *k, uint32_t id) {
+static pconn *pending_find(controller *k, uint32_t id) {
     for (pconn *pc = k->pending; pc; pc = pc->next)
         if (pc->id == id) return pc;
     return NULL;
 }
 
-static void expire_pending(ctl *k) {
+static void expire_pending(controller *k) {
     double now = cs_now();
     for (pconn *pc = k->pending, *next; pc; pc = next) {
         next = pc->next;
@@ -421,7 +421,7 @@ static void expire_pending(ctl *k) {
 
 /* ---- launching the ranks of this machine */
 
-static int listen_master(ctl *k, const char *addr, int default_port) {
+static int listen_master(controller *k, const char *addr, int default_port) {
     char msg[256];
     if (cs_wire_parse_addr(addr, default_port, &k->ip, &k->port, msg, sizeof msg) < 0) {
         fprintf(k->err, "commsim run: --master: %s\n", msg);
@@ -444,18 +444,18 @@ static int listen_master(ctl *k, const char *addr, int default_port) {
     }
     k->port = ntohs(sa.sin_port);
     if (sa.sin_addr.s_addr == htonl(INADDR_ANY)) k->ip = htonl(INADDR_LOOPBACK);
-    proc_watch(k, k->lfd, TAG(TAG_LISTEN, 0));
+    controller_watch(k, k->lfd, TAG(TAG_LISTEN, 0));
     return 0;
 }
 
 /* Start rank i as a child: this very binary in worker mode. It dies with the
  * controller (PR_SET_PDEATHSIG) and lives in the ranks' process group. */
-static int spawn(ctl *k, int i) {
+static int spawn(controller *k, int i) {
     char rank[16], world[16], master[64];
     snprintf(rank, sizeof rank, "%d", i);
     snprintf(world, sizeof world, "%d", k->world);
     cs_wire_addr_str(k->ip, k->port, master, sizeof master);
-    char *argv[] = {k->exe, "run", (char *)k->o->script, "--engine", "tcp", "--worker",
+    char *argv[] = {k->exe, "run", (char *)k->o->script, "--engine", (char *)k->kind->name, "--worker",
                     "--rank", rank, "--world", world, "--master", master, "--no-tui", NULL};
     pid_t parent = getpid(), pgid = k->pgid;
     pid_t pid = fork();
@@ -482,12 +482,12 @@ static int spawn(ctl *k, int i) {
     prank *p = &k->r[i];
     p->pid = pid;
     p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (p->pidfd >= 0) proc_watch(k, p->pidfd, TAG(TAG_PIDFD, i));
+    if (p->pidfd >= 0) controller_watch(k, p->pidfd, TAG(TAG_PIDFD, i));
     return 0;
 }
 
 /* A child exited: a death unless it said BYE. */
-static void child_exited(ctl *k, int i) {
+static void child_exited(controller *k, int i) {
     prank *p = &k->r[i];
     reap(k, i);
     if (p->state == RK_BYE || p->state == RK_GONE) return;
@@ -496,21 +496,21 @@ static void child_exited(ctl *k, int i) {
     rank_died(k, i, cause);
 }
 
-static void on_signal(ctl *k) {
+static void on_signal(controller *k) {
     struct signalfd_siginfo si;
-    while (read(k->sigfd, &si, sizeof si) == (ssize_t)sizeof si) proc_abort_run(k, CS_END_QUIT);
+    while (read(k->sigfd, &si, sizeof si) == (ssize_t)sizeof si) controller_abort(k, CS_END_QUIT);
 }
 
 /* ---- the loop */
 
-static bool finished(const ctl *k) {
+static bool finished(const controller *k) {
     for (int i = 0; i < k->world; i++)
         if (k->r[i].state == RK_JOINED || (k->r[i].state == RK_NONE && !k->status)) return false;
     return true;
 }
 
 /* Before WELCOME nobody runs a script: an abort just sends everyone home. */
-static void abort_joining(ctl *k) {
+static void abort_joining(controller *k) {
     if (k->welcomed || !k->status) return;
     for (int i = 0; i < k->world; i++) {
         prank *p = &k->r[i];
@@ -521,7 +521,7 @@ static void abort_joining(ctl *k) {
     if (k->pgid) kill(-k->pgid, SIGKILL);
 }
 
-static int wait_ms(const ctl *k) {
+static int wait_ms(const controller *k) {
     double now = cs_now(), until = now + 1;
     if (k->deadline && k->deadline < until) until = k->deadline;
     if (k->flush_until && k->flush_until < until) until = k->flush_until;
@@ -532,15 +532,15 @@ static int wait_ms(const ctl *k) {
     return until <= now ? 0 : (int)((until - now) * 1000) + 1;
 }
 
-static void dispatch(ctl *k, uint64_t tag) {
+static void dispatch(controller *k, uint64_t tag) {
     int kind = (int)(tag >> 32), i = (int)(uint32_t)tag;
     switch (kind) {
     case TAG_LISTEN: accept_one(k); break;
     case TAG_SIGNAL: on_signal(k); break;
     case TAG_RANK: rank_readable(k, i); break;
     case TAG_PIDFD: child_exited(k, i); break;
-    case TAG_WAKE: proc_woken(k); break;
-    case TAG_OUTPUT: proc_output(k); break;
+    case TAG_WAKE: controller_woken(k); break;
+    case TAG_OUTPUT: controller_output(k); break;
     case TAG_PENDING: {
         pconn *pc = pending_find(k, (uint32_t)i);
         if (pc) pending_readable(k, pc);
@@ -550,31 +550,31 @@ static void dispatch(ctl *k, uint64_t tag) {
     }
 }
 
-static bool all_flushed(const ctl *k) {
+static bool all_flushed(const controller *k) {
     for (int i = 0; i < k->world; i++)
         if (!k->r[i].flushed && k->r[i].state == RK_JOINED) return false;
     return true;
 }
 
-static void loop(ctl *k) {
+static void loop(controller *k) {
     struct epoll_event evs[64];
     while (!finished(k)) {
         int n = epoll_wait(k->epfd, evs, 64, wait_ms(k));
         for (int j = 0; j < n; j++) dispatch(k, evs[j].data.u64);
-        if (k->nparked) proc_relay_gates(k);
+        if (k->nparked) controller_relay_gates(k);
         else k->gate_retry_at = 0; /* nobody waits for GO */
         double now = cs_now();
         if (k->deadlock) {
             k->deadlock = false;
-            proc_abort_run(k, CS_END_DEADLOCK);
+            controller_abort(k, CS_END_DEADLOCK);
         }
         if (k->mon_error) {
             k->mon_error = false;
-            proc_abort_run(k, CS_END_ERROR);
+            controller_abort(k, CS_END_ERROR);
         }
         if (k->dead >= 0 && (all_flushed(k) || now >= k->flush_until)) report_death(k);
         expire_pending(k);
-        if (k->deadline && now >= k->deadline && !k->status) proc_timeout(k);
+        if (k->deadline && now >= k->deadline && !k->status) controller_timeout(k);
         abort_joining(k);
         if (k->grace_until && now >= k->grace_until && !finished(k)) {
             fprintf(k->err, "commsim: a rank did not stop within %g s of the end; killing it\n",
@@ -588,7 +588,7 @@ static void loop(ctl *k) {
 }
 
 /* Every rank said BYE or is gone: let the processes go and reap them. */
-static void wind_up(ctl *k) {
+static void wind_up(controller *k) {
     for (int i = 0; i < k->world; i++) {
         prank *p = &k->r[i];
         if (p->fd >= 0) close(p->fd);
@@ -608,14 +608,14 @@ static void wind_up(ctl *k) {
     if (k->pgid) kill(-k->pgid, SIGKILL); /* anything a rank left behind */
 }
 
-void proc_run(ctl *k) {
+void controller_run(controller *k) {
     loop(k);
     wind_up(k);
     release_held(k, true);
     atomic_store(&k->done, true);
 }
 
-static void ctl_free(ctl *k) {
+static void controller_free(controller *k) {
     for (pconn *pc = k->pending; pc;) {
         pconn *next = pc->next;
         close(pc->fd);
@@ -641,7 +641,7 @@ static void ctl_free(ctl *k) {
     if (k->outw >= 0) close(k->outw);
 }
 
-static int setup(ctl *k, const cs_run_opts *o) {
+static int setup(controller *k, const cs_run_opts *o) {
     k->lfd = k->sigfd = k->wakefd = k->outfd = k->outw = -1;
     k->dead = -1;
     k->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -683,27 +683,28 @@ static int setup(ctl *k, const cs_run_opts *o) {
         sigaddset(&set, SIGTERM);
         sigprocmask(SIG_BLOCK, &set, NULL);
         k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (k->sigfd >= 0) proc_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
+        if (k->sigfd >= 0) controller_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
     }
     setenv("COMMSIM_TOKEN", k->token, 1); /* the children's proof */
     return 0;
 }
 
-void proc_spawn_all(ctl *k, const cs_run_opts *o) {
+void controller_spawn_all(controller *k, const cs_run_opts *o) {
     bool here = o->rank < 0;
     for (int i = here ? 0 : o->rank; i < (here ? k->world : o->rank + 1); i++)
         if (spawn(k, i) < 0) {
-            proc_abort_run(k, 1);
+            controller_abort(k, 1);
             return;
         }
 }
 
-int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_send_mode *mode,
-                  const char *mode_name) {
+int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s,
+                         int world, const cs_send_mode *mode, const char *mode_name) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
-    ctl k = {.o = o, .err = err, .world = world, .mode = *mode};
+    controller k = {.o = o, .kind = kind, .err = err, .world = world, .mode = *mode};
     if (world > CS_WIRE_MAX_WORLD) {
-        fprintf(err, "commsim run: the tcp engine runs at most %d ranks\n", CS_WIRE_MAX_WORLD);
+        fprintf(err, "commsim run: the %s engine runs at most %d ranks\n", kind->name,
+                CS_WIRE_MAX_WORLD);
         return 1;
     }
     if (o->rank >= world) {
@@ -711,8 +712,8 @@ int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_
         return 1;
     }
     if (setup(&k, o) < 0 ||
-        cs_control_open(&k.c, o, s->name, world, "tcp", mode_name, out, err) < 0) {
-        ctl_free(&k);
+        cs_control_open(&k.c, o, s->name, world, kind->name, mode_name, out, err) < 0) {
+        controller_free(&k);
         return 1;
     }
     k.c.mon.on_deadlock = on_deadlock;
@@ -720,13 +721,13 @@ int cs_launch_tcp(const cs_run_opts *o, const cs_script *s, int world, const cs_
     k.c.mon.ud = &k;
     if (o->timeout > 0) k.deadline = cs_now() + o->timeout;
     if (o->ui) {
-        proc_run_ui(&k, o, s);
+        controller_run_ui(&k, o, s);
     } else {
-        proc_spawn_all(&k, o);
-        proc_run(&k);
+        controller_spawn_all(&k, o);
+        controller_run(&k);
     }
     k.status = cs_control_close(&k.c, k.status, err);
     cs_control_free(&k.c);
-    ctl_free(&k);
+    controller_free(&k);
     return k.status;
 }

@@ -1,4 +1,4 @@
-/* launch_proc_ui.c -- a front end (the visualizer) driving a tcp run.
+/* controller_ui.c -- a front end (the visualizer) driving the controller.
  *
  * The front end needs the main thread (its screen, its keys), so the
  * controller's loop moves to a thread of its own. The two share the bus (whose
@@ -25,24 +25,24 @@
 #include <unistd.h>
 
 #include "gates.h"
-#include "launch_proc_internal.h"
+#include "controller_internal.h"
 
 /* ---- the job, as the front end sees it (its thread) */
 
-static bool job_finished(void *ud) { return atomic_load(&((ctl *)ud)->done); }
+static bool job_finished(void *ud) { return atomic_load(&((controller *)ud)->done); }
 
 static cs_end_reason job_end_reason(void *ud) {
-    int st = atomic_load(&((ctl *)ud)->status);
+    int st = atomic_load(&((controller *)ud)->status);
     return st == 1 ? CS_END_ERROR : (cs_end_reason)st; /* 1: the controller's own failure */
 }
 
-static void wake(ctl *k) {
+static void wake(controller *k) {
     uint64_t one = 1;
     if (write(k->wakefd, &one, sizeof one) < 0) { /* full: a wake-up is pending anyway */ }
 }
 
 static void job_abort(void *ud, cs_end_reason why) {
-    ctl *k = ud;
+    controller *k = ud;
     int none = 0;
     atomic_compare_exchange_strong(&k->ui_abort, &none, (int)why);
     wake(k);
@@ -51,22 +51,22 @@ static void job_abort(void *ud, cs_end_reason why) {
 static void gates_changed(void *ud) { wake(ud); }
 
 static void job_set_gates(void *ud, cs_gates *g) {
-    ctl *k = ud;
+    controller *k = ud;
     k->gates = g;
     cs_gates_on_change(g, gates_changed, k);
 }
 
 /* ---- in the controller's loop */
 
-void proc_woken(ctl *k) {
+void controller_woken(controller *k) {
     uint64_t v;
     if (read(k->wakefd, &v, sizeof v) < 0) { /* drained already */ }
     int why = atomic_exchange(&k->ui_abort, 0);
-    if (why == CS_END_TIMEOUT && !k->status) proc_timeout(k);
-    else if (why) proc_abort_run(k, why);
+    if (why == CS_END_TIMEOUT && !k->status) controller_timeout(k);
+    else if (why) controller_abort(k, why);
 }
 
-int proc_gate_frame(ctl *k, int i, cs_cur *meta, char *err, size_t errlen) {
+int controller_gate_frame(controller *k, int i, cs_cur *meta, char *err, size_t errlen) {
     prank *p = &k->r[i];
     cs_gate_msg g;
     const char *bad = !k->gates ? "a GATE frame in a run without gates"
@@ -84,7 +84,7 @@ int proc_gate_frame(ctl *k, int i, cs_cur *meta, char *err, size_t errlen) {
     return 0;
 }
 
-void proc_relay_gates(ctl *k) {
+void controller_relay_gates(controller *k) {
     double now = cs_now(), soonest = 0;
     for (int i = 0; i < k->world && k->nparked; i++) {
         prank *p = &k->r[i];
@@ -104,7 +104,7 @@ void proc_relay_gates(ctl *k) {
     k->gate_retry_at = soonest;
 }
 
-void proc_gate_leave(ctl *k, int i) {
+void controller_gate_leave(controller *k, int i) {
     if (!k->gates) return;
     if (k->r[i].gate_seq) k->nparked--;
     k->r[i].gate_seq = 0;
@@ -113,7 +113,7 @@ void proc_gate_leave(ctl *k, int i) {
 
 /* ---- the terminal, kept from the screen */
 
-void proc_output(ctl *k) {
+void controller_output(controller *k) {
     char buf[4096];
     ssize_t n;
     while ((n = read(k->outfd, buf, sizeof buf)) > 0) fwrite(buf, 1, (size_t)n, k->err);
@@ -124,7 +124,7 @@ void proc_output(ctl *k) {
     }
 }
 
-static void capture_start(ctl *k) {
+static void capture_start(controller *k) {
     int fds[2];
     FILE *mem = open_memstream(&k->captured, &k->ncaptured);
     if (!mem) return;
@@ -137,14 +137,14 @@ static void capture_start(ctl *k) {
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     k->outfd = fds[0];
     k->outw = fds[1];
-    proc_watch(k, k->outfd, TAG(TAG_OUTPUT, 0));
+    controller_watch(k, k->outfd, TAG(TAG_OUTPUT, 0));
     k->real_err = k->err;
     k->err = mem;
 }
 
-static void capture_end(ctl *k) {
+static void capture_end(controller *k) {
     if (!k->real_err) return;
-    if (k->outfd >= 0) proc_output(k);
+    if (k->outfd >= 0) controller_output(k);
     fclose(k->err);
     k->err = k->real_err;
     k->real_err = NULL;
@@ -156,11 +156,11 @@ static void capture_end(ctl *k) {
 /* ---- the run */
 
 static void *controller_main(void *arg) {
-    proc_run(arg);
+    controller_run(arg);
     return NULL;
 }
 
-void proc_run_ui(ctl *k, const cs_run_opts *o, const cs_script *s) {
+void controller_run_ui(controller *k, const cs_run_opts *o, const cs_script *s) {
     const cs_frontend *ui = o->ui;
     cs_job job = {.world = k->world, .bus = &k->c.bus, .mon = &k->c.mon, .script = s,
                   .notice = k->notice[0] ? k->notice : NULL, .finished = job_finished,
@@ -169,20 +169,20 @@ void proc_run_ui(ctl *k, const cs_run_opts *o, const cs_script *s) {
     k->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (k->wakefd < 0 || ui->attach(ui->ud, &job) < 0) {
         fprintf(k->err, "commsim: cannot start the visualizer\n");
-        proc_abort_run(k, CS_END_ERROR);
+        controller_abort(k, CS_END_ERROR);
         atomic_store(&k->done, true);
         return;
     }
-    proc_watch(k, k->wakefd, TAG(TAG_WAKE, 0));
+    controller_watch(k, k->wakefd, TAG(TAG_WAKE, 0));
     capture_start(k);
-    proc_spawn_all(k, o);
+    controller_spawn_all(k, o);
     if (k->outw >= 0) close(k->outw); /* the children have theirs */
     k->outw = -1;
     pthread_t t;
     if (pthread_create(&t, NULL, controller_main, k) != 0) {
         fprintf(k->err, "commsim: cannot start the controller's thread\n");
-        proc_abort_run(k, CS_END_ERROR);
-        proc_run(k);
+        controller_abort(k, CS_END_ERROR);
+        controller_run(k);
         ui->loop(ui->ud); /* shows the failed run; closes its screen */
     } else {
         ui->loop(ui->ud);

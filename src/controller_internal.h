@@ -1,14 +1,21 @@
-/* launch_proc_internal.h -- the tcp controller's private layout, shared by
- * launch_proc.c (joining, launching, events, deaths, the end of the run) and
- * launch_proc_ui.c (a front end driving the run: its job, the gates' GO). */
-#ifndef CS_LAUNCH_PROC_INTERNAL_H
-#define CS_LAUNCH_PROC_INTERNAL_H
+/* controller_internal.h -- the controller's private layout, shared by
+ * controller.c (joining, launching, events, deaths, the end of the run) and
+ * controller_ui.c (a front end driving the run: its job, the gates' GO). */
+#ifndef CS_CONTROLLER_INTERNAL_H
+#define CS_CONTROLLER_INTERNAL_H
 
 #include <stdatomic.h>
 #include <sys/types.h>
 
+#include "engine.h"
 #include "launch.h"
 #include "wire.h"
+
+/* Shared by this module's files only: hidden from the library's users, as
+ * Lua's LUAI_FUNC hides its internals. */
+#ifndef CS_INTERNAL
+#define CS_INTERNAL __attribute__((visibility("hidden")))
+#endif
 
 #define HANDSHAKE_SECONDS 5.0 /* a connection must prove the token within this */
 #define FLUSH_SECONDS 0.3     /* the survivors' events after a death */
@@ -50,13 +57,14 @@ typedef struct pconn { /* a connection that has not proven the token yet */
 } pconn;
 
 typedef struct rank_ud { /* decoding one rank's frames: whose, and room for an event */
-    struct ctl *k;
+    struct controller *k;
     int i;
     cs_wire_scratch s;
 } rank_ud;
 
-typedef struct ctl {
+typedef struct controller {
     const cs_run_opts *o;
+    const cs_engine_kind *kind; /* the engine the rank processes run */
     cs_control c;
     FILE *err;
     int world;
@@ -79,7 +87,7 @@ typedef struct ctl {
     pid_t pgid;
     char exe[4096];
     rank_ud *scratch;
-    /* a front end (launch_proc_ui.c) */
+    /* a front end (controller_ui.c) */
     cs_gates *gates;      /* every rank asks them before each operation, or NULL */
     double gate_retry_at; /* when paced gates want asking again, or 0 */
     int nparked;          /* ranks waiting for GO */
@@ -92,37 +100,37 @@ typedef struct ctl {
     char *captured;       /* what err and the ranks wrote meanwhile (open_memstream) */
     size_t ncaptured;
     char notice[256];     /* for the user before the run starts (the job token), or "" */
-} ctl;
+} controller;
 
 /* epoll tags: the pointer says what became ready */
 enum { TAG_LISTEN = 1, TAG_SIGNAL, TAG_RANK, TAG_PIDFD, TAG_PENDING, TAG_WAKE, TAG_OUTPUT };
 #define TAG(kind, i) ((uint64_t)(kind) << 32 | (uint32_t)(i))
 
-void proc_watch(ctl *k, int fd, uint64_t tag);
+CS_INTERNAL void controller_watch(controller *k, int fd, uint64_t tag);
 /* End the run for why (the first reason wins the status); every rank unwinds. */
-void proc_abort_run(ctl *k, int why);
+CS_INTERNAL void controller_abort(controller *k, int why);
 /* --timeout expired: ranks deadlocked among themselves make it a deadlock. */
-void proc_timeout(ctl *k);
+CS_INTERNAL void controller_timeout(controller *k);
 /* Start the ranks of this machine: every rank, or only o->rank when the others join. */
-void proc_spawn_all(ctl *k, const cs_run_opts *o);
+CS_INTERNAL void controller_spawn_all(controller *k, const cs_run_opts *o);
 /* The epoll loop until every rank has said BYE or is gone, then the processes' end. */
-void proc_run(ctl *k);
+CS_INTERNAL void controller_run(controller *k);
 
-/* ---- launch_proc_ui.c */
+/* ---- controller_ui.c */
 
 /* Run with o->ui as the front end: it attaches (and may install gates) before
  * the ranks start; the controller's loop runs in a thread of its own while
  * the front end has the main thread. */
-void proc_run_ui(ctl *k, const cs_run_opts *o, const cs_script *s);
+CS_INTERNAL void controller_run_ui(controller *k, const cs_run_opts *o, const cs_script *s);
 /* A GATE frame from rank i. 0, or -1 with err (a protocol violation). */
-int proc_gate_frame(ctl *k, int i, cs_cur *meta, char *err, size_t errlen);
+CS_INTERNAL int controller_gate_frame(controller *k, int i, cs_cur *meta, char *err, size_t errlen);
 /* Send GO to every parked rank the gates let go; note when to ask again. */
-void proc_relay_gates(ctl *k);
+CS_INTERNAL void controller_relay_gates(controller *k);
 /* Rank i no longer waits at a gate (it died, or the run ended). */
-void proc_gate_leave(ctl *k, int i);
+CS_INTERNAL void controller_gate_leave(controller *k, int i);
 /* The wake-up eventfd fired: a front end's request or a gate change. */
-void proc_woken(ctl *k);
+CS_INTERNAL void controller_woken(controller *k);
 /* The ranks wrote to their stdout or stderr while the screen is the front end's. */
-void proc_output(ctl *k);
+CS_INTERNAL void controller_output(controller *k);
 
 #endif

@@ -1,0 +1,52 @@
+/* engine.c -- the table of engines: every place that needs an engine looks it
+ * up here by name (the CLI, the launchers, the rank process, the world).
+ *
+ * Each row is defined in its engine's own file (engine_NAME.c), next to the
+ * code it describes; this file only lists them. An engine that needs an
+ * optional library is listed only when the build found it, e.g.
+ *
+ *     #ifdef HAVE_NCCL
+ *         &cs_engine_nccl,
+ *     #endif
+ */
+#include <string.h>
+
+#include "engine.h"
+
+extern const cs_engine_kind cs_engine_thread;
+extern const cs_engine_kind cs_engine_tcp;
+
+static const cs_engine_kind *const engines[] = {
+    &cs_engine_thread, /* the first row is the default */
+    &cs_engine_tcp,
+};
+
+#define NENGINES ((int)(sizeof engines / sizeof engines[0]))
+
+const cs_engine_kind *cs_engine_at(int i) {
+    return i >= 0 && i < NENGINES ? engines[i] : NULL;
+}
+
+const cs_engine_kind *cs_engine_find(const char *name) {
+    if (!name) return engines[0];
+    for (int i = 0; i < NENGINES; i++)
+        if (strcmp(engines[i]->name, name) == 0) return engines[i];
+    return NULL;
+}
+
+void cs_engine_print_table(FILE *f) {
+    fprintf(f, "engines (commsim run --engine NAME):\n");
+    for (int i = 0; i < NENGINES; i++)
+        fprintf(f, "  %-8s %s%s\n", engines[i]->name, engines[i]->summary,
+                i == 0 ? " (the default)" : "");
+    fprintf(f, "\n  %-8s %-10s %-7s %-13s %-5s %s\n", "engine", "ranks", "device",
+            "native coll.", "tags", "any-source");
+    for (int i = 0; i < NENGINES; i++) {
+        unsigned c = engines[i]->caps;
+#define YN(cap) (c & (cap) ? "yes" : "no")
+        fprintf(f, "  %-8s %-10s %-7s %-13s %-5s %s\n", engines[i]->name,
+                c & CS_ENGINE_PROCESSES ? "processes" : "threads", YN(CS_ENGINE_DEVICE),
+                YN(CS_ENGINE_NATIVE_COLL), YN(CS_ENGINE_TAGS), YN(CS_ENGINE_ANY_SOURCE));
+#undef YN
+    }
+}
