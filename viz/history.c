@@ -46,6 +46,7 @@ void cs_history_free(cs_history *h) {
     free(h->out);
     free(h->frozen);
     for (int k = 0; h->calls && k < h->world; k++) free(h->calls[k]);
+    for (int i = 0; i < 64; i++) free(h->band[i].msg), free(h->band[i].sent);
     free(h->calls);
     free(h->ncalls);
     memset(h, 0, sizeof *h);
@@ -104,11 +105,13 @@ static uint8_t *last_states(cs_history *h) {
 
 /* The band of call `call` on context ctx (entry or exit), or NULL when it
  * was never opened or has left the diagram. */
-static cs_hrow *find_band(cs_history *h, int ctx, uint32_t call, bool begin, uint8_t **st) {
+static cs_hrow *find_band(cs_history *h, int ctx, uint32_t call, bool begin, uint8_t **st,
+                          struct cs_hband **entry) {
     unsigned kept = h->nband < 64 ? h->nband : 64;
     for (unsigned j = 1; j <= kept; j++) {
-        const struct cs_hband *b = &h->band[(h->nband - j) % 64];
+        struct cs_hband *b = &h->band[(h->nband - j) % 64];
         if (b->ctx != ctx || b->call != call || b->begin != begin) continue;
+        if (entry) *entry = b;
         if (b->row < h->dropped_rows) return NULL;
         size_t s = slot(h, (size_t)(b->row - h->dropped_rows));
         if (st) *st = &h->st[s * (size_t)h->world];
@@ -117,12 +120,25 @@ static cs_hrow *find_band(cs_history *h, int ctx, uint32_t call, bool begin, uin
     return NULL;
 }
 
+/* An internal message of a band, numbered by its sender's count in the call:
+ * step k of the algorithm's schedule. */
+static void record_band_msg(cs_history *h, struct cs_hband *e, const cs_event *ev) {
+    int from = ev->peer;
+    if (from < 0 || from >= h->world || e->nmsg >= CS_HIST_BAND_MSGS) return;
+    if (!e->msg) e->msg = malloc(CS_HIST_BAND_MSGS * sizeof *e->msg);
+    if (!e->sent) e->sent = calloc((size_t)h->world, sizeof *e->sent);
+    if (!e->msg || !e->sent) return;
+    e->msg[e->nmsg++] = (struct cs_hcmsg){from, ev->rank, e->sent[from]++, ev->bytes};
+}
+
 static void add_match(cs_history *h, const cs_event *ev) {
     cs_hrow *r = last_row(h);
     if (ev->ctx != 0) { /* a collective's own traffic: counted in its call's band */
         h->coll_msgs++;
-        cs_hrow *b = find_band(h, ev->ctx, (uint32_t)ev->tag, true, NULL);
+        struct cs_hband *e = NULL;
+        cs_hrow *b = find_band(h, ev->ctx, (uint32_t)ev->tag, true, NULL, &e);
         if (b) b->count++;
+        if (b && e) record_band_msg(h, e, ev);
         return;
     }
     h->messages++;
@@ -166,7 +182,7 @@ static void add_coll(cs_history *h, const cs_event *ev) {
     const char *name = ev->text ? ev->text : "collective";
     uint32_t call = call_number(h, ev->rank, ev->ctx, ev->begin);
     uint8_t *st;
-    if (find_band(h, ev->ctx, call, ev->begin, &st)) {
+    if (find_band(h, ev->ctx, call, ev->begin, &st, NULL)) {
         st[ev->rank] = (uint8_t)(h->cur[ev->rank] | CS_HS_MARK);
         return;
     }
@@ -177,8 +193,11 @@ static void add_coll(cs_history *h, const cs_event *ev) {
     r->call = call;
     strncpy(r->name, name, sizeof r->name - 1);
     if (ev->algo) strncpy(r->algo, ev->algo, sizeof r->algo - 1);
-    h->band[h->nband++ % 64] =
-        (struct cs_hband){ev->ctx, call, ev->begin, h->dropped_rows + h->n - 1};
+    struct cs_hband *b = &h->band[h->nband++ % 64];
+    free(b->msg);
+    free(b->sent);
+    *b = (struct cs_hband){.ctx = ev->ctx, .call = call, .begin = ev->begin,
+                           .row = h->dropped_rows + h->n - 1};
 }
 
 static void add_output(cs_history *h, int k, const char *text) {
@@ -275,4 +294,21 @@ const char *cs_history_warn(const cs_history *h, size_t i) {
     size_t n = cs_history_nwarn(h);
     if (i >= n) return NULL;
     return h->warn[(h->nwarn - n + i) % CS_HIST_WARN_KEEP];
+}
+
+const struct cs_hband *cs_history_band(const cs_history *h, size_t i) {
+    for (int j = 0; j < 64; j++) {
+        const struct cs_hband *b = &h->band[j];
+        if (b->begin && b->msg && b->row == h->dropped_rows + i) return b;
+    }
+    return NULL;
+}
+
+size_t cs_history_last_band(const cs_history *h) {
+    unsigned kept = h->nband < 64 ? h->nband : 64;
+    for (unsigned j = 1; j <= kept; j++) {
+        const struct cs_hband *b = &h->band[(h->nband - j) % 64];
+        if (b->begin && b->msg && b->row >= h->dropped_rows) return (size_t)(b->row - h->dropped_rows);
+    }
+    return SIZE_MAX;
 }

@@ -87,7 +87,15 @@ typedef struct cs_history {
      * counted in the band of its own call, not the latest one. */
     uint32_t **calls;      /* per rank, indexed by context */
     int *ncalls;           /* per rank, contexts allocated */
-    struct cs_hband { int ctx; uint32_t call; bool begin; uint64_t row; } band[64];
+    struct cs_hband {
+        int ctx;
+        uint32_t call;
+        bool begin;
+        uint64_t row;
+        struct cs_hcmsg { int from, to, step; size_t bytes; } *msg; /* its messages, in order */
+        uint32_t nmsg;
+        int *sent;          /* per rank: messages sent so far in this call (a step number) */
+    } band[64];
     unsigned nband;        /* bands ever opened; the last 64 are kept */
 } cs_history;
 
@@ -104,6 +112,12 @@ uint8_t cs_history_state(const cs_history *h, size_t i, int k);
 size_t cs_history_nout(const cs_history *h, int k);
 const char *cs_history_out(const cs_history *h, int k, size_t i);
 const char *cs_history_warn(const cs_history *h, size_t i); /* 0 = oldest kept */
+/* The band opened at row i, with its internal messages (the 64 latest bands
+ * keep theirs, up to CS_HIST_BAND_MSGS each), or NULL. */
+#define CS_HIST_BAND_MSGS 1024
+const struct cs_hband *cs_history_band(const cs_history *h, size_t i);
+/* The row of the newest band that kept messages, or SIZE_MAX. */
+size_t cs_history_last_band(const cs_history *h);
 size_t cs_history_nwarn(const cs_history *h);
 
 #endif

@@ -360,10 +360,11 @@ static void draw_label(cs_grid *g, int x0, int x1, int y, const char *label, int
 }
 
 static void draw_msg(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, const cs_hrow *r,
-                     int y) {
-    char label[40], size[16];
+                     int y, const char *phase) {
+    char label[96], size[16];
     cs_viz_bytes(r->bytes, size, sizeof size);
-    if (r->count > 1) snprintf(label, sizeof label, "%s x%llu", size, (unsigned long long)r->count);
+    if (phase) snprintf(label, sizeof label, "%s %s", size, phase);
+    else if (r->count > 1) snprintf(label, sizeof label, "%s x%llu", size, (unsigned long long)r->count);
     else snprintf(label, sizeof label, "%s", size);
     int lo = r->from < r->to ? r->from : r->to, hi = r->from < r->to ? r->to : r->from;
     int xa = col_x(l, lo), xb = col_x(l, hi);
@@ -438,6 +439,45 @@ static void draw_mark(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, 
     cs_grid_putc(g, col_x(l, r->from), y, gl(v, gg), fg, r->kind == CS_HROW_EXIT && r->count ? CS_A_DIM : CS_A_BOLD);
 }
 
+/* Where step k (the sender's k-th message of the call, from 0) falls in the
+ * algorithm's schedule, for a group of n ranks. */
+static void phase_of(const cs_hrow *r, int n, int k, char *buf, size_t len) {
+    bool ring = !strcmp(r->algo, "ring"), rd = !strcmp(r->algo, "recursive_doubling");
+    if (ring && !strcmp(r->name, "all_reduce") && n > 1)
+        snprintf(buf, len, k < n - 1 ? "reduce-scatter step %d" : "all-gather step %d",
+                 k < n - 1 ? k + 1 : k - (n - 1) + 1);
+    else if (ring && !strcmp(r->name, "reduce_scatter")) snprintf(buf, len, "reduce-scatter step %d", k + 1);
+    else if (ring && !strcmp(r->name, "all_gather")) snprintf(buf, len, "all-gather step %d", k + 1);
+    else if (rd) snprintf(buf, len, "doubling round %d", k + 1);
+    else if (strstr(r->algo, "tree") || strstr(r->algo, "binomial")) snprintf(buf, len, "tree level %d", k + 1);
+    else snprintf(buf, len, "step %d", k + 1);
+}
+
+/* Key o: one band opened into its internal messages, one arrow each, with
+ * the phase of the algorithm it belongs to. */
+static bool draw_band_open(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y0, int rows) {
+    const cs_history *h = v->hist;
+    const struct cs_hband *b = cs_history_band(h, v->band_row);
+    const cs_hrow *r = cs_history_row(h, v->band_row);
+    if (!b || !r) return false;
+    int n = 0;
+    for (int k = 0; k < h->world; k++) n += (cs_history_state(h, v->band_row, k) & CS_HS_MARK) != 0;
+    draw_lifelines(g, v, l, v->band_row, y0 + 1);
+    draw_band(g, v, l, v->band_row, r, y0 + 1);
+    size_t first = v->diag_back < b->nmsg ? v->diag_back : 0;
+    for (size_t i = first; i < b->nmsg && (int)(i - first) < rows - 2; i++) {
+        const struct cs_hcmsg *m = &b->msg[i];
+        cs_hrow fake = {.kind = CS_HROW_MSG, .from = m->from, .to = m->to, .bytes = m->bytes,
+                        .count = 1};
+        char phase[48];
+        phase_of(r, n, m->step, phase, sizeof phase);
+        draw_msg(g, v, l, &fake, y0 + 2 + (int)(i - first), phase);
+    }
+    cs_grid_printf(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, CS_C_YELLOW, 0,
+                   "%u messages of this call (PgDn/PgUp scroll, o closes)", b->nmsg);
+    return true;
+}
+
 static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
     const cs_history *h = v->hist;
     char t[128];
@@ -461,6 +501,7 @@ static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
     }
     int rows = l->body_y + l->body_h - 1 - y0;
     if (rows < 1) return;
+    if (v->band_open && draw_band_open(g, v, l, y0, rows)) return;
     /* scrolling back stops at a full page of the oldest rows */
     size_t total = h->n, page = (size_t)rows - 1;
     size_t back = total > page ? (v->diag_back < total - page ? v->diag_back : total - page) : 0;
@@ -472,7 +513,7 @@ static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
         int y = y0 + 1 + (int)(i - first);
         const cs_hrow *r = cs_history_row(h, i);
         draw_lifelines(g, v, l, i, y);
-        if (r->kind == CS_HROW_MSG) draw_msg(g, v, l, r, y);
+        if (r->kind == CS_HROW_MSG) draw_msg(g, v, l, r, y, NULL);
         else if (r->kind == CS_HROW_COLL) draw_band(g, v, l, i, r, y);
         else draw_mark(g, v, l, r, y);
     }
@@ -642,6 +683,7 @@ static const char help_common[] =
     "tab, arrows, click   select a rank\n"
     "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"
     "a        the alerts on the whole screen (a or esc: back)\n"
+    "o        open the latest collective band: its messages with their phases\n"
     "?        this help (any key closes it)      q   quit\n"
     "\n"
     "states: ready (stopped at its gate), running, blocked (sleeping on a send or "

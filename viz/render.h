@@ -29,6 +29,8 @@ typedef struct cs_viz_view {
     size_t diag_back;           /* diagram rows scrolled back from the newest */
     bool help;
     bool replay;                /* replay's keys in the footer and the help */
+    bool band_open;             /* key o: the diagram shows one band's messages */
+    size_t band_row;            /* that band's history row */
     bool alerts_full;           /* the alerts take the screen (key a) */
     int alerts_top;             /* their first line shown when they do */
     const char *popup_title, *popup; /* a box over the frame (a tensor's values) */

@@ -62,6 +62,8 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     if (n->alerts_top > total - n->alerts_h) n->alerts_top = total - n->alerts_h;
     if (n->alerts_top < 0) n->alerts_top = 0;
     v->alerts_full = n->alerts_full;
+    v->band_row = v->hist ? cs_history_last_band(v->hist) : SIZE_MAX;
+    v->band_open = n->band_open && v->band_row != SIZE_MAX;
     v->alerts_top = n->alerts_top;
     cs_viz_layout l;
     cs_viz_layout_of(v, w, h, &l);
@@ -119,6 +121,10 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         }
     }
     switch (ch) {
+    case 'o':
+        n->band_open = !n->band_open;
+        n->diag_back = 0;
+        return true;
     case 'a':
         n->alerts_full = true;
         n->alerts_top = 0;

@@ -23,6 +23,7 @@ typedef struct cs_tui_nav {
     size_t diag_back;
     bool help;
     bool alerts_full;       /* key a: the alerts take the screen */
+    bool band_open;         /* key o: the latest band's messages */
     int alerts_top, alerts_h; /* their scroll, and the rows they had last frame */
     char *popup;
     char popup_title[128];

@@ -206,6 +206,20 @@ for eng in thread tcp; do
   done
 done
 
+# ---- o opens the latest band: the ring all-reduce's 24 messages as arrows
+# with their phase (3 reduce-scatter steps, then 3 all-gather steps, 4 ranks)
+printf '%s\n' '--- world: 4' 'local t = tensor.full(4, rank)' \
+  'dist.all_reduce(t, ReduceOp.SUM, {algo = "ring"})' 'print(tostring(t))' >"$tmp/ring_ar.lua"
+start ob 100 30 "$bin run $tmp/ring_ar.lua --speed 0"
+wait_for ob FINISHED "all_reduce (ring) x24" >/dev/null
+tm send-keys -t ob o
+check "o: the ring all-reduce band opened into its messages and phases" \
+  'wait_for ob "24 messages of this call" "reduce-scatter step 1" "reduce-scatter step 3" "all-gather step 1" &&
+   [ "$(count "reduce-scatter step")" = 12 ]'
+tm send-keys -t ob o
+check "o again: the diagram is back" 'wait_for ob "all_reduce done" && ! grep -qF "messages of this call" "$tmp/screen"'
+quit_check ob 0 "band opened: q gives status 0"
+
 # ---- after the screen closes: every rank's output and every warning, as
 # --no-tui prints them, then the summary
 start pa 80 24 "$bin run $lessons/02-point-to-point/isend_reuse.lua --speed 0"
