@@ -449,7 +449,7 @@ static void phase_of(const cs_hrow *r, int n, int k, char *buf, size_t len) {
     else if (ring && !strcmp(r->name, "reduce_scatter")) snprintf(buf, len, "reduce-scatter step %d", k + 1);
     else if (ring && !strcmp(r->name, "all_gather")) snprintf(buf, len, "all-gather step %d", k + 1);
     else if (rd) snprintf(buf, len, "doubling round %d", k + 1);
-    else if (strstr(r->algo, "tree") || strstr(r->algo, "binomial")) snprintf(buf, len, "tree level %d", k + 1);
+    else if (strstr(r->algo, "tree") || strstr(r->algo, "binomial")) snprintf(buf, len, "tree, its send %d", k + 1);
     else snprintf(buf, len, "step %d", k + 1);
 }
 
