@@ -253,6 +253,7 @@ static int table(md_state *st, const char *p, size_t len) {
 int cs_md_layout(cs_md *out, const char *md, int width, bool ascii) {
     memset(out, 0, sizeof *out);
     md_state st = {.d = out, .width = width > 20 ? width : 20, .ascii = ascii};
+    out->ascii = ascii;
     bool code = false;
     int rc = 0;
     for (const char *p = md; *p && rc == 0;) {
@@ -324,5 +325,7 @@ void cs_md_draw(const cs_md *d, cs_grid *g, int x, int y, int w, int h, int top)
         if (top + i < 0) continue;
         const cs_md_line *l = &d->line[top + i];
         cs_grid_put(g, x, y + i, w, l->text, l->fg, l->attr);
+        if (w > 1 && cs_utf8_width(l->text) > w)
+            cs_grid_putc(g, x + w - 1, y + i, d->ascii ? '>' : 0x2026, CS_C_YELLOW, CS_A_BOLD);
     }
 }

@@ -17,12 +17,14 @@ typedef struct cs_md_line {
 typedef struct cs_md {
     cs_md_line *line;
     int n, cap;
+    bool ascii;
 } cs_md;
 
 /* Lay md out at width columns. -1 when out of memory. */
 int cs_md_layout(cs_md *out, const char *md, int width, bool ascii);
 void cs_md_free(cs_md *d);
-/* Draw lines [top, top + h) at (x, y), clipped to w columns. */
+/* Draw lines [top, top + h) at (x, y), clipped to w columns; a line cut
+ * there ends in a mark (…, or > in ASCII). */
 void cs_md_draw(const cs_md *d, cs_grid *g, int x, int y, int w, int h, int top);
 
 #endif

@@ -674,6 +674,14 @@ START_TEST(test_markdown_layout) {
     ck_assert_str_eq(d.line[3].text, "all_reduce  every rank");
     ck_assert(d.line[0].attr & CS_A_BOLD);
     cs_md_free(&d);
+    /* a code line longer than the pane ends in a mark (item 13) */
+    ck_assert_int_eq(cs_md_layout(&d, "```\ncommsim run lessons/02-point-to-point/ring.lua -n 8\n```\n", 30, false), 0);
+    ck_assert_int_eq(cs_grid_init(&grid, 30, 3), 0);
+    cs_md_draw(&d, &grid, 0, 0, 30, 3, 0);
+    char row[256];
+    ck_assert_str_eq(cs_grid_row(&grid, 0, row, sizeof row), "  commsim run lessons/02-poin…");
+    cs_grid_free(&grid);
+    cs_md_free(&d);
     /* *emphasis* loses its marks; 2 * 3 and a*b keep theirs (item 13) */
     ck_assert_int_eq(cs_md_layout(&d, "an *emphasised* word, 2 * 3, a*b (*this*).\n", 60, false), 0);
     ck_assert_str_eq(d.line[0].text, "an emphasised word, 2 * 3, a*b (this).");
