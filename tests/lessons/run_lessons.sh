@@ -215,6 +215,21 @@ all_cases() {
         run_case "$rel" "" "" "" "${needs[@]}"
     done
 
+    # A README's listing of a script ("## NAME.lua" then a lua block) is the
+    # script's code: its lines without the blank and comment-only ones.
+    for readme in "$lessons"/[0-9]*/README.md; do
+        chdir=$(dirname "$readme")
+        for name in $(sed -n -E 's/^## ([A-Za-z0-9_]+\.lua).*/\1/p' "$readme"); do
+            [ -f "$chdir/$name" ] || continue
+            listing=$(awk -v n="$name" '$0 ~ "^## " n {h=1; next} h && /^```lua/ {c=1; next}
+                      c && /^```/ {exit} c' "$readme" | grep -vE '^[[:space:]]*(--.*)?$')
+            code=$(grep -vE '^[[:space:]]*(--.*)?$' "$chdir/$name")
+            if [ "$listing" = "$code" ]; then ok "${chdir##*/}/README.md: the listing of $name is the file"
+            else bad "${chdir##*/}/README.md: the listing of $name is the file"
+                 diff <(echo "$code") <(echo "$listing") | sed 's/^/#   /'; fi
+        done
+    done
+
     # Variants.
     p2p=02-point-to-point
     # Buffered sends break the cycle: the same program finishes.
