@@ -181,14 +181,19 @@ static bool listed(char *const *v, int n, const char *op) {
 
 /* Forbidden and required operations, from the events. */
 static char *check_ops(const cs_grade_spec *s, const run_data *d) {
+    const cs_event *bad = NULL;
     for (size_t i = 0; i < d->rp.n; i++) {
         const cs_event *e = &d->rp.ev[i];
         const char *op = e->type == CS_EV_POST && e->ctx == 0 ? cs_op_name(e->op)
                        : e->type == CS_EV_COLL && e->begin ? e->text : NULL;
         if (!op) continue;
         if (listed(s->forbidden, s->nforbidden, op) || (s->nallowed && !listed(s->allowed, s->nallowed, op)))
-            return fmt("rank %d calls dist.%s on line %d: this exercise does not allow it", e->rank, op,
-                       e->line);
+            /* the lowest rank, then line: the ranks' interleaving varies */
+            if (!bad || e->rank < bad->rank || (e->rank == bad->rank && e->line < bad->line)) bad = e;
+    }
+    if (bad) {
+        const char *op = bad->type == CS_EV_POST ? cs_op_name(bad->op) : bad->text;
+        return fmt("rank %d calls dist.%s on line %d: this exercise does not allow it", bad->rank, op, bad->line);
     }
     for (int k = 0; k < s->nrequired; k++) {
         bool seen = false;
@@ -285,8 +290,14 @@ bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *
     } else if (status != 0 || d.o.kind != CS_OUT_OK) {
         *why = verdict_text(&d.o);
     } else if (d.o.npitfalls > 0) {
+        /* which rank reports a shared pitfall first varies between runs: pick
+         * by site and text, so the message does not */
         const cs_pitfall *p = &d.o.pitfalls[0];
-        *why = fmt("pitfall (%s), rank %d line %d: %s", cs_pitfall_kind_name(p->kind), p->rank, p->line, p->text);
+        for (int i = 1; i < d.o.npitfalls; i++) {
+            const cs_pitfall *q = &d.o.pitfalls[i];
+            if (q->line < p->line || (q->line == p->line && strcmp(q->text, p->text) < 0)) p = q;
+        }
+        *why = fmt("pitfall: %s", p->text);
     }
     if (!*why) *why = check_ops(s, &d);
     if (!*why && !c->expect_deadlock && c->expect_ref != LUA_NOREF) *why = check_expect(L, c, &d);
