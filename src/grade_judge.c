@@ -95,6 +95,12 @@ static void set_count(lua_State *L, int t, int rank, const char *op) {
     lua_pop(L, 1);
 }
 
+static int by_rank_seq(const void *a, const void *b) {
+    const cs_event *x = *(const cs_event *const *)a, *y = *(const cs_event *const *)b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* The run table given to check(run); ranks are 0-based keys. */
 static void push_run(lua_State *L, const run_data *d, const cs_grade_case *c) {
     lua_newtable(L);
@@ -125,8 +131,12 @@ static void push_run(lua_State *L, const run_data *d, const cs_grade_case *c) {
     for (int k = 0; k < d->world; k++) lua_newtable(L), lua_seti(L, ops, k);
     lua_newtable(L);
     int msgs = lua_gettop(L), nm = 0;
+    /* by sender, then in the sender's order: the ranks' interleaving varies */
+    const cs_event **ev = cs_xcalloc(d->rp.n + 1, sizeof *ev, "grade");
+    for (size_t i = 0; i < d->rp.n; i++) ev[i] = &d->rp.ev[i];
+    qsort(ev, d->rp.n, sizeof *ev, by_rank_seq);
     for (size_t i = 0; i < d->rp.n; i++) {
-        const cs_event *e = &d->rp.ev[i];
+        const cs_event *e = ev[i];
         if (e->rank < 0 || e->rank >= d->world) continue;
         if (e->type == CS_EV_POST && e->ctx == 0) {
             set_count(L, ops, e->rank, cs_op_name(e->op));
@@ -144,6 +154,7 @@ static void push_run(lua_State *L, const run_data *d, const cs_grade_case *c) {
             set_count(L, ops, e->rank, e->text);
         }
     }
+    free(ev);
     lua_pushvalue(L, ops), lua_setfield(L, t, "ops");
     lua_pushvalue(L, msgs), lua_setfield(L, t, "messages");
     lua_settop(L, t);

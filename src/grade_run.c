@@ -111,7 +111,13 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
                      .mem_limit = s->memory, .step_limit = s->steps, .timeout = s->timeout,
                      .trace = trace, .rank = -1, .out = devnull, .err = devnull,
                      .report = CS_REPORT_JSON};
-    cs_launch_run(&o);
+    /* The run in a grandchild: a run whose rank will not stop leaves with
+     * _exit after closing its trace, and the judging must still happen. */
+    fflush(NULL);
+    pid_t run = fork();
+    if (run == 0) _exit(cs_launch_run(&o) & 0x7f);
+    int st;
+    while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
     char *why = NULL, kind[32] = "";
     bool pass = cs_grade_judge(s, c, trace, world, &why, kind);
     if (!pass && keep) rename(trace, keep);
@@ -186,7 +192,9 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
                           : "killed: the grader's run crashed (signal)");
     } else {
         snprintf(kind_out, 32, "crashed");
-        *why = dupf("%s", "the run ended without a verdict (out of memory?)");
+        char m[96];
+        snprintf(m, sizeof m, "the run ended without a verdict (status %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        *why = dupf("%s", m);
     }
     free(buf);
     return pass;
