@@ -90,6 +90,15 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     limit(RLIMIT_CPU, cpu);
     limit(RLIMIT_AS, (rlim_t)s->memory * (rlim_t)(world + 2) + ((rlim_t)1 << 30));
     limit(RLIMIT_CORE, 0);
+    /* No fork bombs: RLIMIT_NPROC counts every task of the user, threads
+     * included, and Linux has no cheap count of those; the system's task
+     * count bounds it, and the run needs a few tasks per rank (a tcp rank is
+     * a process with threads). Not enforced for root. */
+    FILE *la = fopen("/proc/loadavg", "r");
+    long running, tasks;
+    if (la && fscanf(la, "%*s %*s %*s %ld/%ld", &running, &tasks) == 2)
+        limit(RLIMIT_NPROC, (rlim_t)(tasks + 4 * world + 16));
+    if (la) fclose(la);
     alarm((unsigned)s->timeout + 10);
     size_t len;
     char *src = read_all(path, &len);
