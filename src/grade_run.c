@@ -5,6 +5,7 @@
  * printed as marked lines), runs it headless with a trace in a private
  * folder, judges the trace and writes one verdict line back over a pipe. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +152,8 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     int p[2];
     *why = NULL, kind_out[0] = 0;
     fflush(NULL);
-    if (pipe(p) < 0) return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    /* close-on-exec: a rank process the run execs must not hold the pipe open */
+    if (pipe2(p, O_CLOEXEC) < 0) return *why = dupf("cannot grade: %s", strerror(errno)), false;
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]), close(p[1]);

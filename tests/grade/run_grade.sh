@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 here=$top_srcdir/tests/grade
-exercises="ring bidirectional chunked ring_allreduce tree_broadcast"
+exercises="ring bidirectional chunked ring_allreduce tree_broadcast pingpong_latency pipeline_microbatches"
 cd "$top_srcdir" || exit 1
 
 # score NAME SOLUTION ENGINE: the total of a grading, "S/M"
