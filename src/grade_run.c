@@ -73,6 +73,14 @@ static char *read_all(const char *path, size_t *len) {
     return buf;
 }
 
+static void copy_file(const char *from, const char *to) {
+    size_t len;
+    char *buf = read_all(from, &len);
+    FILE *f = buf ? fopen(to, "w") : NULL;
+    if (f) fwrite(buf, 1, len, f), fclose(f);
+    free(buf);
+}
+
 static void limit(int res, rlim_t v) {
     struct rlimit rl = {v, v};
     setrlimit(res, &rl);
@@ -120,17 +128,23 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     cs_run_opts o = {.script = script, .nranks = world, .engine = engine, .send_mode = mode,
                      .mem_limit = s->memory, .step_limit = s->steps, .timeout = s->timeout,
                      .trace = trace, .rank = -1, .out = devnull, .err = devnull,
-                     .report = CS_REPORT_JSON};
+                     .report = CS_REPORT_JSON,
+                     /* the grader runs every send mode the case lists itself */
+                     .no_recheck = true};
     /* The run in a grandchild: a run whose rank will not stop leaves with
      * _exit after closing its trace, and the judging must still happen. */
     fflush(NULL);
     pid_t run = fork();
-    if (run == 0) _exit(cs_launch_run(&o) & 0x7f);
+    if (run == 0) {
+        close(fd); /* the verdict is the judge's to write */
+        alarm((unsigned)s->timeout + 5);
+        _exit(cs_launch_run(&o) & 0x7f);
+    }
     int st;
     while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
     char *why = NULL, kind[32] = "";
     bool pass = cs_grade_judge(s, c, trace, world, &why, kind);
-    if (!pass && keep) rename(trace, keep);
+    if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
     unlink(trace), unlink(script), rmdir(dir);
     fprintf(w, "%c\t%s\t", pass ? 'P' : 'F', kind);
     for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);
