@@ -149,6 +149,8 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
             rc = 1;
         }
         if (!std && fclose(f) != 0) rc = 1;
+    /* as replay: a cut trace is drawn up to the cut, and is never a success */
+    if (rp.cut) rc = 1;
         if (rc) fprintf(stderr, "commsim export: %s\n", err[0] ? err : "write failed");
     }
     cs_outcome_free(&x.out);
