@@ -103,6 +103,16 @@ static void coll_algo(const cs_export_ctx *x, const char *name, char *buf, size_
     }
 }
 
+/* A collective's own messages matched while its band was open. */
+static unsigned long long inner_msgs(const cs_export_ctx *x, double t0, double t1) {
+    unsigned long long n = 0;
+    for (size_t i = x->from; i < x->to; i++) {
+        const cs_event *e = &x->rp->ev[i];
+        n += e->type == CS_EV_MATCH && e->ctx != 0 && e->t >= t0 && e->t <= t1;
+    }
+    return n;
+}
+
 static const char *state_fill(const theme *t, int s) {
     switch (s) {
     case CS_HS_BLOCKED: return t->blocked;
@@ -195,8 +205,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                    "stroke=\"%s\" fill-opacity=\"0.8\"/>\n", bx, by, bw, bh, t->coll, t->coll_edge);
         char algo[64], label[160];
         coll_algo(x, r->name, algo, sizeof algo);
-        const cs_hrow *end = cs_history_row(&h, e);
-        unsigned long long inner = r->count + (end != r ? end->count : 0);
+        unsigned long long inner = inner_msgs(x, r->t, cs_history_row(&h, e)->t);
         snprintf(label, sizeof label, "%s%s%s", r->name, algo[0] ? " " : "", algo);
         text(f, bx + 6, by + 14, SMALL, t->fg, "start", "bold", label);
         if (inner) {
@@ -246,15 +255,13 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                     xa, ya, xb, yb, t->msg);
             cs_viz_bytes(r->bytes, sz, sizeof sz);
             snprintf(label, sizeof label, "%s t%d", sz, r->tag);
-            double ly = (ya + yb) / 2 - (r->from == r->to ? 0 : 2);
-            if (r->from != r->to && abs(r->to - r->from) == 1) ly = ya + (yb > ya ? 14 : -6);
-            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-                       "fill-opacity=\"0.85\" rx=\"2\"/>\n", cx - CW / 2.0 + 4, ly - SMALL,
-                    CW - 8, r->count > 1 ? 2 * SMALL + 4 : SMALL + 4, t->bg);
-            text(f, cx, ly, SMALL, t->msg, "middle", NULL, label);
+            /* beside the arrow's middle, on the side the arrow leaves free */
+            double ly = (ya + yb) / 2 + (yb > ya ? 10 : -4);
+            if (r->from == r->to) ly = ya + lh * 0.2;
+            text(f, cx - 4, ly, SMALL, t->msg, "end", NULL, label);
             if (r->count > 1) {
                 snprintf(label, sizeof label, "x%llu", (unsigned long long)r->count);
-                text(f, cx, ly + SMALL + 1, SMALL, t->msg, "middle", "bold", label);
+                text(f, cx - 4, ly + SMALL + 1, SMALL, t->msg, "end", "bold", label);
             }
             break;
         }
@@ -290,6 +297,19 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                 fprintf(f, "<path d=\"M%.1f,%.1f Q%.1f,%.1f %.1f,%.1f\" fill=\"none\" stroke=\"%s\" "
                            "stroke-width=\"2.4\" marker-end=\"url(#warrow)\"/>\n",
                         cx, ya, bend, (ya + yb) / 2, cx, yb + (yb > ya ? -6 : 6), t->bad);
+            }
+            /* what each of its ranks waits in, beside its lane */
+            for (int v = 0; v < o->verdict.nops; v++) {
+                const cs_outcome_op *op = &o->verdict.ops[v];
+                if (op->rank < 0 || op->rank >= world) continue;
+                char what[96];
+                if (op->tag >= 0 && op->peer >= 0)
+                    snprintf(what, sizeof what, "%s %s %d, tag %d, line %d", op->op,
+                             strstr(op->op, "recv") ? "from" : "to", op->peer, op->tag, op->line);
+                else
+                    snprintf(what, sizeof what, "%s, line %d", op->op, op->line);
+                text(f, cx + CW / 2.0 + 6, y0 + op->rank * lh - 9, SMALL, t->bad, "start", "bold",
+                     what);
             }
             break;
         default: break;
