@@ -126,7 +126,7 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
         return 1;
     }
     if (rp.cut) fprintf(stderr, "commsim: %s: exported the %zu events before it\n", err, rp.n);
-    cs_export_ctx x = {.rp = &rp, .o = o};
+    cs_export_ctx x = {.rp = &rp, .path = path, .o = o};
     x.to = o->to >= 0 && (size_t)o->to < rp.n ? (size_t)o->to : rp.n;
     x.from = o->from > 0 ? (size_t)o->from : 0;
     if (x.from > x.to) x.from = x.to;

@@ -26,6 +26,7 @@ typedef struct cs_export_opts {
  * fold of [0, to): the verdict and the pitfalls as replay reports them. */
 typedef struct cs_export_ctx {
     const cs_replay *rp;
+    const char *path;       /* the trace's */
     const cs_export_opts *o;
     size_t from, to;
     cs_monitor mon;

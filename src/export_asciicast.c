@@ -3,13 +3,17 @@
  * frame. Each frame is drawn by the visualizer's own render functions
  * (viz/render.c into a cell grid, as `commsim replay` draws it); this file
  * only turns the grid into ANSI text. No terminal is opened. */
+#include <dirent.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_schema.h"
 #include "export.h"
 #include "grid.h"
 #include "history.h"
+#include "lessons.h"
 #include "render.h"
 #include "timeline.h"
 
@@ -52,6 +56,53 @@ static void frame_text(FILE *f, const cs_grid *g) {
     }
 }
 
+/* The script's lines for the source panel: NULL-terminated, in one block. */
+typedef struct source {
+    char *buf;
+    char **line;
+    int n;
+} source;
+
+static bool read_source(source *s, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    s->buf = malloc(1 << 20);
+    size_t n = s->buf ? fread(s->buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (!s->buf) return false;
+    s->buf[n] = 0;
+    size_t lines = 1;
+    for (size_t i = 0; i < n; i++) lines += s->buf[i] == '\n';
+    s->line = malloc(lines * sizeof *s->line);
+    if (!s->line) return false;
+    for (char *p = s->buf, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        if ((nl = strchr(p, '\n'))) *nl = 0;
+        s->line[s->n++] = p;
+    }
+    return true;
+}
+
+/* As the replay view looks for it: beside the trace, here, then in the chapters. */
+static void find_source(source *s, const char *trace, const char *name) {
+    char path[4096 + 2 * CS_EV_MAX_NAME], buf[4096];
+    if (!name || strchr(name, '/') || strlen(name) >= CS_EV_MAX_NAME) return;
+    char *dup = strdup(trace);
+    snprintf(path, sizeof path, "%s/%s", dup ? dirname(dup) : ".", name);
+    free(dup);
+    if (read_source(s, path) || read_source(s, name)) return;
+    DIR *d = opendir(cs_lessons_dir(buf, sizeof buf));
+    struct dirent *e;
+    while (d && !s->n && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s/%s", buf, e->d_name, name);
+        free(s->buf);
+        free(s->line);
+        *s = (source){0};
+        read_source(s, path);
+    }
+    if (d) closedir(d);
+}
+
 int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
     const cs_replay *rp = x->rp;
     int w = x->o->width ? x->o->width : 100, hgt = x->o->height ? x->o->height : 30;
@@ -64,6 +115,8 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         return -1;
     }
     hist.mon = &mon;  /* the deadlock snapshot, as the replay view takes it */
+    source src = {0};
+    find_source(&src, x->path, rp->script);
     hist.ascii = false;
     size_t pos = 0, start = cs_timeline_start(rp->ev, x->to);
     if (start < x->from) start = x->from;
@@ -88,6 +141,7 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
             snprintf(extra, sizeof extra, "event %zu/%zu  t=%.3fs%s", pos, rp->n, now,
                      rp->cut ? "  (trace cut off)" : "");
             cs_viz_view view = {.mon = &mon, .hist = &hist, .script = rp->script,
+                                .src = (const char *const *)src.line, .nsrc = src.n,
                                 .status = mon.deadlocked ? "deadlocked"
                                           : mon.nfailed  ? "failed"
                                           : pos == rp->n ? "end of trace"
@@ -113,6 +167,8 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
             cs_history_add(&hist, &rp->ev[pos]);
         }
     }
+    free(src.buf);
+    free(src.line);
     cs_grid_free(&g);
     cs_history_free(&hist);
     cs_monitor_destroy(&mon);
