@@ -299,7 +299,7 @@ int cs_cli_run(int argc, char **argv) {
     bool want = !o.worker && (tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
     /* --export draws the run's trace afterwards: a temporary one when none is asked for */
     char tmp[] = "/tmp/commsim-export-XXXXXX";
-    if (nexport && !o.trace) {
+    if (nexport && !o.trace && !o.worker) { /* a rank process draws nothing: rank 0's side does */
         int fd = mkstemp(tmp);
         if (fd < 0) {
             fprintf(stderr, "commsim run: --export: cannot create a temporary trace\n");
@@ -316,7 +316,7 @@ int cs_cli_run(int argc, char **argv) {
         to.timeout = o.timeout;
         status = run_tui(&o, &to);
     }
-    for (int i = 0; i < nexport; i++)
+    for (int i = 0; !o.worker && i < nexport; i++)
         if (cs_cli_export_spec(exports[i], o.trace) != 0 && status == 0) status = 1;
     if (o.trace == tmp) unlink(tmp);
     return status;
