@@ -113,6 +113,19 @@ static unsigned long long inner_msgs(const cs_export_ctx *x, double t0, double t
     return n;
 }
 
+static void draw_inner(FILE *f, const cs_export_ctx *x, const theme *t, double t0, double t1,
+                       double bx, double bw, double y0, double lh, unsigned long long n) {
+    double step = bw / (double)n, at = bx;
+    for (size_t i = x->from; i < x->to; i++) {
+        const cs_event *e = &x->rp->ev[i];
+        if (e->type != CS_EV_MATCH || !e->ctx || e->t < t0 || e->t > t1) continue;
+        double ya = y0 + e->peer * lh, yb = y0 + e->rank * lh;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                   "stroke-width=\"1.2\"/>\n", at + step * 0.2, ya, at + step * 0.8, yb, t->coll_edge);
+        at += step;
+    }
+}
+
 static const char *state_fill(const theme *t, int s) {
     switch (s) {
     case CS_HS_BLOCKED: return t->blocked;
@@ -208,6 +221,8 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
         unsigned long long inner = inner_msgs(x, r->t, cs_history_row(&h, e)->t);
         snprintf(label, sizeof label, "%s%s%s", r->name, algo[0] ? " " : "", algo);
         text(f, bx + 6, by + 14, SMALL, t->fg, "start", "bold", label);
+        if (inner && inner <= 96) /* the algorithm's own messages, in time order: its phases */
+            draw_inner(f, x, t, r->t, cs_history_row(&h, e)->t, bx + 4, bw - 8, y0, lh, inner);
         if (inner) {
             snprintf(label, sizeof label, "%llu msgs inside", inner);
             text(f, bx + 6, by + bh - 5, SMALL, t->muted, "start", NULL, label);
