@@ -103,22 +103,34 @@ static void coll_algo(const cs_export_ctx *x, const char *name, char *buf, size_
     }
 }
 
-/* A collective's own messages matched while its band was open. */
-static unsigned long long inner_msgs(const cs_export_ctx *x, double t0, double t1) {
+/* When the last member left the call whose band ends at row time t1 (the
+ * row is when the first left), and its own messages (context ctx) until then. */
+static double band_close(const cs_export_ctx *x, int ctx, double t1) {
+    double last = t1;
+    for (size_t i = x->from; i < x->to; i++) {
+        const cs_event *e = &x->rp->ev[i];
+        if (e->type != CS_EV_COLL || e->ctx != ctx || e->t < t1) continue;
+        if (e->begin) break;
+        last = e->t;
+    }
+    return last;
+}
+
+static unsigned long long inner_msgs(const cs_export_ctx *x, int ctx, double t0, double t1) {
     unsigned long long n = 0;
     for (size_t i = x->from; i < x->to; i++) {
         const cs_event *e = &x->rp->ev[i];
-        n += e->type == CS_EV_MATCH && e->ctx != 0 && e->t >= t0 && e->t <= t1;
+        n += e->type == CS_EV_MATCH && e->ctx == ctx && e->t >= t0 && e->t <= t1;
     }
     return n;
 }
 
-static void draw_inner(FILE *f, const cs_export_ctx *x, const theme *t, double t0, double t1,
+static void draw_inner(FILE *f, const cs_export_ctx *x, const theme *t, int ctx, double t0, double t1,
                        double bx, double bw, double y0, double lh, unsigned long long n) {
     double step = bw / (double)n, at = bx;
     for (size_t i = x->from; i < x->to; i++) {
         const cs_event *e = &x->rp->ev[i];
-        if (e->type != CS_EV_MATCH || !e->ctx || e->t < t0 || e->t > t1) continue;
+        if (e->type != CS_EV_MATCH || e->ctx != ctx || e->t < t0 || e->t > t1) continue;
         double ya = y0 + e->peer * lh, yb = y0 + e->rank * lh;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                    "stroke-width=\"1.2\"/>\n", at + step * 0.2, ya, at + step * 0.8, yb, t->coll_edge);
@@ -218,13 +230,14 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                    "stroke=\"%s\" fill-opacity=\"0.8\"/>\n", bx, by, bw, bh, t->coll, t->coll_edge);
         char algo[64], label[160];
         coll_algo(x, r->name, algo, sizeof algo);
-        unsigned long long inner = inner_msgs(x, r->t, cs_history_row(&h, e)->t);
+        double t1 = band_close(x, r->tag, cs_history_row(&h, e)->t);
+        unsigned long long inner = inner_msgs(x, r->tag, r->t, t1);
         snprintf(label, sizeof label, "%s%s%s", r->name, algo[0] ? " " : "", algo);
         text(f, bx + 6, by + 14, SMALL, t->fg, "start", "bold", label);
         if (inner && inner <= 96) /* the algorithm's own messages, in time order: its phases */
-            draw_inner(f, x, t, r->t, cs_history_row(&h, e)->t, bx + 4, bw - 8, y0, lh, inner);
+            draw_inner(f, x, t, r->tag, r->t, t1, bx + 4, bw - 8, y0, lh, inner);
         if (inner) {
-            snprintf(label, sizeof label, "%llu msgs inside", inner);
+            snprintf(label, sizeof label, "%llu msg%s inside", inner, inner == 1 ? "" : "s");
             text(f, bx + 6, by + bh - 5, SMALL, t->muted, "start", NULL, label);
         }
     }
