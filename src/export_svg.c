@@ -18,7 +18,7 @@
 
 #define CW 88          /* a column's width: a label of 12 characters fits */
 #define LEFT 96        /* the rank names */
-#define TOP 86
+#define TOP 112        /* room above the lanes for the bands' labels */
 #define FONT 13
 #define SMALL 11
 #define DEFAULT_COLS 120
@@ -92,15 +92,25 @@ static size_t band_end(const cs_history *h, size_t b) {
     return h->n - 1;
 }
 
-/* The algorithm and reduction of the last call of that name in the window. */
-static void coll_algo(const cs_export_ctx *x, const char *name, char *buf, size_t len) {
+/* The algorithm and reduction of the call whose first member entered at t. */
+static void coll_algo(const cs_export_ctx *x, const char *name, int ctx, double t, char *buf,
+                      size_t len) {
     buf[0] = 0;
     for (size_t i = x->from; i < x->to; i++) {
         const cs_event *e = &x->rp->ev[i];
-        if (e->type != CS_EV_COLL || !e->begin || !e->text || strncmp(e->text, name, 23)) continue;
+        if (e->type != CS_EV_COLL || !e->begin || e->ctx != ctx || e->t < t || !e->text ||
+            strncmp(e->text, name, 23))
+            continue;
         snprintf(buf, len, "%s%s%s", e->algo ? e->algo : "", e->reduce_op ? " " : "",
                  e->reduce_op ? e->reduce_op : "");
+        return;
     }
+}
+
+/* s cut to fit w pixels of small bold text, with ".." when cut. */
+static void fit(char *s, double w) {
+    size_t max = w > 14 ? (size_t)((w - 6) / 6.8) : 2;
+    if (strlen(s) > max && max >= 3) strcpy(s + max - 2, "..");
 }
 
 /* When the last member left the call whose band ends at row time t1 (the
@@ -229,15 +239,22 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"6\" fill=\"%s\" "
                    "stroke=\"%s\" fill-opacity=\"0.8\"/>\n", bx, by, bw, bh, t->coll, t->coll_edge);
         char algo[64], label[160];
-        coll_algo(x, r->name, algo, sizeof algo);
+        coll_algo(x, r->name, r->tag, r->t, algo, sizeof algo);
         double t1 = band_close(x, r->tag, cs_history_row(&h, e)->t);
         unsigned long long inner = inner_msgs(x, r->tag, r->t, t1);
-        snprintf(label, sizeof label, "%s%s%s", r->name, algo[0] ? " " : "", algo);
-        text(f, bx + 6, by + 14, SMALL, t->fg, "start", "bold", label);
+        /* the name, then the algorithm on a line of its own: a band is a few columns wide */
+        snprintf(label, sizeof label, "%s", r->name);
+        fit(label, bw);
+        text(f, bx + 2, TOP - 20, SMALL, t->fg, "start", "bold", label);
+        if (algo[0]) {
+            fit(algo, bw);
+            text(f, bx + 2, TOP - 7, SMALL, t->fg, "start", NULL, algo);
+        }
         if (inner && inner <= 96) /* the algorithm's own messages, in time order: its phases */
             draw_inner(f, x, t, r->tag, r->t, t1, bx + 4, bw - 8, y0, lh, inner);
         if (inner) {
             snprintf(label, sizeof label, "%llu msg%s inside", inner, inner == 1 ? "" : "s");
+            fit(label, bw);
             text(f, bx + 6, by + bh - 5, SMALL, t->muted, "start", NULL, label);
         }
     }

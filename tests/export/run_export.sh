@@ -68,7 +68,7 @@ if have rsvg-convert; then
   "$bin" export "$tmp/d.jsonl" -f svg -o "$tmp/d1.svg" && "$bin" export "$tmp/d.jsonl" -f svg -o "$tmp/d2.svg"
   rsvg-convert "$tmp/d1.svg" -o "$tmp/d1.png" && rsvg-convert "$tmp/d2.svg" -o "$tmp/d2.png"
   size=$("$py" -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); print("%dx%d" % struct.unpack(">II", d[16:24]))' "$tmp/d1.png")
-  if [ "$size" = 760x384 ]; then ok "golden: deadlock PNG is 760x384"; else bad "golden: deadlock PNG size" "got $size"; fi
+  if [ "$size" = 760x410 ]; then ok "golden: deadlock PNG is 760x410"; else bad "golden: deadlock PNG size" "got $size"; fi
   if cmp -s "$tmp/d1.svg" "$tmp/d2.svg" && cmp -s "$tmp/d1.png" "$tmp/d2.png"; then
     ok "golden: two exports of one trace render to the same bytes"
   else
