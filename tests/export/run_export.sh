@@ -58,7 +58,7 @@ expect "svg: the dark theme"          0 'fill="#0d1117"' -- export "$tmp/d.jsonl
 expect "asciicast: the visualizer's deadlock frame" 0 "wait-for cycle: rank 0" -- export "$tmp/d.jsonl" -f asciicast
 "$bin" run "$L/03-collectives/ring_allreduce.lua" --no-tui --trace "$tmp/r.jsonl" >/dev/null 2>&1
 expect "mermaid: a collective in a rect" 0 "Note over R0,R3: all_reduce (ring) SUM" -- export "$tmp/r.jsonl" -f mermaid
-expect "svg: a collective band names its algorithm" 0 ">all_reduce ring SUM<" -- export "$tmp/r.jsonl" -f svg
+expect "svg: a collective band names its algorithm" 0 ">ring SUM<" -- export "$tmp/r.jsonl" -f svg
 "$bin" run "$L/02-point-to-point/isend_reuse.lua" --no-tui --trace "$tmp/p.jsonl" >/dev/null 2>&1
 expect "svg: pitfalls listed by number" 0 "pitfall 1 (rank" -- export "$tmp/p.jsonl" -f svg
 expect "perfetto: pitfalls as instants" 0 '"cat":"pitfall"' -- export "$tmp/p.jsonl" -f perfetto
