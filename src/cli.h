@@ -7,6 +7,10 @@
 int cs_cli_run(int argc, char **argv);
 int cs_cli_replay(int argc, char **argv); /* cli_replay.c */
 int cs_cli_learn(int argc, char **argv); /* cli_learn.c */
+int cs_cli_grade(int argc, char **argv); /* cli_grade.c */
+int cs_cli_export(int argc, char **argv); /* cli_export.c */
+/* run --export FORMAT:FILE: draw the run's trace; 0 or 1 */
+int cs_cli_export_spec(const char *spec, const char *trace);
 /* getopt's '?' or ':' (with opterr 0 and a ':' leading the short options):
  * one line naming the option and where the help is. Returns 1. */
 int cs_cli_bad_option(const char *cmd, int c, char **argv);
