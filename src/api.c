@@ -435,6 +435,14 @@ static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
 /* Spin, then announce the block and sleep until every request is done or the
  * run is aborted. The block event precedes the sleep, so the monitor always
  * knows who sleeps on what. */
+/* The engine dropped a connection: what this wait waits for may never come. */
+static int engine_broken(cs_rank *r) {
+    cs_engine *e = r->world->engine;
+    if (!atomic_load(&e->broken)) return CS_OK;
+    snprintf(r->errmsg, sizeof r->errmsg, "%s", e->broken_why);
+    return e->broken_err;
+}
+
 static int wait_set(cs_rank *r, const waitset *ws, int line) {
     cs_world *w = r->world;
     /* Poll with pause while the peer likely runs on another core, then yield
@@ -442,6 +450,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
     for (int i = 0; i < w->spin + w->yields; i++) {
         if (all_done(ws)) return CS_OK;
         if (cs_world_aborted(w)) return CS_EABORT;
+        if (engine_broken(r) != CS_OK) return engine_broken(r);
         if (i < w->spin) cpu_relax();
         else sched_yield();
     }
@@ -451,6 +460,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
         uint32_t seen = atomic_load(&r->futex);
         if (all_done(ws)) break;
         if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        if ((rc = engine_broken(r)) != CS_OK) break;
         if (!announced) {
             emit_block(r, ws, line, true);
             announced = true;

@@ -378,9 +378,14 @@ static void conn_readable(tconn *c) {
     atomic_store_explicit(&e->last_rx, NULL, memory_order_relaxed);
     /* A peer that exits closes its side: not an error (the controller knows
      * whether it died). A malformed frame from an authenticated peer is. */
-    if (rc == -1 && !cs_world_aborted(e->base.world))
+    if (rc == -1 && !cs_world_aborted(e->base.world)) {
         fprintf(stderr, "commsim: rank %d: closing the connection from rank %d: %s\n", e->rank,
                 c->peer, err);
+        /* Its messages are lost with it: the rank's waits fail now, not at the timeout. */
+        char why[sizeof e->base.broken_why];
+        snprintf(why, sizeof why, "lost the connection from rank %d: %.200s", c->peer, err);
+        cs_engine_break(&e->base, cs_world_rank(e->base.world, e->rank), CS_ETRANSPORT, why);
+    }
     tcp_conn_kill(c);
 }
 

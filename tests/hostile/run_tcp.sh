@@ -155,6 +155,25 @@ case_print_large() {
   done
 }
 
+# ---- 12: a connection the receiver drops (no memory under ulimit -v for an
+# eager 512 MiB message) fails the rank at once, naming the cause, instead of
+# leaving it waiting until the timeout (a sanitizer reserves too much address
+# space for ulimit -v)
+case_lost_peer() {
+  if nm "$bin" 2>/dev/null | grep -q '__[at]san_init'; then
+    skip "12: lost peer connection" "ulimit -v under a sanitizer"
+    return
+  fi
+  (ulimit -v 1000000 && guarded "$bin" run "$dir/lost_peer.lua" --engine tcp --send-mode eager \
+    --mem-limit 2048 --timeout 100 >"$tmp/out" 2>"$tmp/err" </dev/null)
+  local got=$?
+  local line="rank 1 failed: lost_peer.lua:11: lost the connection from rank 0: out of memory receiving a message of 536870912 bytes"
+  if [ "$got" != 2 ]; then bad "12: lost peer connection" "exit status $got, expected 2"
+  elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "12: lost peer connection" "no line is exactly: $line"
+  else ok "12: the receiver drops its connection (ulimit -v): the rank fails at once, naming it"
+  fi
+}
+
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
 for c in "${cases[@]}"; do
