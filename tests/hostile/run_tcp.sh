@@ -174,6 +174,37 @@ case_lost_peer() {
   fi
 }
 
+# ---- 16: a rank slow between connecting and HELLO (a loaded machine; here a
+# relay holds its connection silent for 7 s) still joins: no join depends on
+# timing
+case_slow_hello() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" relay i
+  command -v python3 >/dev/null || { skip "16: slow HELLO" "no python3"; return; }
+  if ! start_master "$ring" 2; then
+    bad "16: slow HELLO" "the controller printed no token"
+    return
+  fi
+  rm -f "$tmp/relay.port"
+  python3 "$top_srcdir/tests/hostile/slow_relay.py" "$tmp/relay.port" "$port" 7 &
+  relay=$!
+  helpers="$helpers $relay"
+  for ((i = 0; i < 200; i++)); do [ -s "$tmp/relay.port" ] && break; sleep 0.05; done
+  local mport=$port
+  port=$(cat "$tmp/relay.port")
+  hand 1 "$ring"
+  port=$mport
+  wait_gone "$ctl" 90
+  ctl=
+  wait_gone "$hand" 30
+  kill "$relay" 2>/dev/null
+  wait "$relay" 2>/dev/null
+  if ! grep -qF "verdict: ok (exit status 0)" "$tmp/out" "$tmp/err"; then
+    bad "16: slow HELLO" "the run did not end ok"
+    show "$tmp/err" "$tmp/r1"
+  else ok "16: a rank silent for 7 s after connecting still joins; the ring runs"
+  fi
+}
+
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
 for c in "${cases[@]}"; do
