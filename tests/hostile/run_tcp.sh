@@ -205,6 +205,34 @@ case_slow_hello() {
   fi
 }
 
+# ---- 5 (tcp): messages waiting for their receives count against a cap
+case_mem_buffered() {
+  local line="rank 1 failed: eager_flood.lua:11: memory limit exceeded (256 MiB per rank; --mem-limit): 1048576 bytes from rank 0 waiting for a receive here (messages not yet received count against the receiver's cap on tcp)"
+  guarded "$bin" run "$dir/eager_flood.lua" --engine tcp --send-mode eager --timeout 100 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != 4 ]; then bad "5: 3000 eager MiB on tcp" "exit status $got, expected 4"
+  elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "5: 3000 eager MiB on tcp" "no line is exactly: $line"
+  else ok "5: 3000 eager 1 MiB isends on tcp: the receiver's cap stops them (status 4)"
+  fi
+  # 16384 rendezvous isends of 64 KiB (1 GiB) before their receives: the
+  # receiver holds a bounded window of them, the run ends ok as on thread
+  if [ ! -x /usr/bin/time ] || nm "$bin" 2>/dev/null | grep -q '__[at]san_init'; then
+    skip "5: 1 GiB of small rendezvous isends" "no /usr/bin/time, or a sanitizer"
+    return
+  fi
+  /usr/bin/time -f "maxrss %M" -o "$tmp/rss" "$bin" run "$dir/sync_flood.lua" --engine tcp \
+    --mem-limit 64 --timeout 100 >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  local rss
+  rss=$(awk '/^maxrss/ {print $2}' "$tmp/rss")
+  if [ "$got" != 0 ]; then bad "5: 1 GiB of small rendezvous isends" "exit status $got, expected 0"
+  elif [ -z "$rss" ] || [ "$rss" -gt 262144 ]; then
+    bad "5: 1 GiB of small rendezvous isends" "a process reached ${rss:-?} KiB (over 256 MiB)"
+  else ok "5: 1 GiB of 64 KiB rendezvous isends before their receives: no process over 256 MiB, ok"
+  fi
+}
+
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
 for c in "${cases[@]}"; do
