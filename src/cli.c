@@ -53,7 +53,12 @@ static void run_usage(FILE *f) {
             "      --seed N           seed of tensor.randn (default 0)\n"
             "      --strict           pitfalls (a buffer touched while an isend/irecv owns\n"
             "                         it, a request never waited on, a message never\n"
-            "                         received, ...) are errors (status 2), not warnings\n"
+            "                         received, ...) are errors (status 2), not warnings;\n"
+            "                         a program that works only because its sends were\n"
+            "                         buffered (eager) is a deadlock (status 3)\n"
+            "      --no-recheck       after an eager run that ends ok, do not run it again\n"
+            "                         with rendezvous sends (default: rerun it headless on\n"
+            "                         the thread engine; the summary says what it found)\n"
             "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
             "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
             "                         {algo = ...} still wins). The choices:\n"
@@ -107,7 +112,7 @@ static int parse_number(const char *opt, const char *s, double *out) {
 }
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
-       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
+       OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_NO_RECHECK, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
        OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED, OPT_REPORT };
 
 /* torchrun's environment, for an engine whose ranks are processes: flags win over it. */
@@ -168,6 +173,7 @@ int cs_cli_run(int argc, char **argv) {
         {"step-limit", required_argument, NULL, OPT_STEPS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"strict", no_argument, NULL, OPT_STRICT},
+        {"no-recheck", no_argument, NULL, OPT_NO_RECHECK},
         {"algo", required_argument, NULL, OPT_ALGO},
         {"master", required_argument, NULL, OPT_MASTER},
         {"rank", required_argument, NULL, OPT_RANK},
@@ -241,6 +247,7 @@ int cs_cli_run(int argc, char **argv) {
             o.seed = v;
             break;
         case OPT_STRICT: o.strict = true; break;
+        case OPT_NO_RECHECK: o.no_recheck = true; break;
         case OPT_ALGO: {
             char why[256];
             if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {

@@ -21,6 +21,7 @@
 #include "gates.h"
 #include "header.h"
 #include "monitor.h"
+#include "recheck.h"
 #include "report.h"
 #include "script.h"
 #include "trace.h"
@@ -172,6 +173,9 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
     c->strict = o->strict;
     c->timeout = o->timeout;
     c->report = o->report;
+    c->opts = o;
+    c->world = world;
+    c->recheck = cs_recheck_wanted(o, mode_name);
     if (cs_bus_init(&c->bus, world) < 0 || cs_monitor_init(&c->mon, world) < 0) {
         fprintf(err, "commsim: out of memory\n");
         return -1;
@@ -209,7 +213,11 @@ void cs_control_timeout(cs_control *c) {
 static int settle_status(cs_control *c, int status) {
     char text[256] = "";
     const cs_monitor *mon = &c->mon;
-    if (status == 0 && c->strict && mon->npitfalls) {
+    if (status == 0 && c->strict && c->buffered) {
+        status = CS_END_DEADLOCK;
+        snprintf(text, sizeof text, "--strict: this program works only because sends are "
+                 "buffered (see the rendezvous recheck above)");
+    } else if (status == 0 && c->strict && mon->npitfalls) {
         status = CS_END_ERROR;
         snprintf(text, sizeof text, "--strict: %d pitfall%s found (see the warnings above)",
                  mon->npitfalls, mon->npitfalls == 1 ? "" : "s");
@@ -224,6 +232,26 @@ static int settle_status(cs_control *c, int status) {
         cs_bus_emit_locked(&c->bus, &ev);
     }
     return status;
+}
+
+/* An eager run ended ok: run it again with rendezvous sends and record what
+ * that says (the summary's line; a pitfall, or with --strict the verdict).
+ * Called with the bus locked, once every rank has ended. */
+static void recheck(cs_control *c) {
+    cs_recheck r;
+    cs_recheck_run(&r, c->opts, c->world, &c->mon);
+    if (r.deadlock && !r.covered) {
+        c->buffered = true;
+        char text[512];
+        snprintf(text, sizeof text, "%s:%d: with rendezvous sends this program deadlocks here: "
+                 "it works only because sends are buffered (see the summary)",
+                 c->mon.script ? c->mon.script : "line", r.line);
+        cs_event ev = {.type = CS_EV_WARN, .rank = r.rank, .line = r.line, .text = text};
+        if (!c->strict) cs_bus_emit_locked(&c->bus, &ev);
+    }
+    cs_event ev = {.type = CS_EV_WARN, .rank = -1, .text = r.block};
+    cs_bus_emit_locked(&c->bus, &ev);
+    cs_recheck_free(&r);
 }
 
 /* A trace that could not be written is a failed run: status 1 unless the run
@@ -241,6 +269,10 @@ static int trace_status(cs_control *c, int status) {
 
 int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
+    if (status == 0 && c->recheck && !c->mon.deadlocked) recheck(c);
+    /* A verdict found on the last exit (a collective left unfinished) may
+     * come after the engine saw a clean end. */
+    if (status == 0 && c->mon.deadlocked) status = CS_END_DEADLOCK;
     status = settle_status(c, status);
     status = trace_status(c, status);
     cs_outcome o;

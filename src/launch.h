@@ -60,6 +60,7 @@ typedef struct cs_run_opts {
     const char *trace;    /* JSON Lines trace file, or NULL */
     uint64_t seed;
     bool strict;          /* pitfalls are errors (status 2), not warnings */
+    bool no_recheck;      /* no rendezvous recheck after an eager run (recheck.h) */
     unsigned char coll_algo[CS_COLL_MAX_FAMILIES]; /* --algo, see collectives.h */
     bool catch_signals;   /* SIGINT/SIGTERM end the run cleanly (status 130) */
     FILE *out, *err;      /* defaults: stdout, stderr */
@@ -89,6 +90,10 @@ typedef struct cs_control {
     double timeout;
     cs_report_format report;
     cs_output output;     /* --report json: the ranks' printed lines */
+    const cs_run_opts *opts; /* for the rendezvous recheck */
+    int world;
+    bool recheck;         /* an eager run: recheck it with rendezvous sends if it ends ok */
+    bool buffered;        /* the recheck deadlocked: with --strict, that is the verdict */
 } cs_control;
 
 /* Set up the bus with the monitor, the trace writer (o->trace) and the report

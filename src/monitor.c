@@ -1,6 +1,7 @@
 /* monitor.c -- folding events into the world model; detecting that nothing can
  * move; collecting the pitfalls. The words are explain.c's. */
 #include "monitor_internal.h"
+#include "recheck.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -56,6 +57,8 @@ static void tab_del(cs_mon_reqtab *t, uint64_t id) {
     size_t i = slot_of(t, id);
     while (t->slot[i] && t->slot[i]->id != id) i = (i + 1) & (t->cap - 1);
     if (!t->slot[i]) return;
+    free(t->slot[i]->clock);
+    free(t->slot[i]->rclock);
     free(t->slot[i]);
     t->slot[i] = NULL;
     t->n--;
@@ -71,7 +74,12 @@ static void tab_del(cs_mon_reqtab *t, uint64_t id) {
 }
 
 static void tab_free(cs_mon_reqtab *t) {
-    for (size_t i = 0; i < t->cap; i++) free(t->slot[i]);
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slot[i]) {
+            free(t->slot[i]->clock);
+            free(t->slot[i]->rclock);
+            free(t->slot[i]);
+        }
     free(t->slot);
     memset(t, 0, sizeof *t);
 }
@@ -100,12 +108,14 @@ void cs_monitor_destroy(cs_monitor *m) {
     for (int i = 0; i < m->npitfalls; i++) free(m->pitfalls[i].text);
     free(m->pitfalls);
     free(m->run_error);
+    free(m->recheck);
     free(m->ranks);
     free(m->script);
     free(m->engine);
     free(m->send_mode);
     cs_verdict_free(&m->deadlock);
     cs_monitor_coll_destroy(m);
+    cs_monitor_race_destroy(m);
     memset(m, 0, sizeof *m);
 }
 
@@ -313,6 +323,9 @@ static void check_end(cs_monitor *m) {
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state < CS_RS_DONE) return;
     m->ended = true;
+    /* Eager sends let a rank leave a collective that others never called:
+     * nothing blocks, yet the collective can never complete. */
+    if (!m->deadlocked && !m->nfailed && cs_monitor_coll_unfinished(m)) declare_deadlock(m);
     if (!m->deadlocked && !m->nfailed) cs_mon_leftovers(m, monitor_warn, m);
 }
 
@@ -325,6 +338,7 @@ static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
                       .ndim = ev->ndim, .line = ev->line, .eager = ev->eager};
     memcpy(q->shape, ev->shape, sizeof q->shape);
     tab_put(&r->reqs, q);
+    cs_monitor_race_post(m, q);
     if (cs_op_is_send(q->op)) m->unmatched++;
     r->line = ev->line;
     if (ev->ctx == 0) { /* the script's own operation, not a collective's traffic */
@@ -339,6 +353,7 @@ static void fold_match(cs_monitor *m, const cs_event *ev) {
     if (ev->peer >= 0 && ev->peer < m->world) {
         cs_mon_rank *s = &m->ranks[ev->peer];
         cs_mon_req *sq = tab_find(&s->reqs, ev->peer_req);
+        if (sq && !sq->matched) cs_monitor_race_match(m, rq, sq, monitor_warn);
         if (sq && !sq->matched) {
             sq->matched = true;
             m->unmatched--;
@@ -397,7 +412,11 @@ static int fold_rankless(cs_monitor *m, const cs_event *ev) {
             m->verdict = m->deadlock.text;
         }
         return 0;
-    case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text); return 0;
+    case CS_EV_WARN:
+        if (ev->text && strncmp(ev->text, CS_RECHECK_PREFIX, strlen(CS_RECHECK_PREFIX)) == 0)
+            copy_text(&m->recheck, ev->text); /* the summary's line, not a pitfall */
+        else add_warning(m, ev->rank, ev->line, ev->text);
+        return 0;
     case CS_EV_ERROR:
         /* A collective mismatch: the coll events it came from gave it already. */
         if (cs_monitor_coll_verdict(m) && ev->text && !strcmp(ev->text, cs_monitor_coll_verdict(m)))
@@ -424,6 +443,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         cs_mon_req *q = tab_find(&r->reqs, ev->req);
         if (q) {
             q->done = true;
+            cs_monitor_race_complete(m, q);
             settle(r, q);
         }
         break;

@@ -41,6 +41,8 @@ typedef struct cs_mon_req {
     int64_t shape[CS_MAX_DIMS];
     int line;
     bool eager, matched, done;
+    uint32_t *clock;      /* its rank's vector clock at the post (monitor_race.c) */
+    uint32_t *rclock;     /* a rendezvous send: its receive's clock at that post */
 } cs_mon_req;
 
 typedef struct cs_mon_reqtab { /* open addressing by id */
@@ -65,6 +67,7 @@ typedef struct cs_mon_rank {
 } cs_mon_rank;
 
 typedef struct cs_mon_coll cs_mon_coll; /* collectives: monitor_coll.c */
+typedef struct cs_mon_race cs_mon_race; /* message races: monitor_race.c */
 
 typedef struct cs_monitor {
     int world;
@@ -80,12 +83,14 @@ typedef struct cs_monitor {
     void (*on_error)(void *ud); /* a verdict that is an error (collective mismatch) */
     void *ud;
     cs_mon_coll *coll;
+    cs_mon_race *race;
     bool have_run;
     bool ended;               /* every rank has exited */
     uint64_t unmatched;       /* sends posted, not yet received (in flight or buffered) */
     cs_pitfall *pitfalls;     /* each once (kind and sites), in the order found */
     int npitfalls, pit_cap;
     char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
+    char *recheck;            /* the rendezvous recheck's block (recheck.h), or NULL */
     int run_status;
 } cs_monitor;
 
@@ -110,6 +115,13 @@ static inline bool cs_mon_req_in_flight(const cs_mon_req *q) {
  * verdict. The launcher calls it when --timeout expires. True if declared. */
 bool cs_monitor_declare_stuck(cs_monitor *m);
 
+/* ---- message races (monitor_race.c): happens-before from the events */
+void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q);
+void cs_monitor_race_match(cs_monitor *m, cs_mon_req *recv, cs_mon_req *send,
+                           void (*warn)(void *ud, int rank, int line, const char *text));
+void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q);
+void cs_monitor_race_destroy(cs_monitor *m);
+
 /* ---- collectives (monitor_coll.c) */
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);
 void cs_monitor_coll_destroy(cs_monitor *m);
@@ -124,6 +136,8 @@ const cs_verdict *cs_monitor_coll_mismatch(const cs_monitor *m);
 /* Add to v the calls of the collectives some members never entered: the
  * members inside, and (missing) the members that are not. */
 void cs_monitor_coll_ops(const cs_monitor *m, cs_verdict *v);
+/* Is a collective call entered by some members of its group and not by others? */
+bool cs_monitor_coll_unfinished(const cs_monitor *m);
 /* Collective calls every member of their group has entered. */
 uint64_t cs_monitor_coll_calls(const cs_monitor *m);
 

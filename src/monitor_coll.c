@@ -342,8 +342,14 @@ static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
     put_call(f, call, m);
     fprintf(f, ", collective call #%llu on ", (unsigned long long)g->base + 1);
     put_group(f, g, m);
-    fprintf(f, ", and wait%s inside it for ranks that never called it:\n",
-            p->arrived == 1 ? "s" : "");
+    bool waiting = false; /* eager sends let them leave it again */
+    for (int i = 0; i < g->n; i++) waiting |= p->recs[i].valid && g->inside[i];
+    if (waiting)
+        fprintf(f, ", and wait%s inside it for ranks that never called it:\n",
+                p->arrived == 1 ? "s" : "");
+    else
+        fprintf(f, ", and left it with its messages buffered (eager sends) that the ranks which "
+                   "never called it can never receive:\n");
     bool twin = false;
     for (int i = 0; i < g->n; i++) {
         if (p->recs[i].valid) continue;
@@ -418,6 +424,12 @@ const cs_verdict *cs_monitor_coll_mismatch(const cs_monitor *m) {
 
 const char *cs_monitor_coll_verdict(const cs_monitor *m) {
     return m->coll && m->coll->mismatch.kind ? m->coll->mismatch.text : NULL;
+}
+
+bool cs_monitor_coll_unfinished(const cs_monitor *m) {
+    for (int i = 0; m->coll && i < m->coll->ng; i++)
+        if (m->coll->g[i].npend) return true;
+    return false;
 }
 
 uint64_t cs_monitor_coll_calls(const cs_monitor *m) { return m->coll ? m->coll->calls : 0; }

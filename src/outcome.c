@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "monitor.h"
+#include "recheck.h"
 #include "xalloc.h"
 
 /* ---- names: the contract of the JSON form */
@@ -25,6 +26,7 @@ static const char *const kind_names[CS_OUT_NKINDS] = {
     [CS_OUT_DEADLOCK_FAILED] = "deadlock_failed_peer",
     [CS_OUT_DEADLOCK_ANY_SOURCE] = "deadlock_any_source",
     [CS_OUT_DEADLOCK_COLLECTIVE] = "deadlock_collective",
+    [CS_OUT_DEADLOCK_BUFFERED] = "deadlock_buffered",
     [CS_OUT_COLL_MISMATCH] = "collective_mismatch",
     [CS_OUT_GROUP_MISMATCH] = "group_mismatch",
     [CS_OUT_SIZE_MISMATCH] = "size_mismatch",
@@ -69,6 +71,12 @@ static const struct {
     const char *name;
     const char *marker; /* a phrase only this kind's text has */
 } pitfall_table[] = {
+    /* the more specific first: the first marker found decides */
+    {CS_PIT_COLL_NEVER_WAITED, "collective_never_waited", "(async_op) called here was never waited on"},
+    {CS_PIT_COLL_WRITE, "write_while_collective", "writes to a tensor (or a view of it) that the async "},
+    {CS_PIT_COLL_READ, "read_while_collective", "reads a tensor (or a view of it) that the async "},
+    {CS_PIT_BUFFERING, "buffering_hazard", "works only because sends are buffered"},
+    {CS_PIT_RACE, "message_race", "message race: "},
     {CS_PIT_WRITE_SENDING, "write_while_sending",
      "writes to a tensor (or a view of it) that the isend"},
     {CS_PIT_WRITE_RECEIVING, "write_while_receiving",
@@ -125,6 +133,13 @@ void cs_pitfall_of(cs_pitfall *p, int rank, int line, const char *text) {
     case CS_PIT_READ_RECEIVING: p->other_line = line_after(t, "posted at "); break;
     case CS_PIT_SELF_SEND: p->peer = number_after(t, "dist.send to rank ", CS_NO_RANK); break;
     case CS_PIT_SELF_RECV: p->peer = number_after(t, "dist.recv from rank ", CS_NO_RANK); break;
+    case CS_PIT_COLL_WRITE:
+    case CS_PIT_COLL_READ: p->other_line = line_after(t, "called at "); break;
+    case CS_PIT_RACE:
+        p->peer = number_after(t, "the send from rank ", CS_NO_RANK);
+        const char *at = strstr(t, "the send from rank ");
+        p->other_line = at && (at = strstr(at, " at ")) ? line_after(at, " at ") : 0;
+        break;
     case CS_PIT_UNRECEIVED:
         p->peer = number_after(t, "sent here to rank ", CS_NO_RANK);
         p->tag = number_after(t, "(tag ", -1);
@@ -266,6 +281,18 @@ void cs_outcome_build(cs_outcome *o, const cs_monitor *m, int status, const cs_o
     } else if (coll) {
         copy_verdict(&o->verdict, coll);
     }
+    if (m->recheck) { /* the rendezvous recheck: its line, and its deadlock if any */
+        const char *nl = strchr(m->recheck, '\n');
+        size_t n = nl ? (size_t)(nl - m->recheck) : strlen(m->recheck);
+        o->recheck = cs_xmalloc(n + 1, "the outcome");
+        memcpy(o->recheck, m->recheck, n);
+        o->recheck[n] = 0;
+        cs_recheck_verdict(m->recheck, m->send_mode, &o->recheck_verdict);
+        /* --strict made it the run's verdict */
+        if (status == CS_END_DEADLOCK && o->verdict.kind == CS_OUT_OK &&
+            o->recheck_verdict.kind != CS_OUT_OK)
+            copy_verdict(&o->verdict, &o->recheck_verdict);
+    }
     const char *text = NULL;
     o->kind = o->verdict.kind != CS_OUT_OK ? o->verdict.kind : failure_kind(m, status, &text);
     o->explanation =
@@ -302,6 +329,8 @@ void cs_outcome_free(cs_outcome *o) {
     free(o->explanation);
     free(o->fix);
     cs_verdict_free(&o->verdict);
+    free(o->recheck);
+    cs_verdict_free(&o->recheck_verdict);
     for (int k = 0; o->ranks && k < o->world; k++) {
         free(o->ranks[k].error);
         free(o->ranks[k].waiters);
@@ -415,6 +444,7 @@ char *cs_outcome_json(const cs_outcome *o) {
     json_object_set_new(doc, "fix", str_or_null(o->fix));
     json_object_set_new(doc, "report", str_or_null(o->verdict.text));
     json_object_set_new(doc, "run_error", str_or_null(o->run_error));
+    json_object_set_new(doc, "recheck", str_or_null(o->recheck));
     json_t *ops = json_array();
     for (int i = 0; i < o->verdict.nops; i++)
         json_array_append_new(ops, op_json(o, &o->verdict.ops[i]));

@@ -33,6 +33,7 @@ typedef enum {
     CS_OUT_DEADLOCK_FAILED,      /* a wait on a rank that has failed */
     CS_OUT_DEADLOCK_ANY_SOURCE,  /* a receive from any rank, every other rank finished */
     CS_OUT_DEADLOCK_COLLECTIVE,  /* a collective some members never call */
+    CS_OUT_DEADLOCK_BUFFERED,    /* --strict: ok only because eager sends were buffered */
     CS_OUT_COLL_MISMATCH,        /* members' n-th collective calls differ */
     CS_OUT_GROUP_MISMATCH,       /* ranks mean different groups by one context */
     CS_OUT_SIZE_MISMATCH,        /* a receive into a tensor of another size or dtype */
@@ -49,7 +50,7 @@ typedef enum {
 const char *cs_outcome_kind_name(cs_outcome_kind k);
 bool cs_outcome_kind_parse(const char *s, cs_outcome_kind *out);
 static inline bool cs_outcome_kind_is_deadlock(cs_outcome_kind k) {
-    return k >= CS_OUT_DEADLOCK_SENDS && k <= CS_OUT_DEADLOCK_COLLECTIVE;
+    return k >= CS_OUT_DEADLOCK_SENDS && k <= CS_OUT_DEADLOCK_BUFFERED;
 }
 
 /* An operation of a rank that the verdict involves: a blocked send or
@@ -79,6 +80,11 @@ typedef enum {
     CS_PIT_SELF_SEND,         /* a blocking send to the rank itself */
     CS_PIT_SELF_RECV,         /* a blocking receive from the rank itself */
     CS_PIT_UNRECEIVED,        /* messages sent and never received */
+    CS_PIT_BUFFERING,         /* works only because sends were buffered (the recheck) */
+    CS_PIT_RACE,              /* a receive from any source that two sends could match */
+    CS_PIT_COLL_NEVER_WAITED, /* an async collective's work handle never waited on */
+    CS_PIT_COLL_WRITE,        /* writes a tensor of an async collective before its wait */
+    CS_PIT_COLL_READ,         /* reads an output of an async collective before its wait */
     CS_PIT_OTHER,             /* a text of no known kind (a newer trace) */
     CS_PIT_NKINDS
 } cs_pitfall_kind;
@@ -152,6 +158,8 @@ typedef struct cs_outcome {
     char *script, *engine, *send_mode;
     int world;
     cs_verdict verdict;   /* a copy of the monitor's (kind OK: none) */
+    char *recheck;        /* the rendezvous recheck's summary line, or NULL */
+    cs_verdict recheck_verdict; /* its deadlock (kind OK: none) */
     char *run_error;      /* why the run itself ended (timeout, interrupt, --strict), or NULL */
     char *explanation, *fix; /* the verdict's, else the run's or the failed rank's error */
     cs_outcome_rank *ranks; /* world entries */

@@ -25,7 +25,22 @@ struct cs_fl_entry {
     size_t lo, hi;          /* bytes of st that the request uses: [lo, hi) */
 };
 
-typedef enum { SITE_WRITE_SEND, SITE_WRITE_RECV, SITE_READ_RECV, SITE_NEVER_WAITED, SITE_SELF } site_kind;
+typedef enum {
+    SITE_WRITE_SEND, SITE_WRITE_RECV, SITE_READ_RECV, SITE_NEVER_WAITED, SITE_SELF,
+    SITE_COLL_WRITE, SITE_COLL_READ, SITE_COLL_NEVER_WAITED
+} site_kind;
+
+/* A tensor of an async collective whose handle is not waited on yet, or (t
+ * NULL) the handle itself. The entry holds a reference to the tensor. */
+struct cs_fl_coll {
+    uint64_t id;
+    char name[32];
+    int line;
+    cs_tensor *t;
+    const cs_storage *st;
+    size_t lo, hi;          /* bytes of st the tensor spans */
+    bool output, dropped;
+};
 
 struct cs_fl_site {
     site_kind kind;
@@ -72,7 +87,7 @@ static int report(cs_rank *r, site_kind kind, int line, int other, const char *f
 
 /* ---- the registry */
 
-bool cs_rank_has_inflight(const cs_rank *r) { return r->inflight.n > 0; }
+bool cs_rank_has_inflight(const cs_rank *r) { return r->inflight.n > 0 || r->inflight.ncoll > 0; }
 
 static void drop(cs_inflight *fl, int i) {
     fl->v[i].q->buf->st->io--;
@@ -102,6 +117,15 @@ static void sweep(cs_rank *r) {
         }
 }
 
+static void coll_drop(cs_inflight *fl, int i) {
+    struct cs_fl_coll *c = &fl->cv[i];
+    if (c->t) {
+        c->t->st->io--;
+        cs_tensor_release(c->t);
+    }
+    fl->cv[i] = fl->cv[--fl->ncoll];
+}
+
 void cs_inflight_add(cs_rank *r, cs_request *q) {
     cs_inflight *fl = &r->inflight;
     if (fl->n == fl->cap && fl->cap >= 64) sweep(r);
@@ -121,8 +145,71 @@ void cs_inflight_done(cs_rank *r, cs_request *q) {
     if (q->fl_slot) drop(&r->inflight, q->fl_slot - 1);
 }
 
+static void coll_put(cs_inflight *fl, struct cs_fl_coll c) {
+    if (fl->ncoll == fl->coll_cap) {
+        int cap = fl->coll_cap ? fl->coll_cap * 2 : 8;
+        fl->cv = cs_xrealloc(fl->cv, (size_t)cap * sizeof *fl->cv, "the rank's async collectives");
+        fl->coll_cap = cap;
+    }
+    fl->cv[fl->ncoll++] = c;
+}
+
+static void coll_tensors(cs_inflight *fl, struct cs_fl_coll c, cs_tensor *const *ts, int n,
+                         bool output) {
+    for (int i = 0; i < n; i++) {
+        if (!ts[i] || cs_tensor_numel(ts[i]) == 0) continue;
+        size_t es = cs_dtype_size(ts[i]->dtype), lo = (size_t)ts[i]->offset * es, hi = lo + es;
+        for (int d = 0; d < ts[i]->ndim; d++) /* the last byte it can reach */
+            if (ts[i]->stride[d] > 0) hi += (size_t)(ts[i]->shape[d] - 1) * (size_t)ts[i]->stride[d] * es;
+        c.t = cs_tensor_retain(ts[i]);
+        c.st = ts[i]->st, c.lo = lo, c.hi = hi, c.output = output;
+        ts[i]->st->io++;
+        coll_put(fl, c);
+    }
+}
+
+uint64_t cs_inflight_coll_add(cs_rank *r, const char *name, int line, cs_tensor *const *ins,
+                              int nin, cs_tensor *const *outs, int nout) {
+    cs_inflight *fl = &r->inflight;
+    struct cs_fl_coll c = {.id = ++fl->next_coll, .line = line};
+    snprintf(c.name, sizeof c.name, "%s", name);
+    coll_put(fl, c); /* the handle */
+    coll_tensors(fl, c, outs, nout, true);
+    coll_tensors(fl, c, ins, nin, false);
+    return c.id;
+}
+
+void cs_inflight_coll_done(cs_rank *r, uint64_t id) {
+    cs_inflight *fl = &r->inflight;
+    for (int i = fl->ncoll - 1; i >= 0; i--)
+        if (fl->cv[i].id == id) coll_drop(fl, i);
+}
+
+void cs_inflight_coll_dropped(cs_rank *r, uint64_t id) {
+    cs_inflight *fl = &r->inflight;
+    for (int i = 0; i < fl->ncoll; i++)
+        if (fl->cv[i].id == id) fl->cv[i].dropped = true;
+}
+
+static int coll_never_waited(cs_rank *r, const struct cs_fl_coll *c) {
+    return report(r, SITE_COLL_NEVER_WAITED, c->line, 0,
+                  "the %s (async_op) called here was never waited on: the rank dropped its work "
+                  "handle, or finished, without wait() or dist.wait_all on it, so nothing made "
+                  "sure it completed", c->name);
+}
+
+
 int cs_inflight_exit(cs_rank *r, int status) {
     cs_inflight *fl = &r->inflight;
+    for (int i = 0; i < fl->ncoll && status == 0; i++) {
+        if (fl->cv[i].t || coll_never_waited(r, &fl->cv[i]) == CS_OK) continue;
+        char msg[sizeof r->errmsg + 300];
+        snprintf(msg, sizeof msg, "%s:%d: %s", r->world->script_name, fl->cv[i].line, r->errmsg);
+        cs_rank_fail(r, CS_END_ERROR, msg);
+        status = CS_END_ERROR;
+    }
+    while (fl->ncoll) coll_drop(fl, fl->ncoll - 1);
+    free(fl->cv);
     for (int i = 0; i < fl->n && status == 0; i++) {
         if (never_waited(r, fl->v[i].q) == CS_OK) continue;
         char msg[sizeof r->errmsg + 300];
@@ -183,9 +270,33 @@ static int check_entry(cs_rank *r, const struct cs_fl_entry *e, cs_access how, i
     return CS_OK; /* reading what an isend sends is fine */
 }
 
+/* An access to a tensor of an async collective not yet waited on. */
+static int check_coll(cs_rank *r, const struct cs_fl_coll *c, cs_access how, int line) {
+    const char *script = r->world->script_name;
+    if (how == CS_ACCESS_WRITE)
+        return report(r, SITE_COLL_WRITE, line, c->line,
+                      "writes to a tensor (or a view of it) that the async %s called at %s:%d "
+                      "still uses: until its work handle is waited on, the collective may still "
+                      "read or write it. Call wait() on the work handle first",
+                      c->name, script, c->line);
+    if (c->output)
+        return report(r, SITE_COLL_READ, line, c->line,
+                      "reads a tensor (or a view of it) that the async %s called at %s:%d still "
+                      "writes into: it may hold the old values or part of the result. Call wait() "
+                      "on the work handle before reading it",
+                      c->name, script, c->line);
+    return CS_OK; /* reading what the collective only reads is fine */
+}
+
 int cs_rank_access(cs_rank *r, const cs_tensor *t, cs_access how, int line) {
     cs_inflight *fl = &r->inflight;
     if (!t->st->io) return CS_OK; /* the common case: O(1) */
+    for (int i = 0; i < fl->ncoll; i++) {
+        const struct cs_fl_coll *c = &fl->cv[i];
+        if (!c->t || c->st != t->st || !touches(t, c->lo, c->hi)) continue;
+        int rc = check_coll(r, c, how, line);
+        if (rc != CS_OK) return rc;
+    }
     for (int i = 0; i < fl->n; i++) {
         const struct cs_fl_entry *e = &fl->v[i];
         if (e->st != t->st || e->q->eager || !touches(t, e->lo, e->hi)) continue;

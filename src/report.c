@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "recheck.h"
 
 static void tagged(FILE *f, int rank, const char *prefix, const char *text) {
     const char *line = text ? text : "";
@@ -17,6 +18,9 @@ static void tagged(FILE *f, int rank, const char *prefix, const char *text) {
 
 static void report_emit(void *ud, const cs_event *ev) {
     cs_report *rep = ud;
+    if (ev->rank < 0 && ev->type == CS_EV_WARN && ev->text &&
+        strncmp(ev->text, CS_RECHECK_PREFIX, strlen(CS_RECHECK_PREFIX)) == 0)
+        return; /* the rendezvous recheck: the summary prints it */
     if (ev->rank < 0 && ev->type == CS_EV_WARN) {
         fprintf(rep->err, "commsim: warning: %s\n", ev->text ? ev->text : "");
         return;
@@ -60,13 +64,6 @@ int cs_report_status(const cs_monitor *m) {
     return worst ? worst : m->run_status;
 }
 
-void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
-    cs_outcome o;
-    cs_outcome_build(&o, m, status, NULL);
-    cs_report_outcome(rep, &o);
-    cs_outcome_free(&o);
-}
-
 void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
     FILE *f = rep->err;
     /* Ranks of a deadlock are stopped afterwards: "deadlocked" says why. */
@@ -98,6 +95,11 @@ void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
     if (o->npitfalls)
         fprintf(f, "warnings: %d pitfall%s (see above)\n", o->npitfalls,
                 o->npitfalls == 1 ? "" : "s");
+    if (o->recheck) {
+        fprintf(f, "%s\n", o->recheck);
+        const cs_verdict *r = &o->recheck_verdict; /* with --strict it is the verdict below */
+        if (r->kind != CS_OUT_OK && o->kind != CS_OUT_DEADLOCK_BUFFERED) fputs(r->text, f);
+    }
     if (o->verdict.text) fputs(o->verdict.text, f);
     if (o->run_error) fprintf(f, "%s\n", o->run_error);
     for (int k = 0; k < o->world; k++) {

@@ -12,6 +12,7 @@
 
 #include "collectives.h"
 #include "script_internal.h"
+#include "world.h"
 
 #define CS_GROUP_MT "ProcessGroup"
 #define CS_COLLWORK_MT "CollectiveWork"
@@ -167,42 +168,74 @@ static int check_root(lua_State *L, int idx, const char *fn, const char *what) {
     return (int)v; /* collectives.c checks it against the world and the group */
 }
 
-/* ---- results: nothing, or with async_op a work handle that is already complete */
+/* ---- results: nothing, or with async_op a work handle. The call has run
+ * the collective already, but its tensors stay the collective's until the
+ * handle is waited on, as for isend/irecv (pitfall.c). */
 
-static int coll_work(lua_State *L, cs_coll_kind kind, int line) {
-    int *w = lua_newuserdatauv(L, sizeof *w * 2, 0);
-    w[0] = (int)kind;
-    w[1] = line;
+typedef struct coll_work {
+    int kind, line;
+    uint64_t id;          /* in the rank's registry (pitfall.c); 0 once waited on */
+} coll_work;
+
+/* The tensors a call reads (ins) and writes (outs), for its work handle. */
+typedef struct bufs {
+    cs_tensor *const *in, *const *out;
+    int nin, nout;
+} bufs;
+
+static int coll_work_new(lua_State *L, cs_coll_kind kind, int line, const bufs *b) {
+    coll_work *w = lua_newuserdatauv(L, sizeof *w, 0);
+    *w = (coll_work){(int)kind, line, 0};
     luaL_setmetatable(L, CS_COLLWORK_MT);
+    w->id = cs_inflight_coll_add(rank_of(L), cs_coll_name(kind), line, b->in, b->nin, b->out,
+                                 b->nout);
     return 1;
 }
 
-static int finish(lua_State *L, int rc, bool async, cs_coll_kind kind, int line) {
+static int finish(lua_State *L, int rc, bool async, cs_coll_kind kind, int line, bufs b) {
     if (rc != CS_OK) cs_script_api_error(L, rc);
-    return async ? coll_work(L, kind, line) : 0;
+    return async ? coll_work_new(L, kind, line, &b) : 0;
+}
+
+/* One tensor, read or written. */
+static bufs reads(cs_tensor *const *t) { return (bufs){t, NULL, 1, 0}; }
+static bufs writes(cs_tensor *const *t) { return (bufs){NULL, t, 0, 1}; }
+
+static void waited(lua_State *L, coll_work *w) {
+    if (w->id) cs_inflight_coll_done(rank_of(L), w->id);
+    w->id = 0;
 }
 
 static int cw_wait(lua_State *L) {
-    luaL_checkudata(L, 1, CS_COLLWORK_MT);
+    coll_work *w = luaL_checkudata(L, 1, CS_COLLWORK_MT);
     cs_script_check(L);
+    waited(L, w);
     lua_pushboolean(L, 1);
     return 1;
 }
 
 static int cw_is_completed(lua_State *L) {
-    luaL_checkudata(L, 1, CS_COLLWORK_MT);
+    waited(L, luaL_checkudata(L, 1, CS_COLLWORK_MT)); /* true: as good as a wait */
     lua_pushboolean(L, 1);
     return 1;
 }
 
+static int cw_gc(lua_State *L) {
+    coll_work *w = luaL_checkudata(L, 1, CS_COLLWORK_MT);
+    if (w->id) cs_inflight_coll_dropped(rank_of(L), w->id);
+    return 0;
+}
+
 static int cw_tostring(lua_State *L) {
-    int *w = luaL_checkudata(L, 1, CS_COLLWORK_MT);
-    lua_pushfstring(L, "Work(%s, line %d, completed)", cs_coll_name((cs_coll_kind)w[0]), w[1]);
+    coll_work *w = luaL_checkudata(L, 1, CS_COLLWORK_MT);
+    lua_pushfstring(L, "Work(%s, line %d, completed)", cs_coll_name((cs_coll_kind)w->kind), w->line);
     return 1;
 }
 
-bool cs_script_is_coll_work(lua_State *L, int idx) {
-    return luaL_testudata(L, idx, CS_COLLWORK_MT) != NULL;
+bool cs_script_coll_work_wait(lua_State *L, int idx) {
+    coll_work *w = luaL_testudata(L, idx, CS_COLLWORK_MT);
+    if (w) waited(L, w);
+    return w != NULL;
 }
 
 /* Charge the tensor work of a collective to the instruction budget. */
@@ -221,7 +254,9 @@ static int d_broadcast(lua_State *L) {
     c.root = check_root(L, 2, fn, "src");
     bool async = check_opts(L, 3, fn, CS_COLL_BROADCAST, &c);
     charge(L, t, 1);
-    return finish(L, cs_broadcast(rank_of(L), t, &c), async, CS_COLL_BROADCAST, c.line);
+    bool root = cs_rank_id(rank_of(L)) == c.root;
+    return finish(L, cs_broadcast(rank_of(L), t, &c), async, CS_COLL_BROADCAST, c.line,
+                  root ? reads(&t) : writes(&t));
 }
 
 static int d_reduce(lua_State *L) {
@@ -232,7 +267,9 @@ static int d_reduce(lua_State *L) {
     c.root = check_root(L, 2, fn, "dst");
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE, &c);
     charge(L, t, 2);
-    return finish(L, cs_reduce(rank_of(L), t, &c), async, CS_COLL_REDUCE, c.line);
+    bool root = cs_rank_id(rank_of(L)) == c.root;
+    return finish(L, cs_reduce(rank_of(L), t, &c), async, CS_COLL_REDUCE, c.line,
+                  root ? writes(&t) : reads(&t));
 }
 
 static int d_all_reduce(lua_State *L) {
@@ -242,7 +279,8 @@ static int d_all_reduce(lua_State *L) {
     cs_tensor *t = check_tensor(L, 1, fn, "the tensor");
     bool async = op_and_opts(L, 2, fn, CS_COLL_ALL_REDUCE, &c);
     charge(L, t, 2);
-    return finish(L, cs_all_reduce(rank_of(L), t, &c), async, CS_COLL_ALL_REDUCE, c.line);
+    return finish(L, cs_all_reduce(rank_of(L), t, &c), async, CS_COLL_ALL_REDUCE, c.line,
+                  writes(&t));
 }
 
 static int d_all_gather(lua_State *L) {
@@ -254,7 +292,8 @@ static int d_all_gather(lua_State *L) {
     cs_tensor *in = check_tensor(L, 2, fn, "the input");
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_GATHER, &c);
     charge(L, in, n);
-    return finish(L, cs_all_gather(rank_of(L), out, n, in, &c), async, CS_COLL_ALL_GATHER, c.line);
+    return finish(L, cs_all_gather(rank_of(L), out, n, in, &c), async, CS_COLL_ALL_GATHER, c.line,
+                  (bufs){&in, out, 1, n});
 }
 
 static int d_all_gather_into_tensor(lua_State *L) {
@@ -266,7 +305,7 @@ static int d_all_gather_into_tensor(lua_State *L) {
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_GATHER_INTO_TENSOR, &c);
     charge(L, out, 1);
     return finish(L, cs_all_gather_into_tensor(rank_of(L), out, in, &c), async,
-                  CS_COLL_ALL_GATHER_INTO_TENSOR, c.line);
+                  CS_COLL_ALL_GATHER_INTO_TENSOR, c.line, (bufs){&in, &out, 1, 1});
 }
 
 static int d_gather(lua_State *L) {
@@ -279,7 +318,8 @@ static int d_gather(lua_State *L) {
     c.root = check_root(L, 3, fn, "dst");
     bool async = check_opts(L, 4, fn, CS_COLL_GATHER, &c);
     charge(L, in, n ? n : 1);
-    return finish(L, cs_gather(rank_of(L), in, list, n, &c), async, CS_COLL_GATHER, c.line);
+    return finish(L, cs_gather(rank_of(L), in, list, n, &c), async, CS_COLL_GATHER, c.line,
+                  (bufs){&in, list, 1, n});
 }
 
 static int d_scatter(lua_State *L) {
@@ -292,7 +332,8 @@ static int d_scatter(lua_State *L) {
     c.root = check_root(L, 3, fn, "src");
     bool async = check_opts(L, 4, fn, CS_COLL_SCATTER, &c);
     charge(L, out, n ? n : 1);
-    return finish(L, cs_scatter(rank_of(L), out, list, n, &c), async, CS_COLL_SCATTER, c.line);
+    return finish(L, cs_scatter(rank_of(L), out, list, n, &c), async, CS_COLL_SCATTER, c.line,
+                  (bufs){list, &out, n, 1});
 }
 
 static int d_reduce_scatter(lua_State *L) {
@@ -306,7 +347,7 @@ static int d_reduce_scatter(lua_State *L) {
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE_SCATTER, &c);
     charge(L, out, 2 * n);
     return finish(L, cs_reduce_scatter(rank_of(L), out, in, n, &c), async, CS_COLL_REDUCE_SCATTER,
-                  c.line);
+                  c.line, (bufs){in, &out, n, 1});
 }
 
 static int d_reduce_scatter_tensor(lua_State *L) {
@@ -318,7 +359,7 @@ static int d_reduce_scatter_tensor(lua_State *L) {
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE_SCATTER_TENSOR, &c);
     charge(L, in, 2);
     return finish(L, cs_reduce_scatter_tensor(rank_of(L), out, in, &c), async,
-                  CS_COLL_REDUCE_SCATTER_TENSOR, c.line);
+                  CS_COLL_REDUCE_SCATTER_TENSOR, c.line, (bufs){&in, &out, 1, 1});
 }
 
 static int d_all_to_all(lua_State *L) {
@@ -332,7 +373,7 @@ static int d_all_to_all(lua_State *L) {
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_TO_ALL, &c);
     for (int i = 0; i < nin; i++) charge(L, in[i], 1);
     return finish(L, cs_all_to_all(rank_of(L), out, nout, in, nin, &c), async, CS_COLL_ALL_TO_ALL,
-                  c.line);
+                  c.line, (bufs){in, out, nin, nout});
 }
 
 static int d_all_to_all_single(lua_State *L) {
@@ -344,7 +385,7 @@ static int d_all_to_all_single(lua_State *L) {
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_TO_ALL_SINGLE, &c);
     charge(L, in, 1);
     return finish(L, cs_all_to_all_single(rank_of(L), out, in, &c), async,
-                  CS_COLL_ALL_TO_ALL_SINGLE, c.line);
+                  CS_COLL_ALL_TO_ALL_SINGLE, c.line, (bufs){&in, &out, 1, 1});
 }
 
 static int d_barrier(lua_State *L) {
@@ -352,7 +393,8 @@ static int d_barrier(lua_State *L) {
     cs_coll_call c = {0};
     bool async = check_opts(L, 1, "dist.barrier", CS_COLL_BARRIER, &c);
     cs_script_check(L);
-    return finish(L, cs_barrier(rank_of(L), &c), async, CS_COLL_BARRIER, c.line);
+    return finish(L, cs_barrier(rank_of(L), &c), async, CS_COLL_BARRIER, c.line,
+                  (bufs){NULL, NULL, 0, 0});
 }
 
 static const luaL_Reg coll_lib[] = {
@@ -387,6 +429,8 @@ void cs_script_coll_open(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, cw_tostring);
     lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, cw_gc);
+    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 
     luaL_setfuncs(L, coll_lib, 0);

@@ -171,7 +171,7 @@ static int d_wait_all(lua_State *L) {
     lua_Integer k = 0; /* collectives' works are complete already: skipped */
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, 1, i);
-        if (cs_script_is_coll_work(L, -1)) {
+        if (cs_script_coll_work_wait(L, -1)) {
             lua_pop(L, 1);
             continue;
         }

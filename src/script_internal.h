@@ -119,6 +119,7 @@ int luaopen_cs_dist(lua_State *L);
 void cs_script_coll_open(lua_State *L); /* into the dist table on the stack top */
 /* get_rank / get_world_size of the group at idx */
 int cs_script_group_query(lua_State *L, int idx, bool size);
-bool cs_script_is_coll_work(lua_State *L, int idx);
+/* Is the value at idx a collective's work handle? If so it counts as waited on. */
+bool cs_script_coll_work_wait(lua_State *L, int idx);
 
 #endif

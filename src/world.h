@@ -15,6 +15,9 @@
 typedef struct cs_inflight {
     struct cs_fl_entry *v;
     int n, cap;
+    struct cs_fl_coll *cv;  /* async collectives not yet waited on: their tensors */
+    int ncoll, coll_cap;
+    uint64_t next_coll;     /* their work handles' ids, from 1 */
     struct cs_fl_site *sites;
     int nsites, site_cap;
 } cs_inflight;
@@ -71,6 +74,15 @@ void cs_inflight_done(cs_rank *r, cs_request *q);
 /* The rank finishes with status: report requests never waited on (status 0).
  * Returns the status to exit with (CS_END_ERROR when --strict turned them into an error). */
 int cs_inflight_exit(cs_rank *r, int status);
+/* An async collective (async_op=true) returned its work handle: its tensors
+ * (ins read, outs written) are the collective's until the handle is waited
+ * on, even though the call has already run it. Returns the handle's id. */
+uint64_t cs_inflight_coll_add(cs_rank *r, const char *name, int line, cs_tensor *const *ins,
+                              int nin, cs_tensor *const *outs, int nout);
+/* The handle was waited on (wait, wait_all, a true is_completed). */
+void cs_inflight_coll_done(cs_rank *r, uint64_t id);
+/* The handle was collected: if never waited on, it is reported at the exit. */
+void cs_inflight_coll_dropped(cs_rank *r, uint64_t id);
 /* A blocking send or receive naming the rank itself that nothing posted before
  * can satisfy: it would wait forever. CS_OK, or CS_EPITFALL with --strict. */
 int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, bool eager, int line);

@@ -18,10 +18,20 @@
  *     message: exactly one warning).
  *
  * Every run is also recorded and replayed: the replayed model must give the
- * same status and the same deadlock report.
+ * same status and the same deadlock report. An eager run that ends ok is
+ * rechecked with rendezvous sends: the summary must say "ok" exactly when the
+ * program is deadlock-free under rendezvous, and otherwise name a planted line
+ * (one buffering_hazard warning; none for a missing receive, whose message is
+ * already reported as never received).
  *
- * Environment: COMMSIM_GEN_PROGRAMS (default 500), COMMSIM_GEN_SEED (default
- * 1). Prints one line per failure and ends with "N passed, M failed".
+ * A second batch has receives from any source sharing a tag: half ordered
+ * by construction (each sender waits for the receiver's go-ahead, sent after
+ * its previous receive), half with a planted message race (two unordered
+ * senders, two receives from any source): every race must be reported once
+ * at its planted receive, and nothing in the ordered programs.
+ *
+ * Environment: COMMSIM_GEN_PROGRAMS (default 500), COMMSIM_GEN_ANY_PROGRAMS
+ * (default 500), COMMSIM_GEN_SEED (default 1). Prints one line per failure and ends with "N passed, M failed".
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -201,18 +211,8 @@ static void plant(program *p, bug k, int n) {
 
 static int elems(void) { return 1 + (int)rnd(rnd(4) == 0 ? 40 : 12); } /* 4..160 bytes */
 
-static void generate(program *p, bug k, int *bug_elems) {
-    memset(p, 0, sizeof *p);
-    p->world = 2 + (int)rnd(MAX_RANKS - 1);
-    int steps = 1 + (int)rnd(24), at = k ? (int)rnd((uint32_t)steps + 1) : -1;
-    *bug_elems = elems();
-    for (int i = 0; i <= steps; i++) {
-        if (i == at) plant(p, k, *bug_elems);
-        if (i == steps) break;
-        int a = (int)rnd((uint32_t)p->world), b = (a + 1 + (int)rnd((uint32_t)p->world - 1)) % p->world;
-        step(p, a, b, elems(), i + 1);
-        if (rnd(8) == 0) emit(&p->rc[a], false, "dist.compute(0)");
-    }
+/* The waits still due, all at once at the end. */
+static void finish_waits(program *p) {
     for (int r = 0; r < p->world; r++) { /* the rest, all at once */
         rank_code *rc = &p->rc[r];
         if (!rc->npend) continue;
@@ -228,6 +228,89 @@ static void generate(program *p, bug k, int *bug_elems) {
             if (rc->pend[i].recv) emit(rc, false, "assert(B[%d][0] == %d)", rc->pend[i].id, rc->pend[i].val);
         rc->npend = 0;
     }
+}
+
+static void generate(program *p, bug k, int *bug_elems) {
+    memset(p, 0, sizeof *p);
+    p->world = 2 + (int)rnd(MAX_RANKS - 1);
+    int steps = 1 + (int)rnd(24), at = k ? (int)rnd((uint32_t)steps + 1) : -1;
+    *bug_elems = elems();
+    for (int i = 0; i <= steps; i++) {
+        if (i == at) plant(p, k, *bug_elems);
+        if (i == steps) break;
+        int a = (int)rnd((uint32_t)p->world), b = (a + 1 + (int)rnd((uint32_t)p->world - 1)) % p->world;
+        step(p, a, b, elems(), i + 1);
+        if (rnd(8) == 0) emit(&p->rc[a], false, "dist.compute(0)");
+    }
+    finish_waits(p);
+}
+
+/* ---- receives from any source: ordered by construction, or a planted race */
+
+/* Rank d receives from any source, with one tag, one message from each of
+ * several senders in turn; each sender after the first sends only once it
+ * has received d's go-ahead, which d sends after its previous receive: every
+ * send happens after the receive before it, so no receive could take another
+ * rank's send (no race, whatever the timing). The planted race: two ranks send
+ * to d with one tag, unordered, and d receives twice from any source. */
+static void any_chain(program *p, int d, int tag) {
+    int order[MAX_RANKS], n = 0;
+    for (int r = 0; r < p->world; r++)
+        if (r != d) order[n++] = r;
+    for (int i = n - 1; i > 0; i--) { /* shuffle */
+        int j = (int)rnd((uint32_t)i + 1), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+    int k = 2 + (int)rnd((uint32_t)n - 1);
+    for (int i = 0; i < k && i < n; i++) {
+        int s = order[i], val = 10 * tag + i;
+        if (i) { /* the go-ahead, received before the send */
+            tick(&p->rc[d]);
+            emit(&p->rc[d], false, "dist.send(tensor.zeros(1), %d, {tag = %d})", s, tag + 50 + i);
+            tick(&p->rc[s]);
+            emit(&p->rc[s], false, "dist.recv(tensor.zeros(1), %d, {tag = %d})", d, tag + 50 + i);
+        }
+        tick(&p->rc[s]);
+        if (rnd(2)) {
+            emit(&p->rc[s], false, "dist.send(tensor.full(1, %d), %d, {tag = %d})", val, d, tag);
+        } else {
+            int id = ++p->next_id;
+            emit(&p->rc[s], false, "W[%d] = dist.isend(tensor.full(1, %d), %d, {tag = %d})", id,
+                 val, d, tag);
+            defer(&p->rc[s], id, val, false);
+        }
+        tick(&p->rc[d]);
+        emit(&p->rc[d], false, "do local t = tensor.zeros(1); assert(dist.recv(t, {tag = %d}) == %d); "
+                               "assert(t[0] == %d) end", tag, s, val);
+    }
+}
+
+static void plant_race(program *p, int d) {
+    int a = (d + 1 + (int)rnd((uint32_t)p->world - 1)) % p->world, b = a;
+    while (b == a || b == d) b = (int)rnd((uint32_t)p->world);
+    tick(&p->rc[a]);
+    tick(&p->rc[b]);
+    tick(&p->rc[d]);
+    emit(&p->rc[a], false, "dist.send(tensor.full(1, 1), %d, {tag = 700})", d);
+    emit(&p->rc[b], false, "dist.send(tensor.full(1, 2), %d, {tag = 700})", d);
+    emit(&p->rc[d], true, "do local t = tensor.zeros(1); local src = dist.recv(t, {tag = 700}); "
+                          "assert(t[0] == (src == %d and 1 or 2)) end", a);
+    emit(&p->rc[d], false, "do local t = tensor.zeros(1); local src = dist.recv(t, {tag = 700}); "
+                           "assert(t[0] == (src == %d and 1 or 2)) end", a);
+}
+
+static void generate_any(program *p, bool race) {
+    memset(p, 0, sizeof *p);
+    p->world = 3 + (int)rnd(MAX_RANKS - 2);
+    int steps = (int)rnd(12), chains = 1 + (int)rnd(2), at = race ? (int)rnd((uint32_t)steps + 1) : -1;
+    for (int i = 0; i <= steps; i++) {
+        if (i == at) plant_race(p, (int)rnd((uint32_t)p->world));
+        if (i < chains) any_chain(p, (int)rnd((uint32_t)p->world), 500 + 100 * i);
+        if (i == steps) break;
+        int a = (int)rnd((uint32_t)p->world), b = (a + 1 + (int)rnd((uint32_t)p->world - 1)) % p->world;
+        step(p, a, b, elems(), i + 1);
+    }
+    finish_waits(p);
 }
 
 /* Write the script; planted[] gets the planted lines. */
@@ -327,10 +410,27 @@ static bool replay_agrees(const char *trace, int status, const char *report, cha
     return ok;
 }
 
+/* An eager run that ended ok was run again with rendezvous sends: the
+ * summary says whether that deadlocks, and its report names a planted line. */
+static bool recheck_agrees(bug k, const char *report, const int *planted, int np, int *warns) {
+    const char *said = strstr(report, "with rendezvous sends: ");
+    if (!said) return false;
+    if (!bug_deadlocks(k, false)) return strncmp(said, "with rendezvous sends: ok\n", 26) == 0;
+    if (strncmp(said, "with rendezvous sends: deadlock at gen.lua:", 43) != 0) return false;
+    /* the missing receive's deadlock is the message already reported unreceived */
+    if (k != BUG_MISSING_RECV) *warns -= count_lines(report, "works only because sends are buffered (see");
+    return names_plant(said, planted, np);
+}
+
 static bool judge(bug k, const char *mode, int status, const char *report,
                   const int *planted, int np, int bug_elems, char *why, size_t len) {
     bool eager = is_eager(mode, bug_elems), dead = bug_deadlocks(k, eager);
     int warns = count_lines(report, "warning: ");
+    bool rechecked = status == 0 && strcmp(mode, "rendezvous") != 0;
+    if (rechecked && !recheck_agrees(k, report, planted, np, &warns)) {
+        snprintf(why, len, "the rendezvous recheck is wrong or missing");
+        return false;
+    }
     if (dead && status != 3) snprintf(why, len, "missed deadlock (status %d)", status);
     else if (!dead && status != 0) snprintf(why, len, "false alarm (status %d)", status);
     else if (dead && !names_plant(report, planted, np))
@@ -341,6 +441,75 @@ static bool judge(bug k, const char *mode, int status, const char *report,
         snprintf(why, len, "false pitfall warning");
     else return true;
     return false;
+}
+
+/* The replayed trace finds the same races as the live run. */
+static bool replay_races(const char *trace, int live) {
+    cs_replay rp;
+    cs_monitor m;
+    char err[512];
+    if (cs_replay_load(&rp, trace, err, sizeof err) < 0) return false;
+    if (cs_replay_fold(&rp, rp.n, &m) < 0) {
+        cs_replay_free(&rp);
+        return false;
+    }
+    int n = 0;
+    for (int i = 0; i < m.npitfalls; i++) n += m.pitfalls[i].kind == CS_PIT_RACE;
+    cs_monitor_destroy(&m);
+    cs_replay_free(&rp);
+    return n == live;
+}
+
+/* Programs with receives from any source: half race-free by construction,
+ * half with a planted race. Every run must end ok, report the planted race
+ * exactly once at its receive and nothing else, and replay the same. */
+static int any_batch(uint64_t seed, const char *path, const char *trace, const char *rpath,
+                     int *races, int *found, int *false_alarms, int *passed, int *failed) {
+    const char *e = getenv("COMMSIM_GEN_ANY_PROGRAMS");
+    int programs = e ? atoi(e) : 500;
+    static program p;
+    for (int i = 0; i < programs; i++) {
+        rng_state = (seed + 1000003u + (uint64_t)i) * 0x9e3779b97f4a7c15ULL | 1;
+        bool race = i % 2;
+        int planted[16];
+        generate_any(&p, race);
+        int np = write_script(&p, path, planted, 16);
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            char *report = NULL, why[128] = "";
+            int status = run(path, trace, rpath, p.world, modes[m], &report);
+            const char *rep = report ? report : "";
+            int said = count_lines(rep, "message race: "), warns = count_lines(rep, "warning: ");
+            char at[64];
+            snprintf(at, sizeof at, "gen.lua:%d: message race: ", np ? planted[0] : 0);
+            *races += race;
+            *found += race && said == 1 && strstr(rep, at);
+            *false_alarms += !race && said;
+            if (status != 0) snprintf(why, sizeof why, "status %d", status);
+            else if (race && (said != 1 || !strstr(rep, at)))
+                snprintf(why, sizeof why, "the planted race is not reported once at its line");
+            else if (warns != said) snprintf(why, sizeof why, "%d warnings besides races", warns - said);
+            else if (!race && said) snprintf(why, sizeof why, "false alarm: a race reported");
+            else if (strcmp(modes[m], "rendezvous") && !strstr(rep, "with rendezvous sends: ok\n"))
+                snprintf(why, sizeof why, "the rendezvous recheck is not ok");
+            else if (!replay_races(trace, said)) snprintf(why, sizeof why, "replay finds other races");
+            if (!why[0]) {
+                (*passed)++;
+            } else {
+                (*failed)++;
+                printf("FAIL any-source program %d (seed %llu, %d ranks, %s, %s): %s\n", i,
+                       (unsigned long long)seed, p.world, race ? "race" : "no race", modes[m], why);
+                if (*failed <= 3) {
+                    char keep[96];
+                    snprintf(keep, sizeof keep, "/tmp/commsim-gen-any-fail-%d.lua", *failed);
+                    rename(path, keep);
+                    printf("  script kept in %s; report:\n%s\n", keep, rep);
+                    write_script(&p, path, planted, 16);
+                }
+            }
+            free(report);
+        }
+    }
+    return programs;
 }
 
 int main(void) {
@@ -384,12 +553,18 @@ int main(void) {
             free(report);
         }
     }
+    int races = 0, found = 0, false_alarms = 0, any_programs = any_batch(seed, path, trace, rpath,
+                                                                         &races, &found, &false_alarms,
+                                                                         &passed, &failed);
     unlink(path);
     unlink(trace);
     unlink(rpath);
     rmdir(dir);
     printf("%d programs x %zu send modes, %d deadlocks found\n", programs,
            sizeof modes / sizeof modes[0], deadlocks);
+    printf("%d any-source programs x %zu send modes: %d runs with a planted race, %d found, "
+           "%d false alarms\n", any_programs, sizeof modes / sizeof modes[0], races, found,
+           false_alarms);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -439,6 +439,94 @@ START_TEST(test_live_warn_event) {
 }
 END_TEST
 
+/* ---- message races (monitor_race.c) */
+
+static int races(void) {
+    int n = 0;
+    for (int i = 0; i < mon.npitfalls; i++) n += mon.pitfalls[i].kind == CS_PIT_RACE;
+    return n;
+}
+
+/* Two ranks send to rank 0 with one tag; rank 0 receives from any source. */
+START_TEST(test_race_two_senders) {
+    start(3, "eager");
+    post(1, 1, CS_OP_SEND, 0, 4, 10, true);
+    post(2, 1, CS_OP_SEND, 0, 4, 12, true);
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 6, false);
+    match(0, 1, 2, 1, 4);
+    ck_assert_int_eq(races(), 1);
+    ck_assert_ptr_nonnull(strstr(mon.pitfalls[0].text, "t.lua:6: message race: this receive from "
+                                 "any source could match the send from rank 1 at t.lua:10 or the "
+                                 "send from rank 2 at t.lua:12; which arrives first depends on timing"));
+    ck_assert_int_eq(mon.pitfalls[0].rank, 0);
+    ck_assert_int_eq(mon.pitfalls[0].line, 6);
+    ck_assert_int_eq(mon.pitfalls[0].other_line, 10);
+    /* the second receive takes the other send: still one race, at the first receive */
+    post(0, 2, CS_OP_RECV, CS_ANY_SOURCE, 4, 7, false);
+    match(0, 2, 1, 1, 4);
+    ck_assert_int_eq(races(), 1);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* The later send was posted after the first receive's match (it was not yet
+ * sent), but nothing ordered it after that receive: still a race. */
+START_TEST(test_race_later_send) {
+    start(3, "rendezvous");
+    post(1, 1, CS_OP_SEND, 0, 4, 10, true);
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 6, false);
+    match(0, 1, 1, 1, 4);
+    post(0, 2, CS_OP_RECV, CS_ANY_SOURCE, 4, 7, false);
+    post(2, 1, CS_OP_SEND, 0, 4, 12, true);
+    match(0, 2, 2, 1, 4);
+    ck_assert_int_eq(races(), 1);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* Rank 0 tells rank 2 to send only after its first receive: ordered, no race. */
+START_TEST(test_no_race_when_ordered) {
+    start(3, "eager");
+    post(1, 1, CS_OP_SEND, 0, 4, 10, true);
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 6, false);
+    match(0, 1, 1, 1, 4);
+    post(0, 2, CS_OP_SEND, 2, 4, 8, true); /* the go-ahead */
+    post(2, 1, CS_OP_RECV, 0, 4, 11, false);
+    match(2, 1, 0, 2, 4);
+    post(2, 2, CS_OP_SEND, 0, 4, 12, true);
+    post(0, 3, CS_OP_RECV, CS_ANY_SOURCE, 4, 7, false);
+    match(0, 3, 2, 2, 4);
+    ck_assert_int_eq(races(), 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* A rendezvous send completes only after its receive was posted, so what the
+ * sender does next follows that receive; an eager send learns nothing. */
+static void relay(bool eager) {
+    start(3, eager ? "eager" : "rendezvous");
+    post(0, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 6, false);
+    post(1, 1, CS_OP_SEND, 0, 4, 10, eager);
+    match(0, 1, 1, 1, 4);
+    complete(1, 1);
+    post(1, 2, CS_OP_SEND, 2, 4, 11, eager); /* then rank 1 tells rank 2 */
+    post(2, 1, CS_OP_RECV, 1, 4, 12, false);
+    match(2, 1, 1, 2, 4);
+    post(2, 2, CS_OP_SEND, 0, 4, 13, eager);
+    post(0, 2, CS_OP_RECV, CS_ANY_SOURCE, 4, 7, false);
+    match(0, 2, 2, 2, 4);
+}
+
+START_TEST(test_race_through_rendezvous_completion) {
+    relay(false);
+    ck_assert_int_eq(races(), 0);
+    cs_monitor_destroy(&mon);
+    relay(true);
+    ck_assert_int_eq(races(), 1);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("monitor");
     TCase *tc = tcase_create("verdicts");
@@ -466,6 +554,10 @@ int main(void) {
     tcase_add_test(tc, test_chain_to_a_running_rank);
     tcase_add_test(tc, test_wait_all_is_and);
     tcase_add_test(tc, test_live_warn_event);
+    tcase_add_test(tc, test_race_two_senders);
+    tcase_add_test(tc, test_race_later_send);
+    tcase_add_test(tc, test_no_race_when_ordered);
+    tcase_add_test(tc, test_race_through_rendezvous_completion);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

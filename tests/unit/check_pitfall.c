@@ -248,10 +248,65 @@ START_TEST(test_blocking_self_strict) {
 }
 END_TEST
 
+/* An async collective's work handle owns its tensors until it is waited on:
+ * writing any of them, or reading one it writes, is a pitfall; reading what it
+ * only reads is not; after the wait nothing is; a handle never waited on is
+ * reported when the rank finishes. */
+START_TEST(test_async_collective_owns_its_tensors) {
+    cs_rank *r = open_world("rendezvous", false);
+    cs_tensor *in = vec(r, 4), *out = vec(r, 8);
+    uint64_t id = cs_inflight_coll_add(r, "all_gather_into_tensor", 5, &in, 1, &out, 1);
+    ck_assert(cs_rank_has_inflight(r));
+    ck_assert_int_eq(cs_rank_access(r, in, CS_ACCESS_READ, 6), CS_OK);
+    ck_assert_int_eq(nwarn, 0);
+    ck_assert_int_eq(cs_rank_access(r, out, CS_ACCESS_READ, 7), CS_OK);
+    ck_assert_int_eq(nwarn, 1);
+    ck_assert_str_eq(last, "test.lua:7: reads a tensor (or a view of it) that the async "
+                           "all_gather_into_tensor called at test.lua:5 still writes into: it may "
+                           "hold the old values or part of the result. Call wait() on the work "
+                           "handle before reading it");
+    cs_tensor *half = cs_tensor_narrow(in, 0, 2, 2);
+    ck_assert_int_eq(cs_rank_access(r, half, CS_ACCESS_WRITE, 8), CS_OK);
+    ck_assert_int_eq(nwarn, 2);
+    ck_assert_ptr_nonnull(strstr(last, "test.lua:8: writes to a tensor (or a view of it) that the "
+                                       "async all_gather_into_tensor called at test.lua:5 still uses"));
+    cs_inflight_coll_done(r, id);
+    ck_assert(!cs_rank_has_inflight(r));
+    ck_assert_int_eq(cs_rank_access(r, out, CS_ACCESS_WRITE, 9), CS_OK);
+    ck_assert_int_eq(nwarn, 2);
+    cs_inflight_coll_add(r, "barrier", 10, NULL, 0, NULL, 0);
+    ck_assert_int_eq(cs_inflight_exit(r, 0), 0);
+    ck_assert_int_eq(nwarn, 3);
+    ck_assert_ptr_nonnull(strstr(last, "test.lua:10: the barrier (async_op) called here was never "
+                                       "waited on"));
+    cs_tensor_release(half);
+    cs_tensor_release(in);
+    cs_tensor_release(out);
+    close_world();
+}
+END_TEST
+
+/* With --strict the first touch fails the operation, and a handle never
+ * waited on fails the rank when it finishes. */
+START_TEST(test_async_collective_strict) {
+    cs_rank *r = open_world("rendezvous", true);
+    cs_tensor *t = vec(r, 4);
+    cs_inflight_coll_add(r, "all_reduce", 3, NULL, 0, &t, 1);
+    ck_assert_int_eq(cs_rank_access(r, t, CS_ACCESS_WRITE, 4), CS_EPITFALL);
+    ck_assert_int_eq(cs_inflight_exit(r, 0), CS_END_ERROR);
+    ck_assert_ptr_nonnull(strstr(last, "test.lua:3: the all_reduce (async_op) called here was never "
+                                       "waited on"));
+    cs_tensor_release(t);
+    close_world();
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("pitfall");
     TCase *tc = tcase_create("pitfall");
     tcase_add_test(tc, test_write_to_isend_buffer_once_per_site);
+    tcase_add_test(tc, test_async_collective_owns_its_tensors);
+    tcase_add_test(tc, test_async_collective_strict);
     tcase_add_test(tc, test_views_exact_overlap);
     tcase_add_test(tc, test_eager_isend_frees_its_buffer);
     tcase_add_test(tc, test_wait_and_test_release_the_buffer);

@@ -1,0 +1,186 @@
+/* monitor_race.c -- message races: a receive from any source whose match
+ * depends on timing.
+ *
+ * Happens-before is tracked with one vector clock per rank, kept here from
+ * the event stream (nothing travels on the engines' wire): a rank ticks on
+ * each post; a receive's match joins the send's clock at its post (early for
+ * an irecv, which can only hide a race, never invent one); a rendezvous send,
+ * which completes only after its match, learns the receive's clock at its
+ * post and that the receive is over. Eager sends complete when buffered and
+ * learn nothing.
+ *
+ * A receive R from any source (the script's own traffic) that matched a send
+ * from rank a races with a send S from another rank b, to the same rank, tag
+ * and context, when S could have been the one R took:
+ *   - S was posted and unmatched when R matched, and no receive posted before
+ *     R on that rank could take S; or
+ *   - S was matched later by a receive posted after R, and S does not happen
+ *     after R's match (its clock has not seen it).
+ * Reported once per receive site, as a warning of the receiving rank.
+ * Worlds above CS_RACE_MAX_WORLD ranks are not checked (the clocks are
+ * world x world).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitor_internal.h"
+#include "xalloc.h"
+
+#define CS_RACE_MAX_WORLD 64
+
+/* An any-source receive that matched: the sends after it may race with it. */
+typedef struct wild {
+    int rank, line, tag, ctx;
+    uint64_t id;          /* its request: later receives of the rank have larger ids */
+    int from, from_line;  /* the send it took */
+    uint32_t at;          /* its rank's counter at the next operation after it */
+} wild;
+
+struct cs_mon_race {
+    int world;
+    uint32_t *vc;         /* world x world: vc[r * world + k] */
+    wild *w;
+    int nw, cap;
+    int *sites;           /* (rank, line) pairs already reported */
+    int nsites, site_cap;
+};
+
+static uint32_t *clock_of(cs_mon_race *x, int r) { return x->vc + (size_t)r * (size_t)x->world; }
+
+static cs_mon_race *race_get(cs_monitor *m) {
+    if (m->world <= 0 || m->world > CS_RACE_MAX_WORLD) return NULL;
+    if (!m->race) {
+        m->race = cs_xcalloc(1, sizeof *m->race, "the race detector");
+        m->race->world = m->world;
+        m->race->vc = cs_xcalloc((size_t)m->world * (size_t)m->world, sizeof *m->race->vc,
+                                 "the race detector's clocks");
+    }
+    return m->race;
+}
+
+void cs_monitor_race_destroy(cs_monitor *m) {
+    if (!m->race) return;
+    free(m->race->vc);
+    free(m->race->w);
+    free(m->race->sites);
+    free(m->race);
+    m->race = NULL;
+}
+
+static uint32_t *copy_clock(cs_mon_race *x, int r) {
+    uint32_t *c = cs_xmalloc((size_t)x->world * sizeof *c, "a request's clock");
+    memcpy(c, clock_of(x, r), (size_t)x->world * sizeof *c);
+    return c;
+}
+
+static void join(cs_mon_race *x, int r, const uint32_t *other) {
+    uint32_t *c = clock_of(x, r);
+    for (int k = 0; k < x->world; k++)
+        if (other[k] > c[k]) c[k] = other[k];
+}
+
+/* ---- reporting */
+
+static void report(cs_monitor *m, cs_mon_race *x, const wild *w, int b, int b_line,
+                   void (*warn)(void *, int, int, const char *)) {
+    for (int i = 0; i < x->nsites; i++)
+        if (x->sites[2 * i] == w->rank && x->sites[2 * i + 1] == w->line) return;
+    if (x->nsites == x->site_cap) {
+        x->site_cap = x->site_cap ? x->site_cap * 2 : 8;
+        x->sites = cs_xrealloc(x->sites, (size_t)x->site_cap * 2 * sizeof *x->sites,
+                               "the race detector's sites");
+    }
+    x->sites[2 * x->nsites] = w->rank;
+    x->sites[2 * x->nsites++ + 1] = w->line;
+    /* The senders in rank order: the words do not depend on which came first. */
+    int r1 = w->from, l1 = w->from_line, r2 = b, l2 = b_line;
+    if (r2 < r1) r1 = b, l1 = b_line, r2 = w->from, l2 = w->from_line;
+    const char *s = cs_mon_script(m);
+    char text[512];
+    snprintf(text, sizeof text,
+             "%s:%d: message race: this receive from any source could match the send from rank "
+             "%d at %s:%d or the send from rank %d at %s:%d; which arrives first depends on "
+             "timing. Name the source, use distinct tags, or order the sends with messages",
+             s, w->line, r1, s, l1, r2, s, l2);
+    warn(m, w->rank, w->line, text);
+}
+
+/* ---- the fold */
+
+void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q) {
+    cs_mon_race *x = race_get(m);
+    if (!x || q->rank < 0 || q->rank >= x->world) return;
+    clock_of(x, q->rank)[q->rank]++;
+    q->clock = copy_clock(x, q->rank);
+}
+
+/* Could a receive posted before R on R's rank, still unmatched, take send s? */
+static bool taken_earlier(const cs_monitor *m, const cs_mon_req *r, const cs_mon_req *s) {
+    const cs_mon_reqtab *t = &m->ranks[r->rank].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (p && p != r && !cs_op_is_send(p->op) && !p->matched && p->id < r->id &&
+            cs_mon_fits(s, p))
+            return true;
+    }
+    return false;
+}
+
+void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
+                           void (*warn)(void *, int, int, const char *)) {
+    cs_mon_race *x = race_get(m);
+    if (!x || !r || !s || r->rank >= x->world || s->rank >= x->world) return;
+    int d = r->rank;
+    if (s->clock) join(x, d, s->clock);
+    if (!r->clock) return;
+    /* The receive is over by the rank's next operation: a send that knows
+     * that operation (its counter) comes after the receive. */
+    uint32_t at = r->clock[d] + 1;
+    /* A rendezvous send learns that this receive matched it (and what its
+     * rank did before posting it; an irecv posted earlier may match later). */
+    if (!s->eager && !s->done && !s->rclock) {
+        s->rclock = cs_xmalloc((size_t)x->world * sizeof *s->rclock, "a request's clock");
+        memcpy(s->rclock, r->clock, (size_t)x->world * sizeof *s->rclock);
+        s->rclock[d] = at;
+    }
+    if (r->ctx != 0) return;
+    /* Earlier any-source receives of this rank that s could have matched. */
+    for (int i = 0; i < x->nw; i++) {
+        wild *w = &x->w[i];
+        if (w->rank == d && w->from != s->rank && w->tag == s->tag && w->ctx == s->ctx &&
+            w->id < r->id && s->clock && s->clock[d] < w->at)
+            report(m, x, w, s->rank, s->line, warn);
+    }
+    if (r->peer != CS_ANY_SOURCE) return;
+    wild w = {d, r->line, r->tag, r->ctx, r->id, s->rank, s->line, at};
+    /* Sends from other ranks waiting right now that it could have taken. */
+    for (int k = 0; k < m->world; k++) {
+        if (k == s->rank) continue;
+        const cs_mon_reqtab *t = &m->ranks[k].reqs;
+        for (size_t i = 0; i < t->cap; i++) {
+            const cs_mon_req *p = t->slot[i];
+            if (p && cs_mon_req_in_flight(p) && cs_mon_fits(p, r) && !taken_earlier(m, r, p))
+                report(m, x, &w, k, p->line, warn);
+        }
+    }
+    /* Forget receives no later send can race with: every rank has seen them. */
+    for (int i = 0; i < x->nw;) {
+        bool seen = true;
+        for (int k = 0; k < x->world && seen; k++) seen = clock_of(x, k)[x->w[i].rank] >= x->w[i].at;
+        if (seen) x->w[i] = x->w[--x->nw];
+        else i++;
+    }
+    if (x->nw == x->cap) {
+        x->cap = x->cap ? x->cap * 2 : 8;
+        x->w = cs_xrealloc(x->w, (size_t)x->cap * sizeof *x->w, "the race detector");
+    }
+    x->w[x->nw++] = w;
+}
+
+void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
+    cs_mon_race *x = race_get(m);
+    if (!x || !q->rclock || q->rank >= x->world) return;
+    join(x, q->rank, q->rclock);
+    clock_of(x, q->rank)[q->rank]++;
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# run_checker.sh -- the checker's reach beyond deadlocks: collectives only
+# some ranks call (every send mode and engine), message races on receives
+# from any source, async collectives' work handles, and programs that work
+# only because sends are buffered (the rendezvous recheck). Each case states
+# the exit status and a line of the report; replay must equal the live run.
+. "$(dirname "$0")/../lib.sh"
+dir="$top_srcdir/tests/checker/scripts"
+
+# ---- a collective only some ranks call: a deadlock whatever the send mode
+for mode in rendezvous eager eager:1024; do
+  for engine in thread tcp; do
+    expect "partial reduce, $mode, $engine" 3 "rank 0 did not call it: it has finished" \
+      -- run "$dir/partial_reduce.lua" --send-mode "$mode" --engine "$engine"
+    expect "partial reduce names the call, $mode, $engine" 3 \
+      "rank 1 entered reduce(root 0, SUM, float32, 4 elements) at partial_reduce.lua:5" \
+      -- run "$dir/partial_reduce.lua" --send-mode "$mode" --engine "$engine" --strict
+  done
+  expect "partial broadcast, $mode" 3 "rank 2 did not call it: it has finished" \
+    -- run "$dir/partial_bcast.lua" --send-mode "$mode"
+done
+expect "partial reduce: the collective's message is left unreceived" 3 '"unreceived": 1' \
+  -- run "$dir/partial_reduce.lua" --send-mode eager --report json
+expect "partial reduce: json kind" 3 '"kind": "deadlock_collective"' \
+  -- run "$dir/partial_reduce.lua" --send-mode eager --report json
+replay_same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
+
+# ---- message races: a receive from any source whose match depends on timing
+race="race.lua:6: message race: this receive from any source could match the send from rank 1 at race.lua:10 or the send from rank 2 at race.lua:12; which arrives first depends on timing"
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    expect "race: two unordered senders, $mode, $engine" 0 "$race" \
+      -- run "$dir/race.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+    count_lines "race: once per receive site, $mode, $engine" 1 "message race"
+    expect "race-free: ordered by a message, $mode, $engine" 0 "" \
+      -- run "$dir/race_free.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+    count_lines "race-free: no warning, $mode, $engine" 0 "warning"
+  done
+done
+expect "race: an error with --strict" 2 "--strict: 1 pitfall found" -- run "$dir/race.lua" --strict
+expect "race: json kind" 0 '"kind": "message_race"' -- run "$dir/race.lua" --report json
+replay_same "race" "$dir/race.lua"
+replay_same "race, --strict" "$dir/race.lua" --strict
+replay_same "race-free" "$dir/race_free.lua" --send-mode eager
+
+# ---- async collectives: the work handle owns the tensors until its wait,
+# even though the collective ran inside the call
+a="$dir/async_coll.lua"
+for engine in thread tcp; do
+  expect "async collective: read before the wait, $engine" 0 \
+    "[rank 1] warning: async_coll.lua:5: reads a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4 still writes into" \
+    -- run "$a" --engine "$engine"
+  count_lines "async collective: write before the wait, once per rank, $engine" 2 \
+    "warning: async_coll.lua:6: writes to a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4 still uses"
+  count_lines "async collective: never waited on, $engine" 2 \
+    "warning: async_coll.lua:10: the broadcast (async_op) called here was never waited on"
+  count_lines "async collective: nothing after wait, wait_all or is_completed, $engine" 6 "warning:"
+done
+# Either rank may fail first and stop the other before its read.
+expect "async collective: --strict fails the rank at the read" 2 \
+  "failed: async_coll.lua:5: reads a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4" \
+  -- run "$a" --strict
+expect "async collective: json kinds" 0 '"kind": "collective_never_waited"' -- run "$a" --report json
+count_lines "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
+replay_same "async collectives" "$a"
+
+# ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
+L="$top_srcdir/lessons/02-point-to-point"
+expect "recheck: works only because sends are buffered" 0 \
+  "with rendezvous sends: deadlock at deadlock.lua:19 — this program works only because sends are buffered" \
+  -- run "$L/deadlock.lua" --send-mode eager
+count_lines "recheck: a warning (buffering_hazard)" 1 "[rank 0] warning: deadlock.lua:19: with rendezvous sends this program deadlocks here"
+expect "recheck: --strict makes it a deadlock" 3 "note: eager buffering hid this deadlock" \
+  -- run "$L/deadlock.lua" --send-mode eager --strict
+count_lines "recheck: --strict gives the rendezvous explanation" 1 "why: every blocked rank is sending and none is receiving"
+expect "recheck: --strict, kind" 3 '"kind": "deadlock_buffered"' \
+  -- run "$L/deadlock.lua" --send-mode eager --strict --report json
+expect "recheck: eager:N, tcp engine" 3 "note: eager buffering hid this deadlock" \
+  -- run "$L/eager_limit.lua" --send-mode eager:4096 --strict --engine tcp
+expect "recheck: a program that needs no buffering" 0 "with rendezvous sends: ok" \
+  -- run "$L/chain.lua" --send-mode eager --strict
+expect "recheck: --no-recheck" 0 "" -- run "$L/deadlock.lua" --send-mode eager --no-recheck
+count_lines "recheck: --no-recheck says nothing" 0 "rendezvous sends"
+expect "recheck: not after a rendezvous run" 0 "" -- run "$L/chain.lua"
+count_lines "recheck: rendezvous runs are not rechecked" 0 "with rendezvous sends"
+expect "recheck: unreceived messages are one finding" 2 "--strict: 1 pitfall found" \
+  -- run "$top_srcdir/tests/replay/scripts/unreceived.lua" --send-mode eager --strict
+expect "recheck: a recheck that cannot tell says so" 0 \
+  "with rendezvous sends: not checked: the recheck ended with status 4" \
+  -- run "$dir/spin.lua" --send-mode eager --timeout 1
+replay_same "recheck, deadlock" "$L/deadlock.lua" --send-mode eager
+replay_same "recheck, deadlock, --strict" "$L/deadlock.lua" --send-mode eager --strict
+replay_same "recheck, ok" "$L/chain.lua" --send-mode eager
+
+finish
