@@ -582,6 +582,7 @@ double cs_time(const cs_rank *r) { return cs_now() - r->world->bus->t0; }
  * cut is said in the output. */
 void cs_print(cs_rank *r, const char *text, int line) {
     const size_t max = CS_EV_MAX_TEXT - 1;
+    const char *orig = text;
     size_t len = strlen(text);
     char *buf = NULL;
     while (len > max) {
@@ -605,6 +606,7 @@ void cs_print(cs_rank *r, const char *text, int line) {
             }
             len -= (size_t)(end + 1 - text);
             text = end + 1;
+            if (len == 0) break; /* the output ended with that line's newline */
             continue;
         }
         if (!buf && !(buf = malloc(max + 1))) return;
@@ -620,6 +622,7 @@ void cs_print(cs_rank *r, const char *text, int line) {
         }
     }
     free(buf);
+    if (len == 0 && *text == '\0' && text != orig) return; /* nothing after the last cut */
     cs_event ev = {.type = CS_EV_PRINT, .text = text, .line = line};
     emit(r, &ev);
 }
