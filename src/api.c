@@ -7,6 +7,7 @@
  * makes a message cost a microsecond instead of a condition variable's tens.
  */
 #include "world.h"
+#include "event_schema.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -432,6 +433,14 @@ static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
 /* Spin, then announce the block and sleep until every request is done or the
  * run is aborted. The block event precedes the sleep, so the monitor always
  * knows who sleeps on what. */
+/* The engine dropped a connection: what this wait waits for may never come. */
+static int engine_broken(cs_rank *r) {
+    cs_engine *e = r->world->engine;
+    if (!atomic_load(&e->broken)) return CS_OK;
+    snprintf(r->errmsg, sizeof r->errmsg, "%s", e->broken_why);
+    return e->broken_err;
+}
+
 static int wait_set(cs_rank *r, const waitset *ws, int line) {
     cs_world *w = r->world;
     /* Poll with pause while the peer likely runs on another core, then yield
@@ -439,6 +448,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
     for (int i = 0; i < w->spin + w->yields; i++) {
         if (all_done(ws)) return CS_OK;
         if (cs_world_aborted(w)) return CS_EABORT;
+        if (engine_broken(r) != CS_OK) return engine_broken(r);
         if (i < w->spin) cpu_relax();
         else sched_yield();
     }
@@ -448,6 +458,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
         uint32_t seen = atomic_load(&r->futex);
         if (all_done(ws)) break;
         if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        if ((rc = engine_broken(r)) != CS_OK) break;
         if (!announced) {
             emit_block(r, ws, line, true);
             announced = true;
@@ -481,9 +492,15 @@ int cs_wait(cs_rank *r, cs_request *q, int line) {
 int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
     for (int i = 0; i < n; i++)
         if (qs[i]->owner != r) return fail_arg(r, "wait: the work handle belongs to rank %d", qs[i]->rank);
-    waitset ws = {qs, n};
-    int rc = wait_set(r, &ws, line);
-    if (rc != CS_OK) return rc;
+    /* A block event lists at most CS_EV_MAX_REQS requests (the wire and the
+     * trace bound it): a longer list is waited for in slices, one after the
+     * other. Waiting for all is waiting for each, and a slice that can never
+     * finish is a deadlock the monitor sees as it would see the whole list. */
+    for (int at = 0; at < n; at += CS_EV_MAX_REQS) {
+        waitset ws = {.qs = qs + at, .n = n - at < CS_EV_MAX_REQS ? n - at : CS_EV_MAX_REQS};
+        int rc = wait_set(r, &ws, line);
+        if (rc != CS_OK) return rc;
+    }
     for (int i = 0; i < n; i++) cs_inflight_done(r, qs[i]);
     return finish_wait(r, qs, n);
 }
@@ -558,7 +575,54 @@ int cs_compute(cs_rank *r, double ms, int line) {
 
 double cs_time(const cs_rank *r) { return cs_now() - r->world->bus->t0; }
 
+/* An event carries at most CS_EV_MAX_TEXT bytes of text (the wire and the
+ * trace bound it), so longer output leaves as several print events, cut at
+ * line ends: the report tags each line alone, so every engine and a replay
+ * print the same lines. A single line longer than an event is cut, and the
+ * cut is said in the output. */
 void cs_print(cs_rank *r, const char *text, int line) {
+    const size_t max = CS_EV_MAX_TEXT - 1;
+    const char *orig = text;
+    size_t len = strlen(text);
+    char *buf = NULL;
+    while (len > max) {
+        const char *nl = text + max;
+        while (nl > text && *nl != '\n') nl--; /* text[max] may be the newline itself */
+        if (*nl != '\n') nl = NULL;
+        if (!nl) { /* one line longer than an event: its head, and say so */
+            const char *end = memchr(text + max, '\n', len - max);
+            size_t line_len = end ? (size_t)(end - text) : len;
+            char note[96];
+            int nn = snprintf(note, sizeof note, " [commsim: line cut, %zu more bytes]",
+                              line_len - (max - sizeof note));
+            if (!buf && !(buf = malloc(max + 1))) return;
+            memcpy(buf, text, max - sizeof note);
+            memcpy(buf + max - sizeof note, note, (size_t)nn + 1);
+            cs_event ev = {.type = CS_EV_PRINT, .text = buf, .line = line};
+            emit(r, &ev);
+            if (!end) {
+                free(buf);
+                return;
+            }
+            len -= (size_t)(end + 1 - text);
+            text = end + 1;
+            if (len == 0) break; /* the output ended with that line's newline */
+            continue;
+        }
+        if (!buf && !(buf = malloc(max + 1))) return;
+        memcpy(buf, text, (size_t)(nl - text));
+        buf[nl - text] = '\0';
+        cs_event ev = {.type = CS_EV_PRINT, .text = buf, .line = line};
+        emit(r, &ev);
+        len -= (size_t)(nl + 1 - text);
+        text = nl + 1;
+        if (len == 0) { /* the output ended with this newline */
+            free(buf);
+            return;
+        }
+    }
+    free(buf);
+    if (len == 0 && *text == '\0' && text != orig) return; /* nothing after the last cut */
     cs_event ev = {.type = CS_EV_PRINT, .text = text, .line = line};
     emit(r, &ev);
 }

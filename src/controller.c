@@ -338,6 +338,9 @@ static void send_welcome(controller *k) {
         for (int i = 0; i < k->world; i++)
             cs_wire_send(k->r[i].fd, CS_FR_WELCOME, m, (uint32_t)len, cs_now() + 2);
         k->welcomed = true;
+        /* --timeout bounds the run, not the start of its processes: the
+         * script's time starts now (a loaded machine may take long to join). */
+        if (k->o->timeout > 0) k->deadline = cs_now() + k->o->timeout;
     }
     free(m);
     free(w.ip);
@@ -397,7 +400,6 @@ static void accept_one(controller *k) {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     pc->fd = fd;
     pc->rank = -1;
-    pc->deadline = cs_now() + HANDSHAKE_SECONDS;
     cs_wire_addr_str(sa.sin_addr.s_addr, ntohs(sa.sin_port), pc->addr, sizeof pc->addr);
     pc->next = k->pending;
     k->pending = pc;
@@ -411,11 +413,16 @@ static pconn *pending_find(controller *k, uint32_t id) {
     return NULL;
 }
 
+/* A connection that has not proven the token is never closed for being slow
+ * (a rank on a loaded machine may take seconds between connect and HELLO, and
+ * no run may depend on timing), only when MAX_PENDING others wait after it:
+ * a flood of strangers then loses its oldest, and costs nobody a timeout. */
 static void expire_pending(controller *k) {
-    double now = cs_now();
-    for (pconn *pc = k->pending, *next; pc; pc = next) {
+    int n = 0;
+    for (pconn *pc = k->pending, *next; pc; pc = next) { /* newest first */
         next = pc->next;
-        if (now > pc->deadline) pending_close(k, pc, "no handshake within 5 s", false);
+        if (++n > MAX_PENDING)
+            pending_close(k, pc, "too many connections waiting to prove the job token", false);
     }
 }
 
@@ -527,8 +534,6 @@ static int wait_ms(const controller *k) {
     if (k->flush_until && k->flush_until < until) until = k->flush_until;
     if (k->grace_until && k->grace_until < until) until = k->grace_until;
     if (k->gate_retry_at && k->gate_retry_at < until) until = k->gate_retry_at;
-    for (pconn *pc = k->pending; pc; pc = pc->next)
-        if (pc->deadline < until) until = pc->deadline;
     return until <= now ? 0 : (int)((until - now) * 1000) + 1;
 }
 

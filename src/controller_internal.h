@@ -17,7 +17,7 @@
 #define CS_INTERNAL __attribute__((visibility("hidden")))
 #endif
 
-#define HANDSHAKE_SECONDS 5.0 /* a connection must prove the token within this */
+#define MAX_PENDING 64        /* connections waiting to prove the token */
 #define FLUSH_SECONDS 0.3     /* the survivors' events after a death */
 #define GRACE_SECONDS 2.0     /* ranks unwinding after an abort */
 #define JOIN_SECONDS 60.0     /* ranks launched here joining */
@@ -48,7 +48,6 @@ typedef struct prank {
 typedef struct pconn { /* a connection that has not proven the token yet */
     struct pconn *next;
     int fd;
-    double deadline;
     char addr[64];
     cs_rx rx;
     uint32_t id;          /* its epoll tag */

@@ -13,6 +13,11 @@
 
 #include "engine.h"
 
+#include <pthread.h>
+#include <stdio.h>
+
+#include "world.h"
+
 extern const cs_engine_kind cs_engine_thread;
 extern const cs_engine_kind cs_engine_tcp;
 
@@ -49,4 +54,17 @@ void cs_engine_print_table(FILE *f) {
                 YN(CS_ENGINE_NATIVE_COLL), YN(CS_ENGINE_TAGS), YN(CS_ENGINE_ANY_SOURCE));
 #undef YN
     }
+}
+
+void cs_engine_break(cs_engine *e, cs_rank *r, int err, const char *why) {
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&once);
+    if (!atomic_load(&e->broken)) {
+        e->broken_err = err;
+        snprintf(e->broken_why, sizeof e->broken_why, "%s", why);
+        atomic_store(&e->broken, 1);
+    }
+    pthread_mutex_unlock(&once);
+    atomic_fetch_add(&r->futex, 1);
+    cs_rank_wake(r);
 }

@@ -48,7 +48,16 @@ typedef struct cs_engine_ops {
 struct cs_engine {
     const cs_engine_ops *ops;
     cs_world *world;
+    /* Set once when the engine can no longer carry this process's messages
+     * (it dropped a peer's connection): every wait from then on fails with
+     * broken_err and broken_why instead of waiting for bytes that cannot come. */
+    _Atomic int broken;
+    int broken_err;
+    char broken_why[256];
 };
+
+/* Mark e broken (the first reason wins) and wake rank r to see it. */
+void cs_engine_break(cs_engine *e, cs_rank *r, int err, const char *why);
 
 /* ---- the table of engines */
 

@@ -85,13 +85,26 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
         return CS_OK;
     }
     /* Rendezvous: a small payload travels with the request (SYNC, completed by
-     * ACK); a large one waits for CTS, so the receiver never buffers it. */
-    bool inline_data = sq->bytes <= CS_WIRE_SYNC_MAX;
+     * ACK); a large one waits for CTS, so the receiver never buffers it. The
+     * SYNC payloads not yet acknowledged on a connection are bounded
+     * (TCP_SYNC_WINDOW): past it a small send goes as RTS too, so a flood of
+     * small rendezvous sends posted before their receives costs the receiver
+     * no more memory than on the thread engine. */
+    rts_wait *r = calloc(1, sizeof *r);
+    if (!r) goto nomem;
+    pthread_mutex_lock(&c->lock);
+    bool inline_data = sq->bytes <= CS_WIRE_SYNC_MAX && c->sync_inflight + sq->bytes <= TCP_SYNC_WINDOW;
+    if (inline_data) {
+        r->sync_bytes = sq->bytes;
+        c->sync_inflight += sq->bytes;
+    }
+    pthread_mutex_unlock(&c->lock);
     txitem *it = inline_data ? tcp_item_new(CS_FR_SYNC, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes)
                              : tcp_item_new(CS_FR_RTS, meta, sizeof meta, NULL, 0);
-    rts_wait *r = calloc(1, sizeof *r);
-    if (!it || !r) {
-        free(it);
+    if (!it) {
+        pthread_mutex_lock(&c->lock);
+        c->sync_inflight -= r->sync_bytes;
+        pthread_mutex_unlock(&c->lock);
         free(r);
         goto nomem;
     }
@@ -215,6 +228,7 @@ static rts_wait *take_rts(tconn *c, uint64_t id) {
     if (*p) {
         r = *p;
         *p = r->next;
+        c->sync_inflight -= r->sync_bytes;
     }
     pthread_mutex_unlock(&c->lock);
     return r;
@@ -241,11 +255,28 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
         cs_match_deliver(w, &w->matchers[e->rank], msg);
         return 0;
     }
-    msg->data = malloc(env.bytes ? env.bytes : 1);
+    /* A message buffered here until its receive is posted counts against this
+     * rank's memory cap, as the thread engine counts its buffered sends: on
+     * tcp the bytes have left the sender, so the receiver pays. Over the cap
+     * the connection goes, and the rank's waits fail with the reason. */
+    size_t n = env.bytes ? env.bytes : 1;
+    cs_budget *b = cs_rank_budget(cs_world_rank(w, e->rank));
+    if (!cs_budget_charge(b, n)) {
+        free(msg);
+        c->rx_fail = CS_ENOMEM;
+        snprintf(err, errlen,
+                 "%llu bytes from rank %d waiting for a receive here (messages not yet received "
+                 "count against the receiver's cap on tcp)",
+                 (unsigned long long)env.bytes, c->peer);
+        return -1;
+    }
+    msg->data = malloc(n);
     if (!msg->data) {
+        cs_budget_refund(b, n);
         free(msg);
         goto nomem;
     }
+    msg->charged = b;
     if (h->type == CS_FR_SYNC) msg->engine_data = c; /* ACK it once matched */
     c->rx_msg = msg;
     *dst = msg->data;
@@ -378,9 +409,15 @@ static void conn_readable(tconn *c) {
     atomic_store_explicit(&e->last_rx, NULL, memory_order_relaxed);
     /* A peer that exits closes its side: not an error (the controller knows
      * whether it died). A malformed frame from an authenticated peer is. */
-    if (rc == -1 && !cs_world_aborted(e->base.world))
+    if (rc == -1 && !cs_world_aborted(e->base.world)) {
         fprintf(stderr, "commsim: rank %d: closing the connection from rank %d: %s\n", e->rank,
                 c->peer, err);
+        /* Its messages are lost with it: the rank's waits fail now, not at the timeout. */
+        char why[sizeof e->base.broken_why];
+        snprintf(why, sizeof why, "lost the connection from rank %d: %.200s", c->peer, err);
+        cs_engine_break(&e->base, cs_world_rank(e->base.world, e->rank),
+                        c->rx_fail ? c->rx_fail : CS_ETRANSPORT, c->rx_fail ? err : why);
+    }
     tcp_conn_kill(c);
 }
 

@@ -18,6 +18,7 @@
 
 #define FLUSH_MS CS_RANK_LINK_TICK_MS /* a progress round, at the longest */
 #define MAX_IOV 64
+#define TCP_SYNC_WINDOW (4u << 20) /* SYNC payload bytes unacknowledged per connection */
 #define SPIN_EPOLL_EVERY 8 /* a polling rank looks at every socket every 8 polls */
 
 typedef struct txitem {
@@ -33,6 +34,7 @@ typedef struct txitem {
 typedef struct rts_wait { /* a rendezvous send waiting for its CTS (or ACK) */
     struct rts_wait *next;
     uint64_t id;
+    size_t sync_bytes;    /* its SYNC payload, counted in the connection's window */
     cs_request *sq;
 } rts_wait;
 
@@ -75,10 +77,12 @@ typedef struct tconn {
     rts_wait *rts;
     cts_wait *cts_h, *cts_t;
     uint64_t next_token;
+    size_t sync_inflight; /* SYNC payload bytes sent and not yet acknowledged */
     pthread_mutex_t rx_lock; /* whoever reads the socket: the rx state below */
     cs_rx rx;
     cs_msg *rx_msg;      /* a MSG whose payload is arriving */
     cts_wait *rx_cts;    /* a DATA whose payload is arriving */
+    int rx_fail;         /* why the receiving side closed it: CS_ENOMEM over the cap, else 0 */
 } tconn;
 
 struct tcp_engine {

@@ -16,7 +16,9 @@
 
 #include "engine_tcp_internal.h"
 
-#define MESH_SECONDS 30.0
+/* A backstop only: a peer that dies before connecting is reported by the
+ * controller, whose ABORT (or close) ends the wait at once. */
+#define MESH_SECONDS 3600.0
 
 /* Listen on ip (network order), any port: the address goes into HELLO. */
 static int listen_on(uint32_t ip, uint16_t *port) {
@@ -32,37 +34,120 @@ static int listen_on(uint32_t ip, uint16_t *port) {
     return fd;
 }
 
-/* A connection on our listener: a higher rank proving the token, or a stranger
- * (closed and logged, the job carries on). Returns the peer's rank or -1. */
-static int accept_peer(const cs_rank_setup *wk, int fd, const int *fds) {
+/* Connections on our listener are served together, so that strangers can
+ * neither stall nor fail the join: a frame that is not a PEER with the job
+ * token closes one at once, and a full table drops its oldest. None is closed
+ * for being slow (a peer on a loaded machine may be; no run may depend on
+ * timing): silent ones go when the mesh is complete. A stranger is logged,
+ * never blamed on a rank. */
+#define MAX_PENDING 64
+#define PEER_FRAME (CS_WIRE_HDR + CS_PEER_LEN)
+
+typedef struct pending {
+    int fd;
+    size_t got;
+    uint8_t buf[PEER_FRAME];
+} pending;
+
+static void drop(const cs_rank_setup *wk, pending *p, const char *why) {
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    char addr[64] = "?";
+    if (getpeername(p->fd, (struct sockaddr *)&sa, &len) == 0)
+        cs_wire_addr_str(sa.sin_addr.s_addr, ntohs(sa.sin_port), addr, sizeof addr);
+    fprintf(wk->err, "commsim: rank %d: closed a connection from %s: %s\n", wk->rank, addr, why);
+    close(p->fd);
+    p->fd = -1;
+}
+
+/* Read what p has sent: 0 while incomplete, the peer's rank once it proved
+ * itself, -1 once dropped. */
+static int peer_read(const cs_rank_setup *wk, pending *p, const int *fds) {
     char err[256];
+    ssize_t n = read(p->fd, p->buf + p->got, PEER_FRAME - p->got);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+    if (n <= 0) {
+        drop(wk, p, n == 0 ? "closed before its PEER frame" : strerror(errno));
+        return -1;
+    }
+    size_t was = p->got;
+    p->got += (size_t)n;
     cs_frame_hdr fh;
-    uint8_t *m = NULL;
-    cs_hello h;
-    int peer = -1;
-    if (cs_wire_read_frame(fd, cs_now() + 5, CS_PEER_LEN, &fh, &m, err, sizeof err) < 0) {
-        /* err says it */
-    } else {
-        cs_cur in = {.p = m, .len = fh.meta_len};
-        if (fh.type != CS_FR_PEER || cs_hello_get(&in, &h, false) < 0)
+    if (was < CS_WIRE_HDR && p->got >= CS_WIRE_HDR) { /* the header: judged at once */
+        if (cs_wire_hdr_get(p->buf, 0, &fh, err, sizeof err) < 0) {
+            drop(wk, p, err);
+            return -1;
+        }
+        if (fh.type != CS_FR_PEER || fh.meta_len != CS_PEER_LEN) {
             snprintf(err, sizeof err, "malformed %s frame", cs_frame_name(fh.type));
-        else if (!cs_wire_token_eq(h.token, wk->token))
-            snprintf(err, sizeof err, "wrong job token");
-        else if (h.world != (uint32_t)wk->world || (int)h.rank <= wk->rank || fds[h.rank] >= 0)
-            snprintf(err, sizeof err, "unexpected rank %u of %u", h.rank, h.world);
-        else
-            peer = (int)h.rank;
+            drop(wk, p, err);
+            return -1;
+        }
     }
-    free(m);
-    if (peer < 0) {
-        struct sockaddr_in sa;
-        socklen_t len = sizeof sa;
-        char addr[64] = "?";
-        if (getpeername(fd, (struct sockaddr *)&sa, &len) == 0)
-            cs_wire_addr_str(sa.sin_addr.s_addr, ntohs(sa.sin_port), addr, sizeof addr);
-        fprintf(wk->err, "commsim: rank %d: closed a connection from %s: %s\n", wk->rank, addr, err);
+    if (p->got < PEER_FRAME) return 0;
+    cs_hello h;
+    cs_cur in = {.p = p->buf + CS_WIRE_HDR, .len = CS_PEER_LEN};
+    if (cs_hello_get(&in, &h, false) < 0) snprintf(err, sizeof err, "malformed PEER frame");
+    else if (!cs_wire_token_eq(h.token, wk->token)) snprintf(err, sizeof err, "wrong job token");
+    else if (h.world != (uint32_t)wk->world || (int)h.rank <= wk->rank || fds[h.rank] >= 0)
+        snprintf(err, sizeof err, "unexpected rank %u of %u", h.rank, h.world);
+    else return (int)h.rank;
+    drop(wk, p, err);
+    return -1;
+}
+
+/* Accept until every higher rank has proved itself (or the deadline). */
+static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadline) {
+    pending pend[MAX_PENDING];
+    struct pollfd pfd[MAX_PENDING + 2];
+    int link = cs_rank_link_fd(wk->link);
+    int np = 0, missing = wk->world - 1 - wk->rank;
+    while (missing > 0) {
+        double now = cs_now();
+        if (now >= deadline) break;
+        pfd[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
+        for (int i = 0; i < np; i++) pfd[i + 1] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
+        pfd[np + 1] = (struct pollfd){.fd = link, .events = POLLIN};
+        int ms = (int)((deadline - now) * 1000) + 1;
+        if (poll(pfd, (nfds_t)np + 2, ms) < 0 && errno != EINTR) break;
+        if (pfd[np + 1].revents) { /* the controller ended the job (ABORT) or is gone */
+            for (int i = 0; i < np; i++) close(pend[i].fd);
+            fprintf(wk->err, "commsim: rank %d: the job ended while connecting to the peers\n", wk->rank);
+            return -1;
+        }
+        for (int i = 0; i < np; i++) {
+            int peer = 0;
+            if (pfd[i + 1].revents) peer = peer_read(wk, &pend[i], fds);
+            if (peer > 0) {
+                int one = 1;
+                setsockopt(pend[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                fds[peer] = pend[i].fd;
+                pend[i].fd = -1;
+                missing--;
+            }
+        }
+        int k = 0; /* keep the ones still pending, in arrival order */
+        for (int i = 0; i < np; i++)
+            if (pend[i].fd >= 0) pend[k++] = pend[i];
+        np = k;
+        if (!(pfd[0].revents & POLLIN)) continue;
+        for (;;) {
+            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd < 0) break;
+            if (np == MAX_PENDING) { /* a flood: the oldest goes */
+                drop(wk, &pend[0], "too many connections waiting to prove themselves");
+                memmove(pend, pend + 1, (size_t)--np * sizeof *pend);
+            }
+            pend[np++] = (pending){.fd = fd};
+        }
     }
-    return peer;
+    for (int i = 0; i < np; i++) close(pend[i].fd);
+    if (missing > 0) {
+        fprintf(wk->err, "commsim: rank %d: %d higher rank%s never connected\n", wk->rank, missing,
+                missing == 1 ? "" : "s");
+        return -1;
+    }
+    return 0;
 }
 
 static int mesh_connect(const cs_rank_setup *wk, const cs_welcome *wel, int lfd, int *fds) {
@@ -81,29 +166,7 @@ static int mesh_connect(const cs_rank_setup *wk, const cs_welcome *wel, int lfd,
             return -1;
         }
     }
-    int missing = wk->world - 1 - wk->rank;
-    while (missing > 0) {
-        struct pollfd p = {.fd = lfd, .events = POLLIN};
-        int left = (int)((deadline - cs_now()) * 1000);
-        if (left <= 0 || poll(&p, 1, left) < 0) {
-            if (errno == EINTR) continue;
-            fprintf(wk->err, "commsim: rank %d: %d higher rank%s never connected\n", wk->rank,
-                    missing, missing == 1 ? "" : "s");
-            return -1;
-        }
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) continue;
-        int peer = accept_peer(wk, fd, fds);
-        if (peer < 0) {
-            close(fd);
-            continue;
-        }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        fds[peer] = fd;
-        missing--;
-    }
-    return 0;
+    return accept_peers(wk, lfd, fds, deadline);
 }
 
 void *tcp_rank_setup(const cs_rank_setup *s) {

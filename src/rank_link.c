@@ -520,3 +520,5 @@ void cs_rank_link_free(cs_rank_link *l) {
     pthread_cond_destroy(&l->end_cond);
     free(l);
 }
+
+int cs_rank_link_fd(const cs_rank_link *l) { return l->fd; }

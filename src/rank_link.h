@@ -84,6 +84,10 @@ void cs_rank_link_watchdog(cs_rank_link *l);
  * link's own thread). */
 bool cs_rank_link_driven(cs_rank_link *l);
 
+/* The controller connection's socket: a set-up step that waits on others
+ * polls it too, since a frame (ABORT) or its close means the job is over. */
+int cs_rank_link_fd(const cs_rank_link *l);
+
 /* Serve world w from a thread of the link's own. 0, or -1. */
 int cs_rank_link_start(cs_rank_link *l, cs_world *w);
 /* Stop that thread (before the world goes). */

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# run_tcp.sh -- the tcp engine attacked and pushed past its limits: strangers
+# on a rank's peer port, frozen (SIGSTOP) parties, lost peer connections,
+# wait_all over more requests than an event lists, output larger than an
+# event carries. Each case names the issue it guards; each asserts outcomes
+# (status, lines), never durations: waits are bounded generously as a
+# backstop only.
+#
+# One function per case, named case_*; they run in name order. Run a few by
+# name: tests/hostile/run_tcp.sh case_peer_strangers
+. "$(dirname "$0")/../lib.sh"
+dir="$top_srcdir/tests/hostile/scripts"
+command -v ps >/dev/null || skip_all "no ps to check the process table"
+command -v ss >/dev/null || skip_all "no ss to find a rank's peer port"
+ctl= helpers=
+# shellcheck disable=SC2086
+on_exit() { if [ -n "$ctl$helpers" ]; then kill -9 $ctl $helpers 2>/dev/null; kill -CONT $ctl $helpers 2>/dev/null; fi; }
+trap '' PIPE
+
+# ---- helpers (as in tests/tcp/run_faults.sh)
+
+free_port() { echo $((20000 + RANDOM % 30000)); }
+
+# start_master SCRIPT WORLD ARGS...: the controller (pid in $ctl) and rank 0
+# of a job whose other ranks the test starts by hand; $port, $world, $token.
+start_master() {
+  local script=$1 tries i
+  world=$2
+  shift 2
+  for ((tries = 0; tries < 5; tries++)); do
+    port=$(free_port)
+    : >"$tmp/out"
+    : >"$tmp/err"
+    "$bin" run "$script" --engine tcp --no-tui --master "127.0.0.1:$port" --rank 0 \
+      --world "$world" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null &
+    ctl=$!
+    for ((i = 0; i < 600; i++)); do
+      grep -q "job token" "$tmp/err" 2>/dev/null && break 2
+      kill -0 "$ctl" 2>/dev/null || break
+      sleep 0.05
+    done
+    kill -9 "$ctl" 2>/dev/null
+    wait "$ctl" 2>/dev/null
+    ctl=
+  done
+  token=$(sed -n 's/^commsim: job token \([0-9a-f]*\):.*/\1/p' "$tmp/err")
+  [ -n "$ctl" ] && [ -n "$token" ]
+}
+
+# hand RANK SCRIPT [ARGS...]: rank RANK of that job, started by hand; pid in $hand
+hand() {
+  local r=$1 script=$2
+  shift 2
+  "$bin" run "$script" --engine tcp --master "127.0.0.1:$port" --rank "$r" --world "$world" \
+    --token "$token" "$@" </dev/null >"$tmp/r$r" 2>&1 &
+  hand=$!
+  helpers="$helpers $hand"
+}
+
+# wait_gone PID SECONDS: until PID ends (its status in $status) or SECONDS
+# pass (status "hang"; it is killed).
+wait_gone() {
+  local pid=$1 i
+  for ((i = 0; i < $2 * 20; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -CONT "$pid" 2>/dev/null
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    status=hang
+  else
+    wait "$pid" 2>/dev/null
+    status=$?
+  fi
+}
+
+# listen_port PID: the port PID listens on other than the controller's
+listen_port() {
+  ss -ltnpH 2>/dev/null | awk -v p="pid=$1," -v c=":$port" \
+    'index($0, p) && index($4, c) == 0 {n = split($4, a, ":"); print a[n]; exit}'
+}
+
+rank_pid() { ps -o pid=,args= --ppid "$1" | awk -v r="--rank $2 " 'index($0, r) {print $1}'; }
+
+# ---- 8: strangers on a rank's peer port neither stall nor fail the join
+case_peer_strangers() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" r0 p i fds=()
+  if ! start_master "$ring" 2; then
+    bad "peer port strangers" "the controller printed no token"
+    return
+  fi
+  for ((i = 0; i < 200; i++)); do
+    r0=$(rank_pid "$ctl" 0)
+    [ -n "$r0" ] && p=$(listen_port "$r0") && [ -n "$p" ] && break
+    sleep 0.05
+  done
+  if [ -z "$p" ]; then
+    bad "peer port strangers" "rank 0's peer port not found"
+    kill -9 "$ctl"; wait "$ctl" 2>/dev/null; ctl=
+    return
+  fi
+  # eight silent connections and one that sends garbage, then the real rank
+  for ((i = 0; i < 8; i++)); do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$p" && fds+=("$fd")
+  done
+  exec {fd}<>"/dev/tcp/127.0.0.1/$p" && fds+=("$fd") && printf 'GET / HTTP/1.0\r\n\r\n' >&"$fd"
+  hand 1 "$ring"
+  wait_gone "$ctl" 120
+  ctl=
+  wait_gone "$hand" 30
+  for fd in "${fds[@]}"; do exec {fd}>&-; done
+  if ! grep -qF "verdict: ok (exit status 0)" "$tmp/out" "$tmp/err"; then
+    bad "peer port strangers" "the run did not end ok"
+    show "$tmp/out" "$tmp/err"
+  elif grep -q "never connected" "$tmp/err"; then
+    bad "peer port strangers" "a rank was blamed"
+  else ok "8: nine strangers on rank 0's peer port: the ring runs, nobody blamed"
+  fi
+}
+
+# ---- 10: wait_all over more requests than one event lists
+case_wait_all_many() {
+  local engine
+  for engine in thread tcp; do
+    guarded "$bin" run "$dir/wait_all_many.lua" --engine "$engine" --timeout 60 \
+      >"$tmp/out" 2>"$tmp/err" </dev/null
+    local got=$?
+    if [ "$got" != 3 ]; then bad "10: wait_all over 16400 ($engine)" "exit status $got, expected 3"
+    else ok "10: wait_all over 16400 requests, 16 never matched ($engine): deadlock found"
+    fi
+  done
+}
+
+# ---- 11: output larger than one event: the same lines everywhere
+case_print_large() {
+  local engine s
+  for s in print_many_lines print_long_line; do
+    for engine in thread tcp; do
+      guarded "$bin" run "$dir/$s.lua" --engine "$engine" --trace "$tmp/$engine.trace" \
+        >"$tmp/$engine.out" 2>"$tmp/err" </dev/null
+      grep '^\[rank' "$tmp/$engine.out" >"$tmp/$engine.lines"
+    done
+    guarded "$bin" replay "$tmp/tcp.trace" --no-tui >"$tmp/replay.out" 2>"$tmp/err" </dev/null
+    grep '^\[rank' "$tmp/replay.out" >"$tmp/replay.lines"
+    if ! cmp -s "$tmp/thread.lines" "$tmp/tcp.lines"; then bad "11: $s" "tcp printed other lines than thread"
+    elif ! cmp -s "$tmp/thread.lines" "$tmp/replay.lines"; then bad "11: $s" "the replay printed other lines"
+    elif [ $s = print_many_lines ] && [ "$(wc -l <"$tmp/tcp.lines")" != 100000 ]; then
+      bad "11: $s" "$(wc -l <"$tmp/tcp.lines") lines, expected 100000"
+    elif [ $s = print_long_line ] && ! grep -q 'y \[commsim: line cut, [0-9]* more bytes\]$' "$tmp/tcp.lines"; then
+      bad "11: $s" "the cut is not said"
+    else ok "11: $s: the same lines on thread, tcp and in replay"
+    fi
+  done
+}
+
+# ---- 12: a connection the receiver drops (no memory under ulimit -v for an
+# eager 512 MiB message) fails the rank at once, naming the cause, instead of
+# leaving it waiting until the timeout (a sanitizer reserves too much address
+# space for ulimit -v)
+case_lost_peer() {
+  if nm "$bin" 2>/dev/null | grep -q '__[at]san_init'; then
+    skip "12: lost peer connection" "ulimit -v under a sanitizer"
+    return
+  fi
+  (ulimit -v 1000000 && guarded "$bin" run "$dir/lost_peer.lua" --engine tcp --send-mode eager \
+    --mem-limit 2048 --timeout 100 >"$tmp/out" 2>"$tmp/err" </dev/null)
+  local got=$?
+  local line="rank 1 failed: lost_peer.lua:11: lost the connection from rank 0: out of memory receiving a message of 536870912 bytes"
+  if [ "$got" != 2 ]; then bad "12: lost peer connection" "exit status $got, expected 2"
+  elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "12: lost peer connection" "no line is exactly: $line"
+  else ok "12: the receiver drops its connection (ulimit -v): the rank fails at once, naming it"
+  fi
+}
+
+# ---- 16: a rank slow between connecting and HELLO (a loaded machine; here a
+# relay holds its connection silent for 7 s) still joins: no join depends on
+# timing
+case_slow_hello() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" relay i
+  command -v python3 >/dev/null || { skip "16: slow HELLO" "no python3"; return; }
+  if ! start_master "$ring" 2; then
+    bad "16: slow HELLO" "the controller printed no token"
+    return
+  fi
+  rm -f "$tmp/relay.port"
+  python3 "$top_srcdir/tests/hostile/slow_relay.py" "$tmp/relay.port" "$port" 7 &
+  relay=$!
+  helpers="$helpers $relay"
+  for ((i = 0; i < 200; i++)); do [ -s "$tmp/relay.port" ] && break; sleep 0.05; done
+  local mport=$port
+  port=$(cat "$tmp/relay.port")
+  hand 1 "$ring"
+  port=$mport
+  wait_gone "$ctl" 90
+  ctl=
+  wait_gone "$hand" 30
+  kill "$relay" 2>/dev/null
+  wait "$relay" 2>/dev/null
+  if ! grep -qF "verdict: ok (exit status 0)" "$tmp/out" "$tmp/err"; then
+    bad "16: slow HELLO" "the run did not end ok"
+    show "$tmp/err" "$tmp/r1"
+  else ok "16: a rank silent for 7 s after connecting still joins; the ring runs"
+  fi
+}
+
+# ---- 5 (tcp): messages waiting for their receives count against a cap
+case_mem_buffered() {
+  local line="rank 1 failed: eager_flood.lua:11: memory limit exceeded (256 MiB per rank; --mem-limit): 1048576 bytes from rank 0 waiting for a receive here (messages not yet received count against the receiver's cap on tcp)"
+  guarded "$bin" run "$dir/eager_flood.lua" --engine tcp --send-mode eager --timeout 100 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != 4 ]; then bad "5: 3000 eager MiB on tcp" "exit status $got, expected 4"
+  elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "5: 3000 eager MiB on tcp" "no line is exactly: $line"
+  else ok "5: 3000 eager 1 MiB isends on tcp: the receiver's cap stops them (status 4)"
+  fi
+  # 16384 rendezvous isends of 64 KiB (1 GiB) before their receives: the
+  # receiver holds a bounded window of them, the run ends ok as on thread
+  if [ ! -x /usr/bin/time ] || nm "$bin" 2>/dev/null | grep -q '__[at]san_init'; then
+    skip "5: 1 GiB of small rendezvous isends" "no /usr/bin/time, or a sanitizer"
+    return
+  fi
+  /usr/bin/time -f "maxrss %M" -o "$tmp/rss" "$bin" run "$dir/sync_flood.lua" --engine tcp \
+    --mem-limit 64 --timeout 100 >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  local rss
+  rss=$(awk '/^maxrss/ {print $2}' "$tmp/rss")
+  if [ "$got" != 0 ]; then bad "5: 1 GiB of small rendezvous isends" "exit status $got, expected 0"
+  elif [ -z "$rss" ] || [ "$rss" -gt 262144 ]; then
+    bad "5: 1 GiB of small rendezvous isends" "a process reached ${rss:-?} KiB (over 256 MiB)"
+  else ok "5: 1 GiB of 64 KiB rendezvous isends before their receives: no process over 256 MiB, ok"
+  fi
+}
+
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
+for c in "${cases[@]}"; do
+  "$c"
+done
+finish
