@@ -7,5 +7,6 @@
 int cs_cli_run(int argc, char **argv);
 int cs_cli_replay(int argc, char **argv); /* cli_replay.c */
 int cs_cli_learn(int argc, char **argv); /* cli_learn.c */
+int cs_cli_bench(int argc, char **argv); /* cli_bench.c */
 
 #endif

@@ -17,6 +17,8 @@ static const cs_command commands[] = {
      cs_cli_replay},
     {"learn", {NULL}, "[CHAPTER]", "browse the chapters and run their scripts in the visualizer",
      cs_cli_learn},
+    {"bench", {NULL}, "[OPTIONS]", "measure latency, bandwidth and collectives on each engine",
+     cs_cli_bench},
     {"help", {"--help", "-h", NULL}, "[CMD]", "show this help, or a command's", cmd_help},
     {"version", {"--version", NULL}, "", "print the version", cmd_version},
 };
