@@ -103,7 +103,7 @@ void cs_bench_row_print(const cs_bench_opts *o, const cs_bench_row *r, bool firs
                 r->algbw, r->busbw, r->rss_mib);
         break;
     case CS_BENCH_CSV:
-        fprintf(f, "%s,%s,%s,%s,%d,%zu,%ld,%ld,%.4f,%.6f,%.6f,%.1f\n", r->engine, r->mode, r->op,
+        fprintf(f, "%s,%s,%s,%s,%d,%zu,%ld,%ld,%.4f,%.6g,%.6g,%.1f\n", r->engine, r->mode, r->op,
                 r->algo, r->ranks, r->bytes, r->iters, r->warmup, us, r->algbw, r->busbw,
                 r->rss_mib);
         break;
@@ -114,7 +114,7 @@ void cs_bench_row_print(const cs_bench_opts *o, const cs_bench_row *r, bool firs
         fputs(", \"op\": ", f), jstr(f, r->op);
         fputs(", \"algo\": ", f), jstr(f, r->algo);
         fprintf(f, ", \"ranks\": %d, \"bytes\": %zu, \"iters\": %ld, \"warmup\": %ld, "
-                   "\"time_us\": %.4f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, "
+                   "\"time_us\": %.4f, \"algbw_gbps\": %.6g, \"busbw_gbps\": %.6g, "
                    "\"rss_mib\": %.1f}",
                 r->ranks, r->bytes, r->iters, r->warmup, isfinite(us) ? us : 0,
                 isfinite(r->algbw) ? r->algbw : 0, isfinite(r->busbw) ? r->busbw : 0, r->rss_mib);
