@@ -82,8 +82,12 @@ bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, si
         for (size_t s = a; s <= b && *n < CS_BENCH_MAX_LIST; s *= 2) sizes[(*n)++] = s;
         return true;
     }
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (*n == CS_BENCH_MAX_LIST) return snprintf(err, errlen, "more than %d sizes", CS_BENCH_MAX_LIST), false;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == CS_BENCH_MAX_LIST) {
+            snprintf(err, errlen, "more than %d sizes", CS_BENCH_MAX_LIST);
+            return false;
+        }
         if (!size_parse(tok, &sizes[*n])) {
             snprintf(err, errlen, "'%s' is not a size (8, 4K, 64M)", tok);
             return false;
@@ -149,9 +153,14 @@ static pid_t start_child(const cs_bench_opts *o, const run_spec *rs, const char 
 
 /* One run: fork, collect rank 0's "@bench" lines, wait; print its rows. */
 static int run_one(const cs_bench_opts *o, const run_spec *rs, int *nrows) {
-    char path[] = "/tmp/commsim-bench-XXXXXX.lua";
+    char path[4096];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/commsim-bench-XXXXXX.lua", dir && *dir ? dir : "/tmp");
     int fd = mkstemps(path, 4);
-    if (fd < 0) return fprintf(o->err, "commsim bench: temporary script: %s\n", strerror(errno)), -1;
+    if (fd < 0) {
+        fprintf(o->err, "commsim bench: temporary script %s: %s\n", path, strerror(errno));
+        return -1;
+    }
     char *src = cs_bench_script(rs->op, rs->algo, o->sizes, o->nsizes, o->iters, o->seconds);
     size_t len = strlen(src);
     bool ok = write(fd, src, len) == (ssize_t)len;
@@ -180,11 +189,11 @@ static int run_one(const cs_bench_opts *o, const run_spec *rs, int *nrows) {
             sscanf(at, "@bench %llu %ld %ld %lf", &bytes, &iters, &warm, &sec) == 4) {
             double moved = strcmp(rs->op->name, "bibw") == 0 ? 2.0 * bytes : (double)bytes;
             double algbw = sec > 0 ? moved / sec / 1e9 : 0;
+            double factor = cs_bench_busbw_factor(rs->op->name, rs->ranks);
             rows[n++] = (cs_bench_row){.engine = rs->engine, .mode = rs->mode, .op = rs->op->name,
                                        .algo = rs->algo_label, .ranks = rs->ranks,
                                        .bytes = (size_t)bytes, .iters = iters, .warmup = warm,
-                                       .time_s = sec, .algbw = algbw,
-                                       .busbw = algbw * cs_bench_busbw_factor(rs->op->name, rs->ranks)};
+                                       .time_s = sec, .algbw = algbw, .busbw = algbw * factor};
         }
     }
     if (in) fclose(in);

@@ -56,8 +56,8 @@ void cs_bench_begin(const cs_bench_opts *o) {
               "off,\n# eager recheck off, step limit off; the monitor checks every run as usual\n",
               f);
         if (o->iters > 0) fprintf(f, "# %ld iterations per size (warm-up: a tenth)\n", o->iters);
-        else fprintf(f, "# iterations chosen by time: %.3g s per size, after a warm-up of a fifth\n",
-                     o->seconds);
+        else fprintf(f, "# iterations chosen by time: %.3g s per size, after a warm-up of a "
+                        "fifth\n", o->seconds);
         fputs("# time: per iteration, slowest rank (pingpong: half round trip; bw, bibw: per "
               "message)\n# GB/s = 1e9 bytes/s; busbw = algbw x nccl-tests' factor; rss: the run's "
               "peak\n",
@@ -67,8 +67,8 @@ void cs_bench_begin(const cs_bench_opts *o) {
                 "algbw_GB/s", "busbw_GB/s", "rss_MiB");
         break;
     case CS_BENCH_CSV:
-        fputs("engine,mode,op,algo,ranks,bytes,iters,warmup,time_us,algbw_gbps,busbw_gbps,rss_mib\n",
-              f);
+        fputs("engine,mode,op,algo,ranks,bytes,iters,warmup,time_us,algbw_gbps,busbw_gbps,"
+              "rss_mib\n", f);
         break;
     case CS_BENCH_JSON: {
         const char *opn[CS_BENCH_MAX_LIST];

@@ -155,7 +155,8 @@ char *cs_bench_script(const cs_bench_op *op, const char *algo, const size_t *siz
                        iters, seconds);
     if (!op->sized) nsizes = 1; /* one row, size 0 */
     for (int i = 0; i < nsizes; i++)
-        len += snprintf(s + len, cap - (size_t)len, "%s%zu", i ? ", " : "", op->sized ? sizes[i] : 0);
+        len += snprintf(s + len, cap - (size_t)len, "%s%zu", i ? ", " : "",
+                        op->sized ? sizes[i] : (size_t)0);
     snprintf(s + len, cap - (size_t)len, "}\n%s", driver);
     return s;
 }

@@ -111,7 +111,8 @@ static int parse_engines(cs_bench_opts *o, char *spec) {
 }
 
 int cs_cli_bench(int argc, char **argv) {
-    enum { OPT_ENGINE = 256, OPT_MODE, OPT_OP, OPT_ALGO, OPT_SIZES, OPT_ITERS, OPT_TIME, OPT_FORMAT };
+    enum { OPT_ENGINE = 256, OPT_MODE, OPT_OP, OPT_ALGO, OPT_SIZES, OPT_ITERS, OPT_TIME,
+           OPT_FORMAT };
     static const struct option longopts[] = {
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"send-mode", required_argument, NULL, OPT_MODE},
@@ -141,7 +142,8 @@ int cs_cli_bench(int argc, char **argv) {
             engines_given = true;
             break;
         case OPT_MODE: {
-            if (!split(optarg, o.modes, &o.nmodes)) return fail("--send-mode", "no mode in", optarg);
+            if (!split(optarg, o.modes, &o.nmodes))
+                return fail("--send-mode", "no mode in", optarg);
             cs_send_mode m;
             for (int i = 0; i < o.nmodes; i++)
                 if (!cs_send_mode_parse(o.modes[i], &m))
@@ -152,7 +154,8 @@ int cs_cli_bench(int argc, char **argv) {
             if ((r = parse_ops(&o, optarg)) != 0) return r;
             break;
         case OPT_ALGO:
-            if (!split(optarg, o.algos, &o.nalgos)) return fail("--algo", "no algorithm in", optarg);
+            if (!split(optarg, o.algos, &o.nalgos))
+                return fail("--algo", "no algorithm in", optarg);
             break;
         case OPT_SIZES:
             if (!cs_bench_sizes_parse(optarg, o.sizes, &o.nsizes, why, sizeof why))

@@ -103,4 +103,12 @@ expect "by time" 0 "" -- bench --sizes 8 --time 0.01 --engine thread --op pingpo
 if awk -F, 'NR > 1 && !($7 >= 1) { bad = 1 } END { exit bad || NR != 3 }' "$tmp/out"; then ok "by time: iterations chosen"
 else bad "by time: iterations chosen"; fi
 
+# ---- a run that cannot start: said on stderr, the others still run, status 1
+TMPDIR=/nonexistent guarded "$bin" bench --iters 1 --engine thread --op barrier,pingpong --sizes 8 \
+  >"$tmp/out" 2>"$tmp/err" </dev/null
+got=$?
+if [ "$got" = 1 ] && [ "$(grep -c 'temporary script /nonexistent/' "$tmp/err")" = 2 ] &&
+   grep -qF "some runs failed" "$tmp/out"; then ok "failed runs: status 1, each said"
+else bad "failed runs: status 1, each said" "exit status $got"; fi
+
 finish
