@@ -18,18 +18,18 @@
 #include "xalloc.h"
 
 static const cs_bench_op ops[] = {
-    {"pingpong", true, true, NULL},
-    {"bw", true, true, NULL},
-    {"bibw", true, true, NULL},
-    {"broadcast", false, true, "broadcast"},
-    {"reduce", false, true, "reduce"},
-    {"all_reduce", false, true, "all_reduce"},
-    {"all_gather", false, true, "all_gather"},
-    {"reduce_scatter", false, true, "reduce_scatter"},
-    {"all_to_all", false, true, "all_to_all"},
-    {"gather", false, true, "gather"},
-    {"scatter", false, true, "scatter"},
-    {"barrier", false, false, "barrier"},
+    {"pingpong", true, true, -1},
+    {"bw", true, true, -1},
+    {"bibw", true, true, -1},
+    {"broadcast", false, true, CS_FAM_BROADCAST},
+    {"reduce", false, true, CS_FAM_REDUCE},
+    {"all_reduce", false, true, CS_FAM_ALL_REDUCE},
+    {"all_gather", false, true, CS_FAM_ALL_GATHER},
+    {"reduce_scatter", false, true, CS_FAM_REDUCE_SCATTER},
+    {"all_to_all", false, true, CS_FAM_ALL_TO_ALL},
+    {"gather", false, true, CS_FAM_GATHER},
+    {"scatter", false, true, CS_FAM_SCATTER},
+    {"barrier", false, false, CS_FAM_BARRIER},
 };
 #define NOPS (int)(sizeof ops / sizeof ops[0])
 
@@ -103,16 +103,12 @@ bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, si
 static bool algo_for(const cs_bench_op *op, const char *algo, const char **pass) {
     *pass = NULL;
     if (strcmp(algo, "default") == 0) return true;
-    if (!op->family) return false;
-    for (int f = 0; f < CS_FAM_N; f++) {
-        if (strcmp(cs_coll_family_name((cs_coll_family)f), op->family) != 0) continue;
-        cs_coll_algo a;
-        char why[256];
-        if (!cs_coll_algo_parse((cs_coll_family)f, algo, &a, why, sizeof why)) return false;
-        *pass = algo;
-        return true;
-    }
-    return false;
+    cs_coll_algo a;
+    char why[256];
+    if (op->family < 0) return false;
+    if (!cs_coll_algo_parse((cs_coll_family)op->family, algo, &a, why, sizeof why)) return false;
+    *pass = algo;
+    return true;
 }
 
 /* Keep the last lines of the run's stderr to say why it failed. */

@@ -24,7 +24,7 @@ typedef struct cs_bench_op {
     const char *name;    /* --op NAME, and the name the script knows */
     bool p2p;            /* two ranks whatever -n says */
     bool sized;          /* false: one row of size 0 (barrier) */
-    const char *family;  /* the --algo family of a collective, NULL for p2p */
+    int family;          /* the --algo family of a collective (cs_coll_family), -1 for p2p */
 } cs_bench_op;
 
 typedef struct cs_bench_opts {
