@@ -157,7 +157,6 @@ void cs_world_free(cs_world *w) {
 
 int cs_world_size(const cs_world *w) { return w->cfg.world; }
 cs_rank *cs_world_rank(cs_world *w, int rank) { return &w->ranks[rank]; }
-cs_bus *cs_world_bus(cs_world *w) { return w->bus; }
 const cs_world_config *cs_world_config_of(const cs_world *w) { return &w->cfg; }
 cs_end_reason cs_world_end_reason(const cs_world *w) { return (cs_end_reason)atomic_load(&w->end); }
 bool cs_world_aborted(const cs_world *w) { return atomic_load_explicit(&w->end, memory_order_acquire) != 0; }
@@ -288,7 +287,6 @@ cs_op cs_request_op(const cs_request *q) { return q->op; }
 uint64_t cs_request_id(const cs_request *q) { return q->id; }
 int cs_request_line(const cs_request *q) { return q->line; }
 int cs_request_source(const cs_request *q) { return q->source; }
-cs_tensor *cs_request_tensor(const cs_request *q) { return q->buf; }
 
 void cs_request_finish(cs_request *q, cs_err err, const char *msg) {
     cs_rank *owner = q->owner;

@@ -75,7 +75,6 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
 void cs_world_free(cs_world *w);
 int cs_world_size(const cs_world *w);
 cs_rank *cs_world_rank(cs_world *w, int rank);
-cs_bus *cs_world_bus(cs_world *w);
 const cs_world_config *cs_world_config_of(const cs_world *w);
 
 /* End the run: wake every gate and every wait; they return CS_EABORT. Thread-safe,
@@ -114,7 +113,6 @@ cs_op cs_request_op(const cs_request *q);
 uint64_t cs_request_id(const cs_request *q);
 int cs_request_line(const cs_request *q);
 int cs_request_source(const cs_request *q); /* a completed receive: who sent it */
-cs_tensor *cs_request_tensor(const cs_request *q);
 
 /* ---- point to point. tag >= 0. src may be CS_ANY_SOURCE. line: the script line
  * of the call, carried into events and error messages (0 if unknown). */

@@ -72,7 +72,6 @@ static const char *const algo_names[CS_ALGO_N] = {
 
 const char *cs_coll_name(cs_coll_kind k) { return (unsigned)k < CS_COLL_NKINDS ? kinds[k].name : "?"; }
 cs_coll_family cs_coll_family_of(cs_coll_kind k) { return kinds[k].family; }
-const char *cs_coll_family_name(cs_coll_family f) { return (unsigned)f < CS_FAM_N ? families[f].name : "?"; }
 const char *cs_coll_algo_name(cs_coll_algo a) { return (unsigned)a < CS_ALGO_N ? algo_names[a] : "?"; }
 cs_coll_algo cs_coll_default_algo(cs_coll_family f) { return families[f].algos[0]; }
 
@@ -180,8 +179,6 @@ void cs_group_free(cs_group *g) {
     free(g->ranks);
     free(g);
 }
-
-int cs_group_world_rank(const cs_group *g, int gr) { return g->ranks ? g->ranks[gr] : gr; }
 
 int cs_group_rank_of(const cs_group *g, int wr) {
     if (!g->ranks) return wr >= 0 && wr < g->size ? wr : -1;

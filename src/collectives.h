@@ -56,7 +56,6 @@ typedef enum {
 
 const char *cs_coll_name(cs_coll_kind k);           /* "all_reduce", ... */
 cs_coll_family cs_coll_family_of(cs_coll_kind k);
-const char *cs_coll_family_name(cs_coll_family f);
 const char *cs_coll_algo_name(cs_coll_algo a);      /* "ring", ... */
 cs_coll_algo cs_coll_default_algo(cs_coll_family f);
 /* Is algo one of family f's? */
@@ -88,7 +87,6 @@ typedef struct cs_group {
  * repeated rank; CS_ENOMEM. Free with cs_group_free. */
 int cs_group_new(cs_rank *r, const int *ranks, int n, cs_group **out);
 void cs_group_free(cs_group *g);
-int cs_group_world_rank(const cs_group *g, int group_rank);
 /* The group rank of world rank wr, -1 if it is not a member. */
 int cs_group_rank_of(const cs_group *g, int wr);
 

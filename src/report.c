@@ -64,13 +64,6 @@ int cs_report_status(const cs_monitor *m) {
     return worst ? worst : m->run_status;
 }
 
-void cs_report_summary(cs_report *rep, const cs_monitor *m, int status) {
-    cs_outcome o;
-    cs_outcome_build(&o, m, status, NULL);
-    cs_report_outcome(rep, &o);
-    cs_outcome_free(&o);
-}
-
 void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
     FILE *f = rep->err;
     /* Ranks of a deadlock are stopped afterwards: "deadlocked" says why. */

@@ -25,9 +25,8 @@ typedef struct cs_report {
  * and errors as they happen. */
 cs_sink cs_report_sink(cs_report *rep);
 
-/* The closing summary: messages, bytes, how each rank ended, the verdict. */
-void cs_report_summary(cs_report *rep, const cs_monitor *m, int status);
-/* The same, from an outcome already built. */
+/* The closing summary of an outcome: messages, bytes, how each rank ended,
+ * the verdict. */
 void cs_report_outcome(cs_report *rep, const cs_outcome *o);
 
 /* The exit status that a monitor's final model implies (for replay). */

@@ -146,7 +146,7 @@ static int get_dims(lua_State *L, int first, int last, const char *fn, int64_t *
 }
 
 static cs_dtype check_dtype(lua_State *L, int idx, const char *fn) {
-    cs_dtype d;
+    cs_dtype d = CS_FLOAT32; /* luaL_error below does not return */
     const char *name = lua_tostring(L, idx);
     if (lua_type(L, idx) != LUA_TSTRING || !cs_dtype_parse(name, &d))
         luaL_error(L, "%s: unknown dtype '%s' (float32, float64, int32, int64 or uint8)", fn,
