@@ -137,6 +137,7 @@ static pid_t start_child(const cs_bench_opts *o, const run_spec *rs, const char 
     if (pid != 0) return pid;
     dup2(outfd, STDOUT_FILENO);
     dup2(fileno(errf), STDERR_FILENO);
+    close(outfd); /* stdout holds the pipe now: EOF comes when the run's processes end */
     double budget = o->iters > 0 ? 600 : 120 + 20.0 * o->nsizes * (o->seconds > 1 ? o->seconds : 1);
     cs_run_opts ro = {.script = path, .nranks = rs->ranks, .engine = rs->engine,
                       .send_mode = rs->mode, .mem_limit = (size_t)4096 << 20, .step_limit = 0,
