@@ -56,8 +56,8 @@ void cs_bench_begin(const cs_bench_opts *o) {
               "off,\n# eager recheck off, step limit off; the monitor checks every run as usual\n",
               f);
         if (o->iters > 0) fprintf(f, "# %ld iterations per size (warm-up: a tenth)\n", o->iters);
-        else fprintf(f, "# iterations chosen by time: %.3g s per size, after a warm-up of a "
-                        "fifth\n", o->seconds);
+        else fprintf(f, "# iterations chosen by time: %.3g s per size, after doubling warm-up "
+                        "rounds\n", o->seconds);
         fputs("# time: per iteration, slowest rank (pingpong: half round trip; bw, bibw: per "
               "message)\n# GB/s = 1e9 bytes/s; busbw = algbw x nccl-tests' factor; rss: the run's "
               "peak\n",

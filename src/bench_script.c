@@ -4,10 +4,11 @@
  * tensor.*), so a bench measures exactly what 'commsim run' runs.
  *
  * Iteration counts are chosen by time, as osu and nccl-tests pick theirs by
- * size: one iteration pages the buffers in, a warm-up of a fifth of the
- * budget follows, and the timed loop gets the rest. Every rank must loop the
- * same number of times, so each estimate is the slowest rank's (all_reduce
- * MAX). Rank 0 prints "@bench BYTES ITERS WARMUP SECONDS" per size.
+ * size: rounds of 1, 2, 4, ... iterations warm up (and page the buffers in)
+ * until one lasts a tenth of the budget; its time per iteration sets the
+ * timed loop's count. Every rank must loop the same number of times, so each
+ * round's time is the slowest rank's (all_reduce MAX). Rank 0 prints
+ * "@bench BYTES ITERS WARMUP SECONDS" per size.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,11 +131,16 @@ static const char driver[] =
     "    warm, iters = math.max(1, ITERS // 10), ITERS\n"
     "    timed(step, warm)\n"
     "  else\n"
-    "    local dt = agree_max(timed(step, 1))\n"
-    "    warm = math.floor(clamp(TIME / 5 / dt, 1, 100000))\n"
-    "    dt = agree_max(timed(step, warm) / warm)\n"
+    "    -- double the count until a round lasts a tenth of the budget: the\n"
+    "    -- rounds warm up, and the last one times an iteration once warm\n"
+    "    local k, dt = 1, 0\n"
+    "    warm = 0\n"
+    "    repeat\n"
+    "      local el = agree_max(timed(step, k))\n"
+    "      warm, dt = warm + k, el / k\n"
+    "      k = k * 2\n"
+    "    until (k > 2 and el >= TIME / 10) or k > 100000  -- round 1 only pages in\n"
     "    iters = math.floor(clamp(TIME / dt, 1, 1000000))\n"
-    "    warm = warm + 1\n"
     "  end\n"
     "  dist.barrier()\n"
     "  local el = agree_max(timed(step, iters))\n"
