@@ -227,33 +227,50 @@ static int allreduce_ring(cs_coll *c, cs_tensor *t) {
     return rc;
 }
 
+/* A group whose size n is not a power of two is folded onto p ranks (p the
+ * largest power of two <= n, rem = n - p), as MPICH does: of the first 2*rem
+ * ranks each even one hands its whole tensor to the odd one after it and sits
+ * out (virtual rank -1); the p others take virtual ranks 0..p-1 and run the
+ * algorithm; at the end each odd one sends the result back to its even
+ * partner. tmp receives the handed tensor. */
+static int fold_in(cs_coll *c, cs_tensor *t, cs_tensor *tmp, int rem, int *vr) {
+    int me = c->me, rc = CS_OK;
+    if (me >= 2 * rem) {
+        *vr = me - rem;
+    } else if (me % 2 == 0) {
+        rc = exchange(c, t, me + 1, NULL, -1);
+        *vr = -1;
+    } else {
+        if ((rc = exchange(c, NULL, -1, tmp, me - 1)) == CS_OK) combine(c, t, tmp);
+        *vr = me / 2;
+    }
+    return rc;
+}
+
+static int fold_out(cs_coll *c, cs_tensor *t, int rem) {
+    int me = c->me;
+    if (me >= 2 * rem) return CS_OK;
+    return me % 2 == 0 ? exchange(c, NULL, -1, t, me + 1) : exchange(c, t, me - 1, NULL, -1);
+}
+
+/* The group rank standing for virtual rank v once the first 2*rem are folded. */
+static int folded_rank(int v, int rem) { return v < rem ? v * 2 + 1 : v + rem; }
+
 /* Recursive doubling: in round k = 1, 2, ... a rank exchanges its whole vector
- * with the rank 2^(k-1) away and both add. With a non-power-of-two size, the first 2*rem
- * ranks pair up first (even ones hand their data to the odd ones and sit out),
- * and get the result back at the end. */
+ * with the rank 2^(k-1) away and both add. A non-power-of-two size is folded
+ * first (fold_in, fold_out). */
 static int allreduce_rd(cs_coll *c, cs_tensor *t) {
-    int n = c->n, me = c->me, p = 1, rc = CS_OK;
+    int n = c->n, p = 1, rc = CS_OK;
     while (p * 2 <= n) p *= 2;
     int rem = n - p, vr;
     cs_tensor *tmp = scratch(c, cs_tensor_numel(t));
     if (!tmp) return CS_ENOMEM;
-    if (me < 2 * rem) {
-        if (me % 2 == 0) {
-            rc = exchange(c, t, me + 1, NULL, -1);
-            vr = -1;
-        } else {
-            if ((rc = exchange(c, NULL, -1, tmp, me - 1)) == CS_OK) combine(c, t, tmp);
-            vr = me / 2;
-        }
-    } else {
-        vr = me - rem;
-    }
+    rc = fold_in(c, t, tmp, rem, &vr);
     for (int mask = 1; vr >= 0 && mask < p && rc == CS_OK; mask <<= 1) {
-        int vpeer = vr ^ mask, peer = vpeer < rem ? vpeer * 2 + 1 : vpeer + rem;
+        int peer = folded_rank(vr ^ mask, rem);
         if ((rc = exchange(c, t, peer, tmp, peer)) == CS_OK) combine(c, t, tmp);
     }
-    if (rc == CS_OK && me < 2 * rem)
-        rc = me % 2 == 0 ? exchange(c, NULL, -1, t, me + 1) : exchange(c, t, me - 1, NULL, -1);
+    if (rc == CS_OK) rc = fold_out(c, t, rem);
     cs_tensor_release(tmp);
     return rc;
 }
@@ -269,22 +286,14 @@ static int allreduce_rd(cs_coll *c, cs_tensor *t) {
  * swapping everything it holds, so every rank ends with every total. Each rank
  * sends 2 log2 p messages and 2(p-1)/p of the tensor, as the ring does, in
  * log2 p instead of p-1 steps.
- *
- * A non-power-of-two size is folded first, as MPICH does: of the first 2*rem
- * ranks (rem = n - p, p the largest power of two <= n), each even one hands its
- * whole tensor to the odd one after it and sits out; the p remaining ranks run
- * the algorithm; at the end each odd one sends the result back to its even
- * partner. */
+ * A non-power-of-two size is folded first (fold_in, fold_out). */
 static cs_tensor *blocks_span(cs_tensor *flat, int lo, int hi, int n) {
     int64_t len = cs_tensor_numel(flat), a = len * lo / n, b = len * hi / n;
     return cs_tensor_narrow(flat, 0, a, b - a);
 }
 
-/* The group rank standing for virtual rank v once the first 2*rem are folded. */
-static int folded_rank(int v, int rem) { return v < rem ? v * 2 + 1 : v + rem; }
-
 static int allreduce_rh(cs_coll *c, cs_tensor *t) {
-    int n = c->n, me = c->me, p = 1, rc = CS_OK;
+    int n = c->n, p = 1, rc = CS_OK;
     while (p * 2 <= n) p *= 2;
     int rem = n - p, vr;
     cs_tensor *flat = flat_view(t), *tmp = flat ? scratch(c, cs_tensor_numel(flat)) : NULL;
@@ -292,17 +301,7 @@ static int allreduce_rh(cs_coll *c, cs_tensor *t) {
         cs_tensor_release(flat);
         return CS_ENOMEM;
     }
-    if (me < 2 * rem) { /* fold: even ranks hand their tensor to the odd ones */
-        if (me % 2 == 0) {
-            rc = exchange(c, t, me + 1, NULL, -1);
-            vr = -1;
-        } else {
-            if ((rc = exchange(c, NULL, -1, tmp, me - 1)) == CS_OK) combine(c, t, tmp);
-            vr = me / 2;
-        }
-    } else {
-        vr = me - rem;
-    }
+    rc = fold_in(c, t, tmp, rem, &vr);
     /* reduce-scatter: [lo, hi) are the blocks this rank is still responsible for */
     int lo = 0, hi = p;
     for (int mask = p / 2; vr >= 0 && mask > 0 && rc == CS_OK; mask >>= 1) {
@@ -327,8 +326,7 @@ static int allreduce_rh(cs_coll *c, cs_tensor *t) {
         if (plo < lo) lo = plo;
         else hi = plo + (hi - lo);
     }
-    if (rc == CS_OK && me < 2 * rem) /* unfold */
-        rc = me % 2 == 0 ? exchange(c, NULL, -1, t, me + 1) : exchange(c, t, me - 1, NULL, -1);
+    if (rc == CS_OK) rc = fold_out(c, t, rem);
     cs_tensor_release(tmp);
     cs_tensor_release(flat);
     return rc;

@@ -102,6 +102,34 @@ expect() {
   fi
 }
 
+# replay_same NAME ARGS...: run ARGS with --trace, replay the trace, and
+# require the same exit status, standard output and report, byte for byte.
+replay_same() {
+  local name=$1
+  shift
+  guarded "$bin" run "$@" --trace "$tmp/t.jsonl" >"$tmp/live.out" 2>"$tmp/live.err" </dev/null
+  local live=$?
+  guarded "$bin" replay "$tmp/t.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  local rep=$?
+  if [ "$live" != "$rep" ]; then
+    bad "replay = live: $name" "live status $live, replay status $rep"
+  elif ! cmp -s "$tmp/live.out" "$tmp/out" || ! cmp -s "$tmp/live.err" "$tmp/err"; then
+    diff "$tmp/live.out" "$tmp/out" | head -20
+    diff "$tmp/live.err" "$tmp/err" | head -20
+    bad "replay = live: $name"
+  else
+    ok "replay = live: $name (status $live)"
+  fi
+}
+
+# count_lines NAME N PATTERN: the last run's output (stdout and stderr) holds
+# the fixed string PATTERN on exactly N lines.
+count_lines() {
+  local got
+  got=$(cat "$tmp/out" "$tmp/err" | grep -cF -- "$3")
+  if [ "$got" = "$2" ]; then ok "$1"; else bad "$1" "$got lines, expected $2"; fi
+}
+
 # finish: the closing line, and the suite's status (0 only when all passed).
 finish() {
   [ "$skipped" = 0 ] || echo "# $skipped skipped"

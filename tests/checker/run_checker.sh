@@ -7,31 +7,6 @@
 . "$(dirname "$0")/../lib.sh"
 dir="$top_srcdir/tests/checker/scripts"
 
-# same NAME ARGS...: run ARGS with --trace, replay it, compare everything.
-same() {
-  local name=$1
-  shift
-  guarded "$bin" run "$@" --trace "$tmp/t.jsonl" >"$tmp/live.out" 2>"$tmp/live.err" </dev/null
-  local live=$?
-  guarded "$bin" replay "$tmp/t.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
-  local rep=$?
-  if [ "$live" != "$rep" ]; then
-    bad "replay = live: $name" "live status $live, replay status $rep"
-  elif ! cmp -s "$tmp/live.out" "$tmp/out" || ! cmp -s "$tmp/live.err" "$tmp/err"; then
-    diff "$tmp/live.err" "$tmp/err" | head -20
-    bad "replay = live: $name"
-  else
-    ok "replay = live: $name (status $live)"
-  fi
-}
-
-# count NAME N PATTERN: the last output holds PATTERN on exactly N lines.
-count() {
-  local got
-  got=$(cat "$tmp/out" "$tmp/err" | grep -cF -- "$3")
-  if [ "$got" = "$2" ]; then ok "$1"; else bad "$1" "$got lines, expected $2"; fi
-}
-
 # ---- a collective only some ranks call: a deadlock whatever the send mode
 for mode in rendezvous eager eager:1024; do
   for engine in thread tcp; do
@@ -48,7 +23,7 @@ expect "partial reduce: the collective's message is left unreceived" 3 '"unrecei
   -- run "$dir/partial_reduce.lua" --send-mode eager --report json
 expect "partial reduce: json kind" 3 '"kind": "deadlock_collective"' \
   -- run "$dir/partial_reduce.lua" --send-mode eager --report json
-same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
+replay_same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
 
 # ---- message races: a receive from any source whose match depends on timing
 race="race.lua:6: message race: this receive from any source could match the send from rank 1 at race.lua:10 or the send from rank 2 at race.lua:12; which arrives first depends on timing"
@@ -56,17 +31,17 @@ for mode in rendezvous eager; do
   for engine in thread tcp; do
     expect "race: two unordered senders, $mode, $engine" 0 "$race" \
       -- run "$dir/race.lua" --send-mode "$mode" --engine "$engine" --no-recheck
-    count "race: once per receive site, $mode, $engine" 1 "message race"
+    count_lines "race: once per receive site, $mode, $engine" 1 "message race"
     expect "race-free: ordered by a message, $mode, $engine" 0 "" \
       -- run "$dir/race_free.lua" --send-mode "$mode" --engine "$engine" --no-recheck
-    count "race-free: no warning, $mode, $engine" 0 "warning"
+    count_lines "race-free: no warning, $mode, $engine" 0 "warning"
   done
 done
 expect "race: an error with --strict" 2 "--strict: 1 pitfall found" -- run "$dir/race.lua" --strict
 expect "race: json kind" 0 '"kind": "message_race"' -- run "$dir/race.lua" --report json
-same "race" "$dir/race.lua"
-same "race, --strict" "$dir/race.lua" --strict
-same "race-free" "$dir/race_free.lua" --send-mode eager
+replay_same "race" "$dir/race.lua"
+replay_same "race, --strict" "$dir/race.lua" --strict
+replay_same "race-free" "$dir/race_free.lua" --send-mode eager
 
 # ---- async collectives: the work handle owns the tensors until its wait,
 # even though the collective ran inside the call
@@ -75,29 +50,29 @@ for engine in thread tcp; do
   expect "async collective: read before the wait, $engine" 0 \
     "[rank 1] warning: async_coll.lua:5: reads a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4 still writes into" \
     -- run "$a" --engine "$engine"
-  count "async collective: write before the wait, once per rank, $engine" 2 \
+  count_lines "async collective: write before the wait, once per rank, $engine" 2 \
     "warning: async_coll.lua:6: writes to a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4 still uses"
-  count "async collective: never waited on, $engine" 2 \
+  count_lines "async collective: never waited on, $engine" 2 \
     "warning: async_coll.lua:10: the broadcast (async_op) called here was never waited on"
-  count "async collective: nothing after wait, wait_all or is_completed, $engine" 6 "warning:"
+  count_lines "async collective: nothing after wait, wait_all or is_completed, $engine" 6 "warning:"
 done
 # Either rank may fail first and stop the other before its read.
 expect "async collective: --strict fails the rank at the read" 2 \
   "failed: async_coll.lua:5: reads a tensor (or a view of it) that the async all_reduce called at async_coll.lua:4" \
   -- run "$a" --strict
 expect "async collective: json kinds" 0 '"kind": "collective_never_waited"' -- run "$a" --report json
-count "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
-same "async collectives" "$a"
+count_lines "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
+replay_same "async collectives" "$a"
 
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
   "with rendezvous sends: deadlock at deadlock.lua:19 — this program works only because sends are buffered" \
   -- run "$L/deadlock.lua" --send-mode eager
-count "recheck: a warning (buffering_hazard)" 1 "[rank 0] warning: deadlock.lua:19: with rendezvous sends this program deadlocks here"
+count_lines "recheck: a warning (buffering_hazard)" 1 "[rank 0] warning: deadlock.lua:19: with rendezvous sends this program deadlocks here"
 expect "recheck: --strict makes it a deadlock" 3 "note: eager buffering hid this deadlock" \
   -- run "$L/deadlock.lua" --send-mode eager --strict
-count "recheck: --strict gives the rendezvous explanation" 1 "why: every blocked rank is sending and none is receiving"
+count_lines "recheck: --strict gives the rendezvous explanation" 1 "why: every blocked rank is sending and none is receiving"
 expect "recheck: --strict, kind" 3 '"kind": "deadlock_buffered"' \
   -- run "$L/deadlock.lua" --send-mode eager --strict --report json
 expect "recheck: eager:N, tcp engine" 3 "note: eager buffering hid this deadlock" \
@@ -105,16 +80,16 @@ expect "recheck: eager:N, tcp engine" 3 "note: eager buffering hid this deadlock
 expect "recheck: a program that needs no buffering" 0 "with rendezvous sends: ok" \
   -- run "$L/chain.lua" --send-mode eager --strict
 expect "recheck: --no-recheck" 0 "" -- run "$L/deadlock.lua" --send-mode eager --no-recheck
-count "recheck: --no-recheck says nothing" 0 "rendezvous sends"
+count_lines "recheck: --no-recheck says nothing" 0 "rendezvous sends"
 expect "recheck: not after a rendezvous run" 0 "" -- run "$L/chain.lua"
-count "recheck: rendezvous runs are not rechecked" 0 "with rendezvous sends"
+count_lines "recheck: rendezvous runs are not rechecked" 0 "with rendezvous sends"
 expect "recheck: unreceived messages are one finding" 2 "--strict: 1 pitfall found" \
   -- run "$top_srcdir/tests/replay/scripts/unreceived.lua" --send-mode eager --strict
 expect "recheck: a recheck that cannot tell says so" 0 \
   "with rendezvous sends: not checked: the recheck ended with status 4" \
   -- run "$dir/spin.lua" --send-mode eager --timeout 1
-same "recheck, deadlock" "$L/deadlock.lua" --send-mode eager
-same "recheck, deadlock, --strict" "$L/deadlock.lua" --send-mode eager --strict
-same "recheck, ok" "$L/chain.lua" --send-mode eager
+replay_same "recheck, deadlock" "$L/deadlock.lua" --send-mode eager
+replay_same "recheck, deadlock, --strict" "$L/deadlock.lua" --send-mode eager --strict
+replay_same "recheck, ok" "$L/chain.lua" --send-mode eager
 
 finish

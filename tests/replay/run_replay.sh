@@ -8,44 +8,18 @@
 dir="$top_srcdir/tests/replay/scripts"
 cli="$top_srcdir/tests/cli/scripts"
 
-# same NAME ARGS...: run ARGS with --trace, replay, compare.
-same() {
-  local name=$1
-  shift
-  guarded "$bin" run "$@" --trace "$tmp/t.jsonl" >"$tmp/live.out" 2>"$tmp/live.err" </dev/null
-  local live=$?
-  guarded "$bin" replay "$tmp/t.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
-  local rep=$?
-  if [ "$live" != "$rep" ]; then
-    bad "replay = live: $name" "live status $live, replay status $rep"
-  elif ! cmp -s "$tmp/live.out" "$tmp/out" || ! cmp -s "$tmp/live.err" "$tmp/err"; then
-    diff "$tmp/live.out" "$tmp/out" | head -20
-    diff "$tmp/live.err" "$tmp/err" | head -20
-    bad "replay = live: $name"
-  else
-    ok "replay = live: $name (status $live)"
-  fi
-}
-
-# count NAME N PATTERN: the last output holds PATTERN on exactly N lines.
-count() {
-  local got
-  got=$(cat "$tmp/out" "$tmp/err" | grep -cF -- "$3")
-  if [ "$got" = "$2" ]; then ok "$1"; else bad "$1" "$got lines, expected $2"; fi
-}
-
 # ---- replay = live
-for script in "$top_srcdir"/lessons/[0-9]*/*.lua; do same "${script#"$top_srcdir"/}" "$script"; done
-same "deadlock.lua eager" "$top_srcdir/lessons/02-point-to-point/deadlock.lua" --send-mode eager
-same "eager_limit.lua rendezvous" "$top_srcdir/lessons/02-point-to-point/eager_limit.lua" --send-mode rendezvous
-for script in "$dir"/*.lua; do same "${script##*/}" "$script"; done
-same "unreceived.lua eager" "$dir/unreceived.lua" --send-mode eager
-same "--strict" "$dir/pitfalls_all.lua" --strict
-same "--strict at the end of the run" "$dir/unreceived.lua" --send-mode eager --strict
-same "script error" "$cli/error.lua"
-same "instruction budget" "$cli/loop.lua" --step-limit 1000000
-same "timeout" "$cli/sleeper.lua" --timeout 1
-same "deadlock found at the timeout" "$dir/partial.lua" --timeout 1
+for script in "$top_srcdir"/lessons/[0-9]*/*.lua; do replay_same "${script#"$top_srcdir"/}" "$script"; done
+replay_same "deadlock.lua eager" "$top_srcdir/lessons/02-point-to-point/deadlock.lua" --send-mode eager
+replay_same "eager_limit.lua rendezvous" "$top_srcdir/lessons/02-point-to-point/eager_limit.lua" --send-mode rendezvous
+for script in "$dir"/*.lua; do replay_same "${script##*/}" "$script"; done
+replay_same "unreceived.lua eager" "$dir/unreceived.lua" --send-mode eager
+replay_same "--strict" "$dir/pitfalls_all.lua" --strict
+replay_same "--strict at the end of the run" "$dir/unreceived.lua" --send-mode eager --strict
+replay_same "script error" "$cli/error.lua"
+replay_same "instruction budget" "$cli/loop.lua" --step-limit 1000000
+replay_same "timeout" "$cli/sleeper.lua" --timeout 1
+replay_same "deadlock found at the timeout" "$dir/partial.lua" --timeout 1
 
 # ---- verdicts on real scripts
 L="$top_srcdir/lessons/02-point-to-point"
@@ -59,18 +33,18 @@ expect "any source after every sender ended" 3 "rank 0 waits to receive from any
 expect "receive from itself: deadlock"       3 "rank 1 receives from itself (self_recv.lua:5)" -- run "$dir/self_recv.lua"
 expect "receive from itself: warned at once" 3 "self_recv.lua:5: dist.recv from rank 1, the rank itself, waits forever" -- run "$dir/self_recv.lua"
 expect "receive from itself after an isend"  0 "[rank 0] tensor([1., 1.])" -- run "$dir/self_ok.lua"
-count  "... is no pitfall"                   0 "warning"
+count_lines "... is no pitfall"                   0 "warning"
 expect "waiting on a rank that failed"       2 "rank 0 was waiting on it: irecv from rank 1 (tag 0, 8 bytes) posted at failed_peer.lua:5" -- run "$dir/failed_peer.lua"
 expect "receive from outside the world"      2 "source 5 is outside the world" -- run "$dir/outside.lua"
 
 # ---- pitfalls on real scripts: each once per site, both lines named
 expect "pitfalls are warnings"               0 "warnings: 5 pitfalls (see above)" -- run "$dir/pitfalls_all.lua"
-count  "write to an isend buffer, once per site" 1 "pitfalls_all.lua:9: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8 is still sending"
-count  "write to a view of an isend buffer"  1 "pitfalls_all.lua:11: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8"
-count  "read an irecv buffer before its wait" 1 "pitfalls_all.lua:22: reads a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
-count  "write an irecv buffer before its wait" 1 "pitfalls_all.lua:23: writes to a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
-count  "a request never waited on"           1 "pitfalls_all.lua:17: the isend posted here was never waited on"
-count  "no warning after the wait (line 14)" 0 "pitfalls_all.lua:14:"
+count_lines "write to an isend buffer, once per site" 1 "pitfalls_all.lua:9: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8 is still sending"
+count_lines "write to a view of an isend buffer"  1 "pitfalls_all.lua:11: writes to a tensor (or a view of it) that the isend posted at pitfalls_all.lua:8"
+count_lines "read an irecv buffer before its wait" 1 "pitfalls_all.lua:22: reads a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
+count_lines "write an irecv buffer before its wait" 1 "pitfalls_all.lua:23: writes to a tensor (or a view of it) that the irecv posted at pitfalls_all.lua:21"
+count_lines "a request never waited on"           1 "pitfalls_all.lua:17: the isend posted here was never waited on"
+count_lines "no warning after the wait (line 14)" 0 "pitfalls_all.lua:14:"
 expect "messages never received"            0 "unreceived.lua:4: 3 messages sent here to rank 1 (tag 7, 24 bytes in all) were never received" -- run "$dir/unreceived.lua" --send-mode eager
 expect "--strict: the pitfall fails the rank" 2 "rank 0 failed: eager_write.lua:6: writes to a tensor (or a view of it) that the isend posted at eager_write.lua:5 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/eager_write.lua" --strict
 expect "--strict reaches tcp rank processes" 2 "rank 0 failed: eager_write.lua:6: writes to a tensor (or a view of it) that the isend posted at eager_write.lua:5 is still sending: rank 1 may receive the old values or the new ones. Call wait() on the isend's work handle before changing the tensor (--strict)" -- run "$dir/eager_write.lua" --strict --engine tcp
@@ -78,9 +52,9 @@ expect "a rendezvous isend: writing is a pitfall" 0 "eager_write.lua:6: writes t
 expect "--strict: never received is an error" 2 "--strict: 1 pitfall found (see the warnings above)" -- run "$dir/unreceived.lua" --send-mode eager --strict
 expect "--strict: never waited is an error"  2 "never_waited.lua:3: the irecv posted here was never waited on" -- run "$dir/never_waited.lua" --strict
 expect "eager isend: writing after it is fine" 0 "" -- run "$dir/eager_write.lua" --send-mode eager
-count  "... no warning"                      0 "warning"
+count_lines "... no warning"                      0 "warning"
 expect "the lessons have no pitfalls"        0 "" -- run "$L/async.lua"
-count  "... async.lua is clean"              0 "warning"
+count_lines "... async.lua is clean"              0 "warning"
 
 # ---- replay: usage, broken and cut traces
 expect "replay --help"                       0 "usage: commsim replay TRACE" -- replay --help
