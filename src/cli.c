@@ -43,6 +43,8 @@ static void run_usage(FILE *f) {
             "      --speed OPS        operations per second in the visualizer (default 10;\n"
             "                         0 = full speed); + and - change it while running\n"
             "      --trace FILE       write every event as JSON Lines to FILE\n"
+            "      --export FMT:FILE  after the run, draw its trace as FMT (svg, mermaid,\n"
+            "                         perfetto, asciicast) into FILE; repeatable\n"
             "      --report FORMAT    text (default): the ranks' output as it happens and a\n"
             "                         summary; json: the outcome as one JSON document on\n"
             "                         standard output (docs/report-format.md)\n"
@@ -113,7 +115,8 @@ static int parse_number(const char *opt, const char *s, double *out) {
 
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
        OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_NO_RECHECK, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
-       OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED, OPT_REPORT };
+       OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED, OPT_REPORT,
+       OPT_EXPORT };
 
 /* torchrun's environment, for an engine whose ranks are processes: flags win over it. */
 static int process_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
@@ -167,6 +170,7 @@ int cs_cli_run(int argc, char **argv) {
         {"step", no_argument, NULL, OPT_STEP},
         {"speed", required_argument, NULL, OPT_SPEED},
         {"trace", required_argument, NULL, OPT_TRACE},
+        {"export", required_argument, NULL, OPT_EXPORT},
         {"report", required_argument, NULL, OPT_REPORT},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"mem-limit", required_argument, NULL, OPT_MEM},
@@ -190,6 +194,8 @@ int cs_cli_run(int argc, char **argv) {
     cs_tui_opts to = {.speed = 10};
     bool timeout_given = false;
     int tui = -1; /* -1: decide by the terminal */
+    const char *exports[8];
+    int nexport = 0;
     unsigned long long v;
     int c;
     optind = 1;
@@ -224,6 +230,13 @@ int cs_cli_run(int argc, char **argv) {
             if (parse_number("--speed", optarg, &to.speed) < 0) return 1;
             break;
         case OPT_TRACE: o.trace = optarg; break;
+        case OPT_EXPORT:
+            if (nexport == 8) {
+                fprintf(stderr, "commsim run: --export: at most 8\n");
+                return 1;
+            }
+            exports[nexport++] = optarg;
+            break;
         case OPT_REPORT:
             if (!cs_report_format_parse(optarg, &o.report)) {
                 fprintf(stderr, "commsim run: --report: unknown format '%s' (text or json)\n", optarg);
@@ -291,8 +304,27 @@ int cs_cli_run(int argc, char **argv) {
         return 1;
     }
     bool want = !o.worker && (tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
-    if (!want) return cs_launch_run(&o);
-    if (!timeout_given) o.timeout = 0;
-    to.timeout = o.timeout;
-    return run_tui(&o, &to);
+    /* --export draws the run's trace afterwards: a temporary one when none is asked for */
+    char tmp[] = "/tmp/commsim-export-XXXXXX";
+    if (nexport && !o.trace && !o.worker) { /* a rank process draws nothing: rank 0's side does */
+        int fd = mkstemp(tmp);
+        if (fd < 0) {
+            fprintf(stderr, "commsim run: --export: cannot create a temporary trace\n");
+            return 1;
+        }
+        close(fd);
+        o.trace = tmp;
+    }
+    int status;
+    if (!want) {
+        status = cs_launch_run(&o);
+    } else {
+        if (!timeout_given) o.timeout = 0;
+        to.timeout = o.timeout;
+        status = run_tui(&o, &to);
+    }
+    for (int i = 0; !o.worker && i < nexport; i++)
+        if (cs_cli_export_spec(exports[i], o.trace) != 0 && status == 0) status = 1;
+    if (o.trace == tmp) unlink(tmp);
+    return status;
 }

@@ -1,0 +1,135 @@
+/* cli_export.c -- `commsim export TRACE --format F`: the options of the
+ * command only; the drawing is export.c and its one file per format. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "export.h"
+
+static void export_usage(FILE *f) {
+    fputs("usage: commsim export TRACE --format svg|mermaid|perfetto|asciicast [--out FILE]\n"
+          "       [--from N --to N] [--width COLS --height ROWS] [--theme light|dark]\n"
+          "\n"
+          "Draw a trace written by 'commsim run --trace TRACE' as a picture: the\n"
+          "events go through the same monitor as 'commsim replay', so the verdict\n"
+          "and the pitfalls drawn are the ones the report gives. A malformed trace\n"
+          "is refused with FILE:LINE: reason and status 1, as replay refuses it.\n"
+          "\n"
+          "formats:\n",
+          f);
+    cs_export_print_formats(f);
+    fputs("\n"
+          "options:\n"
+          "  -f, --format F   the picture's format (above)\n"
+          "  -o, --out FILE   write it to FILE (default: standard output)\n"
+          "      --from N     draw from the trace's N-th event (0: the first)...\n"
+          "      --to N       ...up to, not including, its N-th (default: the end);\n"
+          "                   the verdict is the one of the events up to N\n"
+          "      --width N    asciicast: terminal columns (default 100); svg: the most\n"
+          "                   diagram columns drawn before older ones are left out (120)\n"
+          "      --height N   asciicast: terminal rows (default 30)\n"
+          "      --theme T    svg: light (default) or dark\n"
+          "      --speed S    asciicast: S operations per second (default: the events'\n"
+          "                   own times)\n"
+          "  -h, --help       show this help\n"
+          "\n"
+          "Run-time pictures: 'commsim run SCRIPT --export FORMAT:FILE' (repeatable)\n"
+          "writes them after the run. docs/export.md says how to open each format.\n"
+          "\n"
+          "example:\n"
+          "  commsim run lessons/02-point-to-point/deadlock.lua --trace t.jsonl\n"
+          "  commsim export t.jsonl --format svg --out deadlock.svg\n",
+          f);
+}
+
+static int number(const char *opt, const char *s, long long max, long long *out) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < 0 || v > max) {
+        fprintf(stderr, "commsim export: %s: '%s' is not a number from 0 to %lld\n", opt, s, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cs_cli_export(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, 'f'}, {"out", required_argument, NULL, 'o'},
+        {"from", required_argument, NULL, 'F'},   {"to", required_argument, NULL, 'T'},
+        {"width", required_argument, NULL, 'W'},  {"height", required_argument, NULL, 'H'},
+        {"theme", required_argument, NULL, 'm'},  {"speed", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
+    };
+    cs_export_opts o = {.from = -1, .to = -1};
+    long long v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f': o.format = optarg; break;
+        case 'o': o.out = optarg; break;
+        case 'F': if (number("--from", optarg, 1LL << 50, &o.from) < 0) return 1; break;
+        case 'T': if (number("--to", optarg, 1LL << 50, &o.to) < 0) return 1; break;
+        case 'W':
+            if (number("--width", optarg, 1000, &v) < 0 || v < 20) {
+                fprintf(stderr, "commsim export: --width: from 20 to 1000\n");
+                return 1;
+            }
+            o.width = (int)v;
+            break;
+        case 'H':
+            if (number("--height", optarg, 1000, &v) < 0 || v < 10) {
+                fprintf(stderr, "commsim export: --height: from 10 to 1000\n");
+                return 1;
+            }
+            o.height = (int)v;
+            break;
+        case 'm':
+            if (strcmp(optarg, "dark") && strcmp(optarg, "light")) {
+                fprintf(stderr, "commsim export: --theme: light or dark, not '%s'\n", optarg);
+                return 1;
+            }
+            o.dark = strcmp(optarg, "dark") == 0;
+            break;
+        case 's': {
+            char *end;
+            o.speed = strtod(optarg, &end);
+            if (!*optarg || *end || !(o.speed > 0) || o.speed > 1e6) {
+                fprintf(stderr, "commsim export: --speed: a positive number, not '%s'\n", optarg);
+                return 1;
+            }
+            break;
+        }
+        case 'h': export_usage(stdout); return 0;
+        default: export_usage(stderr); return 1;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind == argc ? "commsim export: which trace? (commsim export TRACE)\n"
+                                       : "commsim export: one trace at a time\n");
+        export_usage(stderr);
+        return 1;
+    }
+    if (!o.format) {
+        fprintf(stderr, "commsim export: which format? (--format svg|mermaid|perfetto|asciicast)\n");
+        return 1;
+    }
+    return cs_export_file(argv[optind], &o);
+}
+
+int cs_cli_export_spec(const char *spec, const char *trace) {
+    char fmt[32];
+    const char *colon = strchr(spec, ':');
+    size_t n = colon ? (size_t)(colon - spec) : 0;
+    if (!colon || !n || n >= sizeof fmt || !colon[1]) {
+        fprintf(stderr, "commsim run: --export: FORMAT:FILE, not '%s'\n", spec);
+        return 1;
+    }
+    memcpy(fmt, spec, n);
+    fmt[n] = 0;
+    cs_export_opts o = {.format = fmt, .out = colon + 1, .from = -1, .to = -1};
+    return cs_export_file(trace, &o);
+}

@@ -1,0 +1,150 @@
+/* cli_grade.c -- `commsim grade EXERCISE SOLUTION|DIR`: options only; the
+ * work is in grade_*.c. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "grade.h"
+#include "xalloc.h"
+
+static void grade_usage(FILE *f) {
+    fputs("usage: commsim grade EXERCISE SOLUTION.lua|DIR [options]\n"
+          "\n"
+          "Grade a solution of an exercise, or a class folder of solutions (one .lua\n"
+          "per file, or one subfolder per student). EXERCISE is a folder holding\n"
+          "spec.lua, or a NAME under lessons/*/exercises/. Every case runs on every\n"
+          "world size, engine and send mode its spec lists, each run in a child\n"
+          "process under CPU, memory and wall-time limits. See docs/grading.md.\n"
+          "\n"
+          "options:\n"
+          "      --format F    text (default), json, tap, junit or gradescope\n"
+          "                    (Gradescope's results.json)\n"
+          "      --out FILE    write the results there instead of standard output; with\n"
+          "                    a class folder, FILE.csv gets the summary too\n"
+          "      --csv FILE    a class folder: the summary (student,score,max,failing)\n"
+          "      --jobs N      grade N submissions at once (default: the CPU count)\n"
+          "      --engine E    run every case on engine E instead of the spec's\n"
+          "      --trace-dir DIR  keep the trace of each failing case there; the text\n"
+          "                    output names the 'commsim replay' command that opens it\n"
+          "      --hidden      show why hidden cases failed (an instructor's view)\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 every case passed, 6 some case failed, 1 usage or setup error.\n"
+          "\n"
+          "example:\n"
+          "  commsim grade ring my_ring.lua\n"
+          "  commsim grade ring submissions/ --format gradescope --out results.json\n",
+          f);
+}
+
+int cs_cli_grade(int argc, char **argv) {
+    enum { OPT_FORMAT = 256, OPT_OUT, OPT_JOBS, OPT_TRACE_DIR, OPT_HIDDEN, OPT_ENGINE, OPT_CSV };
+    static const struct option longs[] = {
+        {"format", required_argument, NULL, OPT_FORMAT}, {"out", required_argument, NULL, OPT_OUT},
+        {"jobs", required_argument, NULL, OPT_JOBS},     {"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
+        {"hidden", no_argument, NULL, OPT_HIDDEN},       {"engine", required_argument, NULL, OPT_ENGINE},
+        {"csv", required_argument, NULL, OPT_CSV},       {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    cs_grade_format fmt = CS_GF_TEXT;
+    const char *out = NULL, *csv = NULL;
+    cs_grade_opts go = {0};
+    bool show_hidden = false;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case OPT_FORMAT:
+            if (!cs_grade_format_parse(optarg, &fmt)) {
+                fprintf(stderr, "commsim grade: --format: unknown format '%s'\n", optarg);
+                return 1;
+            }
+            break;
+        case OPT_OUT: out = optarg; break;
+        case OPT_CSV: csv = optarg; break;
+        case OPT_JOBS:
+            jobs = strtol(optarg, &end, 10);
+            if (*end || jobs < 1 || jobs > 256) {
+                fprintf(stderr, "commsim grade: --jobs: expected 1 to 256, got '%s'\n", optarg);
+                return 1;
+            }
+            break;
+        case OPT_TRACE_DIR: go.trace_dir = optarg; break;
+        case OPT_HIDDEN: show_hidden = true; break;
+        case OPT_ENGINE: go.engine = optarg; break;
+        case 'h': grade_usage(stdout); return 0;
+        default: grade_usage(stderr); return 1;
+        }
+    }
+    if (argc - optind != 2) {
+        grade_usage(stderr);
+        return 1;
+    }
+    if (jobs < 1) jobs = 1;
+    char err[1024];
+    cs_grade_spec spec;
+    if (cs_grade_spec_load(&spec, argv[optind], err, sizeof err) < 0) {
+        fprintf(stderr, "commsim grade: %s\n", err);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
+    if (go.trace_dir && mkdir(go.trace_dir, 0777) < 0 && access(go.trace_dir, W_OK) < 0) {
+        fprintf(stderr, "commsim grade: --trace-dir %s: cannot create it\n", go.trace_dir);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
+    const char *target = argv[optind + 1];
+    struct stat st;
+    if (stat(target, &st) < 0) {
+        fprintf(stderr, "commsim grade: %s: no such file or folder\n", target);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
+    cs_grade_sub *subs;
+    int nsubs;
+    bool cls = S_ISDIR(st.st_mode);
+    if (cls) {
+        if (cs_grade_list_class(target, &subs, &nsubs, err, sizeof err) < 0) {
+            fprintf(stderr, "commsim grade: %s\n", err);
+            cs_grade_spec_free(&spec);
+            return 1;
+        }
+        cs_grade_class(&spec, &go, subs, nsubs, (int)jobs);
+    } else {
+        subs = cs_xcalloc(1, sizeof *subs, "grade");
+        nsubs = 1;
+        const char *b = strrchr(target, '/');
+        subs[0].student = cs_xstrdup(b ? b + 1 : target, "grade");
+        subs[0].path = cs_xstrdup(target, "grade");
+        cs_grade_submission(&spec, &go, &subs[0]);
+    }
+    FILE *f = out ? fopen(out, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "commsim grade: --out %s: cannot write it\n", out);
+        return 1;
+    }
+    cs_grade_write(f, fmt, &spec, subs, nsubs, show_hidden);
+    if (out) fclose(f);
+    else fflush(stdout);
+    char csvbuf[4200];
+    if (cls && !csv && out) snprintf(csvbuf, sizeof csvbuf, "%s.csv", out), csv = csvbuf;
+    if (cls && csv) {
+        FILE *cf = fopen(csv, "w");
+        if (cf) cs_grade_csv(cf, subs, nsubs), fclose(cf);
+        else fprintf(stderr, "commsim grade: --csv %s: cannot write it\n", csv);
+    }
+    int status = 0;
+    for (int i = 0; i < nsubs; i++) {
+        if (subs[i].score < subs[i].max) status = CS_GRADE_FAILED;
+        for (int k = 0; k < subs[i].nresults; k++)
+            if (!subs[i].results[k].pass) status = CS_GRADE_FAILED;
+        cs_grade_sub_free(&subs[i]);
+    }
+    free(subs);
+    cs_grade_spec_free(&spec);
+    return status;
+}

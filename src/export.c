@@ -1,0 +1,160 @@
+/* export.c -- the table of picture formats and what they share: loading the
+ * trace (the replay's loader, so a bad trace is refused with the same
+ * FILE:LINE reason), the window of events, the outcome of the run. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "report.h"
+#include "xalloc.h"
+
+static const cs_export_format formats[] = {
+    {"svg", "svg", "the space-time diagram, for slides (open in a browser)", cs_export_svg},
+    {"mermaid", "mmd", "a Mermaid sequenceDiagram, for Markdown and notebooks", cs_export_mermaid},
+    {"perfetto", "json", "Chrome Trace Event JSON for ui.perfetto.dev", cs_export_perfetto},
+    {"asciicast", "cast", "an asciinema v2 recording of the visualizer", cs_export_asciicast},
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+const cs_export_format *cs_export_find(const char *name) {
+    for (size_t i = 0; i < NFORMATS; i++)
+        if (strcmp(name, formats[i].name) == 0) return &formats[i];
+    return NULL;
+}
+
+void cs_export_print_formats(FILE *f) {
+    for (size_t i = 0; i < NFORMATS; i++)
+        fprintf(f, "  %-10s %s\n", formats[i].name, formats[i].summary);
+}
+
+void cs_export_json_str(FILE *f, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+}
+
+void cs_export_first_line(const char *s, char *buf, size_t len) {
+    size_t n = 0;
+    while (s && s[n] && s[n] != '\n' && n + 1 < len) n++;
+    if (len) {
+        if (s) memcpy(buf, s, n);
+        buf[n] = 0;
+    }
+}
+
+static unsigned long long rkey(int rank, unsigned long long req) {
+    return ((unsigned long long)(unsigned)(rank + 2) << 44) ^ req;
+}
+
+static size_t slot(unsigned long long k, size_t cap) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k & (cap - 1);
+}
+
+int cs_export_reqmap_put(cs_export_reqmap *m, int rank, unsigned long long req, size_t val) {
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 1024;
+        unsigned long long *key = calloc(cap, sizeof *key);
+        size_t *v = malloc(cap * sizeof *v);
+        if (!key || !v) {
+            free(key);
+            free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->key[i]) continue;
+            size_t s = slot(m->key[i], cap);
+            while (key[s]) s = (s + 1) & (cap - 1);
+            key[s] = m->key[i];
+            v[s] = m->val[i];
+        }
+        free(m->key);
+        free(m->val);
+        m->key = key;
+        m->val = v;
+        m->cap = cap;
+    }
+    unsigned long long k = rkey(rank, req);
+    size_t s = slot(k, m->cap);
+    while (m->key[s] && m->key[s] != k) s = (s + 1) & (m->cap - 1);
+    if (!m->key[s]) m->n++;
+    m->key[s] = k;
+    m->val[s] = val;
+    return 0;
+}
+
+bool cs_export_reqmap_get(const cs_export_reqmap *m, int rank, unsigned long long req, size_t *val) {
+    if (!m->cap) return false;
+    unsigned long long k = rkey(rank, req);
+    for (size_t s = slot(k, m->cap); m->key[s]; s = (s + 1) & (m->cap - 1))
+        if (m->key[s] == k) {
+            *val = m->val[s];
+            return true;
+        }
+    return false;
+}
+
+void cs_export_reqmap_free(cs_export_reqmap *m) {
+    free(m->key);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+int cs_export_file(const char *path, const cs_export_opts *o) {
+    const cs_export_format *fmt = cs_export_find(o->format);
+    if (!fmt) {
+        fprintf(stderr, "commsim export: unknown format '%s'; one of:\n", o->format);
+        cs_export_print_formats(stderr);
+        return 1;
+    }
+    char err[600];
+    cs_replay rp;
+    if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
+        fprintf(stderr, "commsim: %s\n", err);
+        return 1;
+    }
+    if (rp.cut) fprintf(stderr, "commsim: %s: exported the %zu events before it\n", err, rp.n);
+    cs_export_ctx x = {.rp = &rp, .path = path, .o = o};
+    x.to = o->to >= 0 && (size_t)o->to < rp.n ? (size_t)o->to : rp.n;
+    x.from = o->from > 0 ? (size_t)o->from : 0;
+    if (x.from > x.to) x.from = x.to;
+    if (cs_replay_fold(&rp, x.to, &x.mon) < 0) {
+        fprintf(stderr, "commsim export: out of memory\n");
+        cs_replay_free(&rp);
+        return 1;
+    }
+    cs_outcome_build(&x.out, &x.mon, cs_report_status(&x.mon), NULL);
+    bool std = !o->out || strcmp(o->out, "-") == 0;
+    FILE *f = std ? stdout : fopen(o->out, "wb");
+    int rc = 1;
+    if (!f) {
+        fprintf(stderr, "commsim export: %s: %s\n", o->out, strerror(errno));
+    } else {
+        err[0] = 0;
+        rc = fmt->write(f, &x, err, sizeof err) < 0 ? 1 : 0;
+        if (fflush(f) != 0 || ferror(f)) {
+            if (!err[0]) snprintf(err, sizeof err, "%s: %s", std ? "stdout" : o->out, strerror(errno));
+            rc = 1;
+        }
+        if (!std && fclose(f) != 0) rc = 1;
+    /* as replay: a cut trace is drawn up to the cut, and is never a success */
+    if (rp.cut) rc = 1;
+        if (rc) fprintf(stderr, "commsim export: %s\n", err[0] ? err : "write failed");
+    }
+    cs_outcome_free(&x.out);
+    cs_monitor_destroy(&x.mon);
+    cs_replay_free(&rp);
+    return rc;
+}

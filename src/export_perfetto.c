@@ -1,0 +1,223 @@
+/* export_perfetto.c -- a trace as Chrome Trace Event Format JSON, which
+ * ui.perfetto.dev and chrome://tracing open: one process for the run, a
+ * thread per rank, a slice per operation from its post to its completion (a
+ * blocked stretch nested in it), a slice per collective call, a flow arrow
+ * from each send to the receive it matched, instant events for the verdict
+ * and the pitfalls. Times are the trace's t in microseconds. Records are
+ * collected, then sorted by time, so every track's timestamps are monotone. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "model.h"
+
+typedef enum { R_SLICE, R_FLOW_OUT, R_FLOW_IN, R_INSTANT } rkind;
+
+typedef struct rec {
+    double ts, dur;       /* microseconds */
+    size_t ev;            /* the event that names it (the post, coll begin, warn, ...) */
+    size_t order;         /* ties keep the trace's order */
+    unsigned long long id; /* flows */
+    int tid;
+    rkind kind;
+    const char *cat;
+} rec;
+
+typedef struct recs {
+    rec *v;
+    size_t n, cap;
+} recs;
+
+static int add(recs *r, rec x) {
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 4096;
+        rec *nv = realloc(r->v, cap * sizeof *nv);
+        if (!nv) return -1;
+        r->v = nv;
+        r->cap = cap;
+    }
+    x.order = r->n;
+    r->v[r->n++] = x;
+    return 0;
+}
+
+static int by_time(const void *a, const void *b) {
+    const rec *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static double us(double t) { return t * 1e6; }
+
+static void put_name(FILE *f, const cs_event *e, const rec *r) {
+    char buf[96];
+    switch (e->type) {
+    case CS_EV_POST:
+        cs_viz_op_text(e->op, e->peer, e->tag, e->bytes, true, buf, sizeof buf);
+        cs_export_json_str(f, buf);
+        break;
+    case CS_EV_BLOCK: fputs("blocked", f); break;
+    case CS_EV_COMPUTE: fputs("compute", f); break;
+    case CS_EV_COLL:
+        cs_export_json_str(f, e->text);
+        if (e->algo && *e->algo) fprintf(f, " (%s)", e->algo);
+        break;
+    case CS_EV_DEADLOCK: case CS_EV_WARN: case CS_EV_ERROR:
+        cs_export_first_line(e->text, buf, sizeof buf);
+        cs_export_json_str(f, buf);
+        break;
+    default: fputs(r->kind == R_INSTANT ? "event" : "message", f); break;
+    }
+}
+
+static void put_args(FILE *f, const cs_event *e) {
+    fputs(",\"args\":{", f);
+    switch (e->type) {
+    case CS_EV_POST:
+        fprintf(f, "\"op\":\"%s\",\"peer\":%d,\"tag\":%d,\"bytes\":%zu,\"line\":%d,\"ctx\":%d",
+                cs_op_name(e->op), e->peer, e->tag, e->bytes, e->line, e->ctx);
+        break;
+    case CS_EV_COLL:
+        fprintf(f, "\"bytes\":%zu,\"count\":%zu,\"line\":%d,\"algo\":\"", e->bytes, e->count, e->line);
+        cs_export_json_str(f, e->algo);
+        fputs("\"", f);
+        break;
+    case CS_EV_DEADLOCK: case CS_EV_WARN: case CS_EV_ERROR:
+        fprintf(f, "\"line\":%d,\"text\":\"", e->line);
+        cs_export_json_str(f, e->text);
+        fputs("\"", f);
+        break;
+    default: fprintf(f, "\"line\":%d", e->line); break;
+    }
+    fputc('}', f);
+}
+
+static int collect(const cs_export_ctx *x, recs *r) {
+    const cs_replay *rp = x->rp;
+    int world = rp->world;
+    cs_export_reqmap posts = {0};
+    size_t *blocked = malloc((size_t)world * sizeof *blocked);  /* open block per rank */
+    size_t *coll = malloc((size_t)world * sizeof *coll);       /* open collective per rank */
+    size_t *comp = malloc((size_t)world * sizeof *comp);       /* open compute per rank */
+    unsigned long long flow = 0;
+    int rc = -1;
+    if (!blocked || !coll || !comp) goto out;
+    for (int k = 0; k < world; k++) blocked[k] = coll[k] = comp[k] = (size_t)-1;
+    for (size_t i = 0; i < x->to; i++) {
+        const cs_event *e = &rp->ev[i];
+        bool in = i >= x->from, ranked = e->rank >= 0 && e->rank < world;
+        size_t at;
+        switch (e->type) {
+        case CS_EV_POST:
+            if (cs_export_reqmap_put(&posts, e->rank, e->req, i) < 0) goto out;
+            break;
+        case CS_EV_COMPLETE:
+            if (!in || !cs_export_reqmap_get(&posts, e->rank, e->req, &at) || at < x->from) break;
+            if (add(r, (rec){.ts = us(rp->ev[at].t), .dur = us(e->t) - us(rp->ev[at].t), .ev = at,
+                             .tid = e->rank, .kind = R_SLICE,
+                             .cat = rp->ev[at].ctx ? "collective" : "p2p"}) < 0)
+                goto out;
+            break;
+        case CS_EV_MATCH:
+            /* the arrow leaves the send's post and lands where the receive matched */
+            if (!in || !cs_export_reqmap_get(&posts, e->peer, e->peer_req, &at) || at < x->from) break;
+            flow++;
+            if (add(r, (rec){.ts = us(rp->ev[at].t), .ev = at, .tid = e->peer, .kind = R_FLOW_OUT,
+                             .id = flow, .cat = "message"}) < 0 ||
+                add(r, (rec){.ts = us(e->t), .ev = i, .tid = e->rank, .kind = R_FLOW_IN, .id = flow,
+                             .cat = "message"}) < 0)
+                goto out;
+            break;
+        case CS_EV_BLOCK:
+            if (ranked) blocked[e->rank] = i;
+            break;
+        case CS_EV_UNBLOCK:
+            if (!ranked || (at = blocked[e->rank]) == (size_t)-1) break;
+            blocked[e->rank] = (size_t)-1;
+            if (in && at >= x->from &&
+                add(r, (rec){.ts = us(rp->ev[at].t), .dur = us(e->t) - us(rp->ev[at].t), .ev = at,
+                             .tid = e->rank, .kind = R_SLICE, .cat = "blocked"}) < 0)
+                goto out;
+            break;
+        case CS_EV_COLL: case CS_EV_COMPUTE: {
+            size_t *open = e->type == CS_EV_COLL ? coll : comp;
+            if (!ranked) break;
+            if (e->begin) {
+                open[e->rank] = i;
+                break;
+            }
+            if ((at = open[e->rank]) == (size_t)-1) break;
+            open[e->rank] = (size_t)-1;
+            if (in && at >= x->from &&
+                add(r, (rec){.ts = us(rp->ev[at].t), .dur = us(e->t) - us(rp->ev[at].t), .ev = at,
+                             .tid = e->rank, .kind = R_SLICE,
+                             .cat = e->type == CS_EV_COLL ? "collective" : "compute"}) < 0)
+                goto out;
+            break;
+        }
+        case CS_EV_WARN: case CS_EV_ERROR: case CS_EV_DEADLOCK:
+            if (in && add(r, (rec){.ts = us(e->t), .ev = i, .tid = ranked ? e->rank : -1,
+                                   .kind = R_INSTANT,
+                                   .cat = e->type == CS_EV_WARN    ? "pitfall"
+                                          : e->type == CS_EV_ERROR ? "error"
+                                                                   : "verdict"}) < 0)
+                goto out;
+            break;
+        default: break;
+        }
+    }
+    rc = 0;
+out:
+    cs_export_reqmap_free(&posts);
+    free(blocked);
+    free(coll);
+    free(comp);
+    return rc;
+}
+
+int cs_export_perfetto(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
+    const cs_replay *rp = x->rp;
+    recs r = {0};
+    if (collect(x, &r) < 0) {
+        free(r.v);
+        snprintf(err, errlen, "out of memory collecting the trace's slices");
+        return -1;
+    }
+    qsort(r.v, r.n, sizeof *r.v, by_time);
+    fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"script\":\"", f);
+    cs_export_json_str(f, rp->script);
+    fprintf(f, "\",\"ranks\":%d,\"verdict\":\"%s\"},\n\"traceEvents\":[\n", rp->world, x->out.word);
+    fputs("{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"commsim ", f);
+    cs_export_json_str(f, rp->script);
+    fputs("\"}}", f);
+    for (int k = 0; k < rp->world; k++) {
+        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\","
+                   "\"args\":{\"name\":\"Rank %d\"}}", k, k);
+        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
+                   "\"args\":{\"sort_index\":%d}}", k, k);
+    }
+    for (size_t i = 0; i < r.n; i++) {
+        const rec *c = &r.v[i];
+        const cs_event *e = &rp->ev[c->ev];
+        fputs(",\n{\"ph\":\"", f);
+        switch (c->kind) {
+        case R_SLICE: fputs("X", f); break;
+        case R_FLOW_OUT: fputs("s", f); break;
+        case R_FLOW_IN: fputs("f\",\"bp\":\"e", f); break;
+        case R_INSTANT: fputs(c->tid < 0 ? "i\",\"s\":\"g" : "i\",\"s\":\"t", f); break;
+        }
+        fprintf(f, "\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"%s\",\"name\":\"",
+                c->tid < 0 ? 0 : c->tid, c->ts, c->cat);
+        if (c->kind == R_FLOW_OUT || c->kind == R_FLOW_IN) fputs("message", f);
+        else put_name(f, e, c);
+        fputc('"', f);
+        if (c->kind == R_SLICE) fprintf(f, ",\"dur\":%.3f", c->dur < 0 ? 0 : c->dur);
+        if (c->kind == R_FLOW_OUT || c->kind == R_FLOW_IN) fprintf(f, ",\"id\":%llu", c->id);
+        else put_args(f, e);
+        fputc('}', f);
+    }
+    fputs("\n]}\n", f);
+    free(r.v);
+    return 0;
+}

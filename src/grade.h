@@ -1,0 +1,114 @@
+/* grade.h -- `commsim grade`: exercise specs, cases run in child processes
+ * with OS limits, default rules and check functions, and the result formats.
+ *
+ * An exercise is a folder holding spec.lua; the spec returns a table of
+ * cases. Each case runs once per world size, engine and send mode (a
+ * "variant"), every variant in its own forked child under setrlimit, through
+ * the same run path as `commsim run`. A case scores its points only when
+ * every variant passes. See docs/grading.md.
+ */
+#ifndef CS_GRADE_H
+#define CS_GRADE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define CS_GRADE_MAX_LIST 16
+
+/* Exit status of `commsim grade` when some case failed (0: all passed). */
+#define CS_GRADE_FAILED 6
+
+typedef struct cs_grade_param {
+    char *name;
+    double value;
+} cs_grade_param;
+
+typedef struct cs_grade_case {
+    char *name;
+    double points;
+    bool hidden;
+    bool expect_deadlock;
+    int worlds[CS_GRADE_MAX_LIST], nworlds;
+    char *engines[CS_GRADE_MAX_LIST];
+    int nengines;
+    char *modes[CS_GRADE_MAX_LIST];
+    int nmodes;
+    cs_grade_param params[CS_GRADE_MAX_LIST];
+    int nparams;
+    int check_ref;   /* registry ref of check(run), or LUA_NOREF */
+    int expect_ref;  /* registry ref of expect(rank, world, params), or LUA_NOREF */
+} cs_grade_case;
+
+typedef struct cs_grade_spec {
+    char *dir, *name, *title;
+    cs_grade_case *cases;
+    int ncases;
+    char *required[CS_GRADE_MAX_LIST], *forbidden[CS_GRADE_MAX_LIST], *allowed[CS_GRADE_MAX_LIST];
+    int nrequired, nforbidden, nallowed;
+    double timeout;          /* wall seconds per run */
+    unsigned long long steps; /* Lua instructions per rank */
+    size_t memory;           /* bytes per rank */
+    void *L;                 /* the spec's lua_State: check and expect functions */
+} cs_grade_spec;
+
+/* Find EXERCISE (a folder with spec.lua, or a NAME under lessons/NN-x/exercises/)
+ * and load its spec in a sandbox. 0, or -1 with the reason in err. */
+int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t errlen);
+void cs_grade_spec_free(cs_grade_spec *s);
+
+/* The result of one case for one submission. */
+typedef struct cs_grade_result {
+    char *name;
+    double score, max;
+    bool pass, hidden;
+    char *message;   /* why it failed (student's terms), or NULL */
+    char *trace;     /* the failing variant's trace under --trace-dir, or NULL */
+} cs_grade_result;
+
+typedef struct cs_grade_sub {
+    char *student;   /* the file or folder name */
+    char *path;      /* the solution script */
+    cs_grade_result *results;
+    int nresults;
+    double score, max;
+} cs_grade_sub;
+
+typedef struct cs_grade_opts {
+    const char *engine;     /* override the spec's engines, or NULL */
+    const char *trace_dir;  /* failing variants keep their trace here, or NULL */
+} cs_grade_opts;
+
+/* Grade one solution: every case, every variant in a child. Fills sub. */
+void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *sub);
+void cs_grade_sub_free(cs_grade_sub *sub);
+
+/* Run one variant in a forked child; returns true when it passed, else the
+ * reason (malloc'd) in *why. kind_out receives the outcome kind name. */
+bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
+                      int world, const char *engine, const char *mode, const char *trace,
+                      char **why, char kind_out[32]);
+
+/* The judge, in the child after the run: trace is the run's trace. Returns
+ * true when the run passes, else the reason in *why. */
+bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace,
+                    int world, char **why, char kind_out[32]);
+
+/* ---- formats */
+typedef enum {
+    CS_GF_TEXT = 0, CS_GF_JSON, CS_GF_TAP, CS_GF_JUNIT, CS_GF_GRADESCOPE
+} cs_grade_format;
+
+bool cs_grade_format_parse(const char *s, cs_grade_format *f);
+void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const cs_grade_sub *subs,
+                    int nsubs, bool show_hidden);
+void cs_grade_csv(FILE *f, const cs_grade_sub *subs, int nsubs);
+
+/* A class folder: the solutions in dir, sorted by name (one .lua per file,
+ * or a subfolder with one .lua, solution.lua preferred). */
+int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *err, size_t errlen);
+/* Grade every submission with up to jobs children at once, in order of name. */
+void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *subs, int nsubs,
+                    int jobs);
+
+#endif

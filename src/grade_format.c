@@ -1,0 +1,177 @@
+/* grade_format.c -- the results of a grading in text, JSON, TAP, JUnit XML
+ * and Gradescope's results.json, and the class CSV. No timings: grading the
+ * same solutions twice writes the same bytes. */
+#include <jansson.h>
+#include <string.h>
+
+#include "grade.h"
+
+bool cs_grade_format_parse(const char *s, cs_grade_format *f) {
+    static const char *const names[] = {"text", "json", "tap", "junit", "gradescope"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(s, names[i]) == 0) return *f = (cs_grade_format)i, true;
+    return false;
+}
+
+static const char *shown(const cs_grade_result *r, bool show_hidden) {
+    if (r->pass || !r->message) return NULL;
+    return r->hidden && !show_hidden ? "(hidden case: details are not shown)" : r->message;
+}
+
+static void indent(FILE *f, const char *text, const char *pad) {
+    fputs(pad, f);
+    for (const char *p = text; *p; p++) {
+        fputc(*p, f);
+        if (*p == '\n' && p[1]) fputs(pad, f);
+    }
+    fputc('\n', f);
+}
+
+static void text(FILE *f, const cs_grade_spec *s, const cs_grade_sub *sub, bool show_hidden) {
+    fprintf(f, "%s: %s\n", sub->student, s->title);
+    for (int i = 0; i < sub->nresults; i++) {
+        const cs_grade_result *r = &sub->results[i];
+        fprintf(f, "  %s %g/%g  %s%s\n", r->pass ? "\u2713" : "\u2717", r->score, r->max, r->name,
+                r->hidden ? " (hidden)" : "");
+    }
+    for (int i = 0; i < sub->nresults; i++) {
+        const cs_grade_result *r = &sub->results[i];
+        const char *m = shown(r, show_hidden);
+        if (!m) continue;
+        fprintf(f, "\n%s:\n", r->name);
+        indent(f, m, "  ");
+        if (r->trace && (!r->hidden || show_hidden)) fprintf(f, "  see it: commsim replay %s\n", r->trace);
+    }
+    fprintf(f, "total: %g/%g\n", sub->score, sub->max);
+}
+
+static json_t *sub_json(const cs_grade_sub *sub, bool show_hidden, bool gradescope) {
+    json_t *tests = json_array();
+    for (int i = 0; i < sub->nresults; i++) {
+        const cs_grade_result *r = &sub->results[i];
+        const char *m = gradescope ? r->message : shown(r, show_hidden);
+        json_t *t = json_pack("{s:s, s:f, s:f}", "name", r->name, "score", r->score, "max_score", r->max);
+        if (gradescope) {
+            json_object_set_new(t, "output", json_string(r->pass ? "passed" : m ? m : "failed"));
+            json_object_set_new(t, "visibility", json_string(r->hidden ? "after_published" : "visible"));
+        } else {
+            json_object_set_new(t, "pass", json_boolean(r->pass));
+            json_object_set_new(t, "hidden", json_boolean(r->hidden));
+            json_object_set_new(t, "message", m ? json_string(m) : json_null());
+            if (r->trace) json_object_set_new(t, "trace", json_string(r->trace));
+        }
+        json_array_append_new(tests, t);
+    }
+    json_t *o = json_pack("{s:f, s:o}", "score", sub->score, "tests", tests);
+    if (!gradescope) {
+        json_object_set_new(o, "student", json_string(sub->student));
+        json_object_set_new(o, "max_score", json_real(sub->max));
+    }
+    return o;
+}
+
+static void dump(FILE *f, json_t *j) {
+    json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    fputc('\n', f);
+    json_decref(j);
+}
+
+static void xml(FILE *f, const char *s) {
+    for (; *s; s++) switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const cs_grade_sub *subs,
+                    int nsubs, bool show_hidden) {
+    switch (fmt) {
+    case CS_GF_TEXT:
+        for (int i = 0; i < nsubs; i++) {
+            if (i) fputc('\n', f);
+            text(f, s, &subs[i], show_hidden);
+        }
+        break;
+    case CS_GF_GRADESCOPE: /* one submission per results.json, as Gradescope runs them */
+        if (nsubs == 1) dump(f, sub_json(&subs[0], true, true));
+        else {
+            json_t *a = json_array();
+            for (int i = 0; i < nsubs; i++) json_array_append_new(a, sub_json(&subs[i], true, true));
+            dump(f, a);
+        }
+        break;
+    case CS_GF_JSON: {
+        json_t *a = json_array();
+        for (int i = 0; i < nsubs; i++) json_array_append_new(a, sub_json(&subs[i], show_hidden, false));
+        dump(f, json_pack("{s:s, s:s, s:o}", "exercise", s->name, "title", s->title, "submissions", a));
+        break;
+    }
+    case CS_GF_TAP: {
+        int n = 0;
+        for (int i = 0; i < nsubs; i++) n += subs[i].nresults;
+        fprintf(f, "TAP version 13\n1..%d\n", n);
+        n = 0;
+        for (int i = 0; i < nsubs; i++)
+            for (int k = 0; k < subs[i].nresults; k++) {
+                const cs_grade_result *r = &subs[i].results[k];
+                fprintf(f, "%s %d - %s: %s\n", r->pass ? "ok" : "not ok", ++n, subs[i].student, r->name);
+                const char *m = shown(r, show_hidden);
+                if (m) {
+                    fputs("  ---\n  message: |\n", f);
+                    indent(f, m, "    ");
+                    fputs("  ...\n", f);
+                }
+            }
+        break;
+    }
+    case CS_GF_JUNIT:
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", f);
+        for (int i = 0; i < nsubs; i++) {
+            int fails = 0;
+            for (int k = 0; k < subs[i].nresults; k++) fails += !subs[i].results[k].pass;
+            fputs("  <testsuite name=\"", f);
+            xml(f, s->name), fputs(":", f), xml(f, subs[i].student);
+            fprintf(f, "\" tests=\"%d\" failures=\"%d\">\n", subs[i].nresults, fails);
+            for (int k = 0; k < subs[i].nresults; k++) {
+                const cs_grade_result *r = &subs[i].results[k];
+                fputs("    <testcase classname=\"", f);
+                xml(f, s->name), fputs("\" name=\"", f), xml(f, r->name), fputs("\"", f);
+                const char *m = shown(r, show_hidden);
+                if (r->pass) fputs("/>\n", f);
+                else {
+                    fputs(">\n      <failure message=\"failed\">", f);
+                    xml(f, m ? m : "failed");
+                    fputs("</failure>\n    </testcase>\n", f);
+                }
+            }
+            fputs("  </testsuite>\n", f);
+        }
+        fputs("</testsuites>\n", f);
+        break;
+    }
+}
+
+void cs_grade_csv(FILE *f, const cs_grade_sub *subs, int nsubs) {
+    fputs("student,score,max,failing\n", f);
+    for (int i = 0; i < nsubs; i++) {
+        fputc('"', f);
+        for (const char *p = subs[i].student; *p; p++) {
+            if (*p == '"') fputc('"', f);
+            fputc(*p, f);
+        }
+        fprintf(f, "\",%g,%g,\"", subs[i].score, subs[i].max);
+        int n = 0;
+        for (int k = 0; k < subs[i].nresults; k++)
+            if (!subs[i].results[k].pass) {
+                if (n++) fputc(';', f);
+                for (const char *p = subs[i].results[k].name; *p; p++) {
+                    if (*p == '"') fputc('"', f);
+                    fputc(*p, f);
+                }
+            }
+        fputs("\"\n", f);
+    }
+}

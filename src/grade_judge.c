@@ -1,0 +1,317 @@
+/* grade_judge.c -- in the child, after the run: fold the trace into the
+ * structured outcome, gather what a check sees (each rank's `result`, printed
+ * lines, op counts, messages, pitfalls, status, kind), apply the default rules
+ * and the spec's checks. Nothing here reads report text. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grade.h"
+#include "grade_internal.h"
+#include "monitor.h"
+#include "outcome.h"
+#include "replay.h"
+#include "report.h"
+#include "xalloc.h"
+
+typedef struct rank_result {
+    int type; /* 0 none, 1 number, 2 tensor, 3 list */
+    char other[16];
+    int64_t shape[8];
+    int ndim;
+    double *v;
+    size_t n, cap;
+} rank_result;
+
+typedef struct run_data {
+    int world;
+    cs_outcome o;
+    cs_output out;
+    cs_replay rp;
+    rank_result *res;
+} run_data;
+
+static void push_num(rank_result *r, double v) {
+    if (r->n == r->cap) r->v = cs_xrealloc(r->v, (r->cap = r->cap ? r->cap * 2 : 64) * sizeof *r->v, "grade");
+    r->v[r->n++] = v;
+}
+
+static void parse_result(rank_result *r, const char *line) {
+    char *end;
+    if (strncmp(line, "num ", 4) == 0) r->type = 1, r->n = 0, push_num(r, strtod(line + 4, NULL));
+    else if (strncmp(line, "shape", 5) == 0) {
+        r->type = 2, r->n = 0, r->ndim = 0;
+        for (const char *p = line + 5; r->ndim < 8; p = end) {
+            long long d = strtoll(p, &end, 10);
+            if (end == p) break;
+            r->shape[r->ndim++] = d;
+        }
+    } else if (strncmp(line, "data ", 5) == 0 || strncmp(line, "list ", 5) == 0) {
+        if (line[0] == 'l') r->type = 3, r->n = 0;
+        for (const char *p = line + 5;; p = end) {
+            double d = strtod(p, &end);
+            if (end == p) break;
+            push_num(r, d);
+        }
+    } else if (strncmp(line, "none ", 5) == 0) r->type = 0, snprintf(r->other, sizeof r->other, "%s", line + 5);
+}
+
+static bool is_mark(const char *t) { return strncmp(t, CS_GRADE_MARK, strlen(CS_GRADE_MARK)) == 0; }
+
+/* A rank's result as Lua sees it in check: a number, a nested table, or nil. */
+static void push_tensor(lua_State *L, const rank_result *r, int d, size_t *at) {
+    if (d == r->ndim) {
+        lua_pushnumber(L, *at < r->n ? r->v[(*at)++] : 0);
+        return;
+    }
+    lua_createtable(L, (int)r->shape[d], 0);
+    for (int64_t i = 0; i < r->shape[d]; i++) {
+        push_tensor(L, r, d + 1, at);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+static void push_result(lua_State *L, const rank_result *r) {
+    size_t at = 0;
+    if (r->type == 1) lua_pushnumber(L, r->v[0]);
+    else if (r->type == 2 && r->ndim > 0) push_tensor(L, r, 0, &at);
+    else if (r->type == 2) lua_pushnumber(L, r->n ? r->v[0] : 0);
+    else if (r->type == 3) {
+        lua_createtable(L, (int)r->n, 0);
+        for (size_t i = 0; i < r->n; i++) lua_pushnumber(L, r->v[i]), lua_rawseti(L, -2, (int)i + 1);
+    } else lua_pushnil(L);
+}
+
+static void set_count(lua_State *L, int t, int rank, const char *op) {
+    lua_geti(L, t, rank);
+    lua_getfield(L, -1, op);
+    lua_Integer n = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    lua_pushinteger(L, n + 1);
+    lua_setfield(L, -2, op);
+    lua_pop(L, 1);
+}
+
+static int by_rank_seq(const void *a, const void *b) {
+    const cs_event *x = *(const cs_event *const *)a, *y = *(const cs_event *const *)b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The run table given to check(run); ranks are 0-based keys. */
+static void push_run(lua_State *L, const run_data *d, const cs_grade_case *c) {
+    lua_newtable(L);
+    int t = lua_gettop(L);
+    lua_pushinteger(L, d->world), lua_setfield(L, t, "world");
+    lua_pushstring(L, d->o.word), lua_setfield(L, t, "status");
+    lua_pushstring(L, cs_outcome_kind_name(d->o.kind)), lua_setfield(L, t, "kind");
+    lua_newtable(L);
+    for (int i = 0; i < c->nparams; i++) lua_pushnumber(L, c->params[i].value), lua_setfield(L, -2, c->params[i].name);
+    lua_setfield(L, t, "params");
+    lua_newtable(L);
+    for (int k = 0; k < d->world; k++) push_result(L, &d->res[k]), lua_seti(L, -2, k);
+    lua_setfield(L, t, "result");
+    lua_newtable(L);
+    int pr = lua_gettop(L);
+    for (int k = 0; k < d->world; k++) lua_newtable(L), lua_seti(L, pr, k);
+    for (size_t i = 0; i < d->out.n; i++) {
+        const cs_outcome_line *l = &d->out.v[i];
+        if (l->rank < 0 || l->rank >= d->world || is_mark(l->text)) continue;
+        lua_geti(L, pr, l->rank);
+        lua_pushstring(L, l->text);
+        lua_seti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+        lua_pop(L, 1);
+    }
+    lua_setfield(L, t, "printed");
+    lua_newtable(L);
+    int ops = lua_gettop(L);
+    for (int k = 0; k < d->world; k++) lua_newtable(L), lua_seti(L, ops, k);
+    lua_newtable(L);
+    int msgs = lua_gettop(L), nm = 0;
+    /* by sender, then in the sender's order: the ranks' interleaving varies */
+    const cs_event **ev = cs_xcalloc(d->rp.n + 1, sizeof *ev, "grade");
+    for (size_t i = 0; i < d->rp.n; i++) ev[i] = &d->rp.ev[i];
+    qsort(ev, d->rp.n, sizeof *ev, by_rank_seq);
+    for (size_t i = 0; i < d->rp.n; i++) {
+        const cs_event *e = ev[i];
+        if (e->rank < 0 || e->rank >= d->world) continue;
+        if (e->type == CS_EV_POST && e->ctx == 0) {
+            set_count(L, ops, e->rank, cs_op_name(e->op));
+            if (!cs_op_is_send(e->op)) continue;
+            int64_t elems = 1;
+            for (int k = 0; k < e->ndim; k++) elems *= e->shape[k];
+            lua_createtable(L, 0, 5);
+            lua_pushinteger(L, e->rank), lua_setfield(L, -2, "src");
+            lua_pushinteger(L, e->peer), lua_setfield(L, -2, "dst");
+            lua_pushinteger(L, e->tag), lua_setfield(L, -2, "tag");
+            lua_pushinteger(L, (lua_Integer)e->bytes), lua_setfield(L, -2, "bytes");
+            lua_pushinteger(L, elems), lua_setfield(L, -2, "elements");
+            lua_rawseti(L, msgs, ++nm);
+        } else if (e->type == CS_EV_COLL && e->begin && e->text) {
+            set_count(L, ops, e->rank, e->text);
+        }
+    }
+    free(ev);
+    lua_pushvalue(L, ops), lua_setfield(L, t, "ops");
+    lua_pushvalue(L, msgs), lua_setfield(L, t, "messages");
+    lua_settop(L, t);
+    lua_newtable(L);
+    for (int i = 0; i < d->o.npitfalls; i++) {
+        const cs_pitfall *p = &d->o.pitfalls[i];
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, cs_pitfall_kind_name(p->kind)), lua_setfield(L, -2, "kind");
+        lua_pushstring(L, p->text), lua_setfield(L, -2, "text");
+        lua_pushinteger(L, p->rank), lua_setfield(L, -2, "rank");
+        lua_pushinteger(L, p->line), lua_setfield(L, -2, "line");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, t, "pitfalls");
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...) {
+    va_list ap, aq;
+    va_start(ap, f);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *s = cs_xmalloc((size_t)n + 1, "grade");
+    vsnprintf(s, (size_t)n + 1, f, aq);
+    va_end(aq);
+    return s;
+}
+
+static bool listed(char *const *v, int n, const char *op) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(v[i], op) == 0) return true;
+    return false;
+}
+
+/* Forbidden and required operations, from the events. */
+static char *check_ops(const cs_grade_spec *s, const run_data *d) {
+    const cs_event *bad = NULL;
+    for (size_t i = 0; i < d->rp.n; i++) {
+        const cs_event *e = &d->rp.ev[i];
+        const char *op = e->type == CS_EV_POST && e->ctx == 0 ? cs_op_name(e->op)
+                       : e->type == CS_EV_COLL && e->begin ? e->text : NULL;
+        if (!op) continue;
+        if (listed(s->forbidden, s->nforbidden, op) || (s->nallowed && !listed(s->allowed, s->nallowed, op)))
+            /* the lowest rank, then line: the ranks' interleaving varies */
+            if (!bad || e->rank < bad->rank || (e->rank == bad->rank && e->line < bad->line)) bad = e;
+    }
+    if (bad) {
+        const char *op = bad->type == CS_EV_POST ? cs_op_name(bad->op) : bad->text;
+        return fmt("rank %d calls dist.%s on line %d: this exercise does not allow it", bad->rank, op, bad->line);
+    }
+    for (int k = 0; k < s->nrequired; k++) {
+        bool seen = false;
+        for (size_t i = 0; i < d->rp.n && !seen; i++) {
+            const cs_event *e = &d->rp.ev[i];
+            const char *op = e->type == CS_EV_POST && e->ctx == 0 ? cs_op_name(e->op)
+                           : e->type == CS_EV_COLL && e->begin ? e->text : NULL;
+            seen = op && strcmp(op, s->required[k]) == 0;
+        }
+        if (!seen) return fmt("the solution never calls dist.%s: this exercise requires it", s->required[k]);
+    }
+    return NULL;
+}
+
+/* expected = result(rank, world, params): the first value that differs. */
+static char *check_expect(lua_State *L, const cs_grade_case *c, const run_data *d) {
+    for (int k = 0; k < d->world; k++) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, c->expect_ref);
+        lua_pushinteger(L, k);
+        lua_pushinteger(L, d->world);
+        lua_newtable(L);
+        for (int i = 0; i < c->nparams; i++) lua_pushnumber(L, c->params[i].value), lua_setfield(L, -2, c->params[i].name);
+        if (lua_pcall(L, 3, 1, 0) != LUA_OK) return fmt("spec error in result(): %s", lua_tostring(L, -1));
+        const rank_result *r = &d->res[k];
+        if (lua_isnil(L, -1)) { lua_pop(L, 1); continue; }
+        if (r->type == 0) {
+            lua_pop(L, 1);
+            return fmt("rank %d: result is %s, expected a tensor", k, r->other[0] ? r->other : "nil");
+        }
+        size_t n = lua_isnumber(L, -1) ? 1 : (size_t)luaL_len(L, -1);
+        for (size_t i = 0; i < n; i++) {
+            double want = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : (lua_geti(L, -1, (lua_Integer)i + 1), lua_tonumber(L, -1));
+            if (!lua_isnumber(L, -2) || lua_istable(L, -2)) lua_pop(L, 1);
+            if (i >= r->n) {
+                lua_pop(L, 1);
+                return fmt("rank %d: result has %zu elements, expected %zu", k, r->n, n);
+            }
+            if (!(r->v[i] == want || fabs(r->v[i] - want) <= 1e-6 * fmax(1, fabs(want)))) {
+                lua_pop(L, 1);
+                return fmt("rank %d: result[%zu] is %.17g, expected %.17g", k, i, r->v[i], want);
+            }
+        }
+        lua_pop(L, 1);
+        if (r->n != n) return fmt("rank %d: result has %zu elements, expected %zu", k, r->n, n);
+    }
+    return NULL;
+}
+
+static char *check_fn(lua_State *L, const cs_grade_case *c, const run_data *d) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->check_ref);
+    push_run(L, d, c);
+    if (lua_pcall(L, 1, 2, 0) != LUA_OK) return fmt("spec error in check(): %s", lua_tostring(L, -1));
+    char *why = NULL;
+    if (!lua_toboolean(L, -2)) why = fmt("%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "check failed");
+    lua_pop(L, 2);
+    return why;
+}
+
+static char *verdict_text(const cs_outcome *o) {
+    if (o->explanation && o->fix) return fmt("%s: %s\nfix: %s", o->word, o->explanation, o->fix);
+    if (o->explanation) return fmt("%s: %s", o->word, o->explanation);
+    if (o->verdict.text) return fmt("%s", o->verdict.text);
+    for (int k = 0; k < o->world; k++)
+        if (o->ranks[k].error) return fmt("%s: %s", o->word, o->ranks[k].error);
+    return fmt("the run ended: %s", o->word);
+}
+
+bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace, int world,
+                    char **why, char kind_out[32]) {
+    char err[600];
+    run_data d = {.world = world};
+    *why = NULL;
+    if (cs_replay_load(&d.rp, trace, err, sizeof err) < 0) {
+        *why = fmt("the run left no usable trace: %s", err);
+        return false;
+    }
+    cs_monitor m;
+    cs_sink sink = cs_output_sink(&d.out);
+    if (cs_replay_feed(&d.rp, d.rp.n, &m, &sink, 1) < 0) {
+        *why = fmt("out of memory");
+        return false;
+    }
+    int status = cs_report_status(&m);
+    cs_outcome_build(&d.o, &m, status, &d.out);
+    snprintf(kind_out, 32, "%s", cs_outcome_kind_name(d.o.kind));
+    d.res = cs_xcalloc((size_t)world, sizeof *d.res, "grade");
+    for (size_t i = 0; i < d.out.n; i++)
+        if (d.out.v[i].rank >= 0 && d.out.v[i].rank < world && is_mark(d.out.v[i].text))
+            parse_result(&d.res[d.out.v[i].rank], d.out.v[i].text + strlen(CS_GRADE_MARK));
+    lua_State *L = s->L;
+    if (c->expect_deadlock) {
+        if (!cs_outcome_kind_is_deadlock(d.o.kind))
+            *why = fmt("expected a deadlock; the run ended: %s", d.o.word);
+    } else if (status != 0 || d.o.kind != CS_OUT_OK) {
+        *why = verdict_text(&d.o);
+    } else if (d.o.npitfalls > 0) {
+        /* which rank reports a shared pitfall first varies between runs: pick
+         * by site and text, so the message does not */
+        const cs_pitfall *p = &d.o.pitfalls[0];
+        for (int i = 1; i < d.o.npitfalls; i++) {
+            const cs_pitfall *q = &d.o.pitfalls[i];
+            if (q->line < p->line || (q->line == p->line && strcmp(q->text, p->text) < 0)) p = q;
+        }
+        *why = fmt("pitfall: %s", p->text);
+    }
+    if (!*why) *why = check_ops(s, &d);
+    if (!*why && !c->expect_deadlock && c->expect_ref != LUA_NOREF) *why = check_expect(L, c, &d);
+    if (!*why && c->check_ref != LUA_NOREF) *why = check_fn(L, c, &d);
+    return *why == NULL; /* the child exits: nothing to free */
+}

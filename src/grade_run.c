@@ -1,0 +1,226 @@
+/* grade_run.c -- one variant of a case (a world size, an engine, a send mode)
+ * run in a forked child under OS limits, through the same run path as
+ * `commsim run`. The child writes the solution wrapped between a prologue (the
+ * case's parameters as globals) and an epilogue (each rank's final `result`,
+ * printed as marked lines), runs it headless with a trace in a private
+ * folder, judges the trace and writes one verdict line back over a pipe. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "grade.h"
+#include "grade_internal.h"
+#include "launch.h"
+#include "xalloc.h"
+
+/* The epilogue prints with the print captured before the solution ran, so a
+ * solution that replaces print cannot hide or forge its result. Tensors go
+ * out as "shape" then "data" lines of at most 1024 numbers (a print event
+ * holds 64 KiB). All on the solution's last line: line numbers stay its own. */
+static const char prologue[] =
+    "local __cs_p, __cs_t, __cs_f, __cs_c = print, type, string.format, table.concat; do ";
+static const char epilogue[] =
+    "\nend; do local r = result; local M = '" CS_GRADE_MARK "'\n"
+    "if __cs_t(r) == 'number' then __cs_p(M .. 'num ' .. __cs_f('%.17g', r))\n"
+    "elseif __cs_t(r) == 'userdata' and r.shape then\n"
+    "  local s = {} for i = 1, #r.shape do s[i] = __cs_f('%d', r.shape[i]) end\n"
+    "  __cs_p(M .. 'shape ' .. __cs_c(s, ' '))\n"
+    "  local flat = r:reshape(r:numel())\n"
+    "  local n = flat:numel(); local i = 0\n"
+    "  while i < n do local b = {} for k = i, math.min(n, i + 1024) - 1 do b[#b + 1] = "
+    "__cs_f('%.17g', flat[k]) end __cs_p(M .. 'data ' .. __cs_c(b, ' ')) i = i + 1024 end\n"
+    "elseif __cs_t(r) == 'table' then local b = {} for i = 1, #r do b[i] = __cs_f('%.17g', "
+    "tonumber(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
+    "else __cs_p(M .. 'none ' .. __cs_t(r)) end end\n";
+
+/* The solution with the case's parameters set and the epilogue after. */
+static char *wrap(const cs_grade_case *c, const char *src, size_t len) {
+    size_t cap = len + sizeof prologue + sizeof epilogue + 64 * (size_t)(c->nparams + 1);
+    char *out = cs_xmalloc(cap, "grade script"), *p = out;
+    for (int i = 0; i < c->nparams; i++)
+        p += sprintf(p, "%s = %.17g; ", c->params[i].name, c->params[i].value);
+    p += sprintf(p, "%s", prologue);
+    if (len && src[0] == '#') { /* a "#!" line: drop it, keep its newline */
+        const char *nl = memchr(src, '\n', len);
+        len -= nl ? (size_t)(nl - src) : len;
+        src = nl ? nl : src;
+    }
+    memcpy(p, src, len), p += len;
+    strcpy(p, epilogue);
+    return out;
+}
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, r;
+    char chunk[8192];
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (n + r + 1 > cap) buf = cs_xrealloc(buf, cap = (n + r + 1) * 2, "grade read");
+        memcpy(buf + n, chunk, r), n += r;
+    }
+    fclose(f);
+    if (!buf) buf = cs_xmalloc(1, "grade read");
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static void copy_file(const char *from, const char *to) {
+    size_t len;
+    char *buf = read_all(from, &len);
+    FILE *f = buf ? fopen(to, "w") : NULL;
+    if (f) fwrite(buf, 1, len, f), fclose(f);
+    free(buf);
+}
+
+static void limit(int res, rlim_t v) {
+    struct rlimit rl = {v, v};
+    setrlimit(res, &rl);
+}
+
+/* The child: never returns. */
+static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
+                            int world, const char *engine, const char *mode, const char *keep,
+                            int fd) {
+    char dir[] = "/tmp/commsim-grade.XXXXXX";
+    FILE *w = fdopen(fd, "w");
+    if (!w || !mkdtemp(dir)) _exit(70);
+    /* CPU time and address space bound the whole child; the wall time is the
+     * run's own timeout, and an alarm behind it in case the run wedges. */
+    unsigned cpu = (unsigned)(s->timeout * 2) + 2;
+    limit(RLIMIT_CPU, cpu);
+    limit(RLIMIT_AS, (rlim_t)s->memory * (rlim_t)(world + 2) + ((rlim_t)1 << 30));
+    limit(RLIMIT_CORE, 0);
+    /* No fork bombs: RLIMIT_NPROC counts every task of the user, threads
+     * included, and Linux has no cheap count of those; the system's task
+     * count bounds it, and the run needs a few tasks per rank (a tcp rank is
+     * a process with threads). Not enforced for root. */
+    FILE *la = fopen("/proc/loadavg", "r");
+    long running, tasks;
+    if (la && fscanf(la, "%*s %*s %*s %ld/%ld", &running, &tasks) == 2)
+        limit(RLIMIT_NPROC, (rlim_t)(tasks + 4 * world + 16));
+    if (la) fclose(la);
+    alarm((unsigned)s->timeout + 10);
+    size_t len;
+    char *src = read_all(path, &len);
+    if (!src) {
+        fprintf(w, "F\tcannot read the solution: %s\n", strerror(errno));
+        fclose(w);
+        _exit(0);
+    }
+    char *wrapped = wrap(c, src, len);
+    const char *base = strrchr(path, '/');
+    char script[4200], trace[4200];
+    /* the solution's own name, so that messages say "ring.lua:7:" */
+    snprintf(script, sizeof script, "%s/%s", dir, base ? base + 1 : path);
+    snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
+    FILE *sf = fopen(script, "w");
+    if (!sf || fputs(wrapped, sf) < 0 || fclose(sf) != 0) _exit(70);
+    FILE *devnull = fopen("/dev/null", "w");
+    cs_run_opts o = {.script = script, .nranks = world, .engine = engine, .send_mode = mode,
+                     .mem_limit = s->memory, .step_limit = s->steps, .timeout = s->timeout,
+                     .trace = trace, .rank = -1, .out = devnull, .err = devnull,
+                     .report = CS_REPORT_JSON,
+                     /* the grader runs every send mode the case lists itself */
+                     .no_recheck = true};
+    /* The run in a grandchild: a run whose rank will not stop leaves with
+     * _exit after closing its trace, and the judging must still happen. */
+    fflush(NULL);
+    pid_t run = fork();
+    if (run == 0) {
+        close(fd); /* the verdict is the judge's to write */
+        alarm((unsigned)s->timeout + 5);
+        _exit(cs_launch_run(&o) & 0x7f);
+    }
+    int st;
+    while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
+    char *why = NULL, kind[32] = "";
+    bool pass = cs_grade_judge(s, c, trace, world, &why, kind);
+    if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
+    unlink(trace), unlink(script), rmdir(dir);
+    fprintf(w, "%c\t%s\t", pass ? 'P' : 'F', kind);
+    for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);
+    fputc('\n', w);
+    fclose(w);
+    _exit(0);
+}
+
+static char *dupf(const char *fmt, const char *a) {
+    size_t n = strlen(fmt) + (a ? strlen(a) : 0) + 1;
+    char *s = cs_xmalloc(n, "grade");
+    snprintf(s, n, fmt, a ? a : "");
+    return s;
+}
+
+bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path, int world,
+                      const char *engine, const char *mode, const char *trace, char **why,
+                      char kind_out[32]) {
+    int p[2];
+    *why = NULL, kind_out[0] = 0;
+    fflush(NULL);
+    /* close-on-exec: a rank process the run execs must not hold the pipe open */
+    if (pipe2(p, O_CLOEXEC) < 0) return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]), close(p[1]);
+        return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        setpgid(0, 0); /* its rank processes go with it */
+        child(s, c, path, world, engine, mode, trace, p[1]);
+    }
+    close(p[1]);
+    size_t len = 0, cap = 256;
+    char *buf = cs_xmalloc(cap, "grade"), chunk[4096];
+    ssize_t r;
+    while ((r = read(p[0], chunk, sizeof chunk)) != 0) {
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (len + (size_t)r + 1 > cap) buf = cs_xrealloc(buf, cap = (len + (size_t)r + 1) * 2, "grade");
+        memcpy(buf + len, chunk, (size_t)r), len += (size_t)r;
+    }
+    buf[len] = 0;
+    close(p[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    kill(-pid, SIGKILL); /* anything the run left behind */
+    bool pass = false;
+    if (len >= 2 && (buf[0] == 'P' || buf[0] == 'F') && buf[1] == '\t') {
+        pass = buf[0] == 'P';
+        char *k = buf + 2, *m = strchr(k, '\t');
+        if (m) {
+            *m++ = 0;
+            snprintf(kind_out, 32, "%s", k);
+            char *nl = strchr(m, '\n');
+            if (nl) *nl = 0;
+            for (char *q = m; *q; q++)
+                if (*q == '\x1f') *q = '\n';
+            if (*m) *why = dupf("%s", m);
+        }
+    } else if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        snprintf(kind_out, 32, "killed");
+        *why = dupf("%s", sig == SIGXCPU ? "killed: the CPU time limit was exceeded"
+                          : sig == SIGALRM ? "killed: the wall time limit was exceeded"
+                          : sig == SIGKILL ? "killed: out of memory or time"
+                          : "killed: the grader's run crashed (signal)");
+    } else {
+        snprintf(kind_out, 32, "crashed");
+        char m[96];
+        snprintf(m, sizeof m, "the run ended without a verdict (status %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        *why = dupf("%s", m);
+    }
+    free(buf);
+    return pass;
+}

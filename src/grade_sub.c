@@ -1,0 +1,241 @@
+/* grade_sub.c -- grading a submission (every case, every variant) and a
+ * class folder (submissions in parallel, each in its own worker process, so a
+ * hostile one never changes another's result). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "grade.h"
+#include "xalloc.h"
+
+static char *dup2s(const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 1;
+    char *s = cs_xmalloc(n, "grade");
+    snprintf(s, n, "%s%s", a, b);
+    return s;
+}
+
+static void trace_name(char *buf, size_t len, const cs_grade_opts *o, const char *student,
+                       const char *cname, int world, const char *mode) {
+    int n = snprintf(buf, len, "%s/%s-%s-n%d-%s.jsonl", o->trace_dir, student, cname, world, mode);
+    for (int i = (int)strlen(o->trace_dir) + 1; i < n && i < (int)len; i++)
+        if (!(buf[i] == '.' || buf[i] == '-' || buf[i] == '_' || (buf[i] >= '0' && buf[i] <= '9') ||
+              ((buf[i] | 32) >= 'a' && (buf[i] | 32) <= 'z')))
+            buf[i] = '_';
+}
+
+static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_grade_case *c,
+                       const char *student, const char *path, cs_grade_result *r) {
+    r->name = cs_xstrdup(c->name, "grade");
+    r->max = c->points, r->hidden = c->hidden, r->pass = true;
+    int ne = o->engine ? 1 : c->nengines;
+    for (int w = 0; w < c->nworlds && r->pass; w++)
+        for (int e = 0; e < ne && r->pass; e++)
+            for (int m = 0; m < c->nmodes && r->pass; m++) {
+                const char *engine = o->engine ? o->engine : c->engines[e], *mode = c->modes[m];
+                char trace[4096], kind[32], *why = NULL;
+                if (o->trace_dir) trace_name(trace, sizeof trace, o, student, c->name, c->worlds[w], mode);
+                if (cs_grade_variant(s, c, path, c->worlds[w], engine, mode, o->trace_dir ? trace : NULL,
+                                     &why, kind))
+                    continue;
+                r->pass = false;
+                char head[256];
+                snprintf(head, sizeof head, "world %d, %s engine, %s sends: ", c->worlds[w], engine, mode);
+                /* A rendezvous deadlock that eager sends hide: say so in those words. */
+                if (!c->expect_deadlock && strncmp(kind, "deadlock", 8) == 0 && strncmp(mode, "eager", 5)) {
+                    char *why2 = NULL, kind2[32];
+                    if (cs_grade_variant(s, c, path, c->worlds[w], engine, "eager", NULL, &why2, kind2)) {
+                        char *t = dup2s("works with eager sends only: deadlocks when sends wait for their "
+                                        "receive\n", why ? why : "");
+                        free(why), why = t;
+                    }
+                    free(why2);
+                }
+                r->message = dup2s(head, why ? why : "failed");
+                if (o->trace_dir) r->trace = cs_xstrdup(trace, "grade");
+                free(why);
+            }
+    r->score = r->pass ? r->max : 0;
+}
+
+void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *sub) {
+    sub->results = cs_xcalloc((size_t)s->ncases, sizeof *sub->results, "grade");
+    sub->nresults = s->ncases;
+    sub->score = sub->max = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        grade_case(s, o, &s->cases[i], sub->student, sub->path, &sub->results[i]);
+        sub->score += sub->results[i].score, sub->max += sub->results[i].max;
+    }
+}
+
+void cs_grade_sub_free(cs_grade_sub *sub) {
+    for (int i = 0; i < sub->nresults; i++) {
+        free(sub->results[i].name), free(sub->results[i].message), free(sub->results[i].trace);
+    }
+    free(sub->results), free(sub->student), free(sub->path);
+    memset(sub, 0, sizeof *sub);
+}
+
+/* ---- a class folder */
+
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(((const cs_grade_sub *)a)->student, ((const cs_grade_sub *)b)->student);
+}
+
+static bool ends_lua(const char *n) {
+    size_t l = strlen(n);
+    return l > 4 && strcmp(n + l - 4, ".lua") == 0;
+}
+
+/* A subfolder's solution: solution.lua, else its first .lua by name. */
+static char *folder_solution(const char *dir) {
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/solution.lua", dir) >= (int)sizeof p) return NULL;
+    if (access(p, R_OK) == 0) return cs_xstrdup(p, "grade");
+    DIR *d = opendir(dir);
+    if (!d) return NULL;
+    char *best = NULL;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && ends_lua(e->d_name) && (!best || strcmp(e->d_name, best) < 0)) {
+            free(best);
+            best = cs_xstrdup(e->d_name, "grade");
+        }
+    closedir(d);
+    if (!best) return NULL;
+    int n = snprintf(p, sizeof p, "%s/%s", dir, best);
+    free(best);
+    if (n >= (int)sizeof p) return NULL;
+    return cs_xstrdup(p, "grade");
+}
+
+int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *err, size_t errlen) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int n = 0, cap = 16;
+    cs_grade_sub *v = cs_xcalloc((size_t)cap, sizeof *v, "grade");
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st) < 0) continue;
+        char *sol = NULL, *student = cs_xstrdup(e->d_name, "grade");
+        if (S_ISDIR(st.st_mode)) sol = folder_solution(p);
+        else if (S_ISREG(st.st_mode) && ends_lua(e->d_name)) {
+            sol = cs_xstrdup(p, "grade");
+            student[strlen(student) - 4] = 0;
+        }
+        if (!sol) {
+            free(student);
+            continue;
+        }
+        if (n == cap) v = cs_xrealloc(v, (size_t)(cap *= 2) * sizeof *v, "grade");
+        memset(&v[n], 0, sizeof v[n]);
+        v[n].student = student, v[n].path = sol;
+        n++;
+    }
+    closedir(d);
+    qsort(v, (size_t)n, sizeof *v, name_cmp);
+    *subs = v, *nsubs = n;
+    return 0;
+}
+
+/* A worker's results, one line per case: pass, score, max, trace, message
+ * (newlines as \x1f), tab-separated. */
+static void save(const cs_grade_sub *sub, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) _exit(70);
+    for (int i = 0; i < sub->nresults; i++) {
+        const cs_grade_result *r = &sub->results[i];
+        fprintf(f, "%d\t%.17g\t%s\t", r->pass, r->score, r->trace ? r->trace : "");
+        for (const char *p = r->message ? r->message : ""; *p; p++)
+            fputc(*p == '\n' ? '\x1f' : *p == '\t' ? ' ' : *p, f);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) _exit(70);
+}
+
+static void load(const cs_grade_spec *s, cs_grade_sub *sub, const char *path) {
+    sub->results = cs_xcalloc((size_t)s->ncases, sizeof *sub->results, "grade");
+    sub->nresults = s->ncases;
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    sub->score = sub->max = 0;
+    for (int i = 0; i < s->ncases; i++) {
+        cs_grade_result *r = &sub->results[i];
+        r->name = cs_xstrdup(s->cases[i].name, "grade");
+        r->max = s->cases[i].points, r->hidden = s->cases[i].hidden;
+        ssize_t n = f ? getline(&line, &cap, f) : -1;
+        if (n <= 0) {
+            r->message = cs_xstrdup("the grader's worker for this submission died", "grade");
+        } else {
+            if (line[n - 1] == '\n') line[n - 1] = 0;
+            char *f4[4] = {line, NULL, NULL, NULL};
+            for (int k = 1; k < 4 && f4[k - 1]; k++) {
+                char *tab = strchr(f4[k - 1], '\t');
+                if (tab) *tab = 0, f4[k] = tab + 1;
+            }
+            char *a = f4[0], *b = f4[1], *t = f4[2], *m = f4[3];
+            r->pass = a && a[0] == '1';
+            r->score = b ? strtod(b, NULL) : 0;
+            if (t && *t) r->trace = cs_xstrdup(t, "grade");
+            if (m && *m) {
+                for (char *p = m; *p; p++)
+                    if (*p == '\x1f') *p = '\n';
+                r->message = cs_xstrdup(m, "grade");
+            }
+        }
+        sub->score += r->score, sub->max += r->max;
+    }
+    free(line);
+    if (f) fclose(f);
+}
+
+void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *subs, int nsubs,
+                    int jobs) {
+    char dir[] = "/tmp/commsim-class.XXXXXX";
+    if (!mkdtemp(dir)) {
+        for (int i = 0; i < nsubs; i++) cs_grade_submission(s, o, &subs[i]);
+        return;
+    }
+    pid_t *pids = cs_xcalloc((size_t)nsubs, sizeof *pids, "grade");
+    int next = 0, running = 0;
+    char path[4200];
+    while (next < nsubs || running > 0) {
+        while (next < nsubs && running < jobs) {
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid == 0) {
+                cs_grade_submission(s, o, &subs[next]);
+                snprintf(path, sizeof path, "%s/%d", dir, next);
+                save(&subs[next], path);
+                _exit(0);
+            }
+            pids[next++] = pid, running += pid > 0;
+        }
+        int st;
+        pid_t done = wait(&st);
+        if (done < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        running--;
+    }
+    for (int i = 0; i < nsubs; i++) {
+        snprintf(path, sizeof path, "%s/%d", dir, i);
+        load(s, &subs[i], path);
+        unlink(path);
+    }
+    rmdir(dir);
+    free(pids);
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# run_export.sh -- commsim export and run --export: every lesson of the
+# chapters exports in every format, and each picture is read back by a real
+# consumer where one is installed: xmllint and rsvg-convert for SVG, the
+# Trace Event Format checks for Perfetto, the Mermaid grammar subset we
+# emit, asciinema's parser for asciicasts. Then a golden PNG of the deadlock
+# demo, bad traces (the replay's FILE:LINE errors) and the options.
+. "$(dirname "$0")/../lib.sh"
+here="$top_srcdir/tests/export"
+L="$top_srcdir/lessons"
+# the system python starts fast (a pyenv shim takes most of a second) and has asciinema
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3) || skip_all "python3 is needed to check the pictures"
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# ---- every lesson, every format; each consumer reads all of its pictures at once
+mkdir -p "$tmp/pics"
+for script in "$L"/0[1236]-*/*.lua; do
+  name=${script#"$L"/}
+  base=$tmp/pics/$(echo "${name%.lua}" | tr / _)
+  guarded "$bin" run "$script" --no-tui --trace "$tmp/t.jsonl" >/dev/null 2>&1 </dev/null
+  for fmt in svg mermaid perfetto asciicast; do
+    if "$bin" export "$tmp/t.jsonl" --format $fmt --out "$base.$fmt" 2>"$tmp/err"; then
+      ok "$name: exports $fmt"
+    else
+      bad "$name: exports $fmt"
+    fi
+  done
+done
+# consumer NAME COMMAND...: one case per picture the command names in its complaints.
+consumer() {
+  local name=$1
+  shift
+  if "$@" >"$tmp/chk" 2>&1; then
+    ok "$name"
+  else
+    bad_showing "$tmp/chk" "$name"
+  fi
+}
+if have xmllint; then consumer "svg: xmllint reads every lesson's picture" xmllint --noout "$tmp"/pics/*.svg
+else skip "svg: xmllint is not installed"; fi
+if have rsvg-convert; then
+  for f in "$tmp"/pics/*.svg; do rsvg-convert "$f" -o "${f%.svg}.png" || echo "$f: rsvg-convert fails"; done >"$tmp/rsvg" 2>&1
+  consumer "svg: rsvg-convert renders every lesson's picture" test ! -s "$tmp/rsvg"
+  [ -s "$tmp/rsvg" ] && show "$tmp/rsvg"
+else skip "svg: rsvg-convert is not installed"; fi
+consumer "mermaid: every lesson's diagram is in the grammar we emit" "$py" "$here/check_mermaid.py" "$tmp"/pics/*.mermaid
+consumer "perfetto: every lesson's trace events are well formed" "$py" "$here/check_perfetto.py" "$tmp"/pics/*.perfetto
+consumer "asciicast: every lesson's recording is asciicast v2" "$py" "$here/check_cast.py" 100 30 "$tmp"/pics/*.asciicast
+
+# ---- what each format says about the deadlock demo
+"$bin" run "$L/02-point-to-point/deadlock.lua" --no-tui --trace "$tmp/d.jsonl" >/dev/null 2>&1
+expect "mermaid: a note over the deadlock's ranks" 0 "Note over R0,R1: deadlock: no rank can make progress" -- export "$tmp/d.jsonl" -f mermaid
+expect "mermaid: the blocked waits"   0 "Note over R1: blocked in send -> 0 tag 0 16 B at line 19" -- export "$tmp/d.jsonl" -f mermaid
+expect "perfetto: the verdict as a global instant" 0 '"ph":"i","s":"g"' -- export "$tmp/d.jsonl" -f perfetto
+expect "svg: the verdict beside the picture" 0 "deadlock: no rank can make progress" -- export "$tmp/d.jsonl" -f svg
+expect "svg: the dark theme"          0 'fill="#0d1117"' -- export "$tmp/d.jsonl" -f svg --theme dark
+expect "asciicast: the visualizer's deadlock frame" 0 "wait-for cycle: rank 0" -- export "$tmp/d.jsonl" -f asciicast
+"$bin" run "$L/03-collectives/ring_allreduce.lua" --no-tui --trace "$tmp/r.jsonl" >/dev/null 2>&1
+expect "mermaid: a collective in a rect" 0 "Note over R0,R3: all_reduce (ring) SUM" -- export "$tmp/r.jsonl" -f mermaid
+expect "svg: a collective band names its algorithm" 0 ">ring SUM<" -- export "$tmp/r.jsonl" -f svg
+"$bin" run "$L/02-point-to-point/isend_reuse.lua" --no-tui --trace "$tmp/p.jsonl" >/dev/null 2>&1
+expect "svg: pitfalls listed by number" 0 "pitfall 1 (rank" -- export "$tmp/p.jsonl" -f svg
+expect "perfetto: pitfalls as instants" 0 '"cat":"pitfall"' -- export "$tmp/p.jsonl" -f perfetto
+
+# ---- golden image: the deadlock demo's SVG as a PNG, stable across exports
+if have rsvg-convert; then
+  "$bin" export "$tmp/d.jsonl" -f svg -o "$tmp/d1.svg" && "$bin" export "$tmp/d.jsonl" -f svg -o "$tmp/d2.svg"
+  rsvg-convert "$tmp/d1.svg" -o "$tmp/d1.png" && rsvg-convert "$tmp/d2.svg" -o "$tmp/d2.png"
+  size=$("$py" -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); print("%dx%d" % struct.unpack(">II", d[16:24]))' "$tmp/d1.png")
+  if [ "$size" = 760x410 ]; then ok "golden: deadlock PNG is 760x410"; else bad "golden: deadlock PNG size" "got $size"; fi
+  if cmp -s "$tmp/d1.svg" "$tmp/d2.svg" && cmp -s "$tmp/d1.png" "$tmp/d2.png"; then
+    ok "golden: two exports of one trace render to the same bytes"
+  else
+    bad "golden: two exports differ"
+  fi
+else
+  skip "golden PNG: rsvg-convert is not installed"
+fi
+
+# ---- --from/--to, sizes
+expect "--to: the verdict of the events up to there" 0 '"verdict":"ok"' -- export "$tmp/d.jsonl" -f perfetto --to 3
+"$bin" export "$tmp/r.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/s.cast" 2>"$tmp/err"
+if "$py" "$here/check_cast.py" 80 24 "$tmp/s.cast" >"$tmp/chk" 2>&1; then ok "asciicast: 80x24"; else bad "asciicast: 80x24"; fi
+
+# ---- run --export
+guarded "$bin" run "$L/02-point-to-point/chain.lua" -n 3 --no-tui --export mermaid:"$tmp/c.mmd" \
+  --export perfetto:"$tmp/c.json" >"$tmp/out" 2>"$tmp/err" </dev/null
+if [ $? = 0 ] && "$py" "$here/check_mermaid.py" "$tmp/c.mmd" >"$tmp/chk" 2>&1 &&
+   "$py" "$here/check_perfetto.py" "$tmp/c.json" >>"$tmp/chk" 2>&1 && grep -q 'R1->>R2' "$tmp/c.mmd"; then
+  ok "run --export: two pictures of the live run"
+else
+  bad "run --export: two pictures of the live run"
+fi
+expect "run --export: FORMAT:FILE" 1 "FORMAT:FILE" -- run "$L/02-point-to-point/chain.lua" --no-tui --export svg
+guarded "$bin" run "$L/02-point-to-point/deadlock.lua" --no-tui --export svg:"$tmp/x.svg" >/dev/null 2>&1 </dev/null
+st=$?
+if [ $st = 3 ] && grep -q "no rank can make progress" "$tmp/x.svg"; then ok "run --export keeps the run's status (3)"; else bad "run --export status" "status $st"; fi
+
+# ---- bad input: the replay's errors, status 1
+"$bin" run "$L/02-point-to-point/chain.lua" -n 4 --trace "$tmp/c.jsonl" >/dev/null 2>&1
+sed '3s/.*/{"type":"bogus"}/' "$tmp/c.jsonl" >"$tmp/bad.jsonl"
+expect "malformed line: FILE:LINE: reason" 1 "$tmp/bad.jsonl:3: " -- export "$tmp/bad.jsonl" -f svg
+printf 'not json\n' >"$tmp/junk.jsonl"
+expect "not a trace at all"                1 "$tmp/junk.jsonl:1: not JSON" -- export "$tmp/junk.jsonl" -f mermaid
+n=$(wc -l <"$tmp/c.jsonl")
+{ head -n $((n - 1)) "$tmp/c.jsonl"; tail -n 1 "$tmp/c.jsonl" | head -c 20; } >"$tmp/cut.jsonl"
+expect "cut trace: the replay's message, status 1" 1 "$tmp/cut.jsonl:$n: trace cut off mid-event" -- export "$tmp/cut.jsonl" -f perfetto -o "$tmp/cut.json"
+expect "missing file"     1 "$tmp/nope.jsonl" -- export "$tmp/nope.jsonl" -f svg
+expect "unknown format"   1 "unknown format 'png'" -- export "$tmp/c.jsonl" -f png
+expect "no format"        1 "which format?" -- export "$tmp/c.jsonl"
+expect "no trace"         1 "which trace?" -- export -f svg
+expect "bad theme"        1 "--theme: light or dark" -- export "$tmp/c.jsonl" -f svg --theme pink
+expect "export --help"    0 "usage: commsim export TRACE" -- export --help
+expect "help export"      0 "asciicast" -- help export
+expect "help lists export" 0 "export TRACE" -- help
+finish

@@ -1,0 +1,2 @@
+-- hostile: never ends
+while true do end

@@ -1,0 +1,2 @@
+-- broken: a syntax error
+for i = 1, do

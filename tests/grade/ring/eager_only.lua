@@ -1,0 +1,13 @@
+-- ring, wrong: every rank sends first (works only with eager sends).
+local right = (rank + 1) % world_size
+local left = (rank - 1 + world_size) % world_size
+local outgoing = tensor.full(1, rank + 1)
+local incoming = tensor.zeros(1)
+local total = outgoing:clone()
+for step = 1, world_size - 1 do
+    dist.send(outgoing, right)
+    dist.recv(incoming, left)
+    total:add_(incoming)
+    outgoing:copy_(incoming)
+end
+result = total

@@ -1,0 +1,145 @@
+#!/bin/bash
+# run_grade.sh -- commsim grade: every exercise's reference solution scores
+# full marks and each wrong one its expected score (tests/grade/NAME/scores)
+# on both engines; the formats (Gradescope's results.json checked against its
+# schema); determinism; a class folder with hostile submissions.
+. "$(dirname "$0")/../lib.sh"
+
+here=$top_srcdir/tests/grade
+exercises="ring bidirectional chunked ring_allreduce tree_broadcast pingpong_latency pipeline_microbatches"
+cd "$top_srcdir" || exit 1
+
+# score NAME SOLUTION ENGINE: the total of a grading, "S/M"
+score_of() { sed -n 's/^total: //p' "$1"; }
+
+for ex in $exercises; do
+  for engine in thread tcp; do
+    while read -r sol want; do
+      case $sol in '#'* | '') continue ;; esac
+      guarded "$bin" grade "$ex" "$here/$ex/$sol.lua" --engine "$engine" >"$tmp/out" 2>"$tmp/err"
+      st=$?
+      got=$(score_of "$tmp/out")
+      want_st=6
+      [ "${got%/*}" = "${got#*/}" ] && want_st=0
+      if [ "${got%/*}" != "$want" ]; then
+        bad "$ex $sol on $engine" "score $got, expected $want"
+      elif [ "$st" != "$want_st" ]; then
+        bad "$ex $sol on $engine" "exit status $st, expected $want_st"
+      else
+        ok "$ex $sol on $engine: $got"
+      fi
+    done <"$here/$ex/scores"
+  done
+done
+
+# The words the issue promises.
+expect "eager-only says so" 6 "works with eager sends only: deadlocks when sends wait for their receive" \
+  -- grade ring "$here/ring/eager_only.lua"
+expect "forbidden op named with its line" 6 "rank 0 calls dist.all_reduce on line 3" \
+  -- grade ring "$here/ring/all_reduce.lua"
+expect "first differing value" 6 "rank 0: result[0] is 7, expected 6" \
+  -- grade ring "$here/ring/forward_own.lua"
+expect "pitfall text" 6 "pitfall: " -- grade bidirectional "$here/bidirectional/no_wait.lua"
+expect "hidden details hidden" 6 "(hidden case: details are not shown)" \
+  -- grade ring "$here/ring/forward_own.lua"
+expect "--hidden shows them" 6 "rank 0: result[0] is 57, expected 36" \
+  -- grade ring "$here/ring/forward_own.lua" --hidden
+expect "an exercise by folder" 0 "total: 5/5" \
+  -- grade lessons/02-point-to-point/exercises/ring "$here/ring/reference.lua"
+expect "unknown exercise" 1 "no such exercise" -- grade nosuch "$here/ring/reference.lua"
+expect "missing solution" 1 "no such file" -- grade ring "$tmp/none.lua"
+expect "bad format" 1 "unknown format" -- grade ring "$here/ring/reference.lua" --format xml
+expect "no arguments" 1 "usage: commsim grade" -- grade
+expect "help" 0 "Exit status: 0 every case passed, 6 some case failed" -- grade --help
+expect "listed in help" 0 "grade EXERCISE" -- help
+
+# --trace-dir keeps a failing case's trace and names the replay command.
+expect "trace-dir" 6 "see it: commsim replay $tmp/traces/" \
+  -- grade ring "$here/ring/eager_only.lua" --trace-dir "$tmp/traces"
+t=$(sed -n 's/^  see it: commsim replay //p' "$tmp/out" | head -1)
+expect "the kept trace replays to the deadlock" 3 "deadlock" -- replay "$t" --no-tui
+
+# Byte-identical twice, in every format.
+for fmt in text json tap junit gradescope; do
+  "$bin" grade ring_allreduce "$here/ring_allreduce/no_allgather.lua" --format $fmt >"$tmp/a.$fmt" 2>&1
+  "$bin" grade ring_allreduce "$here/ring_allreduce/no_allgather.lua" --format $fmt >"$tmp/b.$fmt" 2>&1
+  if cmp -s "$tmp/a.$fmt" "$tmp/b.$fmt"; then ok "$fmt twice: byte-identical"
+  else bad_showing "$tmp/b.$fmt" "$fmt twice" "outputs differ"; fi
+done
+grep -q '^TAP version 13$' "$tmp/a.tap" && grep -q '^not ok 1 - ' "$tmp/a.tap" && ok "tap" || bad_showing "$tmp/a.tap" "tap"
+if command -v python3 >/dev/null; then
+  python3 - "$tmp/a.junit" <<'PY' && ok "junit parses" || bad_showing "$tmp/a.junit" "junit"
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+assert r.tag == "testsuites"
+s = r.find("testsuite"); assert int(s.get("tests")) == 4 and int(s.get("failures")) == 4
+assert s.find("testcase/failure") is not None
+PY
+  # Gradescope's results.json schema (docs/grading.md): score, tests[] with
+  # name, score, max_score, output, visibility; hidden cases after_published.
+  "$bin" grade ring "$here/ring/forward_own.lua" --format gradescope --out "$tmp/results.json"
+  python3 - "$tmp/results.json" <<'PY' && ok "gradescope results.json validates" || bad_showing "$tmp/results.json" "gradescope schema"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, dict) and set(d) <= {"score", "tests", "output", "visibility", "stdout_visibility", "execution_time", "extra_data", "leaderboard"}
+assert isinstance(d["score"], (int, float))
+assert isinstance(d["tests"], list) and d["tests"]
+total = 0
+for t in d["tests"]:
+    assert set(t) <= {"name", "score", "max_score", "output", "visibility", "tags", "number", "status", "extra_data", "name_format", "output_format"}, t
+    assert isinstance(t["name"], str) and isinstance(t["output"], str)
+    assert isinstance(t["score"], (int, float)) and isinstance(t["max_score"], (int, float))
+    assert 0 <= t["score"] <= t["max_score"]
+    assert t["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+    total += t["score"]
+assert abs(total - d["score"]) < 1e-9 and d["score"] == 2
+assert [t["visibility"] for t in d["tests"] if t["name"] == "eight ranks"] == ["after_published"]
+PY
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["submissions"][0]["tests"][0]["pass"] is False' \
+    "$tmp/a.json" && ok "json" || bad_showing "$tmp/a.json" "json"
+else
+  skip "junit, gradescope and json checks" "no python3"
+fi
+
+# A class: 30 submissions, files and folders, hostile ones among them. Each
+# hostile entry gets 0 with a reason; nobody else's result changes; twice
+# byte-identical.
+class=$tmp/class
+mkdir -p "$class"
+i=0
+for n in 1 2 3 4 5 6; do
+  for sol in reference eager_only all_reduce forward_own extra_sends; do
+    i=$((i + 1))
+    if [ $((i % 3)) = 0 ]; then mkdir -p "$class/s$(printf %02d $i)"; cp "$here/ring/$sol.lua" "$class/s$(printf %02d $i)/solution.lua"
+    else cp "$here/ring/$sol.lua" "$class/s$(printf %02d $i).lua"; fi
+  done
+done
+cp "$here/hostile/loop.lua" "$class/s01.lua"
+cp "$here/hostile/membomb.lua" "$class/s07.lua"
+cp "$here/hostile/escape.lua" "$class/s13.lua"
+cp "$here/hostile/syntax.lua" "$class/s19.lua"
+cp "$here/hostile/forge.lua" "$class/s25.lua"
+rm -rf "$class/s01" "$class/s07" "$class/s13" "$class/s19" "$class/s25"
+guarded "$bin" grade ring "$class" --jobs 2 --out "$tmp/c1.txt" --csv "$tmp/c1.csv"
+st=$?
+guarded "$bin" grade ring "$class" --jobs 3 --out "$tmp/c2.txt" --csv "$tmp/c2.csv"
+[ "$st" = 6 ] && ok "class: status 6" || bad "class: status $st"
+cmp -s "$tmp/c1.txt" "$tmp/c2.txt" && cmp -s "$tmp/c1.csv" "$tmp/c2.csv" && ok "class graded twice: byte-identical" \
+  || bad_showing "$tmp/c2.csv" "class twice" "outputs differ"
+[ "$(grep -c . "$tmp/c1.csv")" = 31 ] && ok "class: 30 rows" || bad_showing "$tmp/c1.csv" "class rows"
+# The same solution scores the same whatever its neighbours: compare with alone.
+for s in 02 03 04 05 06; do
+  sol=$(ls "$class/s$s.lua" "$class/s$s/solution.lua" 2>/dev/null)
+  alone=$("$bin" grade ring "$sol" | sed -n 's/^total: //p')
+  inclass=$(awk -F, -v s="\"s$s\"" '$1 == s { print $2 "/" $3 }' "$tmp/c1.csv")
+  [ "$alone" = "$inclass" ] && ok "class s$s: $inclass as alone" || bad_showing "$tmp/c1.csv" "class s$s" "$inclass in class, $alone alone"
+done
+for s in 01 07 13 19 25; do
+  grep -q "^\"s$s\",0,5," "$tmp/c1.csv" && ok "hostile s$s: 0" || bad_showing "$tmp/c1.csv" "hostile s$s" "not 0"
+done
+grep -q "instruction budget exceeded" "$tmp/c1.txt" && ok "the loop's reason" || bad_showing "$tmp/c1.txt" "loop reason"
+grep -q "attempt to index a nil value (global 'io')" "$tmp/c1.txt" && ok "the escape's reason" || bad_showing "$tmp/c1.txt" "escape reason"
+grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's reason" || bad_showing "$tmp/c1.txt" "syntax reason"
+[ ! -e /tmp/pwned ] && ok "no escape" || bad "escape" "/tmp/pwned exists"
+
+finish
