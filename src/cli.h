@@ -7,6 +7,7 @@
 int cs_cli_run(int argc, char **argv);
 int cs_cli_replay(int argc, char **argv); /* cli_replay.c */
 int cs_cli_learn(int argc, char **argv); /* cli_learn.c */
+int cs_cli_bench(int argc, char **argv); /* cli_bench.c */
 int cs_cli_grade(int argc, char **argv); /* cli_grade.c */
 int cs_cli_export(int argc, char **argv); /* cli_export.c */
 /* run --export FORMAT:FILE: draw the run's trace; 0 or 1 */

@@ -20,6 +20,8 @@ static const cs_command commands[] = {
     {"learn", {NULL}, "[CHAPTER]", "browse the chapters and run their scripts in the visualizer",
      cs_cli_learn},
     /* args kept short: the listing's column width is part of its tested output */
+    {"bench", {NULL}, "[OPTIONS]", "measure latency, bandwidth and collectives on each engine",
+     cs_cli_bench},
     {"grade", {NULL}, "EXERCISE", "grade a SOLUTION.lua, or a class folder, on an exercise",
      cs_cli_grade},
     {"help", {"--help", "-h", NULL}, "[CMD]", "show this help, or a command's", cmd_help},

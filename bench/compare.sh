@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# bench/compare.sh -- commsim bench beside its yardsticks, interleaved: raw TCP
+# on loopback (bench/raw_tcp, built by make) and Open MPI (bench/mpi_bench.c,
+# built here with mpicc when Open MPI is installed; skipped, and said so,
+# otherwise). Each repetition runs every contender once, in turn, so a load
+# change hits them alike; the figures are medians with min-max, and the load
+# average is recorded at each repetition. Figures, not verdicts: the machine
+# is shared; compare only within one run of this script.
+#
+#   bench/compare.sh            REPS=5 repetitions, TIME=0.3 s per commsim figure
+#   REPS=7 TIME=0.5 bench/compare.sh
+#   MPICC=none bench/compare.sh  without Open MPI (as where it is not installed)
+#
+# Figures: 8 B half round trip (osu_latency), 4 MiB bandwidth (osu_bw's
+# window; raw_tcp streams blocking sends), all_reduce of 1 KiB float32 on 4
+# ranks (time per call, slowest rank). Open MPI runs oversubscribed, with its
+# shared-memory transport (btl vader) and with tcp (btl tcp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps=${REPS:-5}
+secs=${TIME:-0.3}
+bin=src/commsim
+raw=bench/raw_tcp
+[ -x "$bin" ] && [ -x "$raw" ] || { echo "build first: ./setup (make builds src/commsim and bench/raw_tcp)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "compare.sh needs python3 for the statistics" >&2; exit 1; }
+[ "$reps" -ge 5 ] 2>/dev/null || { echo "REPS: at least 5 repetitions" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/commsim-compare.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+results=$work/results.tsv
+: >"$results"
+
+mpi=
+mpicc=${MPICC:-mpicc}   # MPICC=none leaves Open MPI out
+mpi_note="Open MPI: not installed (no $mpicc/mpirun): its rows are skipped"
+[ "$mpicc" = none ] && mpi_note="Open MPI: left out (MPICC=none)"
+if [ "$mpicc" != none ] && command -v "$mpicc" >/dev/null && command -v mpirun >/dev/null; then
+    if "$mpicc" -O2 -o "$work/mpi_bench" bench/mpi_bench.c 2>"$work/mpicc.err"; then
+        mpi=$work/mpi_bench
+        mpi_note="Open MPI: $(mpirun --version 2>/dev/null | head -1), built with mpicc, oversubscribed"
+    else
+        mpi_note="Open MPI: $mpicc failed ($(head -1 "$work/mpicc.err")): skipped"
+    fi
+fi
+root=()
+[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+
+# record FIGURE CONTENDER VALUE
+record() { [ -n "$3" ] && printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"; return 0; }
+
+# commsim ENGINE OP SIZE RANKS: time_us (column 9), or algbw for bw (column 10)
+commsim() {
+    local col=9
+    [ "$2" = bw ] && col=10
+    "$bin" bench --engine "$1" --op "$2" --sizes "$3" -n "$4" --time "$secs" --format csv 2>/dev/null |
+        awk -F, -v c=$col 'NR == 2 { print $c }'
+}
+
+# mpi BTL NP OP BYTES ITERS: the value after the size
+mpi_run() {
+    timeout 120 mpirun "${root[@]}" --oversubscribe -np "$2" --mca btl "self,$1" "$mpi" "$3" "$4" "$5" 2>/dev/null |
+        awk '{ print $3 }'
+}
+
+loads=()
+for rep in $(seq 1 "$reps"); do
+    loads+=("$(cut -d' ' -f1 /proc/loadavg)")
+    echo "repetition $rep of $reps (load ${loads[-1]})" >&2
+    record lat8 "commsim thread" "$(commsim thread pingpong 8 2)"
+    record lat8 "commsim tcp" "$(commsim tcp pingpong 8 2)"
+    "$raw" 20000 10 50 >"$work/raw.out"
+    record lat8 "raw TCP" "$(awk '/8 B:/ { print $(NF-1) }' "$work/raw.out")"
+    if [ -n "$mpi" ]; then
+        record lat8 "Open MPI shm" "$(mpi_run vader 2 pingpong 8 20000)"
+        record lat8 "Open MPI tcp" "$(mpi_run tcp 2 pingpong 8 20000)"
+    fi
+    record bw4m "commsim thread" "$(commsim thread bw 4M 2)"
+    record bw4m "commsim tcp" "$(commsim tcp bw 4M 2)"
+    record bw4m "raw TCP" "$(awk '/4 MiB:/ { print $(NF-1) }' "$work/raw.out")"
+    if [ -n "$mpi" ]; then
+        record bw4m "Open MPI shm" "$(mpi_run vader 2 bw 4194304 10)"
+        record bw4m "Open MPI tcp" "$(mpi_run tcp 2 bw 4194304 10)"
+    fi
+    record ar1k "commsim thread" "$(commsim thread all_reduce 1K 4)"
+    record ar1k "commsim tcp" "$(commsim tcp all_reduce 1K 4)"
+    if [ -n "$mpi" ]; then
+        record ar1k "Open MPI shm" "$(mpi_run vader 4 all_reduce 1024 2000)"
+        record ar1k "Open MPI tcp" "$(mpi_run tcp 4 all_reduce 1024 2000)"
+    fi
+done
+loads+=("$(cut -d' ' -f1 /proc/loadavg)")
+
+python3 - "$results" "$reps" "$(nproc)" "$mpi_note" "${loads[@]}" <<'PY'
+import statistics, sys
+path, reps, cores, note, loads = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+data = {}
+for line in open(path):
+    fig, who, v = line.rstrip("\n").split("\t")
+    data.setdefault(fig, {}).setdefault(who, []).append(float(v))
+figs = [("lat8", "8 B half round trip", "us", True),
+        ("bw4m", "4 MiB bandwidth", "GB/s", False),
+        ("ar1k", "all_reduce 1 KiB, 4 ranks", "us", True)]
+ls = sorted(float(x) for x in loads)
+print(f"{reps} interleaved repetitions, {cores} cores, load average (1 min) "
+      f"{statistics.median(ls):.2f} median, {ls[0]:.2f}-{ls[-1]:.2f}; {note}")
+print()
+print("| figure | contender | median | min-max | runs |")
+print("|---|---|---|---|---|")
+med = {}
+for key, name, unit, _ in figs:
+    for who, v in data.get(key, {}).items():
+        m = statistics.median(v)
+        med[key, who] = m
+        print(f"| {name} | {who} | {m:.3g} {unit} | {min(v):.3g}-{max(v):.3g} | {len(v)} |")
+print()
+print("ratios of medians, commsim / reference (time: above 1 is slower; bandwidth: below 1 is slower)")
+print()
+print("| figure | commsim | reference | ratio |")
+print("|---|---|---|---|")
+for key, name, unit, _ in figs:
+    mine = [w for w in data.get(key, {}) if w.startswith("commsim")]
+    refs = [w for w in data.get(key, {}) if not w.startswith("commsim")]
+    for a in mine:
+        for b in refs:
+            if med[key, b] > 0:
+                print(f"| {name} | {a} | {b} | {med[key, a] / med[key, b]:.2f}x |")
+PY

@@ -1,0 +1,241 @@
+/* bench.c -- commsim bench's plan and runs: the op table, nccl-tests' busbw
+ * factors, the size list, and one child process per run (see bench.h).
+ *
+ * A run is forked rather than run in this process so that its peak RSS is
+ * its own (wait4's ru_maxrss covers the run and the rank processes it
+ * reaped) and a run that fails or leaks cannot spoil the next.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "collectives.h"
+#include "launch.h"
+#include "xalloc.h"
+
+static const cs_bench_op ops[] = {
+    {"pingpong", true, true, -1},
+    {"bw", true, true, -1},
+    {"bibw", true, true, -1},
+    {"broadcast", false, true, CS_FAM_BROADCAST},
+    {"reduce", false, true, CS_FAM_REDUCE},
+    {"all_reduce", false, true, CS_FAM_ALL_REDUCE},
+    {"all_gather", false, true, CS_FAM_ALL_GATHER},
+    {"reduce_scatter", false, true, CS_FAM_REDUCE_SCATTER},
+    {"all_to_all", false, true, CS_FAM_ALL_TO_ALL},
+    {"gather", false, true, CS_FAM_GATHER},
+    {"scatter", false, true, CS_FAM_SCATTER},
+    {"barrier", false, false, CS_FAM_BARRIER},
+};
+#define NOPS (int)(sizeof ops / sizeof ops[0])
+
+const cs_bench_op *cs_bench_op_at(int i) { return i >= 0 && i < NOPS ? &ops[i] : NULL; }
+
+const cs_bench_op *cs_bench_op_find(const char *name) {
+    for (int i = 0; i < NOPS; i++)
+        if (strcmp(ops[i].name, name) == 0) return &ops[i];
+    return NULL;
+}
+
+/* nccl-tests' doc/PERFORMANCE.md: the share of the data each rank's link
+ * carries, so that busbw compares with the hardware's bandwidth. */
+double cs_bench_busbw_factor(const char *op, int n) {
+    if (strcmp(op, "all_reduce") == 0) return 2.0 * (n - 1) / n;
+    if (strcmp(op, "all_gather") == 0 || strcmp(op, "reduce_scatter") == 0 ||
+        strcmp(op, "all_to_all") == 0 || strcmp(op, "gather") == 0 || strcmp(op, "scatter") == 0)
+        return (double)(n - 1) / n;
+    return 1.0; /* broadcast, reduce, point to point */
+}
+
+static bool size_parse(const char *s, size_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s < '0' || *s > '9' || errno || end == s) return false;
+    int shift = 0;
+    if (*end == 'k' || *end == 'K') shift = 10, end++;
+    else if (*end == 'm' || *end == 'M') shift = 20, end++;
+    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if ((*end == 'b' || *end == 'B') && shift == 0) end++;
+    if (*end || v == 0 || v > (1ull << 34) >> shift) return false;
+    *out = (size_t)(v << shift);
+    return true;
+}
+
+bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, size_t errlen) {
+    char buf[256];
+    if (strlen(spec) >= sizeof buf) return snprintf(err, errlen, "too long"), false;
+    strcpy(buf, spec);
+    *n = 0;
+    char *colon = strchr(buf, ':');
+    if (colon) {
+        *colon = '\0';
+        size_t a, b;
+        if (!size_parse(buf, &a) || !size_parse(colon + 1, &b) || a > b) {
+            snprintf(err, errlen, "'%s': want A:B with 0 < A <= B (8:64M), K/M/G suffixes", spec);
+            return false;
+        }
+        for (size_t s = a; s <= b && *n < CS_BENCH_MAX_LIST; s *= 2) sizes[(*n)++] = s;
+        return true;
+    }
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == CS_BENCH_MAX_LIST) {
+            snprintf(err, errlen, "more than %d sizes", CS_BENCH_MAX_LIST);
+            return false;
+        }
+        if (!size_parse(tok, &sizes[*n])) {
+            snprintf(err, errlen, "'%s' is not a size (8, 4K, 64M)", tok);
+            return false;
+        }
+        (*n)++;
+    }
+    if (*n == 0) return snprintf(err, errlen, "no sizes"), false;
+    return true;
+}
+
+/* The algorithm name to pass for op (NULL: the default), or false when the
+ * op's family has no such algorithm and the pair is skipped. */
+static bool algo_for(const cs_bench_op *op, const char *algo, const char **pass) {
+    *pass = NULL;
+    if (strcmp(algo, "default") == 0) return true;
+    cs_coll_algo a;
+    char why[256];
+    if (op->family < 0) return false;
+    if (!cs_coll_algo_parse((cs_coll_family)op->family, algo, &a, why, sizeof why)) return false;
+    *pass = algo;
+    return true;
+}
+
+/* Keep the last lines of the run's stderr to say why it failed. */
+static void tail_of(FILE *f, FILE *err) {
+    char buf[2048];
+    long end;
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0) return;
+    long from = end > (long)sizeof buf - 1 ? end - (long)sizeof buf + 1 : 0;
+    fseek(f, from, SEEK_SET);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fprintf(err, "%s", buf);
+    if (n && buf[n - 1] != '\n') fputc('\n', err);
+}
+
+typedef struct run_spec {
+    const char *engine, *mode, *algo_label, *algo;
+    const cs_bench_op *op;
+    int ranks;
+} run_spec;
+
+static pid_t start_child(const cs_bench_opts *o, const run_spec *rs, const char *path, int outfd,
+                         FILE *errf) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    dup2(outfd, STDOUT_FILENO);
+    dup2(fileno(errf), STDERR_FILENO);
+    close(outfd); /* stdout holds the pipe now: EOF comes when the run's processes end */
+    double budget = o->iters > 0 ? 600 : 120 + 20.0 * o->nsizes * (o->seconds > 1 ? o->seconds : 1);
+    cs_run_opts ro = {.script = path, .nranks = rs->ranks, .engine = rs->engine,
+                      .send_mode = rs->mode, .mem_limit = (size_t)4096 << 20, .step_limit = 0,
+                      .timeout = budget, .no_recheck = true, .rank = -1,
+                      .out = stdout, .err = stderr};
+    int status = cs_launch_run(&ro);
+    fflush(NULL);
+    _exit(status);
+}
+
+/* One run: fork, collect rank 0's "@bench" lines, wait; print its rows. */
+static int run_one(const cs_bench_opts *o, const run_spec *rs, int *nrows) {
+    char path[4096];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/commsim-bench-XXXXXX.lua", dir && *dir ? dir : "/tmp");
+    int fd = mkstemps(path, 4);
+    if (fd < 0) {
+        fprintf(o->err, "commsim bench: temporary script %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *src = cs_bench_script(rs->op, rs->algo, o->sizes, o->nsizes, o->iters, o->seconds);
+    size_t len = strlen(src);
+    bool ok = write(fd, src, len) == (ssize_t)len;
+    free(src);
+    close(fd);
+    int p[2];
+    FILE *errf = tmpfile();
+    if (!ok || !errf || pipe(p) < 0) {
+        fprintf(o->err, "commsim bench: cannot set up a run: %s\n", strerror(errno));
+        if (errf) fclose(errf);
+        unlink(path);
+        return -1;
+    }
+    pid_t pid = start_child(o, rs, path, p[1], errf);
+    close(p[1]);
+    FILE *in = fdopen(p[0], "r");
+    cs_bench_row rows[CS_BENCH_MAX_LIST];
+    int n = 0;
+    char line[512];
+    while (in && fgets(line, sizeof line, in)) {
+        unsigned long long bytes;
+        long iters, warm;
+        double sec;
+        const char *at = strstr(line, "@bench "); /* after the "[rank 0] " prefix */
+        if (at && n < CS_BENCH_MAX_LIST &&
+            sscanf(at, "@bench %llu %ld %ld %lf", &bytes, &iters, &warm, &sec) == 4) {
+            double moved = strcmp(rs->op->name, "bibw") == 0 ? 2.0 * bytes : (double)bytes;
+            double algbw = sec > 0 ? moved / sec / 1e9 : 0;
+            double factor = cs_bench_busbw_factor(rs->op->name, rs->ranks);
+            rows[n++] = (cs_bench_row){.engine = rs->engine, .mode = rs->mode, .op = rs->op->name,
+                                       .algo = rs->algo_label, .ranks = rs->ranks,
+                                       .bytes = (size_t)bytes, .iters = iters, .warmup = warm,
+                                       .time_s = sec, .algbw = algbw, .busbw = algbw * factor};
+        }
+    }
+    if (in) fclose(in);
+    else close(p[0]);
+    int st = 0;
+    struct rusage ru = {0};
+    if (pid < 0 || wait4(pid, &st, 0, &ru) < 0) st = -1;
+    unlink(path);
+    int status = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    if (status != 0 || n == 0) {
+        fprintf(o->err, "commsim bench: %s on %s (%s, %s, %d ranks) failed with status %d:\n",
+                rs->op->name, rs->engine, rs->mode, rs->algo_label, rs->ranks, status);
+        tail_of(errf, o->err);
+        fclose(errf);
+        return -1;
+    }
+    fclose(errf);
+    for (int i = 0; i < n; i++) {
+        rows[i].rss_mib = (double)ru.ru_maxrss / 1024.0; /* kilobytes on Linux */
+        cs_bench_row_print(o, &rows[i], *nrows == 0);
+        (*nrows)++;
+    }
+    fflush(o->out);
+    return 0;
+}
+
+int cs_bench_run(const cs_bench_opts *o) {
+    int failed = 0, nrows = 0;
+    cs_bench_begin(o);
+    for (int e = 0; e < o->nengines; e++)
+        for (int m = 0; m < o->nmodes; m++)
+            for (int k = 0; k < o->nops; k++) {
+                const cs_bench_op *op = o->ops[k];
+                for (int a = 0; a < o->nalgos; a++) {
+                    run_spec rs = {.engine = o->engines[e], .mode = o->modes[m], .op = op,
+                                   .algo_label = o->algos[a], .ranks = op->p2p ? 2 : o->nranks};
+                    if (op->p2p) { /* no algorithms: once */
+                        if (a > 0) break;
+                        rs.algo_label = "-";
+                    } else if (!algo_for(op, o->algos[a], &rs.algo)) {
+                        continue; /* not one of this family's algorithms */
+                    }
+                    if (run_one(o, &rs, &nrows) < 0) failed++;
+                }
+            }
+    cs_bench_end(o, failed);
+    return failed ? 1 : 0;
+}

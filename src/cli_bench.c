@@ -1,0 +1,208 @@
+/* cli_bench.c -- 'commsim bench': its options and --help. The measuring is
+ * bench.c's; this file only turns the command line into a cs_bench_opts. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "bench.h"
+#include "cli.h"
+#include "engine.h"
+
+static void usage(FILE *f) {
+    fputs("usage: commsim bench [options]\n"
+          "\n"
+          "Measure the engines through the launcher 'commsim run' uses: point-to-point\n"
+          "latency and bandwidth over a size sweep, and every collective's time, algbw and\n"
+          "busbw as nccl-tests computes them, with each run's peak RSS. Each run is a\n"
+          "generated Lua script run headless: visualizer, trace and eager recheck off.\n"
+          "Figures, not verdicts: the machine's load is printed beside them.\n"
+          "\n"
+          "options (lists are comma separated):\n"
+          "  --engine LIST     engines to measure, or 'all' (default: all; --engine help)\n"
+          "  --send-mode LIST  rendezvous, eager, eager:N (default: rendezvous)\n"
+          "  --op LIST         pingpong, bw, bibw, broadcast, reduce, all_reduce,\n"
+          "                    all_gather, reduce_scatter, all_to_all, gather, scatter,\n"
+          "                    barrier; 'p2p', 'coll' or 'all' (default: all)\n"
+          "  --algo LIST       collective algorithms, each run where its family has it;\n"
+          "                    'default' is the run's own choice (default: default)\n"
+          "  --sizes SPEC      A:B doubling from A to B, or a list; K/M/G suffixes\n"
+          "                    (default: 8:64M)\n"
+          "  -n, --ranks N     ranks for collectives (default 4); point to point uses 2\n"
+          "  --iters N         timed iterations per size (warm-up: a tenth)\n"
+          "  --time S          else: seconds per size, iterations chosen to fill it\n"
+          "                    (default 0.2)\n"
+          "  --format F        table (default), csv or json\n"
+          "  -h, --help        this help\n"
+          "\n"
+          "time is per iteration on the slowest rank; pingpong's is the half round trip\n"
+          "(osu_latency), bw's and bibw's the time per message of a 64-message window\n"
+          "(osu_bw, osu_bibw). algbw = bytes / time; busbw = algbw x 2(n-1)/n for\n"
+          "all_reduce, (n-1)/n for all_gather, reduce_scatter, all_to_all, gather and\n"
+          "scatter, 1 otherwise. See docs/bench.md.\n",
+          f);
+}
+
+/* Split a comma list in place into v; false past max entries or when empty. */
+static bool split(char *s, const char **v, int *n) {
+    *n = 0;
+    for (char *save = NULL, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n == CS_BENCH_MAX_LIST) return false;
+        v[(*n)++] = t;
+    }
+    return *n > 0;
+}
+
+static int fail(const char *opt, const char *why, const char *what) {
+    fprintf(stderr, "commsim bench: %s: %s '%s'\n", opt, why, what);
+    return 1;
+}
+
+static bool add_op(cs_bench_opts *o, const cs_bench_op *op) {
+    for (int i = 0; i < o->nops; i++)
+        if (o->ops[i] == op) return true;
+    if (o->nops == CS_BENCH_MAX_LIST) return false;
+    o->ops[o->nops++] = op;
+    return true;
+}
+
+static int parse_ops(cs_bench_opts *o, char *spec) {
+    const char *v[CS_BENCH_MAX_LIST];
+    int n;
+    if (!split(spec, v, &n)) return fail("--op", "no op in", spec);
+    for (int i = 0; i < n; i++) {
+        bool all = strcmp(v[i], "all") == 0, p2p = strcmp(v[i], "p2p") == 0,
+             coll = strcmp(v[i], "coll") == 0;
+        if (all || p2p || coll) {
+            for (int k = 0; cs_bench_op_at(k); k++) {
+                const cs_bench_op *op = cs_bench_op_at(k);
+                if (all || op->p2p == p2p) add_op(o, op);
+            }
+            continue;
+        }
+        const cs_bench_op *op = cs_bench_op_find(v[i]);
+        if (!op) return fail("--op", "unknown op", v[i]);
+        add_op(o, op);
+    }
+    return 0;
+}
+
+static int parse_engines(cs_bench_opts *o, char *spec) {
+    if (strcmp(spec, "help") == 0) {
+        cs_engine_print_table(stdout);
+        return -1;
+    }
+    if (strcmp(spec, "all") == 0) {
+        o->nengines = 0;
+        for (int i = 0; cs_engine_at(i) && o->nengines < CS_BENCH_MAX_LIST; i++)
+            o->engines[o->nengines++] = cs_engine_at(i)->name;
+        return 0;
+    }
+    if (!split(spec, o->engines, &o->nengines)) return fail("--engine", "no engine in", spec);
+    for (int i = 0; i < o->nengines; i++)
+        if (!cs_engine_find(o->engines[i])) {
+            fail("--engine", "unknown engine", o->engines[i]);
+            cs_engine_print_table(stderr);
+            return 1;
+        }
+    return 0;
+}
+
+int cs_cli_bench(int argc, char **argv) {
+    enum { OPT_ENGINE = 256, OPT_MODE, OPT_OP, OPT_ALGO, OPT_SIZES, OPT_ITERS, OPT_TIME,
+           OPT_FORMAT };
+    static const struct option longopts[] = {
+        {"engine", required_argument, NULL, OPT_ENGINE},
+        {"send-mode", required_argument, NULL, OPT_MODE},
+        {"op", required_argument, NULL, OPT_OP},
+        {"algo", required_argument, NULL, OPT_ALGO},
+        {"sizes", required_argument, NULL, OPT_SIZES},
+        {"ranks", required_argument, NULL, 'n'},
+        {"iters", required_argument, NULL, OPT_ITERS},
+        {"time", required_argument, NULL, OPT_TIME},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    static cs_bench_opts o; /* holds argv's strings: lives as long as the command */
+    memset(&o, 0, sizeof o);
+    o.nranks = 4, o.seconds = 0.2, o.out = stdout, o.err = stderr;
+    o.modes[o.nmodes++] = "rendezvous";
+    o.algos[o.nalgos++] = "default";
+    bool engines_given = false;
+    char why[256], *end;
+    int c, r;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ENGINE:
+            if ((r = parse_engines(&o, optarg)) != 0) return r < 0 ? 0 : r;
+            engines_given = true;
+            break;
+        case OPT_MODE: {
+            if (!split(optarg, o.modes, &o.nmodes))
+                return fail("--send-mode", "no mode in", optarg);
+            cs_send_mode m;
+            for (int i = 0; i < o.nmodes; i++)
+                if (!cs_send_mode_parse(o.modes[i], &m))
+                    return fail("--send-mode", "not rendezvous, eager or eager:N:", o.modes[i]);
+            break;
+        }
+        case OPT_OP:
+            if ((r = parse_ops(&o, optarg)) != 0) return r;
+            break;
+        case OPT_ALGO:
+            if (!split(optarg, o.algos, &o.nalgos))
+                return fail("--algo", "no algorithm in", optarg);
+            break;
+        case OPT_SIZES:
+            if (!cs_bench_sizes_parse(optarg, o.sizes, &o.nsizes, why, sizeof why))
+                return fprintf(stderr, "commsim bench: --sizes: %s\n", why), 1;
+            break;
+        case 'n':
+            errno = 0;
+            o.nranks = (int)strtol(optarg, &end, 10);
+            if (errno || *end || o.nranks < 2 || o.nranks > 1024)
+                return fail("-n", "want 2 to 1024 ranks, not", optarg);
+            break;
+        case OPT_ITERS:
+            errno = 0;
+            o.iters = strtol(optarg, &end, 10);
+            if (errno || *end || o.iters < 1 || o.iters > 100000000)
+                return fail("--iters", "want a positive count, not", optarg);
+            break;
+        case OPT_TIME:
+            errno = 0;
+            o.seconds = strtod(optarg, &end);
+            if (errno || *end || !(o.seconds > 0) || o.seconds > 3600)
+                return fail("--time", "want seconds (0 < S <= 3600), not", optarg);
+            o.iters = 0;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "table") == 0) o.format = CS_BENCH_TABLE;
+            else if (strcmp(optarg, "csv") == 0) o.format = CS_BENCH_CSV;
+            else if (strcmp(optarg, "json") == 0) o.format = CS_BENCH_JSON;
+            else return fail("--format", "want table, csv or json, not", optarg);
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 1;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "commsim bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 1;
+    }
+    if (!engines_given) {
+        char all[] = "all";
+        parse_engines(&o, all);
+    }
+    if (o.nops == 0) {
+        char all[] = "all";
+        parse_ops(&o, all);
+    }
+    if (o.nsizes == 0) cs_bench_sizes_parse("8:64M", o.sizes, &o.nsizes, why, sizeof why);
+    return cs_bench_run(&o);
+}
