@@ -67,14 +67,25 @@ static void job_set_gates(void *ud, cs_gates *g) {
 
 /* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
 
-static cs_world *_Atomic signal_world;
+/* The world a signal aborts. The lock is held across the abort, so that
+ * set_signal_world(NULL) returns only once no abort is still using the world
+ * its caller is about to free. */
+static cs_world *signal_world;
+static pthread_mutex_t signal_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set_signal_world(cs_world *w) {
+    pthread_mutex_lock(&signal_lock);
+    signal_world = w;
+    pthread_mutex_unlock(&signal_lock);
+}
 
 static void *signal_main(void *arg) {
     sigset_t *set = arg;
     int sig;
     while (sigwait(set, &sig) == 0) {
-        cs_world *w = atomic_load(&signal_world);
-        if (w) cs_world_abort(w, CS_END_QUIT);
+        pthread_mutex_lock(&signal_lock);
+        if (signal_world) cs_world_abort(signal_world, CS_END_QUIT);
+        pthread_mutex_unlock(&signal_lock);
     }
     return NULL;
 }
@@ -377,13 +388,13 @@ int cs_launch_run(const cs_run_opts *o) {
 
     if (o->catch_signals) {
         catch_signals();
-        atomic_store(&signal_world, w);
+        set_signal_world(w);
     }
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
     start_ranks(w, rt, &script, &lim, err);
     if (ui) o->ui->loop(o->ui->ud);
     bool clean = await_end(w, o->timeout, &control);
-    if (o->catch_signals) atomic_store(&signal_world, NULL);
+    if (o->catch_signals) set_signal_world(NULL);
 
     int status = cs_control_close(&control, (int)cs_world_end_reason(w), err);
     if (!clean) {

@@ -28,7 +28,7 @@ typedef enum {
  * rank's Lua allocator and its tensor storage. */
 typedef struct cs_budget {
     _Atomic size_t used;
-    size_t limit;
+    _Atomic size_t limit; /* set at a rank's start while a tcp progress thread may charge */
 } cs_budget;
 
 /* Try to charge n bytes; false (nothing charged) when it would exceed the limit. */
