@@ -184,7 +184,7 @@ int cs_export_perfetto(FILE *f, const cs_export_ctx *x, char *err, size_t errlen
         snprintf(err, errlen, "out of memory collecting the trace's slices");
         return -1;
     }
-    qsort(r.v, r.n, sizeof *r.v, by_time);
+    if (r.n) qsort(r.v, r.n, sizeof *r.v, by_time); /* r.v is NULL when empty */
     fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"script\":\"", f);
     cs_export_json_str(f, rp->script);
     fprintf(f, "\",\"ranks\":%d,\"verdict\":\"%s\"},\n\"traceEvents\":[\n", rp->world, x->out.word);

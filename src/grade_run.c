@@ -97,7 +97,11 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
      * run's own timeout, and an alarm behind it in case the run wedges. */
     unsigned cpu = (unsigned)(s->timeout * 2) + 2;
     limit(RLIMIT_CPU, cpu);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    /* (A sanitizer build reserves terabytes of shadow address space up front:
+     * there the Lua memory cap alone bounds the run.) */
     limit(RLIMIT_AS, (rlim_t)s->memory * (rlim_t)(world + 2) + ((rlim_t)1 << 30));
+#endif
     limit(RLIMIT_CORE, 0);
     /* No fork bombs: RLIMIT_NPROC counts every task of the user, threads
      * included, and Linux has no cheap count of those; the system's task

@@ -144,7 +144,7 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
         n++;
     }
     closedir(d);
-    qsort(v, (size_t)n, sizeof *v, name_cmp);
+    if (n) qsort(v, (size_t)n, sizeof *v, name_cmp);
     *subs = v, *nsubs = n;
     return 0;
 }

@@ -19,6 +19,10 @@ set -u
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
+# Absolute, so that a suite may run commsim from another directory (make
+# passes relative paths, and distcheck builds out of the source tree).
+top_srcdir=$(cd "$top_srcdir" && pwd)
+top_builddir=$(cd "$top_builddir" && pwd)
 
 # skip_all WHY: the suite cannot run here; automake counts 77 as a skip.
 skip_all() {
