@@ -134,6 +134,18 @@ count_lines() {
   if [ "$got" = "$2" ]; then ok "$1"; else bad "$1" "$got lines, expected $2"; fi
 }
 
+# hand RANK SCRIPT [ARGS...]: start rank RANK of the tcp job whose master
+# listens on $port (with $world ranks and job token $token), as a user would
+# by hand; its output in $tmp/rRANK, its pid in $hand and added to $helpers.
+hand() {
+  local r=$1 script=$2
+  shift 2
+  "$bin" run "$script" --engine tcp --master "127.0.0.1:$port" --rank "$r" --world "$world" \
+    --token "$token" "$@" </dev/null >"$tmp/r$r" 2>&1 &
+  hand=$!
+  helpers="${helpers:-} $hand"
+}
+
 # finish: the closing line, and the suite's status (0 only when all passed).
 finish() {
   [ "$skipped" = 0 ] || echo "# $skipped skipped"

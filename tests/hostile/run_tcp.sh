@@ -47,16 +47,6 @@ start_master() {
   [ -n "$ctl" ] && [ -n "$token" ]
 }
 
-# hand RANK SCRIPT [ARGS...]: rank RANK of that job, started by hand; pid in $hand
-hand() {
-  local r=$1 script=$2
-  shift 2
-  "$bin" run "$script" --engine tcp --master "127.0.0.1:$port" --rank "$r" --world "$world" \
-    --token "$token" "$@" </dev/null >"$tmp/r$r" 2>&1 &
-  hand=$!
-  helpers="$helpers $hand"
-}
-
 # wait_gone PID SECONDS: until PID ends (its status in $status) or SECONDS
 # pass (status "hang"; it is killed).
 wait_gone() {

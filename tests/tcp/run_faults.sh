@@ -65,16 +65,6 @@ start_master() {
   [ -n "$ctl" ] && [ -n "$token" ]
 }
 
-# hand RANK SCRIPT [ARGS...]: start rank RANK of the job start_master began,
-# as a user would by hand (--token), output in $tmp/rRANK; its pid in $hand
-hand() {
-  local r=$1 script=$2
-  shift 2
-  "$bin" run "$script" --engine tcp --master "127.0.0.1:$port" --rank "$r" --world "$world" \
-    --token "$token" "$@" </dev/null >"$tmp/r$r" 2>&1 &
-  hand=$!
-}
-
 # wait_text FILE TEXT: until FILE contains TEXT (or the run ended, or BOUND)
 wait_text() {
   local i
