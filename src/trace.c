@@ -9,16 +9,20 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace.h"
 
 #include "event_schema.h"
+#include "trace_line.h"
 
 /* ======================================================================
  * Encoding
@@ -422,17 +426,36 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
  * The writer
  * ====================================================================== */
 
+/* Lines are encoded in the sink, under the bus lock, into fill; a writer
+ * thread swaps fill for its own buffer and writes it, so ranks never wait on
+ * write(2) and a busy run writes in large batches. The file holds whole lines
+ * up to the last batch written: a killed run leaves a trace that replays up
+ * to there (and at most one cut line after a write error). */
 struct cs_trace_writer {
     int fd;
     char *path;
-    char *buf; /* the line being written */
+    char *buf; /* the line being encoded by the general path */
     size_t cap;
     bool seen_run;
     bool stopped; /* after a write error: nothing more is written */
     int err;      /* errno of the first error; 0 when none */
     char errmsg[512];
+    /* the hand-off to the writer thread, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t more;   /* fill has lines, or closing */
+    pthread_cond_t room;   /* a batch was taken or written */
+    pthread_t thread;
+    cs_trace_buf fill, out;
+    uint64_t queued;       /* bytes put in fill, ever */
+    uint64_t done;         /* bytes written (or dropped after an error), ever */
+    bool idle;             /* the thread waits on more */
+    int flushing;          /* callers of cs_trace_flush waiting */
+    bool closing;
 };
 
+/* A batch the sink lets grow before it waits for the writer: a bound on the
+ * memory a run can queue when the disk is slower than the ranks. */
+#define TRACE_BATCH_MAX (4u << 20)
 static void writer_error(cs_trace_writer *w, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void writer_error(cs_trace_writer *w, int code, const char *fmt, ...) {
@@ -444,8 +467,71 @@ static void writer_error(cs_trace_writer *w, int code, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* write(2) all of buf: one call per line in practice, so a crash cuts at most
+ * the line being written. */
+static int write_all(int fd, const char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t k = write(fd, buf, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        buf += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Hand the batch in fill to the file, in order, until closing with nothing
+ * left. A batch that is small waits a moment for more (TRACE_GATHER_NS): one
+ * write and one wake-up for many events, not one each. */
+#define TRACE_GATHER_NS 1000000L
+#define TRACE_WAKE_AT (64u << 10) /* bytes that wake a gathering writer */
+
+static void *writer_main(void *arg) {
+    cs_trace_writer *w = arg;
+    cs_trace_buf tmp;
+
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->fill.len && !w->closing) {
+            w->idle = true;
+            pthread_cond_wait(&w->more, &w->mu);
+            w->idle = false;
+        }
+        if (!w->fill.len) break;
+        if (!w->closing && w->fill.len < TRACE_WAKE_AT && !w->flushing) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += TRACE_GATHER_NS;
+            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&w->more, &w->mu, &until);
+        }
+        tmp = w->out, w->out = w->fill, w->fill = tmp;
+        w->fill.len = 0;
+        pthread_cond_broadcast(&w->room);
+        if (!w->stopped) {
+            int rc;
+            pthread_mutex_unlock(&w->mu);
+            rc = write_all(w->fd, w->out.data, w->out.len);
+            int code = errno;
+            pthread_mutex_lock(&w->mu);
+            if (rc < 0) {
+                w->stopped = true; /* a later line after a partial one would be garbage */
+                writer_error(w, code, "%s: %s", w->path, strerror(code));
+            }
+        }
+        w->done += w->out.len;
+        w->out.len = 0;
+        pthread_cond_broadcast(&w->room);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
 cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen) {
     cs_trace_writer *w = calloc(1, sizeof *w);
+    pthread_condattr_t ca;
+    sigset_t all, old;
+    int rc;
 
     if (!w || !(w->path = strdup(path))) {
         free(w);
@@ -455,6 +541,28 @@ cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen) {
     w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (w->fd < 0) {
         fail(err, errlen, "%s: %s", path, strerror(errno));
+        free(w->path);
+        free(w);
+        return NULL;
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->more, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&w->room, NULL);
+    /* Signals stay with the threads that handle them (the run's signal
+     * thread): the writer takes none. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&w->thread, NULL, writer_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        fail(err, errlen, "%s: cannot start the trace writer: %s", path, strerror(rc));
+        pthread_cond_destroy(&w->room);
+        pthread_cond_destroy(&w->more);
+        pthread_mutex_destroy(&w->mu);
+        close(w->fd);
         free(w->path);
         free(w);
         return NULL;
@@ -480,40 +588,18 @@ static int shortest_digits(double v) {
     return p;
 }
 
-/* write(2) all of buf: one call per line in practice, so a crash cuts at most
- * the line being written. */
-static int write_all(int fd, const char *buf, size_t n) {
-    while (n > 0) {
-        ssize_t k = write(fd, buf, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0) return -1;
-        buf += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 static const char *type_name(cs_event_type t) {
     const char *s = cs_event_type_name(t);
     return s ? s : "?";
 }
 
-static void trace_emit(void *ud, const cs_event *ev) {
-    cs_trace_writer *w = ud;
+/* The general path: the event as a jansson object, dumped compact at the
+ * time's shortest precision, into fill. The run header always comes here. */
+static void encode_general(cs_trace_writer *w, const cs_event *ev) {
     json_t *o;
     size_t n, flags;
     int prec;
 
-    if (!w || w->stopped) return;
-    if (!w->seen_run && ev->type != CS_EV_RUN) {
-        writer_error(w, EINVAL, "%s: %s event before the run header, not written", w->path,
-                     type_name(ev->type));
-        return;
-    }
-    if (w->seen_run && ev->type == CS_EV_RUN) {
-        writer_error(w, EINVAL, "%s: second run header, not written", w->path);
-        return;
-    }
     if (!(o = cs_event_to_json(ev))) {
         writer_error(w, ENOMEM, "%s: cannot encode a %s event", w->path, type_name(ev->type));
         return;
@@ -540,29 +626,100 @@ static void trace_emit(void *ud, const cs_event *ev) {
         return;
     }
     w->buf[n] = '\n';
-    if (write_all(w->fd, w->buf, n + 1) < 0) {
-        w->stopped = true; /* a later line after a partial one would be garbage */
-        writer_error(w, errno, "%s: %s", w->path, strerror(errno));
-        return;
+    if (w->fill.len + n + 1 > w->fill.cap) {
+        size_t cap = w->fill.cap ? w->fill.cap : 4096;
+        char *p;
+        while (cap < w->fill.len + n + 1) cap *= 2;
+        if (!(p = realloc(w->fill.data, cap))) {
+            writer_error(w, ENOMEM, "%s: out of memory", w->path);
+            return;
+        }
+        w->fill.data = p;
+        w->fill.cap = cap;
     }
+    memcpy(w->fill.data + w->fill.len, w->buf, n + 1);
+    w->fill.len += n + 1;
     if (ev->type == CS_EV_RUN) w->seen_run = true;
+}
+
+static void trace_emit(void *ud, const cs_event *ev) {
+    cs_trace_writer *w = ud;
+    size_t before;
+    int r;
+
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    if (w->stopped) goto out;
+    if (!w->seen_run && ev->type != CS_EV_RUN) {
+        writer_error(w, EINVAL, "%s: %s event before the run header, not written", w->path,
+                     type_name(ev->type));
+        goto out;
+    }
+    if (w->seen_run && ev->type == CS_EV_RUN) {
+        writer_error(w, EINVAL, "%s: second run header, not written", w->path);
+        goto out;
+    }
+    before = w->fill.len;
+    if ((r = cs_trace_line(ev, &w->fill)) == 0) encode_general(w, ev);
+    else if (r < 0) writer_error(w, ENOMEM, "%s: out of memory", w->path);
+    w->queued += w->fill.len - before;
+    if (w->idle || w->fill.len >= TRACE_WAKE_AT) pthread_cond_signal(&w->more);
+    /* A disk slower than the ranks: hold them here rather than queue without bound. */
+    while (w->fill.len >= TRACE_BATCH_MAX && !w->stopped) pthread_cond_wait(&w->room, &w->mu);
+out:
+    pthread_mutex_unlock(&w->mu);
 }
 
 cs_sink cs_trace_sink(cs_trace_writer *w) {
     return (cs_sink){.emit = trace_emit, .ud = w};
 }
 
+int cs_trace_flush(cs_trace_writer *w) {
+    int code;
+
+    if (!w) return 0;
+    pthread_mutex_lock(&w->mu);
+    uint64_t target = w->queued;
+    w->flushing++;
+    pthread_cond_signal(&w->more);
+    while (w->done < target) pthread_cond_wait(&w->room, &w->mu);
+    w->flushing--;
+    code = w->err;
+    pthread_mutex_unlock(&w->mu);
+    if (code) {
+        errno = code;
+        return -1;
+    }
+    return 0;
+}
+
 const char *cs_trace_error(const cs_trace_writer *w) {
-    return w && w->err ? w->errmsg : NULL;
+    cs_trace_writer *m = (cs_trace_writer *)w; /* the lock only: the error is read */
+    const char *msg;
+    if (!w) return NULL;
+    pthread_mutex_lock(&m->mu);
+    msg = w->err ? w->errmsg : NULL;
+    pthread_mutex_unlock(&m->mu);
+    return msg;
 }
 
 int cs_trace_close(cs_trace_writer *w) {
     int code;
 
     if (!w) return 0;
+    pthread_mutex_lock(&w->mu);
+    w->closing = true;
+    pthread_cond_signal(&w->more);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL); /* it writes what is left first */
     if (close(w->fd) < 0 && errno != EINTR)
         writer_error(w, errno, "%s: %s", w->path, strerror(errno));
     code = w->err;
+    pthread_cond_destroy(&w->room);
+    pthread_cond_destroy(&w->more);
+    pthread_mutex_destroy(&w->mu);
+    cs_trace_buf_free(&w->fill);
+    cs_trace_buf_free(&w->out);
     free(w->buf);
     free(w->path);
     free(w);

@@ -1,8 +1,10 @@
 /* trace.h -- trace files: the event stream as JSON Lines, written and read back.
  *
  * A trace is one JSON object per line, the run header first. The writer is a
- * bus sink that writes every event through to the file as it happens, so a crash
- * loses nothing already recorded. The reader checks every line against the
+ * bus sink that encodes each event as it happens and hands the line to a
+ * writer thread, which writes them in batches (within about a millisecond), so
+ * ranks never wait on the disk and a killed run leaves whole lines up to the
+ * last batch written. The reader checks every line against the
  * contract in docs/trace-format.md and never trusts the file: a trace may come
  * from anywhere (a student's upload, a crashed run), and it is fuzzed.
  */
@@ -66,12 +68,16 @@ typedef struct cs_trace_writer cs_trace_writer;
 
 /* Create (truncate) path. NULL with "PATH: reason" in err on failure. */
 cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen);
-/* A sink writing every event it is given as one line, flushed before it returns.
+/* A sink writing every event it is given as one line, in order; the line is in
+ * the file once the writer thread's next batch is (cs_trace_flush waits for it).
  * The first event must be the run header; anything before it is dropped and
  * counted as an error. After the first write error (disk full) the writer stops
  * writing, so the file ends at the last complete event plus possibly one cut
  * line, and remembers the error. The sink never fails the run. */
 cs_sink cs_trace_sink(cs_trace_writer *w);
+/* Wait until every line emitted so far is written. 0, or -1 with errno set to
+ * the first error's code. */
+int cs_trace_flush(cs_trace_writer *w);
 /* The first error ("PATH: No space left on device"), or NULL when none. */
 const char *cs_trace_error(const cs_trace_writer *w);
 /* Close and free w (NULL-safe). 0, or -1 with errno set to the first error's

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "trace.h"
+#include "trace_line.h"
+#include <math.h>
 #include "run_suite.h"
 
 /* ---- helpers */
@@ -291,7 +293,8 @@ START_TEST(test_write_through) {
     cs_sink s = cs_trace_sink(w);
     s.emit(s.ud, &evs[0]);
     s.emit(s.ud, &evs[1]);
-    /* still open: everything emitted is already in the file */
+    ck_assert_int_eq(cs_trace_flush(w), 0);
+    /* still open: everything emitted and flushed is already in the file */
     cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
     ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
     ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
@@ -311,6 +314,9 @@ START_TEST(test_disk_full) {
     cs_sink s = cs_trace_sink(w);
     s.emit(s.ud, &evs[0]);
     s.emit(s.ud, &evs[1]); /* does not crash, does not write */
+    errno = 0;
+    ck_assert_int_eq(cs_trace_flush(w), -1);
+    ck_assert_int_eq(errno, ENOSPC);
     ck_assert_str_eq(cs_trace_error(w), "/dev/full: No space left on device");
     errno = 0;
     ck_assert_int_eq(cs_trace_close(w), -1);
@@ -630,6 +636,124 @@ START_TEST(test_json_conversion) {
 }
 END_TEST
 
+/* ---- the fast line encoder: the general path's bytes, exactly */
+
+/* The writer's general path: the object dumped compact at the shortest
+ * precision of the time, and a newline. */
+static char *general_line(const cs_event *ev) {
+    char buf[40], *line;
+    double t = ev->t;
+    int p;
+    json_t *o = cs_event_to_json(ev);
+    ck_assert_ptr_nonnull(o);
+    for (p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, t);
+        if (strtod(buf, NULL) == t) break;
+    }
+    line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(p));
+    json_decref(o);
+    ck_assert_ptr_nonnull(line);
+    char *nl = malloc(strlen(line) + 2);
+    sprintf(nl, "%s\n", line);
+    free(line);
+    return nl;
+}
+
+static uint64_t rnd_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void) { /* xorshift64*: the same events on every run */
+    rnd_state ^= rnd_state >> 12, rnd_state ^= rnd_state << 25, rnd_state ^= rnd_state >> 27;
+    return rnd_state * 2685821657736338717ull;
+}
+
+static double rnd_time(void) {
+    static const double scale[] = {0, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1e3, 1e4,
+                                   1e5, 1e6, 1e7, 9e7};
+    double x = scale[rnd() % 16] * (double)(rnd() % 100000) / 1000.0;
+    if (rnd() % 8 == 0) x = (double)(rnd() % 1000); /* whole seconds: 100 is 1e2 */
+    if (rnd() % 10 == 0) return x * 1.0000001; /* off the grid, often */
+    return round(x * 1e6) / 1e6;
+}
+
+static const char *rnd_text(char *buf, size_t cap) {
+    static const char *const bits[] = {"a", "Z", " ", "\"", "\\", "/", "\n", "\t", "\x01",
+                                       "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac",
+                                       "\xf0\x9f\x98\x80", "\xff", "\xc3", "\xed\xa0\x80"};
+    size_t n = rnd() % 12, len = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *b = bits[rnd() % (sizeof bits / sizeof *bits)];
+        if (len + strlen(b) + 1 > cap) break;
+        strcpy(buf + len, b);
+        len += strlen(b);
+    }
+    return buf;
+}
+
+START_TEST(test_fast_line_equals_general) {
+    static uint64_t reqs[40];
+    static int group[40];
+    char texts[4][128];
+    int fast = 0;
+    cs_trace_buf b = {0};
+
+    for (int iter = 0; iter < 200000; iter++) {
+        cs_event ev = {0};
+        int nt = 0;
+        ev.type = (cs_event_type)(1 + rnd() % (CS_EV_NTYPES - 1));
+        ev.rank = (int)(rnd() % 70) - 2;
+        ev.seq = rnd() % 3 ? rnd() % 100000 : rnd();
+        ev.t = rnd_time();
+        for (int i = 0; i < CS_F_NFIELDS; i++) {
+            const cs_field *f = &cs_fields[i];
+            if (f->alias) continue;
+            switch (f->kind) {
+            case CS_FK_INT: CS_FIELD(&ev, f, int) = (int)(rnd() % 2000) - 1000; break;
+            case CS_FK_U64: CS_FIELD(&ev, f, uint64_t) = rnd() % 4 ? rnd() % 1000 : rnd(); break;
+            case CS_FK_SIZE: CS_FIELD(&ev, f, size_t) = rnd() % 4 ? rnd() % 1000 : rnd(); break;
+            case CS_FK_BOOL: CS_FIELD(&ev, f, bool) = rnd() % 2; break;
+            case CS_FK_DOUBLE: CS_FIELD(&ev, f, double) = rnd_time(); break;
+            case CS_FK_STR:
+                CS_FIELD(&ev, f, const char *) = rnd() % 5 ? rnd_text(texts[nt % 4], 128) : NULL;
+                nt++;
+                break;
+            case CS_FK_OP: ev.op = (cs_op)(rnd() % CS_OP_NOPS); break;
+            case CS_FK_DTYPE: ev.dtype = (cs_dtype)(rnd() % 3); break;
+            case CS_FK_SHAPE:
+                ev.ndim = (int)(rnd() % (CS_MAX_DIMS + 1));
+                for (int d = 0; d < ev.ndim; d++) ev.shape[d] = (int64_t)(rnd() % 5000);
+                break;
+            case CS_FK_REQS:
+                ev.nreqs = (int)(rnd() % 40);
+                for (int r = 0; r < ev.nreqs; r++) reqs[r] = rnd() % 3 ? rnd() % 999 : rnd();
+                ev.reqs = rnd() % 6 ? reqs : NULL;
+                break;
+            case CS_FK_GROUP:
+                ev.ngroup = (int)(rnd() % 40);
+                for (int r = 0; r < ev.ngroup; r++) group[r] = (int)(rnd() % 1000);
+                ev.group = rnd() % 2 ? group : NULL;
+                break;
+            case CS_FK_SEED: ev.seed = rnd(); break;
+            }
+        }
+        b.len = 0;
+        int r = cs_trace_line(&ev, &b);
+        ck_assert_int_ge(r, 0);
+        if (r == 0) {
+            ck_assert_uint_eq(b.len, 0);
+            continue;
+        }
+        fast++;
+        char *want = general_line(&ev);
+        ck_assert_msg(b.len == strlen(want) && memcmp(b.data, want, b.len) == 0,
+                      "fast:    %.*s\ngeneral: %s", (int)b.len, b.data, want);
+        free(want);
+    }
+    /* most events take the fast path; the test is not vacuous */
+    ck_assert_int_gt(fast, 100000);
+    cs_trace_buf_free(&b);
+}
+END_TEST
+
 static Suite *trace_suite(void) {
     Suite *s = suite_create("trace");
     TCase *rt = tcase_create("roundtrip");
@@ -640,6 +764,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(rt, test_long_text_truncated);
     tcase_add_test(rt, test_times_exact_and_short);
     tcase_add_test(rt, test_json_conversion);
+    tcase_add_test(rt, test_fast_line_equals_general);
     suite_add_tcase(s, rt);
     TCase *wr = tcase_create("writer");
     tcase_add_test(wr, test_write_through);

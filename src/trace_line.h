@@ -1,0 +1,27 @@
+/* trace_line.h -- the trace writer's fast encoder of one line (trace_line.c).
+ *
+ * cs_trace_line appends exactly the bytes the general path (cs_event_to_json,
+ * dumped compact at the time's shortest precision, and a newline) gives, for
+ * the events it knows how to: every type but the run header and compute
+ * events, whose times sit on the bus's microsecond grid and whose strings are
+ * well-formed UTF-8 within their limits. Anything else is left to trace.c.
+ */
+#ifndef CS_TRACE_LINE_H
+#define CS_TRACE_LINE_H
+
+#include <stddef.h>
+
+#include "events.h"
+
+/* A growing byte buffer; zero-initialised is empty. */
+typedef struct cs_trace_buf {
+    char *data;
+    size_t len, cap;
+} cs_trace_buf;
+
+/* Append ev's line (newline included) to b: 1; 0 when ev needs the general
+ * path (b unchanged); -1 when out of memory (b unchanged). */
+int cs_trace_line(const cs_event *ev, cs_trace_buf *b);
+void cs_trace_buf_free(cs_trace_buf *b);
+
+#endif
