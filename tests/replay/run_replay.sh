@@ -79,4 +79,33 @@ expect "cut deadlock trace: the monitor still finds it" 1 "why: every blocked ra
 { cat "$tmp/c.jsonl"; printf '{"type":"print","ra'; } >"$tmp/exitcut.jsonl"
 expect "cut after every exit: not ok"        1 "verdict: failed (exit status 1)" -- replay "$tmp/exitcut.jsonl"
 
+# ---- a killed run: its trace holds whole events up to the kill and replays
+# (the writer thread writes whole lines in batches; nothing is half written
+# unless the disk fails). Killed with SIGKILL, so nothing is flushed at exit.
+cat >"$tmp/forever.lua" <<'LUA'
+local t = tensor.ones(4)
+while true do
+    if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end
+end
+LUA
+for engine in thread tcp; do
+    rm -f "$tmp/k.jsonl"
+    setsid "$bin" run "$tmp/forever.lua" --no-tui --step-limit 0 --timeout 60 --engine $engine \
+        --trace "$tmp/k.jsonl" >/dev/null 2>&1 &
+    kpid=$!
+    for _ in $(seq 1 200); do
+        [ "$(wc -l <"$tmp/k.jsonl" 2>/dev/null || echo 0)" -gt 2000 ] && break
+        sleep 0.05
+    done
+    kill -KILL -- -"$kpid" 2>/dev/null
+    wait "$kpid" 2>/dev/null
+    if [ "$(wc -l <"$tmp/k.jsonl")" -le 2000 ]; then
+        bad_showing "$tmp/k.jsonl" "killed $engine run: the trace grew while it ran"
+        continue
+    fi
+    expect "killed $engine run: replays up to the kill" 1 \
+        "the trace ends before the run did: 2 ranks had not finished" -- replay "$tmp/k.jsonl" --no-tui
+    count_lines "... with no broken line" 0 "not JSON"
+done
+
 finish
