@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "engine_tcp_internal.h"
+#include "stage.h"
 
 /* ---- engine operations (rank thread, or the progress thread via the matcher) */
 
@@ -255,6 +256,22 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
         cs_match_deliver(w, &w->matchers[e->rank], msg);
         return 0;
     }
+    /* A receive already waits for it: its bytes go straight into the receive's
+     * tensor, one copy, as a rendezvous message's DATA does. */
+    cts_wait *cw = calloc(1, sizeof *cw);
+    if (!cw) {
+        free(msg);
+        goto nomem;
+    }
+    if ((cw->rq = cs_match_claim(w, &w->matchers[e->rank], msg))) {
+        cw->ack = h->type == CS_FR_SYNC;
+        cw->token = env.sreq_id;
+        c->rx_cts = cw;
+        free(msg);
+        *dst = cs_tensor_data(cw->rq->buf);
+        return 0;
+    }
+    free(cw);
     /* A message buffered here until its receive is posted counts against this
      * rank's memory cap, as the thread engine counts its buffered sends: on
      * tcp the bytes have left the sender, so the receiver pays. Over the cap
@@ -270,7 +287,7 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
                  (unsigned long long)env.bytes, c->peer);
         return -1;
     }
-    msg->data = malloc(n);
+    msg->data = cs_stage_alloc(n);
     if (!msg->data) {
         cs_budget_refund(b, n);
         free(msg);
@@ -386,6 +403,7 @@ static int mesh_payload(void *ud, char *err, size_t errlen) {
         cts_wait *cw = c->rx_cts;
         c->rx_cts = NULL;
         cs_request_finish(cw->rq, CS_OK, NULL);
+        if (cw->ack) send_ack(c, cw->token); /* a SYNC: its sender waits */
         free(cw);
     }
     return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine_tcp_internal.h"
+#include "stage.h"
 
 /* ---- the send queue */
 
@@ -29,7 +30,7 @@ txitem *tcp_item_new(int type, const void *meta, uint32_t mlen, const void *data
  * ending), but the engine's reference goes. */
 static void item_drop(txitem *it) {
     if (it->finish) cs_request_release(it->finish);
-    free(it->owned);
+    cs_stage_free(it->owned);
     free(it);
 }
 
@@ -38,7 +39,7 @@ void tcp_items_done(txitem *done) {
     while (done) {
         txitem *next = done->next;
         if (done->finish) cs_request_finish(done->finish, CS_OK, NULL);
-        free(done->owned);
+        cs_stage_free(done->owned);
         free(done);
         done = next;
     }
@@ -121,7 +122,7 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
     bool queued = false;
     for (txitem *q = c->txh; q; q = q->next) queued |= q == it;
     if (queued && borrowed && it->doff < it->dlen) {
-        void *copy = malloc(it->dlen);
+        void *copy = cs_stage_alloc(it->dlen);
         if (copy) {
             memcpy(copy, it->data, it->dlen);
             it->data = copy;

@@ -42,6 +42,7 @@ typedef struct cts_wait { /* a receive waiting for its DATA, in CTS order */
     struct cts_wait *next;
     uint64_t token;
     cs_request *rq;
+    bool ack;       /* a SYNC read straight into its claimed receive: ACK token (the send's id) */
 } cts_wait;
 
 typedef struct tcp_engine tcp_engine;

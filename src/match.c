@@ -1,6 +1,8 @@
 /* match.c -- MPI matching over posted receives and unexpected messages. */
 #include "world.h"
 
+#include "stage.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,7 @@ void cs_msg_free(cs_msg *msg) {
     if (!msg) return;
     if (msg->sreq) cs_request_release(msg->sreq);
     if (msg->data && msg->charged) cs_budget_refund(msg->charged, msg->bytes ? msg->bytes : 1);
-    free(msg->data);
+    cs_stage_free(msg->data);
     free(msg);
 }
 
@@ -172,7 +174,7 @@ static void buffer_eager(cs_msg *msg) {
         sq->unbuffered = true;
         return;
     }
-    if (!(msg->data = malloc(n))) {
+    if (!(msg->data = cs_stage_alloc(n))) {
         cs_budget_refund(b, n);
         return; /* it waits for its receive, as a rendezvous send */
     }
@@ -194,6 +196,24 @@ void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
         cs_match_push_unexpected(m, msg);
     }
     pthread_mutex_unlock(&m->lock);
+}
+
+cs_request *cs_match_claim(cs_world *w, cs_matcher *m, const cs_msg *msg) {
+    cs_request *rq = NULL;
+    char err[1];
+    pthread_mutex_lock(&m->lock);
+    for (cs_request *q = m->posted; q && !rq; q = q->next)
+        if (cs_match_fits(msg, q)) rq = q;
+    /* A mismatch takes the usual way, which reports it once the bytes are read. */
+    if (rq && cs_match_check(msg, rq, NULL, err, sizeof err)) {
+        cs_match_take_posted(m, msg); /* the same receive: the first that fits */
+        rq->source = msg->src;
+        emit_match(w, msg, rq);
+    } else {
+        rq = NULL;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return rq;
 }
 
 void cs_match_post_recv(cs_world *w, cs_matcher *m, cs_request *rq) {

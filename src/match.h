@@ -97,6 +97,12 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
  * sender's memory cap until a receive takes it; when the cap refuses, the
  * message waits uncopied, as a rendezvous one, and sreq->unbuffered is set. */
 void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg);
+/* A message whose bytes are still to come (tcp, read off the socket): when a
+ * posted receive fits it and agrees on size and dtype, take it from the queue,
+ * announce the match and return it (with the matcher's ref), so the bytes go
+ * straight into it and the caller finishes it once they are in; else NULL,
+ * and the message is delivered as usual once read. */
+cs_request *cs_match_claim(cs_world *w, cs_matcher *m, const cs_msg *msg);
 /* The owner posts a receive (the request already carries a ref for the matcher). */
 void cs_match_post_recv(cs_world *w, cs_matcher *m, cs_request *rq);
 
