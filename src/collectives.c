@@ -75,15 +75,6 @@ cs_coll_family cs_coll_family_of(cs_coll_kind k) { return kinds[k].family; }
 const char *cs_coll_algo_name(cs_coll_algo a) { return (unsigned)a < CS_ALGO_N ? algo_names[a] : "?"; }
 cs_coll_algo cs_coll_default_algo(cs_coll_family f) { return families[f].algos[0]; }
 
-/* Small all_reduces are latency-bound: recursive doubling takes log2(n)
- * steps (plus two where n is not a power of two) where the ring takes
- * 2(n-1), each a message every rank waits for. Large ones are bandwidth-bound,
- * where the ring sends the least per rank. MPI libraries and NCCL choose by
- * size the same way; docs/collectives.md says where the line is. */
-cs_coll_algo cs_all_reduce_default(size_t bytes) {
-    return bytes <= CS_ALL_REDUCE_SMALL ? CS_ALGO_RECURSIVE_DOUBLING : CS_ALGO_RING;
-}
-
 bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a) {
     for (int i = 0; i < 4 && families[f].algos[i]; i++)
         if (families[f].algos[i] == a) return true;
@@ -422,8 +413,6 @@ int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, false);
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(t), k.bytes = cs_tensor_nbytes(t);
-    if (!cc->algo && !r->world->cfg.coll_algo[CS_FAM_ALL_REDUCE])
-        k.algo = cs_all_reduce_default(k.bytes);
     enter(&k);
     rc = cs_algo_all_reduce(&k.c, k.algo, t);
     if (rc == CS_OK && cc->op == CS_RED_AVG) divide(t, k.c.n);

@@ -58,11 +58,6 @@ const char *cs_coll_name(cs_coll_kind k);           /* "all_reduce", ... */
 cs_coll_family cs_coll_family_of(cs_coll_kind k);
 const char *cs_coll_algo_name(cs_coll_algo a);      /* "ring", ... */
 cs_coll_algo cs_coll_default_algo(cs_coll_family f);
-/* all_reduce's default at a size: recursive doubling up to CS_ALL_REDUCE_SMALL
- * bytes (latency-optimal), the ring above (bandwidth-optimal). cs_coll_default_algo
- * names the ring, the family's default for large tensors. */
-#define CS_ALL_REDUCE_SMALL (16u << 10)
-cs_coll_algo cs_all_reduce_default(size_t bytes);
 /* Is algo one of family f's? */
 bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a);
 /* Parse algo name s for family f; on failure write a message listing the
