@@ -10,11 +10,18 @@
 #   bench/compare.sh            REPS=5 repetitions, TIME=0.3 s per commsim figure
 #   REPS=7 TIME=0.5 bench/compare.sh
 #   MPICC=none bench/compare.sh  without Open MPI (as where it is not installed)
+#   BASE=/tmp/old/commsim bench/compare.sh
+#                               a second commsim (an older build) measured
+#                               beside this one, interleaved: before/after
+#   ROUNDS=300 bench/compare.sh  rounds of the 64-rank ring (default 1000)
 #
 # Figures: 8 B half round trip (osu_latency), 4 MiB bandwidth (osu_bw's
 # window; raw_tcp streams blocking sends), all_reduce of 1 KiB float32 on 4
 # ranks (time per call, slowest rank). Open MPI runs oversubscribed, with its
-# shared-memory transport (btl vader) and with tcp (btl tcp).
+# shared-memory transport (btl vader) and with tcp (btl tcp). Then commsim's
+# own costs: 4 MiB bandwidth with eager sends, and the wall time of a 64-rank
+# ring (bench/ring_rounds.lua) with and without --trace, per engine, with the
+# peak RSS of the bandwidth runs and of a 256-rank ring (lessons' ring.lua).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-5}
@@ -24,6 +31,9 @@ raw=bench/raw_tcp
 [ -x "$bin" ] && [ -x "$raw" ] || { echo "build first: ./setup (make builds src/commsim and bench/raw_tcp)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "compare.sh needs python3 for the statistics" >&2; exit 1; }
 [ "$reps" -ge 5 ] 2>/dev/null || { echo "REPS: at least 5 repetitions" >&2; exit 1; }
+rounds=${ROUNDS:-1000}
+base=${BASE:-}
+[ -z "$base" ] || [ -x "$base" ] || { echo "BASE: $base is not an executable" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/commsim-compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 results=$work/results.tsv
@@ -47,12 +57,32 @@ root=()
 # record FIGURE CONTENDER VALUE
 record() { [ -n "$3" ] && printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"; return 0; }
 
-# commsim ENGINE OP SIZE RANKS: time_us (column 9), or algbw for bw (column 10)
+# commsim ENGINE OP SIZE RANKS [MODE]: time_us (column 9), or algbw for bw
+# (column 10); with BIN set, that commsim instead of this tree's. The peak
+# RSS (column 12) goes to $work/rss.
 commsim() {
-    local col=9
+    local col=9 line
     [ "$2" = bw ] && col=10
-    "$bin" bench --engine "$1" --op "$2" --sizes "$3" -n "$4" --time "$secs" --format csv 2>/dev/null |
-        awk -F, -v c=$col 'NR == 2 { print $c }'
+    line=$("${BIN:-$bin}" bench --engine "$1" --op "$2" --sizes "$3" -n "$4" --time "$secs" \
+        --send-mode "${5:-rendezvous}" --format csv 2>/dev/null | sed -n 2p)
+    echo "$line" | cut -d, -f12 >"$work/rss"
+    echo "$line" | cut -d, -f$col
+}
+
+# contenders: this tree's commsim, and BASE's when given
+builds() { echo "$bin"; [ -z "$base" ] || echo "$base"; }
+# label BIN: "commsim" or "commsim (before)"
+label() { if [ "$1" = "$bin" ]; then echo commsim; else echo "commsim (before)"; fi; }
+
+# wall BIN ENGINE [ARGS...]: seconds for the 64-rank ring, and its peak RSS to $work/rss
+sed "s/^local rounds = .*/local rounds = $rounds/" bench/ring_rounds.lua >"$work/rounds.lua"
+wall() {
+    local b=$1 e=$2
+    shift 2
+    /usr/bin/env time -f '%e %M' -o "$work/time" "$b" run "$work/rounds.lua" --no-tui \
+        --step-limit 0 --timeout 600 --engine "$e" "$@" >/dev/null 2>&1 || return 0
+    awk '{ print $1 }' "$work/time"
+    awk '{ printf "%.1f\n", $2 / 1024 }' "$work/time" >"$work/rss"
 }
 
 # mpi BTL NP OP BYTES ITERS: the value after the size
@@ -65,40 +95,67 @@ loads=()
 for rep in $(seq 1 "$reps"); do
     loads+=("$(cut -d' ' -f1 /proc/loadavg)")
     echo "repetition $rep of $reps (load ${loads[-1]})" >&2
-    record lat8 "commsim thread" "$(commsim thread pingpong 8 2)"
-    record lat8 "commsim tcp" "$(commsim tcp pingpong 8 2)"
+    for b in $(builds); do
+        l=$(label "$b")
+        record lat8 "$l thread" "$(BIN=$b commsim thread pingpong 8 2)"
+        record lat8 "$l tcp" "$(BIN=$b commsim tcp pingpong 8 2)"
+    done
     "$raw" 20000 10 50 >"$work/raw.out"
     record lat8 "raw TCP" "$(awk '/8 B:/ { print $(NF-1) }' "$work/raw.out")"
     if [ -n "$mpi" ]; then
         record lat8 "Open MPI shm" "$(mpi_run vader 2 pingpong 8 20000)"
         record lat8 "Open MPI tcp" "$(mpi_run tcp 2 pingpong 8 20000)"
     fi
-    record bw4m "commsim thread" "$(commsim thread bw 4M 2)"
-    record bw4m "commsim tcp" "$(commsim tcp bw 4M 2)"
+    for b in $(builds); do
+        l=$(label "$b")
+        for e in thread tcp; do
+            record bw4m "$l $e" "$(BIN=$b commsim $e bw 4M 2)"
+            record rss "$l $e, bw 4 MiB" "$(cat "$work/rss")"
+            record bw4me "$l $e" "$(BIN=$b commsim $e bw 4M 2 eager)"
+            record rss "$l $e, bw 4 MiB eager" "$(cat "$work/rss")"
+        done
+    done
     record bw4m "raw TCP" "$(awk '/4 MiB:/ { print $(NF-1) }' "$work/raw.out")"
     if [ -n "$mpi" ]; then
         record bw4m "Open MPI shm" "$(mpi_run vader 2 bw 4194304 10)"
         record bw4m "Open MPI tcp" "$(mpi_run tcp 2 bw 4194304 10)"
     fi
-    record ar1k "commsim thread" "$(commsim thread all_reduce 1K 4)"
-    record ar1k "commsim tcp" "$(commsim tcp all_reduce 1K 4)"
+    for b in $(builds); do
+        l=$(label "$b")
+        record ar1k "$l thread" "$(BIN=$b commsim thread all_reduce 1K 4)"
+        record ar1k "$l tcp" "$(BIN=$b commsim tcp all_reduce 1K 4)"
+    done
     if [ -n "$mpi" ]; then
         record ar1k "Open MPI shm" "$(mpi_run vader 4 all_reduce 1024 2000)"
         record ar1k "Open MPI tcp" "$(mpi_run tcp 4 all_reduce 1024 2000)"
     fi
+    for b in $(builds); do
+        l=$(label "$b")
+        for e in thread tcp; do
+            record ring64 "$l $e" "$(wall "$b" $e)"
+            record ring64t "$l $e" "$(wall "$b" $e --trace "$work/t.jsonl")"
+        done
+        /usr/bin/env time -f '%M' -o "$work/time" "$b" run lessons/02-point-to-point/ring.lua -n 256 \
+            --no-tui >/dev/null 2>&1 &&
+            record rss "$l thread, 256-rank ring" "$(awk '{ printf "%.1f\n", $1 / 1024 }' "$work/time")"
+    done
 done
 loads+=("$(cut -d' ' -f1 /proc/loadavg)")
 
-python3 - "$results" "$reps" "$(nproc)" "$mpi_note" "${loads[@]}" <<'PY'
+python3 - "$results" "$reps" "$(nproc)" "$mpi_note" "$rounds" "${loads[@]}" <<'PY'
 import statistics, sys
-path, reps, cores, note, loads = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+path, reps, cores, note, rounds, loads = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
 data = {}
 for line in open(path):
     fig, who, v = line.rstrip("\n").split("\t")
     data.setdefault(fig, {}).setdefault(who, []).append(float(v))
 figs = [("lat8", "8 B half round trip", "us", True),
         ("bw4m", "4 MiB bandwidth", "GB/s", False),
-        ("ar1k", "all_reduce 1 KiB, 4 ranks", "us", True)]
+        ("ar1k", "all_reduce 1 KiB, 4 ranks", "us", True),
+        ("bw4me", "4 MiB bandwidth, eager sends", "GB/s", False),
+        ("ring64", f"64-rank ring, {rounds} rounds", "s", True),
+        ("ring64t", f"64-rank ring, {rounds} rounds, --trace", "s", True),
+        ("rss", "peak RSS", "MiB", True)]
 ls = sorted(float(x) for x in loads)
 print(f"{reps} interleaved repetitions, {cores} cores, load average (1 min) "
       f"{statistics.median(ls):.2f} median, {ls[0]:.2f}-{ls[-1]:.2f}; {note}")
@@ -123,4 +180,24 @@ for key, name, unit, _ in figs:
         for b in refs:
             if med[key, b] > 0:
                 print(f"| {name} | {a} | {b} | {med[key, a] / med[key, b]:.2f}x |")
+# commsim against itself: what --trace costs, what eager sends keep of
+# rendezvous bandwidth, and this build against BASE's
+print()
+print("| figure | ratio | value |")
+print("|---|---|---|")
+builds = sorted({w.rsplit(" ", 1)[0] for (k, w) in med if k == "ring64"})
+for bl in builds:
+    for e in ("thread", "tcp"):
+        w = f"{bl} {e}"
+        if med.get(("ring64", w)) and ("ring64t", w) in med:
+            print(f"| --trace cost, {w} | traced / untraced time | {med['ring64t', w] / med['ring64', w]:.2f}x |")
+        if med.get(("bw4m", w)) and ("bw4me", w) in med:
+            print(f"| eager 4 MiB, {w} | eager / rendezvous bandwidth | {100 * med['bw4me', w] / med['bw4m', w]:.0f} % |")
+for key, name, unit, small in figs:
+    for (k, w), m in sorted(med.items()):
+        if k != key or not w.startswith("commsim (before)"):
+            continue
+        now = "commsim" + w[len("commsim (before)"):]
+        if (key, now) in med and m > 0:
+            print(f"| {name}, {now[8:]} | after / before | {med[key, now] / m:.2f}x |")
 PY

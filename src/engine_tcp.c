@@ -81,8 +81,12 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
     if (eager) {
         txitem *it = tcp_item_new(CS_FR_MSG, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes);
         if (!it) goto nomem;
+        /* Done once its bytes are written or copied aside: at once, unless no
+         * memory is left for the copy, when it waits for the socket instead
+         * of leaving the queue reading a tensor the script may change. */
+        it->finish = sq;
+        it->early = true;
         tcp_conn_push(c, it, true);
-        cs_request_finish(sq, CS_OK, NULL); /* buffered (or written): an eager send is done */
         return CS_OK;
     }
     /* Rendezvous: a small payload travels with the request (SYNC, completed by

@@ -121,13 +121,26 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
     }
     bool queued = false;
     for (txitem *q = c->txh; q; q = q->next) queued |= q == it;
+    void *copy = NULL;
     if (queued && borrowed && it->doff < it->dlen) {
-        void *copy = cs_stage_alloc(it->dlen);
+        copy = cs_stage_alloc(it->dlen);
         if (copy) {
             memcpy(copy, it->data, it->dlen);
             it->data = copy;
             it->owned = copy;
         }
+    }
+    /* A queued eager send whose bytes are copied (or all written) no longer
+     * needs its tensor: it completes now, through a stand-in on the done list.
+     * Without a copy it keeps the tensor, and completes once it is written. */
+    txitem *now = queued && it->early && (copy || it->doff >= it->dlen)
+                      ? calloc(1, sizeof *now) : NULL;
+    if (now) {
+        now->finish = it->finish;
+        it->finish = NULL;
+        txitem **tail = done;
+        while (*tail) tail = &(*tail)->next;
+        *tail = now;
     }
     if (c->txh) arm(c, true);
 }

@@ -29,6 +29,8 @@ typedef struct txitem {
     size_t dlen, doff;
     void *owned;         /* freed once written */
     cs_request *finish;  /* a rendezvous send: finished once its DATA is written */
+    bool early;          /* finish is an eager send: finished as soon as its bytes are
+                            copied (tcp_conn_push_locked), else once written */
 } txitem;
 
 typedef struct rts_wait { /* a rendezvous send waiting for its CTS (or ACK) */

@@ -164,7 +164,7 @@ case_lost_peer() {
   (ulimit -v 1000000 && guarded "$bin" run "$dir/lost_peer.lua" --engine tcp --send-mode eager \
     --mem-limit 2048 --timeout 100 >"$tmp/out" 2>"$tmp/err" </dev/null)
   local got=$?
-  local line="rank 1 failed: lost_peer.lua:11: lost the connection from rank 0: out of memory receiving a message of 536870912 bytes"
+  local line="rank 1 failed: lost_peer.lua:16: lost the connection from rank 0: out of memory receiving a message of 536870912 bytes"
   if [ "$got" != 2 ]; then bad "12: lost peer connection" "exit status $got, expected 2"
   elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "12: lost peer connection" "no line is exactly: $line"
   else ok "12: the receiver drops its connection (ulimit -v): the rank fails at once, naming it"
