@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-5}
 secs=${TIME:-0.3}
-bin=src/commsim
+bin=${COMMSIM:-src/commsim}
 raw=bench/raw_tcp
 [ -x "$bin" ] && [ -x "$raw" ] || { echo "build first: ./setup (make builds src/commsim and bench/raw_tcp)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "compare.sh needs python3 for the statistics" >&2; exit 1; }

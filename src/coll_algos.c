@@ -363,12 +363,12 @@ static int allreduce_rh(cs_coll *c, cs_tensor *t) {
     return rc;
 }
 
-/* Reduce to group rank 0 along the tree, then broadcast from it. */
+/* Reduce to group rank 0 along the tree, then broadcast from it. Every rank
+ * reduces in place: the broadcast overwrites what a non-root rank's tensor
+ * held meanwhile, so no copy of the tensor is needed (reduce's non-root ranks,
+ * whose tensors must stay as they were, reduce into a copy). */
 static int allreduce_rb(cs_coll *c, cs_tensor *t) {
-    cs_tensor *acc = c->me == 0 ? cs_tensor_retain(t) : cs_tensor_clone(NULL, t);
-    if (!acc) return CS_ENOMEM;
-    int rc = reduce_tree(c, acc, 0);
-    cs_tensor_release(acc);
+    int rc = reduce_tree(c, t, 0);
     return rc == CS_OK ? bcast_tree(c, t, 0) : rc;
 }
 

@@ -61,7 +61,7 @@ fi
 
 # recursive doubling over 1 MiB, chunk by chunk: the ring's result
 for np in 3 4 5; do
-  expect "recursive_doubling in 1 MiB chunks, $np ranks: the ring's result" 0 "[rank 0] same" -- run "$dir/rd_chunks.lua" -n $np --mem-limit 1024
+  expect "recursive_doubling in 1 MiB chunks and reduce_broadcast in place, $np ranks: the ring's result" 0 "[rank 0] same" -- run "$dir/rd_chunks.lua" -n $np --mem-limit 1024
 done
 expect "... on tcp too" 0 "[rank 2] same" -- run "$dir/rd_chunks.lua" --engine tcp --mem-limit 1024
 

@@ -1,14 +1,16 @@
 --- world: 3
--- recursive_doubling over 1 MiB goes through 1 MiB at a time: the result is
--- the ring's, element for element, whatever the group size (folded or not).
+-- recursive_doubling over 1 MiB goes through 1 MiB at a time, and
+-- reduce_broadcast reduces in place: the results are the ring's, element for
+-- element, whatever the group size (folded or not).
 local n = 3 * 1024 * 1024 + 7 -- 12 MiB and 28 bytes: four chunks, the last short
 local a = tensor.zeros(n)
 for i = 0, n - 1, 4099 do a[i] = (i % 1000) + rank end
 a[n - 1] = rank + 0.5
-local b = a:clone()
+local b, c = a:clone(), a:clone()
 dist.all_reduce(a, ReduceOp.SUM, {algo = "recursive_doubling"})
 dist.all_reduce(b, ReduceOp.SUM, {algo = "ring"})
+dist.all_reduce(c, ReduceOp.SUM, {algo = "reduce_broadcast"}) -- in place, no copy
 local d = 0
-for i = 0, n - 1, 4099 do d = d + math.abs(a[i] - b[i]) end
-d = d + math.abs(a[n - 1] - b[n - 1])
-print(d == 0 and a:sum() == b:sum() and "same" or ("differ by " .. d))
+for i = 0, n - 1, 4099 do d = d + math.abs(a[i] - b[i]) + math.abs(c[i] - b[i]) end
+d = d + math.abs(a[n - 1] - b[n - 1]) + math.abs(c[n - 1] - b[n - 1])
+print(d == 0 and a:sum() == b:sum() and c:sum() == b:sum() and "same" or ("differ by " .. d))
