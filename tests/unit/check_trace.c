@@ -696,7 +696,7 @@ START_TEST(test_fast_line_equals_general) {
     int fast = 0;
     cs_trace_buf b = {0};
 
-    for (int iter = 0; iter < 200000; iter++) {
+    for (int iter = 0; iter < 40000; iter++) {
         cs_event ev = {0};
         int nt = 0;
         ev.type = (cs_event_type)(1 + rnd() % (CS_EV_NTYPES - 1));
@@ -750,7 +750,7 @@ START_TEST(test_fast_line_equals_general) {
         free(want);
     }
     /* most events take the fast path; the test is not vacuous */
-    ck_assert_int_gt(fast, 100000);
+    ck_assert_int_gt(fast, 20000);
     cs_trace_buf_free(&b);
 }
 END_TEST
