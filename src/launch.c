@@ -269,6 +269,7 @@ static void recheck(cs_control *c) {
  * already failed otherwise. Decided before the summary, so that the verdict
  * shows it; the error event is not in the trace (that is what failed). */
 static int trace_status(cs_control *c, int status) {
+    if (c->tw) cs_trace_flush(c->tw); /* the writer thread's last batch: its error too */
     const char *e = c->tw ? cs_trace_error(c->tw) : NULL;
     if (!e || status != 0) return status;
     char text[600];
