@@ -12,6 +12,8 @@
 #include "trace.h"
 #include "trace_line.h"
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include "run_suite.h"
 
 /* ---- helpers */
@@ -755,6 +757,61 @@ START_TEST(test_fast_line_equals_general) {
 }
 END_TEST
 
+/* Ranks emitting through a bus at once: the writer thread gets every line,
+ * whole and in the bus's order, past several batches (and the wait for room
+ * when a batch fills). */
+enum { BUS_RANKS = 4, BUS_EVENTS = 6000 };
+static cs_bus test_bus;
+
+static void *emitter(void *arg) {
+    int rank = (int)(intptr_t)arg;
+    static const char pad[] = "a line long enough that the batches fill up quickly, "
+                              "so that the emitters wait for the writer now and then: "
+                              "4 ranks x 6000 lines of about 250 bytes are 6 MB, more "
+                              "than one batch may hold";
+    for (int i = 0; i < BUS_EVENTS; i++) {
+        cs_event ev = {.type = CS_EV_PRINT, .rank = rank, .text = pad, .line = i + 1};
+        cs_bus_emit(&test_bus, &ev);
+    }
+    return NULL;
+}
+
+START_TEST(test_writer_thread_under_load) {
+    char err[256];
+    pthread_t th[BUS_RANKS];
+    cs_event ev, run = run_event(BUS_RANKS);
+    uint64_t next[BUS_RANKS] = {0};
+    int n = 0, rc;
+
+    new_path();
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    ck_assert_int_eq(cs_bus_init(&test_bus, BUS_RANKS), 0);
+    cs_bus_subscribe(&test_bus, cs_trace_sink(w));
+    cs_bus_emit(&test_bus, &run);
+    for (int i = 0; i < BUS_RANKS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, emitter, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < BUS_RANKS; i++) pthread_join(th[i], NULL);
+    ck_assert_int_eq(cs_trace_close(w), 0);
+    cs_bus_destroy(&test_bus);
+
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1); /* the header */
+    while ((rc = cs_trace_read(r, &ev, err, sizeof err)) == 1) {
+        ck_assert_int_eq(ev.type, CS_EV_PRINT);
+        ck_assert_uint_eq(ev.seq, next[ev.rank]); /* per rank in order, none lost */
+        ck_assert_int_eq(ev.line, (int)next[ev.rank] + 1);
+        next[ev.rank]++;
+        n++;
+    }
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_int_eq(n, BUS_RANKS * BUS_EVENTS);
+    cs_trace_reader_close(r);
+    unlink(path);
+}
+END_TEST
+
 static Suite *trace_suite(void) {
     Suite *s = suite_create("trace");
     TCase *rt = tcase_create("roundtrip");
@@ -773,6 +830,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(wr, test_writer_wants_run_first);
     tcase_add_test(wr, test_unencodable_event);
     tcase_add_test(wr, test_open_errors);
+    tcase_add_test(wr, test_writer_thread_under_load);
     suite_add_tcase(s, wr);
     TCase *rd = tcase_create("reader");
     tcase_add_test(rd, test_malformed_lines);
