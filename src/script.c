@@ -136,11 +136,8 @@ int cs_script_line(lua_State *L) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     lua_Debug ar;
     int any = 0;
-    /* The line first, the source only for a frame that has one: "S" formats
-     * a short name for the source, which the C function on top (the dist
-     * call) would pay for on every operation. */
     for (int level = 0; lua_getstack(L, level, &ar); level++) {
-        if (!lua_getinfo(L, "l", &ar) || ar.currentline <= 0 || !lua_getinfo(L, "S", &ar)) continue;
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
         if (frame_of_script(&ar, c)) return ar.currentline;
         if (!any) any = ar.currentline;
     }
