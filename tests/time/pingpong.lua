@@ -11,4 +11,4 @@ for i = 1, 10 do
     dist.send(t, 0)
   end
 end
-print(string.format("%.0f ns", dist.time() * 1e9))
+print(string.format("%.0f", dist.time() * 1e9))
