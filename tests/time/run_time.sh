@@ -86,6 +86,14 @@ for p in 2 4; do
   fi
 done
 
+# flops=: arithmetic moves the clock (5000 operations at 1 GFLOP/s); without it, free
+guarded "$bin" run "$dir/flops.lua" --net $net,flops=1G --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+[ "$(tr '\n' ' ' <"$tmp/out")" = "[rank 0] 5000 [rank 0] 1005000 " ] \
+  && ok "flops=1G: 5000 operations take 5 us, dist.compute(1) 1 ms" || bad "flops=1G"
+guarded "$bin" run "$dir/flops.lua" --net $net --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+[ "$(tr '\n' ' ' <"$tmp/out")" = "[rank 0] 0 [rank 0] 1000000 " ] \
+  && ok "no flops=: arithmetic is free" || bad "no flops="
+
 # the report: the makespan and where each rank's time went, the same on
 # every engine and in a replay of the trace
 for e in $engines; do
