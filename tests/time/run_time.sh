@@ -135,6 +135,20 @@ guarded "$bin" run "$dir/fanin.lua" --trace "$tmp/plain.jsonl" --no-tui >/dev/nu
 expect "replay --net of a trace recorded without a model: refused" 1 \
   "the trace was recorded without a network model" -- replay "$tmp/plain.jsonl" --no-tui --net $net
 
+# the other commands take the model through
+guarded "$bin" bench --engine thread --op pingpong --sizes 1000,1000000 --iters 4 --format csv \
+  --net $net >"$tmp/out" 2>"$tmp/err" </dev/null
+if grep -q ',1000,4,[0-9]*,11\.0*,' "$tmp/out" && grep -q ',1000000,4,[0-9]*,1010\.0*,' "$tmp/out"; then
+  ok "bench --net: ping-pong takes alpha + n beta (11 us, 1010 us)"
+else
+  bad "bench --net: ping-pong takes alpha + n beta"
+fi
+expect "export --net: re-timed before drawing" 0 "" -- \
+  export "$tmp/f.jsonl" --format mermaid --net ethernet-1g --out "$tmp/f.md"
+expect "export --net of a trace without a model: refused" 1 \
+  "recorded without a network model" -- export "$tmp/plain.jsonl" --format svg --net $net --out "$tmp/x.svg"
+expect "grade --net: a bad model is refused" 1 "unknown model 'fast'" -- grade ring x.lua --net fast
+
 # the same program gives the same times on every run
 for i in 1 2 3; do
   guarded "$bin" run "$dir/fanin.lua" --net $net --no-tui 2>/dev/null </dev/null | sort >"$tmp/run$i"
