@@ -264,7 +264,7 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
     put_mem(b, t, tn);
     for (int i = 0; i < CS_F_NFIELDS; i++) {
         const cs_field *f = &cs_fields[i];
-        uint32_t bit = CS_FIELD_BIT(i);
+        uint64_t bit = CS_FIELD_BIT(i);
         size_t klen;
         int r;
         if (!((k->need & bit) || ((k->opt & bit) && !cs_field_is_zero(ev, f)))) continue;
