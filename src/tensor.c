@@ -184,7 +184,8 @@ static void cs_set_contiguous_strides(cs_tensor *t) {
 static void cs_storage_release(cs_storage *st) {
     if (!st || atomic_fetch_sub(&st->refs, 1) != 1) return;
     cs_budget_refund(st->budget, st->bytes);
-    free(st->data);
+    if (st->device == CS_DEVICE_CPU) free(st->data);
+    else cs_device_free(st->device, st->data);
     free(st);
 }
 
@@ -216,14 +217,32 @@ static bool cs_shape_check(cs_dtype d, int ndim, const int64_t *shape, size_t *b
     return true;
 }
 
-static cs_storage *cs_storage_new(cs_budget *b, size_t bytes) {
+/* Zero-filled bytes on device (CS_DEVICE_CPU: the host), charged to b: a
+ * rank's device memory counts against its cap too, so a script cannot take
+ * a shared GPU's memory either. */
+static cs_storage *cs_storage_new(cs_budget *b, int device, size_t bytes) {
     if (!cs_budget_charge(b, bytes)) {
         cs_tensor_fail(ENOMEM, "out of memory: a tensor of %zu bytes exceeds the memory limit "
                        "(%zu of %zu bytes in use)", bytes, atomic_load(&b->used), b->limit);
         return NULL;
     }
     cs_storage *st = malloc(sizeof *st);
-    void *data = calloc(bytes ? bytes : 1, 1); /* calloc(0) may legally return NULL */
+    void *data = NULL;
+    if (st && device == CS_DEVICE_CPU) {
+        data = calloc(bytes ? bytes : 1, 1); /* calloc(0) may legally return NULL */
+    } else if (st) {
+        data = cs_device_alloc(device, bytes);
+        if (data && cs_device_memset(data, 0, bytes) < 0) {
+            cs_device_free(device, data);
+            data = NULL;
+        }
+        if (!data) {
+            free(st);
+            cs_budget_refund(b, bytes);
+            cs_tensor_fail(ENODEV, "%s", cs_device_errmsg());
+            return NULL;
+        }
+    }
     if (!st || !data) {
         free(st);
         free(data);
@@ -235,6 +254,7 @@ static cs_storage *cs_storage_new(cs_budget *b, size_t bytes) {
     st->bytes = bytes;
     st->budget = b;
     st->data = data;
+    st->device = device;
     st->io = 0;
     return st;
 }
@@ -256,9 +276,17 @@ static cs_tensor *cs_tensor_wrap(cs_storage *st, const cs_tensor *like) {
 }
 
 cs_tensor *cs_tensor_new(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape) {
+    return cs_tensor_new_on(b, CS_DEVICE_CPU, d, ndim, shape);
+}
+
+cs_tensor *cs_tensor_new_on(cs_budget *b, int device, cs_dtype d, int ndim, const int64_t *shape) {
     size_t bytes;
     if (!cs_shape_check(d, ndim, shape, &bytes)) return NULL;
-    cs_storage *st = cs_storage_new(b, bytes);
+    if (device == CS_DEVICE_CURRENT && (device = cs_device_current()) < 0) {
+        cs_tensor_fail(ENODEV, "%s", cs_device_errmsg());
+        return NULL;
+    }
+    cs_storage *st = cs_storage_new(b, device, bytes);
     if (!st) return NULL;
     cs_tensor tmpl = {.dtype = d, .ndim = ndim};
     for (int i = 0; i < ndim; i++) tmpl.shape[i] = shape[i];

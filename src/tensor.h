@@ -4,6 +4,15 @@
  * storage. Views made by narrow/chunk/view/select share their storage, as in torch.
  * Storage is charged to an optional cs_budget so that a rank's tensors count
  * against the same memory cap as its Lua heap.
+ *
+ * Storage lives on the host or on a CUDA device (cs_storage.device, read with
+ * cs_tensor_device()); a view lives where its storage does. Every function
+ * below accepts device tensors: those that compute run as CUDA kernels
+ * (tensor_cuda.cu, reached through tensor_device.c), element access copies the
+ * one element, printing copies the tensor to the host. Operands of one call
+ * must be on one device ("Expected all tensors to be on the same device").
+ * cs_tensor_data() of a device tensor is a device pointer. Without a usable
+ * device, creating a device tensor fails with device.h's message.
  */
 #ifndef CS_TENSOR_H
 #define CS_TENSOR_H
@@ -12,6 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "device.h"
 
 #define CS_MAX_DIMS 4
 
@@ -39,7 +50,8 @@ typedef struct cs_storage {
     _Atomic int refs;
     size_t bytes;
     cs_budget *budget; /* charged for bytes; may be NULL */
-    void *data;
+    void *data;        /* a device pointer when device >= 0 */
+    int device;        /* CS_DEVICE_CPU (-1), or the CUDA device holding data */
     int io;            /* unfinished isend/irecv using it (pitfall.c; the owning rank's thread) */
 } cs_storage;
 
@@ -62,6 +74,10 @@ bool cs_dtype_is_float(cs_dtype d);
 /* ---- lifetime. Constructors return NULL with errno=ENOMEM when the budget or
  * malloc refuses, or EINVAL for a bad shape (ndim > 4, negative size). */
 cs_tensor *cs_tensor_new(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape); /* zero-filled */
+/* The same on a device: CS_DEVICE_CPU is the host, CS_DEVICE_CURRENT the
+ * calling thread's current CUDA device. NULL with the message of
+ * cs_tensor_errmsg() (device.h's, for a missing device) and errno ENODEV. */
+cs_tensor *cs_tensor_new_on(cs_budget *b, int device, cs_dtype d, int ndim, const int64_t *shape);
 cs_tensor *cs_tensor_retain(cs_tensor *t);
 void cs_tensor_release(cs_tensor *t); /* NULL-safe */
 
@@ -72,6 +88,17 @@ cs_tensor *cs_tensor_arange(cs_budget *b, cs_dtype d, int64_t n);
 cs_tensor *cs_tensor_randn(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape, uint64_t *rng);
 cs_tensor *cs_tensor_from_doubles(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape,
                                   const double *vals);
+
+/* ---- devices */
+static inline int cs_tensor_device(const cs_tensor *t) { return t->st->device; }
+static inline bool cs_tensor_on_device(const cs_tensor *t) { return t->st->device != CS_DEVICE_CPU; }
+/* A contiguous copy of t on device (CS_DEVICE_CPU: the host; CS_DEVICE_CURRENT
+ * resolved as above), or t itself retained when it is already there, as
+ * torch's t.to(device). */
+cs_tensor *cs_tensor_to_device(cs_budget *b, cs_tensor *t, int device);
+/* Copy the bytes of contiguous src into contiguous dst of the same size,
+ * wherever each lives (host or device). 0, or -1 with the message. */
+int cs_tensor_copy_bytes(cs_tensor *dst, const cs_tensor *src);
 
 /* ---- shape queries */
 int64_t cs_tensor_numel(const cs_tensor *t);
