@@ -8,10 +8,14 @@
 
 #include "world.h"
 
+bool cs_stage_wanted(int device, unsigned caps) {
+    return device != CS_DEVICE_CPU && !(caps & CS_ENGINE_DEVICE);
+}
+
 bool cs_stage_needed(const cs_rank *r, const cs_tensor *t) {
-    if (!t || !cs_tensor_on_device(t)) return false;
+    if (!t || !cs_tensor_on_device(t)) return false; /* the common case: no lookup */
     const cs_engine_kind *k = cs_engine_find(r->world->engine_name);
-    return !k || !(k->caps & CS_ENGINE_DEVICE);
+    return cs_stage_wanted(cs_tensor_device(t), k ? k->caps : 0);
 }
 
 static int device_error(cs_rank *r, const char *what) {

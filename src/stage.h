@@ -22,6 +22,9 @@
 
 /* t lives on a device that r's engine cannot reach. */
 bool cs_stage_needed(const cs_rank *r, const cs_tensor *t);
+/* The rule itself: bytes on device (CS_DEVICE_CPU: the host) on an engine
+ * with capabilities caps (engine.h's CS_ENGINE_*). */
+bool cs_stage_wanted(int device, unsigned caps);
 
 /* ---- point to point (api.c) */
 /* q was just made for r: give it a stage if its tensor needs one (for a send,
