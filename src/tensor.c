@@ -231,11 +231,7 @@ static cs_storage *cs_storage_new(cs_budget *b, int device, size_t bytes) {
     if (st && device == CS_DEVICE_CPU) {
         data = calloc(bytes ? bytes : 1, 1); /* calloc(0) may legally return NULL */
     } else if (st) {
-        data = cs_device_alloc(device, bytes);
-        if (data && cs_device_memset(data, 0, bytes) < 0) {
-            cs_device_free(device, data);
-            data = NULL;
-        }
+        data = cs_device_alloc(device, bytes); /* zero-filled */
         if (!data) {
             free(st);
             cs_budget_refund(b, bytes);

@@ -49,12 +49,12 @@ static int leave(int dev, int prev, int rc) {
     return rc < 0 ? dev_fail() : 0;
 }
 
-int cs_dev_same(const char *what, const cs_tensor *a, const cs_tensor *b) {
+int cs_dev_same(const cs_tensor *a, const cs_tensor *b) {
     if (!b || cs_tensor_device(a) == cs_tensor_device(b)) return 0;
     char x[16], y[16];
     cs_tensor_fail(EINVAL, "Expected all tensors to be on the same device, but found at least two "
-                   "devices, %s and %s! (in %s)", cs_device_name(cs_tensor_device(a), x, sizeof x),
-                   cs_device_name(cs_tensor_device(b), y, sizeof y), what);
+                   "devices, %s and %s!", cs_device_name(cs_tensor_device(a), x, sizeof x),
+                   cs_device_name(cs_tensor_device(b), y, sizeof y));
     return -1;
 }
 

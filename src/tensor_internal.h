@@ -95,7 +95,7 @@ static inline void cs_tensor_copy_view(cs_tensor *dst, const cs_tensor *src) {
 #include "tensor_kernels.h"
 
 /* -1 with torch's message when a and b (b may be NULL) are on two devices. */
-int cs_dev_same(const char *what, const cs_tensor *a, const cs_tensor *b);
+int cs_dev_same(const cs_tensor *a, const cs_tensor *b);
 /* One element at storage offset off, its bytes to or from elem. */
 int cs_dev_load(const cs_tensor *t, int64_t off, unsigned char elem[8]);
 int cs_dev_store(cs_tensor *t, int64_t off, const unsigned char elem[8]);

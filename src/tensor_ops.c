@@ -119,7 +119,7 @@ cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, cons
     int ndim = a->ndim;
     int64_t shape[CS_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
-    if (cs_dev_same("an element-wise operation", a, b) < 0) return NULL;
+    if (cs_dev_same(a, b) < 0) return NULL;
     if (b && !cs_broadcast(a, b, &ndim, shape)) return NULL;
     cs_dtype rt = cs_result_dtype(a, b, s);
     if (op == CS_DIV && !cs_dtype_is_float(rt)) rt = CS_FLOAT32; /* true division */
@@ -141,7 +141,7 @@ int cs_tensor_binop_(cs_binop op, cs_tensor *a, const cs_tensor *b, double s) {
     int ndim = a->ndim;
     int64_t shape[CS_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
-    if (cs_dev_same("an in-place operation", a, b) < 0) return -1;
+    if (cs_dev_same(a, b) < 0) return -1;
     if (b && !cs_broadcast(a, b, &ndim, shape)) return -1;
     if (ndim != a->ndim || memcmp(shape, a->shape, sizeof(int64_t) * (size_t)ndim) != 0) {
         cs_tensor_fail(EINVAL, "output with shape %s doesn't match the broadcast shape %s",
@@ -253,7 +253,7 @@ cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor 
         cs_tensor_fail(EINVAL, "matmul supports 1-D and 2-D operands, got %dD and %dD", a->ndim, b->ndim);
         return NULL;
     }
-    if (cs_dev_same("matmul", a, b) < 0 || !cs_matmul_check(a, b)) return NULL;
+    if (cs_dev_same(a, b) < 0 || !cs_matmul_check(a, b)) return NULL;
     /* A vector is a 1xk row on the left, a kx1 column on the right; its
      * missing dim has stride 0 and disappears from the result. */
     int64_t n = a->ndim == 2 ? a->shape[0] : 1, k = b->shape[0];
@@ -300,7 +300,7 @@ static bool cs_tensor_all_pairs(const cs_tensor *a, const cs_tensor *b, double r
     if (!cs_tensor_same_shape(a, b)) return false;
     if (cs_tensor_on_device(a) || cs_tensor_on_device(b)) {
         bool all = false;
-        return cs_dev_same(exact ? "equal" : "allclose", a, b) == 0 &&
+        return cs_dev_same(a, b) == 0 &&
                cs_dev_compare(a, b, rtol, atol, exact, &all) == 0 && all;
     }
     const cs_tensor *ops[2] = {a, b};
