@@ -81,11 +81,22 @@ static void charge_elems(lua_State *L, int64_t n) {
     cs_script_charge(L, (uint64_t)(n > 0 ? n : 0) / CS_ELEMS_PER_STEP);
 }
 
+/* A tensor.h call that answers with a value (an element, a sum, equal())
+ * cannot return an error; on device operands it fails by setting errno, to
+ * ENODEV for the device or EINVAL for operands on two devices, with the
+ * message. Call with errno cleared before the call. */
+static void check_device_answer(lua_State *L, const cs_tensor *a, const cs_tensor *b) {
+    if ((errno == ENODEV || errno == EINVAL) && (cs_tensor_on_device(a) || (b && cs_tensor_on_device(b))))
+        tensor_failed(L);
+}
+
 /* ---- elements and indices */
 
 static void push_elem(lua_State *L, const cs_tensor *t, int64_t flat) {
+    errno = 0;
     if (cs_dtype_is_float(t->dtype)) lua_pushnumber(L, cs_tensor_get(t, flat));
     else lua_pushinteger(L, cs_tensor_get_i(t, flat));
+    check_device_answer(L, t, NULL);
 }
 
 static double check_scalar(lua_State *L, int idx, const char *what) {
@@ -540,7 +551,9 @@ static int reduce(lua_State *L, double (*fn)(const cs_tensor *), const char *nam
     if (fn != cs_tensor_sum && cs_tensor_numel(t) == 0)
         return luaL_error(L, "%s(): cannot reduce an empty tensor", name);
     charge_elems(L, cs_tensor_numel(t));
+    errno = 0;
     double v = fn(t);
+    check_device_answer(L, t, NULL);
     if (ints) push_number_of(L, t, v);
     else lua_pushnumber(L, v);
     return 1;
@@ -586,7 +599,10 @@ static int m_tolist(lua_State *L) {
 static int m_equal(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
     charge_elems(L, cs_tensor_numel(a));
-    lua_pushboolean(L, cs_tensor_equal(a, b));
+    errno = 0;
+    bool eq = cs_tensor_equal(a, b);
+    check_device_answer(L, a, b);
+    lua_pushboolean(L, eq);
     return 1;
 }
 
@@ -594,7 +610,10 @@ static int m_allclose(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
     double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
     charge_elems(L, cs_tensor_numel(a));
-    lua_pushboolean(L, cs_tensor_allclose(a, b, rtol, atol));
+    errno = 0;
+    bool close = cs_tensor_allclose(a, b, rtol, atol);
+    check_device_answer(L, a, b);
+    lua_pushboolean(L, close);
     return 1;
 }
 

@@ -12,7 +12,11 @@
  * one element, printing copies the tensor to the host. Operands of one call
  * must be on one device ("Expected all tensors to be on the same device").
  * cs_tensor_data() of a device tensor is a device pointer. Without a usable
- * device, creating a device tensor fails with device.h's message.
+ * device, creating a device tensor fails with device.h's message. Functions
+ * that answer with a value (get, the reductions, equal, allclose) cannot
+ * return an error: on device operands they fail by setting errno (ENODEV: the
+ * device failed; EINVAL: operands on two devices) and the message, and answer
+ * NaN, 0 or false.
  */
 #ifndef CS_TENSOR_H
 #define CS_TENSOR_H
