@@ -225,6 +225,10 @@ int cs_cli_run(int argc, char **argv) {
                 cs_engine_print_table(stdout);
                 return 0;
             }
+            if (cs_engine_missing(optarg)) {
+                fprintf(stderr, "commsim run: --engine %s: %s\n", optarg, cs_engine_missing(optarg));
+                return 1;
+            }
             if (!cs_engine_find(optarg)) {
                 fprintf(stderr, "commsim run: --engine: unknown engine '%s'\n", optarg);
                 cs_engine_print_table(stderr);

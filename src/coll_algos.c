@@ -13,8 +13,18 @@
 #include <string.h>
 
 #include "coll_internal.h"
+#include "world.h"
 
 static int world_of(const cs_coll *c, int gr) { return c->ranks ? c->ranks[gr] : gr; }
+
+/* --algo nccl: the engine's own collective instead of a schedule of messages
+ * (the world group only: collectives.c picks a visible one for groups). */
+static int native(cs_coll *c, cs_native_coll nc) {
+    cs_engine *e = c->r->world->engine;
+    nc.op = (int)c->op;
+    nc.line = c->line;
+    return e->ops->coll(e, c->r, &nc);
+}
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
 /* ---- a set of requests posted together and waited for together */
@@ -161,6 +171,7 @@ static int bcast_linear(cs_coll *c, cs_tensor *t, int root) {
 }
 
 int cs_algo_broadcast(cs_coll *c, cs_coll_algo a, cs_tensor *t, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_BROADCAST, .t = t, .root = root});
     if (c->n == 1) return CS_OK;
     return a == CS_ALGO_LINEAR ? bcast_linear(c, t, root) : bcast_tree(c, t, root);
 }
@@ -197,6 +208,7 @@ static int reduce_linear(cs_coll *c, cs_tensor *acc, int root) {
 }
 
 int cs_algo_reduce(cs_coll *c, cs_coll_algo a, cs_tensor *acc, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_REDUCE, .t = acc, .root = root});
     if (c->n == 1) return CS_OK;
     return a == CS_ALGO_LINEAR ? reduce_linear(c, acc, root) : reduce_tree(c, acc, root);
 }
@@ -342,6 +354,7 @@ static int allreduce_rb(cs_coll *c, cs_tensor *t) {
 }
 
 int cs_algo_all_reduce(cs_coll *c, cs_coll_algo a, cs_tensor *t) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_ALL_REDUCE, .t = t});
     if (c->n == 1) return CS_OK;
     switch (a) {
     case CS_ALGO_RECURSIVE_DOUBLING: return allreduce_rd(c, t);
@@ -377,6 +390,7 @@ static int allgather_direct(cs_coll *c, cs_tensor **blocks) {
 }
 
 int cs_algo_all_gather(cs_coll *c, cs_coll_algo a, cs_tensor **blocks, cs_tensor *in) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_ALL_GATHER, .t = in, .blocks = blocks});
     copy_into(blocks[c->me], in);
     if (c->n == 1) return CS_OK;
     return a == CS_ALGO_DIRECT ? allgather_direct(c, blocks) : allgather_ring(c, blocks);
@@ -385,6 +399,7 @@ int cs_algo_all_gather(cs_coll *c, cs_coll_algo a, cs_tensor **blocks, cs_tensor
 /* ---- gather and scatter: the root talks to every rank (linear) */
 
 int cs_algo_gather(cs_coll *c, cs_tensor *in, cs_tensor **blocks, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_GATHER, .t = in, .blocks = blocks, .root = root});
     if (c->me != root) return exchange(c, in, root, NULL, -1);
     copy_into(blocks[root], in);
     reqset s = {0};
@@ -399,6 +414,7 @@ int cs_algo_gather(cs_coll *c, cs_tensor *in, cs_tensor **blocks, int root) {
 }
 
 int cs_algo_scatter(cs_coll *c, cs_tensor *out, cs_tensor **blocks, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_SCATTER, .t = out, .blocks = blocks, .root = root});
     if (c->me != root) return exchange(c, NULL, -1, out, root);
     reqset s = {0};
     for (int j = 0; j < c->n; j++) {
@@ -463,6 +479,7 @@ static int rs_direct(cs_coll *c, cs_tensor *out, cs_tensor **blocks) {
 }
 
 int cs_algo_reduce_scatter(cs_coll *c, cs_coll_algo a, cs_tensor *out, cs_tensor **blocks) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_REDUCE_SCATTER, .out = out, .blocks = blocks});
     if (c->n == 1) {
         copy_into(out, blocks[0]);
         return CS_OK;
@@ -473,6 +490,7 @@ int cs_algo_reduce_scatter(cs_coll *c, cs_coll_algo a, cs_tensor *out, cs_tensor
 /* ---- all_to_all: pairwise exchange, step s with the ranks s away */
 
 int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_ALL_TO_ALL, .blocks = outs, .blocks2 = ins});
     int n = c->n, me = c->me, rc = CS_OK;
     copy_into(outs[me], ins[me]);
     for (int s = 1; s < n && rc == CS_OK; s++) {
@@ -486,6 +504,7 @@ int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
  * r + 2^(k-1) and waits for rank r - 2^(k-1), mod n: ceil(log2 n) rounds. */
 
 int cs_algo_barrier(cs_coll *c) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_BARRIER});
     int64_t one = 1;
     cs_tensor *tok = cs_tensor_new(NULL, CS_UINT8, 1, &one);
     cs_tensor *got = cs_tensor_new(NULL, CS_UINT8, 1, &one);

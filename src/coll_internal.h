@@ -4,6 +4,7 @@
 #define CS_COLL_INTERNAL_H
 
 #include "collectives.h"
+#include "engine.h"
 
 /* One collective call as the algorithms see it: group ranks everywhere; the
  * world rank of group rank i is world_of(c, i). */
@@ -14,6 +15,7 @@ typedef struct cs_coll {
     int ctx, tag, line;
     cs_redop op;
     cs_dtype dtype;
+    bool native;      /* run by the engine's own collectives (--algo nccl): AVG included */
 } cs_coll;
 
 /* Algorithms. Tensors are contiguous and of c->dtype; blocks are n tensors in
