@@ -324,6 +324,10 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
     if (!t) return fail_arg(r, "dist.%s: expected a tensor", what);
     if (!cs_tensor_is_contiguous(t))
         return fail_arg(r, "dist.%s: the tensor must be contiguous (use t:contiguous())", what);
+    cs_engine *e = r->world->engine;
+    char why[300];
+    if (e->ops->tensor_ok && !e->ops->tensor_ok(e, r, t, why, sizeof why))
+        return fail_arg(r, "dist.%s: %s", what, why);
     return CS_OK;
 }
 

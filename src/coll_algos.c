@@ -106,11 +106,23 @@ static cs_tensor *block(cs_tensor *flat, int i, int n) {
 
 static void combine(const cs_coll *c, cs_tensor *acc, const cs_tensor *in) {
     cs_redop op = c->op == CS_RED_AVG ? CS_RED_SUM : c->op;
+    if (cs_tensor_on_device(acc)) { /* a GPU's tensors: the tensor module's kernels */
+        static const cs_binop on_device[CS_RED_NOPS] = {
+            [CS_RED_SUM] = CS_ADD, [CS_RED_PRODUCT] = CS_MUL, [CS_RED_MIN] = CS_MINIMUM,
+            [CS_RED_MAX] = CS_MAXIMUM}; /* bitwise ones are refused first (collectives.c) */
+        cs_tensor_binop_(on_device[op], acc, in, 0);
+        return;
+    }
     cs_coll_combine(c->dtype, op, cs_tensor_data(acc), cs_tensor_data(in),
                     (size_t)cs_tensor_numel(acc));
 }
 
 static void copy_into(cs_tensor *dst, const cs_tensor *src) {
+    if (cs_tensor_on_device(dst)) { /* a collective's tensors share the rank's GPU */
+        if (cs_tensor_data(dst) != cs_tensor_data(src))
+            cs_device_copy(cs_tensor_data(dst), cs_tensor_data(src), cs_tensor_nbytes(src));
+        return;
+    }
     void *d = cs_tensor_data(dst);
     const void *s = cs_tensor_data(src);
     if (d != s) memmove(d, s, cs_tensor_nbytes(src));

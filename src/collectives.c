@@ -237,6 +237,10 @@ void cs_coll_combine(cs_dtype d, cs_redop op, void *acc, const void *in, size_t 
 }
 
 static void divide(cs_tensor *t, int n) {
+    if (cs_tensor_on_device(t)) {
+        cs_tensor_binop_(CS_DIV, t, NULL, (double)n);
+        return;
+    }
     size_t k = (size_t)cs_tensor_numel(t);
     if (t->dtype == CS_FLOAT32)
         for (float *p = cs_tensor_data(t); k--; p++) *p /= (float)n;
@@ -334,6 +338,10 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     if (cc->op >= CS_RED_BAND && !isint)
         return fail(r, k->kind, "ReduceOp.%s needs an integer dtype (the tensor is %s)",
                     cs_redop_name(cc->op), cs_dtype_name(d));
+    /* torch's NCCL backend has no bitwise reductions, whatever the algorithm */
+    const cs_engine_kind *ek = cs_engine_find(r->world->engine_name);
+    if (cc->op >= CS_RED_BAND && ek && (ek->caps & CS_ENGINE_DEVICE_ONLY))
+        return fail(r, k->kind, "Cannot use ReduceOp.%s with NCCL", cs_redop_name(cc->op));
     if (cc->op == CS_RED_AVG && isint)
         return fail(r, k->kind, "ReduceOp.AVG needs a floating-point dtype (the tensor is %s)",
                     cs_dtype_name(d));

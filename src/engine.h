@@ -53,6 +53,9 @@ typedef struct cs_engine_ops {
      * r with the engine's own implementation and wait for it: CS_OK, or an
      * error with the message in r->errmsg (CS_EABORT when the run ends). */
     int (*coll)(cs_engine *e, cs_rank *r, const cs_native_coll *c);
+    /* Optional. Can rank r send or receive t on this engine? false with the
+     * reason in why (the nccl engine: host tensors, another rank's GPU). */
+    bool (*tensor_ok)(cs_engine *e, cs_rank *r, const cs_tensor *t, char *why, size_t len);
 } cs_engine_ops;
 
 /* A collective the engine runs natively (collectives.c checked its

@@ -382,29 +382,40 @@ static void nccl_reject(cs_engine *eng, cs_msg *msg, const char *why) {
 
 /* ---- collectives */
 
-/* Every tensor of a native call on this rank's GPU, torch's words otherwise. */
-static int check_on(cs_rank *r, const nrank *nr, cs_tensor *t, int line) {
-    if (!t) return CS_OK;
+/* A tensor this rank may hand to NCCL: on its own GPU. torch's words for a
+ * host tensor. */
+static bool tensor_on(const nrank *nr, int rank, const cs_tensor *t, char *why, size_t len) {
     if (!cs_tensor_on_device(t)) {
-        snprintf(r->errmsg, sizeof r->errmsg,
-                 "Tensors must be CUDA and dense (a host tensor reached the nccl engine at "
-                 "line %d: create it with {device=\"cuda\"} or move it with t:cuda())", line);
-        return CS_EARG;
+        snprintf(why, len, "Tensors must be CUDA and dense: this one is on the host, and the "
+                           "nccl engine moves GPU tensors only (tensor.zeros(n, {device=\"cuda\"}), "
+                           "t:cuda())");
+        return false;
     }
     if (cs_tensor_device(t) != nr->dev) {
-        snprintf(r->errmsg, sizeof r->errmsg,
-                 "the tensor is on cuda:%d, but rank %d runs on cuda:%d (one GPU per rank)",
-                 cs_tensor_device(t), r->rank, nr->dev);
-        return CS_EARG;
+        snprintf(why, len, "the tensor is on cuda:%d, but rank %d runs on cuda:%d (one GPU per "
+                           "rank: t:to(\"cuda\") moves it to the rank's own)",
+                 cs_tensor_device(t), rank, nr->dev);
+        return false;
     }
-    return CS_OK;
+    return true;
+}
+
+static bool nccl_tensor_ok(cs_engine *eng, cs_rank *r, const cs_tensor *t, char *why, size_t len) {
+    return tensor_on(&((nccl_engine *)eng)->r[r->rank], r->rank, t, why, len);
+}
+
+static int check_on(cs_rank *r, const nrank *nr, const cs_tensor *t) {
+    char why[300];
+    if (!t || tensor_on(nr, r->rank, t, why, sizeof why)) return CS_OK;
+    snprintf(r->errmsg, sizeof r->errmsg, "%s", why);
+    return CS_EARG;
 }
 
 static int check_all(cs_rank *r, const nrank *nr, const cs_native_coll *c, int n) {
-    int rc = check_on(r, nr, c->t, c->line);
-    if (rc == CS_OK) rc = check_on(r, nr, c->out, c->line);
-    for (int i = 0; rc == CS_OK && c->blocks && i < n; i++) rc = check_on(r, nr, c->blocks[i], c->line);
-    for (int i = 0; rc == CS_OK && c->blocks2 && i < n; i++) rc = check_on(r, nr, c->blocks2[i], c->line);
+    int rc = check_on(r, nr, c->t);
+    if (rc == CS_OK) rc = check_on(r, nr, c->out);
+    for (int i = 0; rc == CS_OK && c->blocks && i < n; i++) rc = check_on(r, nr, c->blocks[i]);
+    for (int i = 0; rc == CS_OK && c->blocks2 && i < n; i++) rc = check_on(r, nr, c->blocks2[i]);
     return rc;
 }
 
@@ -609,6 +620,7 @@ static const cs_engine_ops nccl_ops = {
     .destroy = nccl_destroy,
     .rank_start = nccl_rank_start,
     .coll = nccl_coll,
+    .tensor_ok = nccl_tensor_ok,
 };
 
 /* One rank per GPU: NCCL refuses two ranks on one device. */
