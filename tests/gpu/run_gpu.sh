@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# run_gpu.sh -- the GPU suite: the nccl engine and device tensors on real
+# GPUs. Runs wherever a GPU is present; elsewhere it says so in one line and
+# is skipped (status 77). The machine's GPUs are counted by commsim itself
+# (the nccl engine's refusal of a too-large world names the count), so the
+# suite sees what a run sees.
+#
+#   - every tests/gpu/NAME.lua that has a NAME.out runs on --engine nccl with
+#     the header's world (skipped when it needs more GPUs than there are):
+#     its exit status is the header's `--- expect:`, its output (ranks'
+#     lines sorted by rank) is NAME.out. The .out files are the host
+#     reference: run_engine.sh checks them on the thread engine with host
+#     tensors on every machine, GPU or not;
+#   - torch's refusals: bitwise reductions, host tensors (status 2, the line);
+#   - with two GPUs or more: a rank stuck in an NCCL collective that its peer
+#     never calls ends with the run (communicators aborted), and chapter 05's
+#     lessons print what they print on the thread engine;
+#   - the device memory in use is back to its figure after a run
+#     (tests/gpu/gpu_leak, a program: run by make check as its own test).
+. "$(dirname "$0")/../lib.sh"
+dir=$top_srcdir/tests/gpu
+
+grep -q '^#define HAVE_NCCL 1' "$top_builddir/config.h" 2>/dev/null ||
+  skip_all "this build has no nccl engine (configure found no CUDA toolkit with NCCL)"
+"$bin" run "$dir/p2p_self.lua" --engine nccl -n 4096 --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+gpus=$(sed -n -E 's/.* 4096 ranks asked for, ([0-9]+) GPUs? here.*/\1/p' "$tmp/err")
+[ -n "$gpus" ] || skip_all "cannot count the GPUs: $(head -n 1 "$tmp/err")"
+[ "$gpus" -gt 0 ] || skip_all "no GPU here: $(sed -n -E 's/.*\((no CUDA device available: [^)]*)\).*/\1/p' "$tmp/err")"
+echo "# $gpus GPU(s)"
+
+# Ranks' lines sorted by rank, each rank's in order; the report is not compared.
+by_rank() {
+  awk '{ k = 1000000000
+         if (match($0, /^\[rank [0-9]+\]/)) k = substr($0, 7, RLENGTH - 7) + 0
+         printf "%d\t%d\t%s\n", k, NR, $0 }' | sort -t "$(printf '\t')" -k1,1n -k2,2n | cut -f3-
+}
+status_of() {
+  case $1 in ok | "") echo 0 ;; error) echo 2 ;; deadlock) echo 3 ;; timeout) echo 4 ;; *) echo "?" ;; esac
+}
+
+for script in "$dir"/*.lua; do
+  name=$(basename "$script" .lua)
+  [ -f "$dir/$name.out" ] || continue
+  world=$(sed -n -E 's/^--- world:[[:space:]]*([0-9]+).*/\1/p' "$script" | head -n 1)
+  want=$(status_of "$(sed -n -E 's/^--- expect:[[:space:]]*([a-z]+).*/\1/p' "$script" | head -n 1)")
+  if [ "${world:-2}" -gt "$gpus" ]; then
+    skip "$name on nccl" "needs ${world:-2} GPUs, $gpus here"
+    continue
+  fi
+  guarded "$bin" run "$script" --engine nccl --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  by_rank <"$tmp/out" >"$tmp/out.n"
+  if [ "$got" != "$want" ]; then
+    bad "$name on nccl" "exit status $got, expected $want"
+  elif ! cmp -s "$dir/$name.out" "$tmp/out.n"; then
+    diff -u "$dir/$name.out" "$tmp/out.n" | head -30 | sed 's/^/#   /'
+    bad "$name on nccl" "output differs from $name.out (the host's)"
+  else
+    ok "$name on nccl ($world GPU(s)): status $got, the host's output"
+  fi
+done
+
+# ---- torch's refusals
+printf 'local t = tensor.ones(2, {dtype = "int32", device = "cuda"})\ndist.all_reduce(t, ReduceOp.BAND)\n' >"$tmp/band.lua"
+expect "ReduceOp.BAND on NCCL: torch's refusal" 2 "band.lua:2: dist.all_reduce: Cannot use ReduceOp.BAND with NCCL" -- \
+  run "$tmp/band.lua" --engine nccl -n 1 --no-tui
+printf 'local t = tensor.ones(2)\ndist.all_reduce(t)\n' >"$tmp/host.lua"
+expect "a host tensor in a collective" 2 "host.lua:2: Tensors must be CUDA and dense" -- \
+  run "$tmp/host.lua" --engine nccl -n 1 --no-tui
+printf 'local t = tensor.ones(2)\nlocal w = dist.irecv(tensor.zeros(2), 0)\ndist.send(t, 0)\n' >"$tmp/hostp2p.lua"
+expect "a host tensor in a send" 2 "hostp2p.lua:2: dist.irecv: Tensors must be CUDA and dense" -- \
+  run "$tmp/hostp2p.lua" --engine nccl -n 1 --no-tui
+
+if [ "$gpus" -ge 2 ]; then
+  # Rank 0 waits inside NCCL's all_reduce for rank 1, which waits to receive
+  # from rank 0: the run ends at --timeout (a verdict or the timeout), NCCL's
+  # kernel is aborted and the process leaves, instead of hanging.
+  printf 'local t = tensor.ones(4, {device = "cuda"})\nif rank == 0 then dist.all_reduce(t) else dist.recv(t, 0) end\n' >"$tmp/stuck.lua"
+  guarded "$bin" run "$tmp/stuck.lua" --engine nccl -n 2 --timeout 5 --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  case $got in
+    3 | 4) ok "a rank stuck in an NCCL collective: the run ends (status $got)" ;;
+    *) bad "a rank stuck in an NCCL collective: the run ends" "exit status $got" ;;
+  esac
+  # Chapter 05 on the GPUs: what the thread engine prints with host tensors.
+  for script in "$top_srcdir"/lessons/05-gpu/*.lua; do
+    name=$(basename "$script")
+    world=$(sed -n -E 's/^--- world:[[:space:]]*([0-9]+).*/\1/p' "$script" | head -n 1)
+    if [ "${world:-2}" -gt "$gpus" ]; then skip "05-gpu/$name on nccl" "needs ${world:-2} GPUs"; continue; fi
+    guarded "$bin" run "$script" --engine thread --no-tui 2>/dev/null </dev/null | by_rank >"$tmp/thread.out"
+    guarded "$bin" run "$script" --engine nccl --no-tui 2>"$tmp/err" </dev/null | by_rank >"$tmp/nccl.out"
+    if cmp -s "$tmp/thread.out" "$tmp/nccl.out"; then ok "05-gpu/$name: nccl prints what thread prints"
+    else diff -u "$tmp/thread.out" "$tmp/nccl.out" | head -20 | sed 's/^/#   /'; bad "05-gpu/$name: nccl prints what thread prints"; fi
+  done
+else
+  skip "two-GPU cases" "one GPU here"
+fi
+
+finish
