@@ -30,6 +30,7 @@ static void run_usage(FILE *f) {
             "                         header, else 2; at most 4096)\n"
             "      --engine NAME      thread (default): every rank a thread of this process;\n"
             "                         tcp: every rank a process, messages over TCP sockets;\n"
+            "                         nccl (built with CUDA and NCCL): a GPU per rank;\n"
             "                         --engine help lists the engines and what they can do\n"
             "      --send-mode MODE   rendezvous (default; a send completes once its receive\n"
             "                         is posted), eager (sends complete once buffered), or\n"
