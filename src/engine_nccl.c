@@ -218,9 +218,11 @@ static void *progress_main(void *arg) {
             pthread_cond_timedwait(&e->pcond, &e->plock, &ts);
             round = 0;
         }
-        /* Take what completed out of the list; finish it without the lock. */
+        /* Take what completed out of the list; finish it without the lock.
+         * Once the run has ended nothing completes any more: the report is
+         * the verdict's (the requests are dropped silently at the end). */
         pend *done = NULL, **pp = &e->pending;
-        while (*pp) {
+        while (*pp && !cs_world_aborted(w)) {
             pend *p = *pp;
             cudaError_t q = cudaEventQuery(p->ev);
             if (q == cudaErrorNotReady) {
@@ -305,6 +307,7 @@ static int nccl_send(cs_engine *eng, cs_request *sq, bool eager) {
         if (!copy) {
             free(msg);
             sq->unbuffered = true; /* api.c fails the send at its line */
+            cs_request_release(sq); /* the engine's reference: nothing carries it */
             return CS_OK;
         }
         msg->engine_data = copy;
@@ -423,7 +426,7 @@ static size_t count_of(const cs_tensor *t) { return (size_t)cs_tensor_numel(t); 
 
 /* Issue the NCCL calls of c inside the group the caller opened. */
 static ncclResult_t issue_coll(const nccl_engine *e, int me, const cs_native_coll *c,
-                               ncclDataType_t ty, ncclRedOp_t op) {
+                               ncclDataType_t ty, ncclRedOp_t op, void *flat) {
     const nrank *nr = &e->r[me];
     ncclComm_t cm = nr->coll;
     cudaStream_t s = nr->cstream;
@@ -441,12 +444,8 @@ static ncclResult_t issue_coll(const nccl_engine *e, int me, const cs_native_col
             q = ncclBroadcast(cs_tensor_data(j == me ? c->t : c->blocks[j]),
                               cs_tensor_data(c->blocks[j]), count_of(c->t), ty, j, cm, s);
         return q;
-    case CS_NATIVE_REDUCE_SCATTER: /* a list: one reduce per rank, into its output */
-        for (int j = 0; j < n && q == ncclSuccess; j++)
-            q = ncclReduce(cs_tensor_data(c->blocks[j]),
-                           cs_tensor_data(j == me ? c->out : c->blocks[j]), count_of(c->out), ty, op,
-                           j, cm, s);
-        return q;
+    case CS_NATIVE_REDUCE_SCATTER: /* the list, laid end to end by the caller (flat) */
+        return ncclReduceScatter(flat, cs_tensor_data(c->out), count_of(c->out), ty, op, cm, s);
     case CS_NATIVE_GATHER: /* grouped send/recv, as torch does */
         q = ncclSend(cs_tensor_data(c->t), count_of(c->t), ty, c->root, cm, s);
         for (int j = 0; me == c->root && j < n && q == ncclSuccess; j++)
@@ -489,6 +488,9 @@ static int wait_event(nccl_engine *e, cs_rank *r, cudaEvent_t ev) {
     }
 }
 
+static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const cs_native_coll *c,
+                    ncclDataType_t ty, ncclRedOp_t op, void *flat);
+
 static int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
     nccl_engine *e = (nccl_engine *)eng;
     nrank *nr = &e->r[r->rank];
@@ -505,13 +507,43 @@ static int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
                    c->kind == CS_NATIVE_REDUCE_SCATTER;
     if (reduces && (rc = nccl_op(r, c->op, &op)) != CS_OK) return rc;
 
+    /* reduce_scatter of a list: the inputs end to end on the GPU, as torch
+     * flattens them, then one ncclReduceScatter (NCCL leaves no doubt about
+     * which buffers it writes). Copied on the collective's stream, so NCCL
+     * reads them after the copies. */
+    void *flat = NULL;
+    if (c->kind == CS_NATIVE_REDUCE_SCATTER) {
+        size_t one = cs_tensor_nbytes(c->out);
+        if (!(flat = cs_device_alloc(nr->dev, one * (size_t)e->n))) {
+            snprintf(r->errmsg, sizeof r->errmsg, "%s", cs_device_errmsg());
+            return CS_ENOMEM;
+        }
+        for (int j = 0; j < e->n; j++) {
+            cudaError_t ce = cudaMemcpyAsync((char *)flat + one * (size_t)j, cs_tensor_data(c->blocks[j]),
+                                             one, cudaMemcpyDeviceToDevice, nr->cstream);
+            if (ce != cudaSuccess) {
+                say_cuda(r->errmsg, sizeof r->errmsg, "copying reduce_scatter's inputs", ce);
+                cs_device_free(nr->dev, flat);
+                return CS_ETRANSPORT;
+            }
+        }
+    }
+    rc = run_coll(e, r, nr, c, ty, op, flat);
+    cs_device_free(nr->dev, flat);
+    return rc;
+}
+
+/* Issue c on the rank's collective communicator and wait for it. */
+static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const cs_native_coll *c,
+                    ncclDataType_t ty, ncclRedOp_t op, void *flat) {
+    int rc;
     pthread_mutex_lock(&e->issue);
     if (e->dead) {
         pthread_mutex_unlock(&e->issue);
         return CS_EABORT;
     }
     ncclResult_t q = ncclGroupStart();
-    if (q == ncclSuccess) q = issue_coll(e, r->rank, c, ty, op);
+    if (q == ncclSuccess) q = issue_coll(e, r->rank, c, ty, op, flat);
     ncclResult_t g = ncclGroupEnd();
     if (q == ncclSuccess) q = g;
     if (q != ncclSuccess && q != ncclInProgress) say(r->errmsg, sizeof r->errmsg, "collective", q, nr->coll);
@@ -521,7 +553,7 @@ static int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
      * their way, so the lock is not held while waiting. */
     ncclComm_t cm = nr->coll;
     if (q == ncclInProgress &&
-        (rc = ready(e, &cm, 1, false, eng->world, 0, r->errmsg, sizeof r->errmsg)) != CS_OK)
+        (rc = ready(e, &cm, 1, false, e->base.world, 0, r->errmsg, sizeof r->errmsg)) != CS_OK)
         return rc;
     cudaEvent_t ev;
     cudaError_t ce = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
@@ -573,6 +605,7 @@ static void nccl_destroy(cs_engine *eng) {
         ncclComm_t *all = calloc((size_t)e->n * 2, sizeof *all);
         int k = 0;
         pthread_mutex_lock(&e->issue);
+        ncclGroupStart(); /* one thread finalizing several ranks' communicators */
         for (int i = 0; all && i < e->n; i++) {
             cs_device_set(e->r[i].dev);
             ncclCommFinalize(e->r[i].coll);
@@ -580,6 +613,7 @@ static void nccl_destroy(cs_engine *eng) {
             all[k++] = e->r[i].coll;
             all[k++] = e->r[i].p2p;
         }
+        ncclGroupEnd();
         char err[256];
         bool ok = all && ready(e, all, k, true, NULL, cs_now() + INIT_SECONDS, err, sizeof err) == CS_OK;
         for (int i = 0; ok && i < e->n; i++) {
