@@ -39,13 +39,13 @@ int cs_device_set(int dev);
 /* The calling thread's current device, or -1 (message set) when there is none. */
 int cs_device_current(void);
 
-/* n bytes on device dev (not initialised); NULL with a message on failure
- * (no device, out of device memory). n 0 gives a valid, unique pointer. */
+/* n bytes on device dev, zero-filled; NULL with a message on failure (no
+ * device, out of device memory). n 0 gives a valid, unique pointer. */
 void *cs_device_alloc(int dev, size_t n);
 /* NULL-safe. */
 void cs_device_free(int dev, void *p);
 
-/* Set n bytes at device pointer p to byte. */
+/* Set n bytes at device pointer p to byte (p on the current device). */
 int cs_device_memset(void *p, int byte, size_t n);
 /* Host to device, device to host, device to device (the two may be different
  * devices). n 0 is a no-op that succeeds. */

@@ -91,6 +91,10 @@ void *cs_device_alloc(int dev, size_t n) {
     if (enter(dev, &prev) < 0) return NULL;
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, n ? n : 1); /* size 0 would give NULL, which means failure */
+    if (e == cudaSuccess && n && (e = cudaMemset(p, 0, n)) != cudaSuccess) {
+        cudaFree(p);
+        p = NULL;
+    }
     leave(dev, prev);
     if (e != cudaSuccess) {
         char what[80];

@@ -11,7 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "device.h"
 #include "script_internal.h"
 
 static cs_rank *rank_of(lua_State *L) {
@@ -282,14 +281,6 @@ static int d_time(lua_State *L) {
     return 1;
 }
 
-/* torch.cuda.device_count(): the GPUs this rank's process sees, 0 without
- * CUDA or a usable device. A script picks its tensors' device from it, so
- * one script runs with GPUs on the nccl engine and without on thread or tcp. */
-static int d_cuda_device_count(lua_State *L) {
-    lua_pushinteger(L, cs_device_count());
-    return 1;
-}
-
 static const luaL_Reg work_methods[] = {
     {"wait", w_wait}, {"is_completed", w_is_completed}, {"source", w_source}, {NULL, NULL}};
 
@@ -297,8 +288,7 @@ static const luaL_Reg dist_lib[] = {
     {"get_rank", d_get_rank}, {"get_world_size", d_get_world_size},
     {"send", d_send}, {"recv", d_recv}, {"isend", d_isend}, {"irecv", d_irecv},
     {"wait_all", d_wait_all}, {"batch_isend_irecv", d_batch},
-    {"compute", d_compute}, {"time", d_time},
-    {"cuda_device_count", d_cuda_device_count},
+    {"compute", d_compute}, {"time", d_time}, {"cuda_device_count", cs_lua_cuda_device_count},
     {NULL, NULL}};
 
 static void new_metatable(lua_State *L, const char *name) {

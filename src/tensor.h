@@ -23,17 +23,12 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "tensor_elem.h"
 
 #define CS_MAX_DIMS 4
 
-typedef enum {
-    CS_FLOAT32 = 0,
-    CS_FLOAT64,
-    CS_INT32,
-    CS_INT64,
-    CS_UINT8,
-    CS_NDTYPES
-} cs_dtype;
+/* cs_dtype (float32, float64, int32, int64, uint8) and cs_binop are in
+ * tensor_elem.h, which the CUDA kernels share. */
 
 /* A memory account: bytes in use against a limit (0 = unlimited). Shared by a
  * rank's Lua allocator and its tensor storage. */
@@ -112,10 +107,10 @@ char *cs_tensor_shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
 
 /* ---- element access by flat (row-major logical) index */
 double cs_tensor_get(const cs_tensor *t, int64_t flat);
-void cs_tensor_set(cs_tensor *t, int64_t flat, double v);
+int cs_tensor_set(cs_tensor *t, int64_t flat, double v); /* 0, or -1 (bad index, device error) */
 /* Exact 64-bit integer access for int dtypes (doubles lose precision past 2^53). */
 int64_t cs_tensor_get_i(const cs_tensor *t, int64_t flat);
-void cs_tensor_set_i(cs_tensor *t, int64_t flat, int64_t v);
+int cs_tensor_set_i(cs_tensor *t, int64_t flat, int64_t v);
 
 /* ---- views: share storage; NULL + errno=EINVAL on bad arguments */
 cs_tensor *cs_tensor_narrow(cs_tensor *t, int dim, int64_t start, int64_t len);
@@ -131,13 +126,12 @@ cs_tensor *cs_tensor_clone(cs_budget *b, const cs_tensor *t);      /* contiguous
 cs_tensor *cs_tensor_contiguous(cs_budget *b, cs_tensor *t);       /* retain if already */
 cs_tensor *cs_tensor_to(cs_budget *b, const cs_tensor *t, cs_dtype d); /* dtype conversion */
 int cs_tensor_copy_(cs_tensor *dst, const cs_tensor *src);        /* same numel; converts dtype */
-void cs_tensor_fill_(cs_tensor *t, double v);
+int cs_tensor_fill_(cs_tensor *t, double v); /* 0, or -1 on a device error */
 
 /* ---- elementwise. Binary ops take a tensor of the same shape, or a scalar
  * (b == NULL, use s). Result dtype: float if either side is float (the
  * tensor's float dtype wins; int tensor with float scalar gives float32),
  * else the tensor's dtype. Integer division ("div") gives float32 as torch does. */
-typedef enum { CS_ADD, CS_SUB, CS_MUL, CS_DIV, CS_POW, CS_MAXIMUM, CS_MINIMUM } cs_binop;
 /* Out of place: NULL + errno=EINVAL on shape mismatch (message via cs_tensor_errmsg). */
 cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, const cs_tensor *b, double s,
                            bool scalar_first);
@@ -145,7 +139,7 @@ cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, cons
 int cs_tensor_binop_(cs_binop op, cs_tensor *a, const cs_tensor *b, double s);
 cs_tensor *cs_tensor_neg(cs_budget *bud, const cs_tensor *a);
 cs_tensor *cs_tensor_relu(cs_budget *bud, const cs_tensor *a);
-void cs_tensor_relu_(cs_tensor *a);
+int cs_tensor_relu_(cs_tensor *a);
 
 /* ---- reductions over all elements */
 double cs_tensor_sum(const cs_tensor *t);
