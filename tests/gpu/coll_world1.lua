@@ -2,6 +2,9 @@
 --- world: 1
 --- expect: ok
 
+-- host reference: without GPUs this script uses host tensors; its .out is
+-- checked on the thread engine on every machine (tests/gpu/run_engine.sh).
+
 -- On the nccl engine every collective below is NCCL's own (all_to_all,
 -- gather and scatter grouped send/recv); each result is copied back to the
 -- host and printed. The host reference is the same script on the thread

@@ -2,6 +2,9 @@
 --- world: 1
 --- expect: ok
 
+-- host reference: without GPUs this script uses host tensors; its .out is
+-- checked on the thread engine on every machine (tests/gpu/run_engine.sh).
+
 -- NCCL may send to itself inside ncclGroupStart/End: batch_isend_irecv is
 -- one such group. Tags are matched on the host (NCCL has none), so a
 -- receive posted first for the second tag still gets the right message.
