@@ -439,12 +439,14 @@ static ncclResult_t issue_coll(const nccl_engine *e, int me, const cs_native_col
         return ncclBroadcast(cs_tensor_data(c->t), cs_tensor_data(c->t), count_of(c->t), ty, c->root, cm, s);
     case CS_NATIVE_REDUCE: /* recvbuff is read only on the root: in place everywhere */
         return ncclReduce(cs_tensor_data(c->t), cs_tensor_data(c->t), count_of(c->t), ty, op, c->root, cm, s);
-    case CS_NATIVE_ALL_GATHER: /* a list: one broadcast per rank, rank j's from its input */
-        for (int j = 0; j < n && q == ncclSuccess; j++)
+    case CS_NATIVE_ALL_GATHER:
+        if (flat) /* the blocks are one tensor (all_gather_into_tensor) */
+            return ncclAllGather(cs_tensor_data(c->t), flat, count_of(c->t), ty, cm, s);
+        for (int j = 0; j < n && q == ncclSuccess; j++) /* a list: a broadcast per rank */
             q = ncclBroadcast(cs_tensor_data(j == me ? c->t : c->blocks[j]),
                               cs_tensor_data(c->blocks[j]), count_of(c->t), ty, j, cm, s);
         return q;
-    case CS_NATIVE_REDUCE_SCATTER: /* the list, laid end to end by the caller (flat) */
+    case CS_NATIVE_REDUCE_SCATTER: /* the inputs end to end (flat) */
         return ncclReduceScatter(flat, cs_tensor_data(c->out), count_of(c->out), ty, op, cm, s);
     case CS_NATIVE_GATHER: /* grouped send/recv, as torch does */
         q = ncclSend(cs_tensor_data(c->t), count_of(c->t), ty, c->root, cm, s);
@@ -491,6 +493,18 @@ static int wait_event(nccl_engine *e, cs_rank *r, cudaEvent_t ev) {
 static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const cs_native_coll *c,
                     ncclDataType_t ty, ncclRedOp_t op, void *flat);
 
+/* The start of n equal blocks that lie end to end in memory, else NULL. */
+static void *end_to_end(cs_tensor **blocks, int n) {
+    if (!blocks) return NULL;
+    size_t one = cs_tensor_nbytes(blocks[0]);
+    char *base = cs_tensor_data(blocks[0]);
+    for (int j = 1; j < n; j++)
+        if ((char *)cs_tensor_data(blocks[j]) != base + one * (size_t)j ||
+            cs_tensor_nbytes(blocks[j]) != one)
+            return NULL;
+    return base;
+}
+
 static int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
     nccl_engine *e = (nccl_engine *)eng;
     nrank *nr = &e->r[r->rank];
@@ -507,12 +521,17 @@ static int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
                    c->kind == CS_NATIVE_REDUCE_SCATTER;
     if (reduces && (rc = nccl_op(r, c->op, &op)) != CS_OK) return rc;
 
-    /* reduce_scatter of a list: the inputs end to end on the GPU, as torch
-     * flattens them, then one ncclReduceScatter (NCCL leaves no doubt about
-     * which buffers it writes). Copied on the collective's stream, so NCCL
-     * reads them after the copies. */
+    /* Blocks that are one tensor already (the _tensor forms) go to NCCL as
+     * they are. reduce_scatter of a list: its inputs are first laid end to
+     * end on the GPU, as torch flattens them, for one ncclReduceScatter
+     * (NCCL then writes no buffer but the output); copied on the
+     * collective's stream, so NCCL reads them after the copies. */
     void *flat = NULL;
-    if (c->kind == CS_NATIVE_REDUCE_SCATTER) {
+    bool owned = false;
+    if (c->kind == CS_NATIVE_ALL_GATHER || c->kind == CS_NATIVE_REDUCE_SCATTER)
+        flat = end_to_end(c->blocks, e->n);
+    if (!flat && c->kind == CS_NATIVE_REDUCE_SCATTER) {
+        owned = true;
         size_t one = cs_tensor_nbytes(c->out);
         if (!(flat = cs_device_alloc(nr->dev, one * (size_t)e->n))) {
             snprintf(r->errmsg, sizeof r->errmsg, "%s", cs_device_errmsg());
@@ -529,7 +548,7 @@ static int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
         }
     }
     rc = run_coll(e, r, nr, c, ty, op, flat);
-    cs_device_free(nr->dev, flat);
+    if (owned) cs_device_free(nr->dev, flat);
     return rc;
 }
 
