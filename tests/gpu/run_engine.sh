@@ -105,6 +105,13 @@ if [ "$gpus" = 0 ]; then
   if grep -qE "^nccl |on nccl" "$tmp/out" "$tmp/err"; then bad "bench (all engines): nccl left out" "it ran"
   else ok "bench (all engines): nccl left out"; fi
 fi
+# commsim grade --engine nccl: said once, not as every case's failure.
+if [ "$gpus" = 0 ]; then
+  ex=$top_srcdir/lessons/02-point-to-point/exercises/bidirectional
+  expect "grade --engine nccl without a GPU: refused once" 1 \
+    "commsim grade: --engine nccl: the nccl engine runs one rank per GPU" -- \
+    grade "$ex" "$ex/starter.lua" --engine nccl
+fi
 # Nothing on standard output: the refusal is the report's business.
 expect "refused: stdout is empty" 1 "" -- run "$lesson" --engine nccl -n "$n" --no-tui
 if [ -s "$tmp/out" ]; then bad "refused: stdout is empty" "it has: $(head -c 200 "$tmp/out")"; fi
