@@ -54,6 +54,29 @@ for script in "$top_srcdir"/tests/gpu/*.lua; do
   else ok "gpu/$name.lua on thread: $name.out (host reference)"; fi
 done
 
+# ---- the GPU suite's lesson wrapper (tests/gpu/on_device.lua: one line put
+# before a lesson, so its line numbers stay; the factories make tensors on the
+# given device, printing copies them back). With device "cpu" on the thread
+# engine every lesson of chapters 2 and 3 must print what it prints alone:
+# then the GPU suite's comparison (device "cuda" on nccl against thread)
+# compares the engines, not the wrapper.
+wrapped=0 unwrapped=""
+for script in "$top_srcdir"/lessons/0[23]-*/*.lua; do
+  rel=${script#"$top_srcdir"/lessons/}
+  grep -q 'dist.time()' "$script" && continue # prints durations
+  world=$(sed -n -E 's/^--- world:[[:space:]]*([0-9]+).*/\1/p' "$script" | head -n 1)
+  mode=$(sed -n -E 's/^--- send-mode:[[:space:]]*([a-z0-9:]+).*/\1/p' "$script" | head -n 1)
+  { sed 's/@DEVICE@/cpu/' "$top_srcdir/tests/gpu/on_device.lua"; cat "$script"; } >"$tmp/w.lua"
+  guarded "$bin" run "$script" --no-tui -n "${world:-2}" --send-mode "${mode:-rendezvous}" 2>/dev/null </dev/null | by_rank >"$tmp/a.out"
+  a=${PIPESTATUS[0]}
+  guarded "$bin" run "$tmp/w.lua" --no-tui -n "${world:-2}" --send-mode "${mode:-rendezvous}" 2>/dev/null </dev/null | by_rank >"$tmp/b.out"
+  b=${PIPESTATUS[0]}
+  if [ "$a" = "$b" ] && cmp -s "$tmp/a.out" "$tmp/b.out"; then wrapped=$((wrapped + 1))
+  else unwrapped+=" $rel"; diff "$tmp/a.out" "$tmp/b.out" | head -5 | sed 's/^/#   /'; fi
+done
+if [ -z "$unwrapped" ]; then ok "the GPU suite's lesson wrapper keeps $wrapped lessons' output (device cpu, thread)"
+else bad "the GPU suite's lesson wrapper keeps the lessons' output" "differs:$unwrapped"; fi
+
 if [ "$built" = no ]; then
   "$bin" run --engine help x >"$tmp/out" 2>&1
   if grep -qE '^  nccl ' "$tmp/out"; then bad "--engine help leaves nccl out (not built)"

@@ -13,8 +13,10 @@
 #     tensors on every machine, GPU or not;
 #   - torch's refusals: bitwise reductions, host tensors (status 2, the line);
 #   - with two GPUs or more: a rank stuck in an NCCL collective that its peer
-#     never calls ends with the run (communicators aborted), and chapter 05's
-#     lessons print what they print on the thread engine;
+#     never calls ends with the run (communicators aborted), and every lesson
+#     of chapters 2, 3 and 5 that fits the GPUs prints on nccl what it prints
+#     on the thread engine, with the same status (chapters 2 and 3 through
+#     tests/gpu/on_device.lua, which makes their tensors on the GPUs);
 #   - the device memory in use is back to its figure after a run
 #     (tests/gpu/gpu_leak, a program: run by make check as its own test).
 . "$(dirname "$0")/../lib.sh"
@@ -82,15 +84,32 @@ if [ "$gpus" -ge 2 ]; then
     3 | 4) ok "a rank stuck in an NCCL collective: the run ends (status $got)" ;;
     *) bad "a rank stuck in an NCCL collective: the run ends" "exit status $got" ;;
   esac
-  # Chapter 05 on the GPUs: what the thread engine prints with host tensors.
-  for script in "$top_srcdir"/lessons/05-gpu/*.lua; do
-    name=$(basename "$script")
+  # Every lesson of chapters 2 and 3 (their tensors made on the GPUs by
+  # tests/gpu/on_device.lua, a one-line prelude that keeps the line
+  # numbers; run_engine.sh checks it changes nothing on the thread engine),
+  # and chapter 05 as it is: the nccl engine prints what the thread engine
+  # prints, and ends with the same status.
+  for script in "$top_srcdir"/lessons/0[235]-*/*.lua; do
+    rel=${script#"$top_srcdir"/lessons/}
+    grep -q 'dist.time()' "$script" && continue # prints durations
     world=$(sed -n -E 's/^--- world:[[:space:]]*([0-9]+).*/\1/p' "$script" | head -n 1)
-    if [ "${world:-2}" -gt "$gpus" ]; then skip "05-gpu/$name on nccl" "needs ${world:-2} GPUs"; continue; fi
-    guarded "$bin" run "$script" --engine thread --no-tui 2>/dev/null </dev/null | by_rank >"$tmp/thread.out"
-    guarded "$bin" run "$script" --engine nccl --no-tui 2>"$tmp/err" </dev/null | by_rank >"$tmp/nccl.out"
-    if cmp -s "$tmp/thread.out" "$tmp/nccl.out"; then ok "05-gpu/$name: nccl prints what thread prints"
-    else diff -u "$tmp/thread.out" "$tmp/nccl.out" | head -20 | sed 's/^/#   /'; bad "05-gpu/$name: nccl prints what thread prints"; fi
+    mode=$(sed -n -E 's/^--- send-mode:[[:space:]]*([a-z0-9:]+).*/\1/p' "$script" | head -n 1)
+    if [ "${world:-2}" -gt "$gpus" ]; then skip "$rel on nccl" "needs ${world:-2} GPUs"; continue; fi
+    case $rel in
+      05-*) cp "$script" "$tmp/w.lua" ;;
+      *) { sed 's/@DEVICE@/cuda/' "$dir/on_device.lua"; cat "$script"; } >"$tmp/w.lua" ;;
+    esac
+    args=(--no-tui -n "${world:-2}" --send-mode "${mode:-rendezvous}")
+    guarded "$bin" run "$script" --engine thread "${args[@]}" 2>/dev/null </dev/null | by_rank >"$tmp/thread.out"
+    a=${PIPESTATUS[0]}
+    guarded "$bin" run "$tmp/w.lua" --engine nccl "${args[@]}" 2>"$tmp/err" </dev/null | by_rank >"$tmp/nccl.out"
+    b=${PIPESTATUS[0]}
+    if [ "$a" = "$b" ] && cmp -s "$tmp/thread.out" "$tmp/nccl.out"; then
+      ok "$rel: nccl prints what thread prints (status $b)"
+    else
+      { diff -u "$tmp/thread.out" "$tmp/nccl.out" | head -20; tail -5 "$tmp/err"; } | sed 's/^/#   /'
+      bad "$rel: nccl prints what thread prints" "status $b on nccl, $a on thread"
+    fi
   done
 else
   skip "two-GPU cases" "one GPU here"
