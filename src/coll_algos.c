@@ -17,10 +17,21 @@
 
 static int world_of(const cs_coll *c, int gr) { return c->ranks ? c->ranks[gr] : gr; }
 
+int cs_algo_barrier(cs_coll *c);
+
 /* --algo nccl: the engine's own collective instead of a schedule of messages
- * (the world group only: collectives.c picks a visible one for groups). */
+ * (the world group only: collectives.c picks a visible one for groups).
+ * Every member first arrives at a barrier of one-byte messages in the
+ * call's context and tag, so the monitor sees who waits for whom exactly as
+ * with the visible algorithms (a member that never calls is a deadlock
+ * verdict at once, not a kernel waiting forever), and the engine's
+ * collective starts only once every member is in it. */
 static int native(cs_coll *c, cs_native_coll nc) {
     cs_engine *e = c->r->world->engine;
+    c->native = false;
+    int rc = cs_algo_barrier(c);
+    c->native = true;
+    if (rc != CS_OK) return rc;
     nc.op = (int)c->op;
     nc.line = c->line;
     return e->ops->coll(e, c->r, &nc);
@@ -84,7 +95,7 @@ static int exchange(cs_coll *c, cs_tensor *sbuf, int to, cs_tensor *rbuf, int fr
  * collective halfway, after messages were exchanged, whenever the script's
  * garbage had not yet been collected. */
 static cs_tensor *scratch(cs_coll *c, int64_t numel) {
-    return cs_tensor_new(NULL, c->dtype, 1, &numel);
+    return cs_tensor_new_on(NULL, c->device, c->dtype, 1, &numel);
 }
 
 static cs_tensor *flat_view(cs_tensor *t) {
@@ -518,8 +529,8 @@ int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
 int cs_algo_barrier(cs_coll *c) {
     if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_BARRIER});
     int64_t one = 1;
-    cs_tensor *tok = cs_tensor_new(NULL, CS_UINT8, 1, &one);
-    cs_tensor *got = cs_tensor_new(NULL, CS_UINT8, 1, &one);
+    cs_tensor *tok = cs_tensor_new_on(NULL, c->device, CS_UINT8, 1, &one);
+    cs_tensor *got = cs_tensor_new_on(NULL, c->device, CS_UINT8, 1, &one);
     int rc = tok && got ? CS_OK : CS_ENOMEM;
     for (int k = 1; k < c->n && rc == CS_OK; k <<= 1)
         rc = exchange(c, tok, mod(c->me + k, c->n), got, mod(c->me - k, c->n));

@@ -16,6 +16,8 @@ typedef struct cs_coll {
     cs_redop op;
     cs_dtype dtype;
     bool native;      /* run by the engine's own collectives (--algo nccl): AVG included */
+    int device;       /* where scratch tensors live: CS_DEVICE_CPU, or the rank's GPU
+                       * (CS_DEVICE_CURRENT) on an engine that moves device tensors only */
 } cs_coll;
 
 /* Algorithms. Tensors are contiguous and of c->dtype; blocks are n tensors in

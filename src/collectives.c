@@ -312,6 +312,8 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     /* An engine with collectives of its own runs them unless --algo names a
      * visible one; on a group they run as the visible default (docs/engines.md). */
     bool native = r->world->engine->ops->coll != NULL;
+    const cs_engine_kind *ek = cs_engine_find(r->world->engine_name);
+    c->device = ek && (ek->caps & CS_ENGINE_DEVICE_ONLY) ? CS_DEVICE_CURRENT : CS_DEVICE_CPU;
     if (!k->algo) k->algo = native ? CS_ALGO_NCCL : cs_coll_default_algo(f);
     if (k->algo == CS_ALGO_NCCL && !native)
         return fail(r, k->kind, "the 'nccl' algorithm is NCCL's own and runs on --engine nccl only "
@@ -340,7 +342,6 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
         return fail(r, k->kind, "ReduceOp.%s needs an integer dtype (the tensor is %s)",
                     cs_redop_name(cc->op), cs_dtype_name(d));
     /* torch's NCCL backend has no bitwise reductions, whatever the algorithm */
-    const cs_engine_kind *ek = cs_engine_find(r->world->engine_name);
     if (cc->op >= CS_RED_BAND && ek && (ek->caps & CS_ENGINE_DEVICE_ONLY))
         return fail(r, k->kind, "Cannot use ReduceOp.%s with NCCL", cs_redop_name(cc->op));
     if (cc->op == CS_RED_AVG && isint)
