@@ -69,7 +69,8 @@ typedef struct nrank {
 typedef struct pend {
     struct pend *next;
     cudaEvent_t ev;
-    cs_request *q;          /* the engine's reference */
+    cs_request *q;          /* the engine's reference, or NULL */
+    cs_tensor *keep;        /* an eager send's copy: freed once ncclSend has read it */
 } pend;
 
 typedef struct nccl_engine {
@@ -232,7 +233,7 @@ static void *progress_main(void *arg) {
             *pp = p->next;
             p->next = done;
             done = p;
-            if (q != cudaSuccess) {
+            if (q != cudaSuccess && p->q) {
                 char msg[256];
                 say_cuda(msg, sizeof msg, "waiting for a transfer", q);
                 p->q->errmsg = strdup(msg); /* read by finish below */
@@ -244,10 +245,13 @@ static void *progress_main(void *arg) {
             pend *p = done;
             done = p->next;
             cudaEventDestroy(p->ev);
-            char *err = p->q->errmsg;
-            p->q->errmsg = NULL;
-            cs_request_finish(p->q, err ? CS_ETRANSPORT : CS_OK, err);
-            free(err);
+            cs_tensor_release(p->keep);
+            if (p->q) {
+                char *err = p->q->errmsg;
+                p->q->errmsg = NULL;
+                cs_request_finish(p->q, err ? CS_ETRANSPORT : CS_OK, err);
+                free(err);
+            }
             free(p);
         }
         if (cs_world_aborted(w)) abort_all(e);
@@ -263,9 +267,10 @@ static void *progress_main(void *arg) {
     return NULL;
 }
 
-/* Record an event on stream s (device dev) for request q: q completes with it.
- * The issue lock is held. */
-static int watch(nccl_engine *e, int dev, cudaStream_t s, cs_request *q, char *err, size_t len) {
+/* Record an event on stream s (device dev) for request q: q completes with it,
+ * and keep (taken over, may be NULL) is freed then. The issue lock is held. */
+static int watch(nccl_engine *e, int dev, cudaStream_t s, cs_request *q, cs_tensor *keep,
+                 char *err, size_t len) {
     pend *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, len, "out of memory for a transfer");
@@ -280,6 +285,7 @@ static int watch(nccl_engine *e, int dev, cudaStream_t s, cs_request *q, char *e
         return CS_ETRANSPORT;
     }
     p->q = q;
+    p->keep = keep;
     pthread_mutex_lock(&e->plock);
     p->next = e->pending;
     e->pending = p;
@@ -352,9 +358,13 @@ static void nccl_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
     }
     /* Both requests complete when their stream has done the work (at once
      * for an empty message: events on idle streams). */
-    if (rc == CS_OK && sq && (rc = watch(e, s->dev, s->pstream, sq, err, sizeof err)) == CS_OK)
+    /* An eager send's copy lives until ncclSend has read it. */
+    if (rc == CS_OK && (sq || msg->engine_data) &&
+        (rc = watch(e, s->dev, s->pstream, sq, msg->engine_data, err, sizeof err)) == CS_OK) {
         sq = NULL;
-    if (rc == CS_OK && (rc = watch(e, d->dev, d->pstream, rq, err, sizeof err)) == CS_OK)
+        msg->engine_data = NULL;
+    }
+    if (rc == CS_OK && (rc = watch(e, d->dev, d->pstream, rq, NULL, err, sizeof err)) == CS_OK)
         rq = NULL;
     pthread_mutex_unlock(&e->issue);
     if (saved >= 0) cudaSetDevice(saved);
@@ -649,6 +659,7 @@ static void nccl_destroy(cs_engine *eng) {
         next = p->next;
         cudaEventDestroy(p->ev);
         cs_request_release(p->q); /* the run is over: no complete event */
+        cs_tensor_release(p->keep);
         free(p);
     }
     drop_copies(e);
