@@ -7,7 +7,7 @@
 #include "tensor_kernels.h"
 
 #define NO_CUDA "no CUDA device available: this build has no CUDA support " \
-                "(configure did not find the CUDA toolkit)"
+                "(see ./configure --with-cuda)"
 
 static int none(void) {
     cs_device_fail(NO_CUDA);

@@ -4,7 +4,9 @@
  *
  * Every element goes through tensor_elem.h, the same loads, stores and scalar
  * arithmetic the host tensors use, so a device result equals the host's bit
- * for bit except where floating-point sums are added in another order.
+ * for bit except where floating-point sums are added in another order (and
+ * in the last bit of a float64 pow). The build turns off fused multiply-add
+ * (-fmad=false) so that matmul's products and sums round as the host's.
  * Kernels walk a logical index i in a grid-stride loop and turn it into each
  * operand's storage offset, so views (narrow, select, broadcast) need no
  * copy. Launches go to the legacy default stream of the calling thread's

@@ -5,7 +5,8 @@
  * tensor_internal.h) and the CUDA kernels (tensor_cuda.cu): the same source
  * decides what 7 / 2, int32 wrap-around or max(NaN, 1) give on either side,
  * so a device result can only differ from the host's where the order of a
- * floating-point sum does. Plain C that nvcc also compiles as C++ (CS_HD
+ * floating-point sum does, or in the last bit of a float64 pow (CUDA's pow
+ * and the C library's may round differently). Plain C that nvcc also compiles as C++ (CS_HD
  * marks each function for both host and device there); nothing here may
  * depend on the rest of the tensor module.
  */

@@ -8,7 +8,7 @@
 -- line, "ok" or what differed. Expected output: device_tensors.out, the
 -- standard output of `commsim run device_tensors.lua --no-tui`. (Its lines
 -- were made by running this script with DEV = "cpu" on a machine without a
--- GPU, which checks the script, not the device, and setting the six lines
+-- GPU, which checks the script, not the device, and setting the seven lines
 -- that name the device by hand.)
 local DEV = "cuda"
 local ndev = dist.cuda_device_count()
@@ -122,8 +122,9 @@ check("arange(100000) max, min", function(dev) local t = tensor.arange(100000, {
 check("large element-wise", function(dev) local t = tensor.arange(300000, {dtype = "int32", device = dev}); return t * t - t end)
 check("4-D view, strided", function(dev) return tensor.arange(120, {device = dev}):view(2, 3, 4, 5):select(2, 1):narrow(2, 1, 3) * 2 end)
 
--- devices do not mix
-check("host + device is an error", function(dev) return tensor.ones(2, {device = dev}) + tensor.ones(2) end)
+-- devices do not mix (torch's message; on the host the sum is fine)
+local mixed, why = pcall(function() return tensor.ones(2, {device = DEV}) + tensor.ones(2) end)
+print("host + device", mixed, mixed and "" or (tostring(why):gsub("^[^:]*:%d+: ", "")))
 
 -- moving and printing
 local d = tensor.from({1.5, 2, 3}, {device = DEV})
@@ -131,12 +132,11 @@ print(d)
 print(tensor.from({1, 2}, {dtype = "int32"}):to(DEV))
 print(d:cpu(), d:to("cpu").device, (DEV == "cpu" and d or d:cuda()).device)
 
--- staging: point-to-point to itself and collectives on device tensors
+-- communication: staged through the host on thread and tcp, native on nccl
 local s = tensor.arange(5, {device = DEV})
 local r = tensor.zeros(5, {device = DEV})
-local w = dist.isend(s, 0)
-dist.recv(r, 0)
-w:wait()
+-- a batch, as NCCL wants a rank's send to itself (every engine takes it)
+dist.wait_all(dist.batch_isend_irecv({dist.P2POp(dist.isend, s, 0), dist.P2POp(dist.irecv, r, 0)}))
 print("send/recv to self", r.device, r:cpu():equal(s:cpu()))
 local t = tensor.full(4, 3, {dtype = "int64", device = DEV})
 dist.all_reduce(t, ReduceOp.SUM)
