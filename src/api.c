@@ -136,7 +136,11 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = kind->create(w, cfg->engine_arg);
-    if (!w->engine) goto nomem;
+    if (!w->engine) { /* out of memory, or what the engine printed (NCCL's set-up) */
+        snprintf(err, errlen, "cannot start the %s engine for %d ranks", engine, cfg->world);
+        cs_world_free(w);
+        return NULL;
+    }
     return w;
 nomem:
     snprintf(err, errlen, "out of memory creating a world of %d ranks", cfg->world);
