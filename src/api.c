@@ -136,7 +136,11 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = kind->create(w, cfg->engine_arg);
-    if (!w->engine) goto nomem;
+    if (!w->engine) { /* out of memory, or what the engine printed (NCCL's set-up) */
+        snprintf(err, errlen, "cannot start the %s engine for %d ranks", engine, cfg->world);
+        cs_world_free(w);
+        return NULL;
+    }
     return w;
 nomem:
     snprintf(err, errlen, "out of memory creating a world of %d ranks", cfg->world);
@@ -364,6 +368,10 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
     if (!t) return fail_arg(r, "dist.%s: expected a tensor", what);
     if (!cs_tensor_is_contiguous(t))
         return fail_arg(r, "dist.%s: the tensor must be contiguous (use t:contiguous())", what);
+    cs_engine *e = r->world->engine;
+    char why[300];
+    if (e->ops->tensor_ok && !e->ops->tensor_ok(e, r, t, why, sizeof why))
+        return fail_arg(r, "dist.%s: %s", what, why);
     return CS_OK;
 }
 
@@ -571,6 +579,10 @@ bool cs_test(cs_rank *r, cs_request *q) {
         cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
+        /* torch: a completed is_completed() makes the buffer the script's
+         * again, so a staged receive lands now; a device failure shows at
+         * the next wait */
+        cs_stage_done(r, q);
     }
     return done;
 }
