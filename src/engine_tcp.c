@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "engine_tcp_internal.h"
+#include "msgbuf.h"
 #include "stage.h"
 
 /* ---- engine operations (rank thread, or the progress thread via the matcher) */
@@ -79,7 +80,7 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
     envelope_of(sq, &env);
     cs_envelope_put(&cur, &env);
     if (eager) {
-        txitem *it = tcp_item_new(CS_FR_MSG, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes);
+        txitem *it = tcp_item_new(CS_FR_MSG, meta, sizeof meta, cs_request_payload(sq), sq->bytes);
         if (!it) goto nomem;
         /* Done once its bytes are written or copied aside: at once, unless no
          * memory is left for the copy, when it waits for the socket instead
@@ -104,7 +105,7 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
         c->sync_inflight += sq->bytes;
     }
     pthread_mutex_unlock(&c->lock);
-    txitem *it = inline_data ? tcp_item_new(CS_FR_SYNC, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes)
+    txitem *it = inline_data ? tcp_item_new(CS_FR_SYNC, meta, sizeof meta, cs_request_payload(sq), sq->bytes)
                              : tcp_item_new(CS_FR_RTS, meta, sizeof meta, NULL, 0);
     if (!it) {
         pthread_mutex_lock(&c->lock);
@@ -272,7 +273,7 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
         cw->token = env.sreq_id;
         c->rx_cts = cw;
         free(msg);
-        *dst = cs_tensor_data(cw->rq->buf);
+        *dst = cs_request_payload(cw->rq);
         return 0;
     }
     free(cw);
@@ -291,7 +292,7 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
                  (unsigned long long)env.bytes, c->peer);
         return -1;
     }
-    msg->data = cs_stage_alloc(n);
+    msg->data = cs_msgbuf_alloc(n);
     if (!msg->data) {
         cs_budget_refund(b, n);
         free(msg);
@@ -320,7 +321,7 @@ static int on_cts(tconn *c, cs_cur *meta, char *err, size_t errlen) {
     uint8_t m[8];
     cs_cur cur = {.p = m, .len = sizeof m};
     cs_put_u64(&cur, token);
-    txitem *it = tcp_item_new(CS_FR_DATA, m, sizeof m, cs_tensor_data(sq->buf), sq->bytes);
+    txitem *it = tcp_item_new(CS_FR_DATA, m, sizeof m, cs_request_payload(sq), sq->bytes);
     if (!it) {
         cs_request_finish(sq, CS_ENOMEM, "out of memory sending a message");
         return 0;
@@ -345,7 +346,7 @@ static int on_data(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst, ch
         return -1;
     }
     c->rx_cts = cw;
-    *dst = cs_tensor_data(cw->rq->buf);
+    *dst = cs_request_payload(cw->rq);
     return 0;
 }
 

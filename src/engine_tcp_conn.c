@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "engine_tcp_internal.h"
-#include "stage.h"
+#include "msgbuf.h"
 
 /* ---- the send queue */
 
@@ -30,7 +30,7 @@ txitem *tcp_item_new(int type, const void *meta, uint32_t mlen, const void *data
  * ending), but the engine's reference goes. */
 static void item_drop(txitem *it) {
     if (it->finish) cs_request_release(it->finish);
-    cs_stage_free(it->owned);
+    cs_msgbuf_free(it->owned);
     free(it);
 }
 
@@ -39,7 +39,7 @@ void tcp_items_done(txitem *done) {
     while (done) {
         txitem *next = done->next;
         if (done->finish) cs_request_finish(done->finish, CS_OK, NULL);
-        cs_stage_free(done->owned);
+        cs_msgbuf_free(done->owned);
         free(done);
         done = next;
     }
@@ -123,7 +123,7 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
     for (txitem *q = c->txh; q; q = q->next) queued |= q == it;
     void *copy = NULL;
     if (queued && borrowed && it->doff < it->dlen) {
-        copy = cs_stage_alloc(it->dlen);
+        copy = cs_msgbuf_alloc(it->dlen);
         if (copy) {
             memcpy(copy, it->data, it->dlen);
             it->data = copy;

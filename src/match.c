@@ -1,7 +1,8 @@
 /* match.c -- MPI matching over posted receives and unexpected messages. */
 #include "world.h"
-
 #include "stage.h"
+
+#include "msgbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ void cs_msg_free(cs_msg *msg) {
     if (!msg) return;
     if (msg->sreq) cs_request_release(msg->sreq);
     if (msg->data && msg->charged) cs_budget_refund(msg->charged, msg->bytes ? msg->bytes : 1);
-    cs_stage_free(msg->data);
+    cs_msgbuf_free(msg->data);
     free(msg);
 }
 
@@ -31,8 +32,8 @@ __attribute__((noinline)) static void copy_payload(void *to, const void *from, s
 }
 
 void cs_msg_transfer_local(cs_msg *msg, cs_request *rq) {
-    const void *from = msg->data ? msg->data : cs_tensor_data(msg->sreq->buf);
-    if (msg->bytes) copy_payload(cs_tensor_data(rq->buf), from, msg->bytes);
+    const void *from = msg->data ? msg->data : cs_request_payload(msg->sreq);
+    if (msg->bytes) copy_payload(cs_request_payload(rq), from, msg->bytes);
     cs_request_finish(rq, CS_OK, NULL);
     if (msg->sreq) {
         cs_request *sq = msg->sreq;
@@ -174,12 +175,12 @@ static void buffer_eager(cs_msg *msg) {
         sq->unbuffered = true;
         return;
     }
-    if (!(msg->data = cs_stage_alloc(n))) {
+    if (!(msg->data = cs_msgbuf_alloc(n))) {
         cs_budget_refund(b, n);
         return; /* it waits for its receive, as a rendezvous send */
     }
     msg->charged = b;
-    memcpy(msg->data, cs_tensor_data(sq->buf), msg->bytes);
+    memcpy(msg->data, cs_request_payload(sq), msg->bytes);
     msg->sreq = NULL;
     cs_request_finish(sq, CS_OK, NULL);
 }
