@@ -23,6 +23,7 @@ static const char *const frame_names[CS_FR_NTYPES] = {
     [CS_FR_ABORT] = "ABORT", [CS_FR_FLUSH] = "FLUSH",     [CS_FR_FLUSHED] = "FLUSHED",
     [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",   [CS_FR_SYNC] = "SYNC",
     [CS_FR_ACK] = "ACK",     [CS_FR_GATE] = "GATE",       [CS_FR_GO] = "GO",
+    [CS_FR_ALIVE] = "ALIVE",
 };
 
 const char *cs_frame_name(int type) {
@@ -172,6 +173,7 @@ static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
     case CS_FR_REFUSE: *lo = 0; *hi = CS_WIRE_MAX_TEXT; break;
     case CS_FR_GATE: *lo = CS_GATE_FIXED; *hi = CS_GATE_FIXED + CS_WIRE_MAX_GATE_TEXT; break;
     case CS_FR_GO: *lo = *hi = 8; break;
+    case CS_FR_ALIVE: *lo = *hi = 4; break;
     default: *lo = *hi = 0; break; /* FLUSH, FLUSHED, BYE */
     }
 }

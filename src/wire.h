@@ -18,7 +18,7 @@
 #include "events.h"
 
 #define CS_WIRE_MAGIC 0x4d495343u /* "CSIM" as bytes on the wire */
-#define CS_WIRE_VERSION 2
+#define CS_WIRE_VERSION 3
 #define CS_WIRE_HDR 20
 #define CS_WIRE_TOKEN 32          /* hex characters of a job token */
 #define CS_WIRE_MAX_WORLD 4096
@@ -47,6 +47,7 @@ typedef enum {
     CS_FR_ACK,       /* the receive matched sreq_id (of a SYNC): the send completes */
     CS_FR_GATE,      /* rank -> controller: the rank waits at its gate (gated runs) */
     CS_FR_GO,        /* controller -> rank: pass that gate */
+    CS_FR_ALIVE,     /* either way on the rank link: still here (the sender's heartbeat limit) */
     CS_FR_NTYPES
 } cs_frame_type;
 
