@@ -362,6 +362,31 @@ case_join_abort() {
   fi
 }
 
+# ---- 5 (tcp, sender side): eager messages a peer does not take (it never
+# reads: tests/hostile/mute_rank.py plays rank 1) are copied aside in the
+# sender, and those copies count against the sender's cap: status 4 at the
+# isend's line, instead of gigabytes in the sender's process
+case_mem_sender_queue() {
+  local mute
+  command -v python3 >/dev/null || { skip "5: eager copies at the sender" "no python3"; return; }
+  if ! start_master "$dir/eager_mute.lua" 2 --mem-limit 64 --timeout 100; then
+    bad "5: eager copies at the sender" "the controller printed no token"
+    return
+  fi
+  python3 "$top_srcdir/tests/hostile/mute_rank.py" "$port" "$token" 1 2 >"$tmp/mute" 2>&1 &
+  mute=$!
+  helpers="$helpers $mute"
+  wait_gone "$ctl" 110
+  ctl=
+  local got=$status
+  wait_gone "$mute" 30
+  local line="rank 0 failed: eager_mute.lua:9: memory limit exceeded (64 MiB per rank; --mem-limit): no room to buffer an eager send of 1048576 bytes (eager messages not yet received count against their sender's cap)"
+  if [ "$got" != 4 ]; then bad "5: eager copies at the sender" "exit status $got, expected 4"; show "$tmp/mute"
+  elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "5: eager copies at the sender" "no line is exactly: $line"
+  else ok "5: eager sends a peer does not take count against the sender's cap on tcp (status 4, its line)"
+  fi
+}
+
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
 for c in "${cases[@]}"; do
