@@ -447,7 +447,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
      * the core a few times (the peer may be waiting for it), then sleep. */
     for (int i = 0; i < w->spin + w->yields; i++) {
         if (all_done(ws)) return CS_OK;
-        if (cs_world_aborted(w)) return CS_EABORT;
+        if (cs_world_aborted(w)) return all_done(ws) ? CS_OK : CS_EABORT; /* see below */
         if (engine_broken(r) != CS_OK) return engine_broken(r);
         if (i < w->spin) cpu_relax();
         else sched_yield();
@@ -457,7 +457,10 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
     for (;;) {
         uint32_t seen = atomic_load(&r->futex);
         if (all_done(ws)) break;
-        if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        /* Done before the abort (looked at again: the request may have ended
+         * just before it, as both sides of a mismatch do at once): the wait
+         * reports how its requests ended, a failure the rank's own. */
+        if (cs_world_aborted(w)) { rc = all_done(ws) ? CS_OK : CS_EABORT; break; }
         if ((rc = engine_broken(r)) != CS_OK) break;
         if (!announced) {
             emit_block(r, ws, line, true);
