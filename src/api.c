@@ -630,8 +630,8 @@ void cs_print(cs_rank *r, const char *text, int line) {
     emit(r, &ev);
 }
 
-void cs_warn(cs_rank *r, const char *text, int line) {
-    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line};
+void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line) {
+    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line, .pitfall = pitfall};
     emit(r, &ev);
 }
 

@@ -134,7 +134,7 @@ int cs_irecv_ctx(cs_rank *r, cs_tensor *t, int src, int tag, int ctx, int line, 
 int cs_compute(cs_rank *r, double ms, int line); /* busy for ms; CS_EABORT if the run ends */
 double cs_time(const cs_rank *r);               /* monotonic seconds */
 void cs_print(cs_rank *r, const char *text, int line);
-void cs_warn(cs_rank *r, const char *text, int line);
+void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line);
 /* The rank failed: emits an error event with msg ("file:line: message") and ends
  * the run with why (CS_END_ERROR or CS_END_TIMEOUT for budgets). */
 void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg);

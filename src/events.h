@@ -80,6 +80,8 @@ typedef struct cs_event {
     bool begin;
     /* print / warn / error / deadlock / run(script) */
     const char *text;
+    const char *pitfall; /* warn: the pitfall's kind ("write_while_sending", ...; see
+                          * outcome.h), or NULL where none is known */
     int status;     /* exit / error */
     /* run header */
     int world;

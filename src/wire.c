@@ -141,7 +141,8 @@ static double bits_f64(uint64_t u) {
  * 133 (check_schema tells when a new slot needs this raised, with the version). */
 #define EVENT_FIXED 134
 #define MAX_EVENT_META \
-    (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME)
+    (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + \
+     2 * CS_WIRE_MAX_NAME + CS_EV_MAX_PITFALL)
 
 void cs_wire_hdr_put(uint8_t *out, int type, uint32_t meta_len, uint64_t data_len) {
     cs_cur c = {.p = out, .len = CS_WIRE_HDR};
