@@ -270,7 +270,10 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
     }
     case CS_FR_GATE: return controller_gate_frame(k, u->i, meta, err, errlen);
     case CS_FR_FLUSHED: p->flushed = true; return 0;
-    case CS_FR_ALIVE: cs_heartbeat_peer(&p->hb, cs_get_u32(meta), cs_now()); return 0;
+    case CS_FR_ALIVE:
+        cs_heartbeat_peer(&p->hb, cs_get_u32(meta), cs_now());
+        p->alive = true;
+        return 0;
     case CS_FR_BYE: p->state = RK_BYE; return 0;
     default:
         snprintf(err, errlen, "unexpected %s frame", cs_frame_name(h->type));
@@ -364,7 +367,6 @@ static void send_welcome(controller *k) {
         cs_welcome_put(&c, &w);
         for (int i = 0; i < k->world; i++) {
             cs_wire_send(k->r[i].fd, CS_FR_WELCOME, m, (uint32_t)len, cs_now() + 2);
-            k->r[i].hb.heard = cs_now(); /* its first ALIVE is due now */
         }
         k->welcomed = true;
         /* --timeout bounds the run, not the start of its processes: the
@@ -572,8 +574,9 @@ static void heartbeat(controller *k) {
             cs_wire_send(p->fd, CS_FR_ALIVE, m, sizeof m, now + 1);
         }
         double t = p->hb.said + cs_heartbeat_interval(&p->hb);
-        /* a rank is judged once it can speak (after WELCOME) and while it runs */
-        bool judged = k->welcomed && p->state == RK_JOINED && k->hb_limit > 0 && !k->status &&
+        /* a rank is judged from its first ALIVE (it then speaks at the
+         * interval) while it runs */
+        bool judged = p->alive && p->state == RK_JOINED && k->hb_limit > 0 && !k->status &&
                       k->dead < 0;
         if (judged && cs_heartbeat_silent(&p->hb, now) && cs_heartbeat_unread(p->fd))
             cs_heartbeat_heard(&p->hb, now); /* it spoke; the loop was slow to look */

@@ -44,7 +44,8 @@ typedef struct prank {
     held *hh, *ht;
     uint64_t posted_max;  /* the highest request id whose post was delivered */
     uint64_t gate_seq;    /* the GATE it waits at for GO, or 0 */
-    cs_heartbeat hb;      /* its liveness: judged from WELCOME on (heartbeat.h) */
+    cs_heartbeat hb;      /* its liveness (heartbeat.h) */
+    bool alive;           /* it said ALIVE once: judged from then on */
 } prank;
 
 typedef struct pconn { /* a connection that has not proven the token yet */

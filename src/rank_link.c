@@ -557,14 +557,17 @@ int cs_rank_link_join(cs_rank_link *l, uint32_t ip, uint16_t port, cs_welcome *w
         rc = 0;
     }
     free(m);
-    if (rc == 0) { /* from now on the controller hears from this rank */
+    if (rc == 0) {
+        /* From the first tick or set-up poll on, this rank says ALIVE, and
+         * the controller judges it from that first one: an engine whose set-up
+         * blocks after the join (a GPU library's initialization) is not taken
+         * for a frozen rank meanwhile. */
         pthread_mutex_lock(&l->lock);
         double peer = l->hb.peer_limit;
         l->hb_on = true;
         cs_heartbeat_init(&l->hb, l->hb.limit, cs_now());
         l->hb.peer_limit = peer;
         pthread_mutex_unlock(&l->lock);
-        cs_rank_link_tick(l, cs_now()); /* the first ALIVE */
     }
     return rc;
 }
