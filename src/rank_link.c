@@ -307,12 +307,14 @@ void cs_rank_link_writable(cs_rank_link *l) {
 void cs_rank_link_tick(cs_rank_link *l, double now) {
     double limit;
     pthread_mutex_lock(&l->lock);
-    if (now - l->flushed_at >= CS_RANK_LINK_TICK_MS * 1e-3 || l->ev.len >= EVENT_BATCH) {
+    /* ALIVE before the events: the controller has heard the first one by the
+     * time it sees anything this rank did */
+    bool silent = heartbeat_locked(l, now, &limit);
+    if (!silent && (now - l->flushed_at >= CS_RANK_LINK_TICK_MS * 1e-3 || l->ev.len >= EVENT_BATCH)) {
         events_queue_locked(l);
         l->flushed_at = now;
         if (!l->pollout && !l->dead) write_locked(l);
     }
-    bool silent = heartbeat_locked(l, now, &limit);
     pthread_mutex_unlock(&l->lock);
     if (silent) link_silent(l, limit);
 }

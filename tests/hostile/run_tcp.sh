@@ -344,12 +344,22 @@ case_join_abort() {
   fi
   hand 1 "$frozen"
   for ((i = 0; i < 200; i++)); do r0=$(rank_pid "$ctl" 0); [ -n "$r0" ] && break; sleep 0.05; done
-  # rank 1 has joined once the controller listens to it: its HELLO is in
-  for ((i = 0; i < 600; i++)); do
-    ss -tnpH 2>/dev/null | grep -q "pid=$hand," && break
+  # rank 1 has joined once the controller talks to it (ALIVE frames: bytes
+  # received on its connection to the controller's port)
+  local joined=
+  for ((i = 0; i < 1200; i++)); do
+    ss -tnpiH "( dport = :$port )" 2>/dev/null |
+      awk -v p="pid=$hand," 'index($0, p) {getline; if ($0 ~ /bytes_received:[1-9]/) f = 1} END {exit !f}' &&
+      joined=yes && break
     sleep 0.05
   done
-  sleep 0.5 # not a verdict: HELLO after connecting; a later one gets the same answer
+  if [ -z "$joined" ]; then
+    bad "4: the job ends while a rank joins" "rank 1 never joined"
+    kill -9 "$ctl" "$hand" 2>/dev/null
+    wait "$ctl" "$hand" 2>/dev/null
+    ctl=
+    return
+  fi
   [ -n "$r0" ] && kill -9 "$r0"
   wait_gone "$hand" 60
   local r1status=$status
