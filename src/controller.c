@@ -365,9 +365,8 @@ static void send_welcome(controller *k) {
         }
         cs_cur c = {.p = m, .len = len};
         cs_welcome_put(&c, &w);
-        for (int i = 0; i < k->world; i++) {
+        for (int i = 0; i < k->world; i++)
             cs_wire_send(k->r[i].fd, CS_FR_WELCOME, m, (uint32_t)len, cs_now() + 2);
-        }
         k->welcomed = true;
         /* --timeout bounds the run, not the start of its processes: the
          * script's time starts now (a loaded machine may take long to join). */
