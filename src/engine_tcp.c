@@ -82,7 +82,7 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
         if (!it) goto nomem;
         /* Done once written or copied aside (the copy charged to this rank's
          * cap), as before when the connection is gone; an item that waits
-         * uncopied (no room under the cap) finishes its send when written. */
+         * uncopied finishes its send when written. */
         it->budget = cs_rank_budget(sq->owner);
         txitem *done = NULL;
         bool now = true;
@@ -93,7 +93,7 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
          * written (in done, not yet freed) */
         if (!dead && !c->dead && it->uncopied) {
             it->finish = sq;
-            sq->unbuffered = true; /* the rank fails at its line */
+            sq->unbuffered = it->over_cap; /* the rank fails at its line */
             now = false;
         }
         pthread_mutex_unlock(&c->lock);

@@ -129,10 +129,14 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
          * it (a peer that reads slowly, or not at all): it counts against the
          * sender's cap, as a buffered eager send does on the thread engine.
          * Without room (or memory) the item waits uncopied, its send pending
-         * until written; the caller fails the rank at its line. */
+         * until written; over the cap the caller fails the rank at its line,
+         * as the thread engine does (without memory the send just waits, as
+         * a rendezvous one: the machine, not the script, is short). */
         void *copy = NULL;
-        if (!it->budget || cs_budget_charge(it->budget, it->dlen)) {
-            if (!(copy = malloc(it->dlen)) && it->budget) cs_budget_refund(it->budget, it->dlen);
+        if (it->budget && !cs_budget_charge(it->budget, it->dlen)) {
+            it->over_cap = true;
+        } else if (!(copy = malloc(it->dlen)) && it->budget) {
+            cs_budget_refund(it->budget, it->dlen);
         }
         if (copy) {
             memcpy(copy, it->data, it->dlen);
