@@ -9,7 +9,7 @@ controller closes its connection."""
 import socket, struct, sys, time
 
 VERSION = 3
-HELLO, WELCOME, PEER, ABORT, BYE, ALIVE = 1, 2, 3, 10, 13, 19
+HELLO, WELCOME, PEER, ABORT, BYE, ALIVE = 1, 2, 3, 10, 13, 20
 port, token, rank, world = int(sys.argv[1]), sys.argv[2].encode(), int(sys.argv[3]), int(sys.argv[4])
 
 def frame(t, meta=b""):
