@@ -40,8 +40,9 @@ while True:
     if t == WELCOME:
         break
 mesh = []
+fixed = len(meta) - 6 * world  # the addresses close WELCOME: 6 bytes per rank
 for j in range(rank):
-    ip, p = struct.unpack_from("<IH", meta, 106 + 6 * j)
+    ip, p = struct.unpack_from("<IH", meta, fixed + 6 * j)
     m = socket.create_connection((socket.inet_ntoa(struct.pack(">I", ip)), p))
     m.sendall(frame(PEER, token + struct.pack("<II", rank, world)))
     mesh.append(m)  # never read
