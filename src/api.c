@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pitfall.h"
+#include "stage.h"
 
 /* ---- send modes */
 
@@ -135,7 +136,11 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = kind->create(w, cfg->engine_arg);
-    if (!w->engine) goto nomem;
+    if (!w->engine) { /* out of memory, or what the engine printed (NCCL's set-up) */
+        snprintf(err, errlen, "cannot start the %s engine for %d ranks", engine, cfg->world);
+        cs_world_free(w);
+        return NULL;
+    }
     return w;
 nomem:
     snprintf(err, errlen, "out of memory creating a world of %d ranks", cfg->world);
@@ -276,6 +281,7 @@ cs_request *cs_request_retain(cs_request *q) {
 void cs_request_release(cs_request *q) {
     if (!q || atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel) != 1) return;
     cs_tensor_release(q->buf);
+    cs_tensor_release(q->stage);
     free(q->errmsg);
     free(q);
 }
@@ -362,6 +368,10 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
     if (!t) return fail_arg(r, "dist.%s: expected a tensor", what);
     if (!cs_tensor_is_contiguous(t))
         return fail_arg(r, "dist.%s: the tensor must be contiguous (use t:contiguous())", what);
+    cs_engine *e = r->world->engine;
+    char why[300];
+    if (e->ops->tensor_ok && !e->ops->tensor_ok(e, r, t, why, sizeof why))
+        return fail_arg(r, "dist.%s: %s", what, why);
     return CS_OK;
 }
 
@@ -396,6 +406,10 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
     flush_flops(r, line);
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
+    if ((rc = cs_stage_post(r, q, true)) != CS_OK) {
+        cs_request_release(q);
+        return rc;
+    }
     q->ctx = ctx;
     q->eager = eager;
     cs_event ev = {0};
@@ -434,6 +448,10 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
     flush_flops(r, line);
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
+    if ((rc = cs_stage_post(r, q, false)) != CS_OK) {
+        cs_request_release(q);
+        return rc;
+    }
     q->ctx = ctx;
     cs_event ev = {0};
     fill_post(&ev, q, t);
@@ -549,15 +567,25 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
         if (rc != CS_OK) return rc;
     }
     for (int i = 0; i < n; i++) cs_inflight_done(r, qs[i]);
-    return finish_wait(r, qs, n);
+    int rc = finish_wait(r, qs, n);
+    for (int i = 0; i < n && rc == CS_OK; i++) rc = cs_stage_done(r, qs[i]);
+    return rc;
 }
 
 bool cs_test(cs_rank *r, cs_request *q) {
     bool done = cs_request_is_completed(q);
     if (done && q->owner == r) {
         cs_inflight_done(r, q);
+        /* torch: a completed is_completed() makes the buffer the script's
+         * again, so a staged receive lands now; a device failure shows at
+         * the next wait */
+        cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
+        /* torch: a completed is_completed() makes the buffer the script's
+         * again, so a staged receive lands now; a device failure shows at
+         * the next wait */
+        cs_stage_done(r, q);
     }
     return done;
 }
