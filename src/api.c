@@ -505,7 +505,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
      * the core a few times (the peer may be waiting for it), then sleep. */
     for (int i = 0; i < w->spin + w->yields; i++) {
         if (all_done(ws)) return CS_OK;
-        if (cs_world_aborted(w)) return CS_EABORT;
+        if (cs_world_aborted(w)) return all_done(ws) ? CS_OK : CS_EABORT; /* see below */
         if (engine_broken(r) != CS_OK) return engine_broken(r);
         if (i < w->spin) cpu_relax();
         else sched_yield();
@@ -515,7 +515,10 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
     for (;;) {
         uint32_t seen = atomic_load(&r->futex);
         if (all_done(ws)) break;
-        if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        /* Done before the abort (looked at again: the request may have ended
+         * just before it, as both sides of a mismatch do at once): the wait
+         * reports how its requests ended, a failure the rank's own. */
+        if (cs_world_aborted(w)) { rc = all_done(ws) ? CS_OK : CS_EABORT; break; }
         if ((rc = engine_broken(r)) != CS_OK) break;
         if (!announced) {
             emit_block(r, ws, line, true);
@@ -730,8 +733,8 @@ void cs_print(cs_rank *r, const char *text, int line) {
     emit(r, &ev);
 }
 
-void cs_warn(cs_rank *r, const char *text, int line) {
-    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line};
+void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line) {
+    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line, .pitfall = pitfall};
     emit(r, &ev);
 }
 

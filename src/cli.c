@@ -84,6 +84,8 @@ static void run_usage(FILE *f) {
             "      --token HEX        the job token (or COMMSIM_TOKEN)\n"
             "      --bind ADDR        the address this rank listens on for its peers\n"
             "                         (default: the one that reaches the master)\n"
+            "  COMMSIM_HEARTBEAT=S    seconds a silent (stopped, frozen) rank or controller\n"
+            "                         is waited for before it is given up (default 30; 0: never)\n"
             "\n"
             "In the visualizer: space steps, r runs or pauses, ? shows every key, q quits\n"
             "(status 130 if the run had not ended, else the run's status).\n"

@@ -302,7 +302,8 @@ static void recheck(cs_control *c) {
         snprintf(text, sizeof text, "%s:%d: with rendezvous sends this program deadlocks here: "
                  "it works only because sends are buffered (see the summary)",
                  c->mon.script ? c->mon.script : "line", r.line);
-        cs_event ev = {.type = CS_EV_WARN, .rank = r.rank, .line = r.line, .text = text};
+        cs_event ev = {.type = CS_EV_WARN, .rank = r.rank, .line = r.line, .text = text,
+                       .pitfall = cs_pitfall_kind_name(CS_PIT_BUFFERING)};
         if (!c->strict) cs_bus_emit_locked(&c->bus, &ev);
     }
     cs_event ev = {.type = CS_EV_WARN, .rank = -1, .text = r.block};
