@@ -58,6 +58,9 @@ bool cs_bench_fit(const double *bytes, const double *secs, int n, cs_bench_fit_r
 /* x with three significant digits in fixed notation (no exponent: the --net
  * parser reads plain decimals). */
 static void sig3(char *buf, size_t len, double x) {
+    char r[32];
+    snprintf(r, sizeof r, "%.3g", x); /* rounded first: 0.99999 has 2 decimals, as 1.00 */
+    x = strtod(r, NULL);
     int decimals = 0;
     if (x > 0 && x < 100) decimals = 2 - (int)floor(log10(x));
     if (decimals > 9) decimals = 9;
@@ -71,7 +74,8 @@ void cs_bench_net_string(const cs_bench_fit_result *fit, char *buf, size_t len) 
     char a[32], bw[32];
     sig3(a, sizeof a, fit->alpha_s * 1e6);
     int k = 0;
-    while (k < 3 && fit->bandwidth < rates[k].scale) k++;
+    /* the unit the value rounds into: 999.9999 MB/s prints as 1.00GB/s */
+    while (k < 3 && fit->bandwidth < rates[k].scale * 0.9995) k++;
     sig3(bw, sizeof bw, fit->bandwidth / rates[k].scale);
     snprintf(buf, len, "alpha=%sus,bandwidth=%s%s", a, bw, rates[k].unit);
 }

@@ -59,9 +59,18 @@ declare -A timed=(
     ["02-point-to-point/timing.lua"]=1
 )
 
-# normalise_out REL
+# Real-time runs of the modelled scripts of chapter 04 (variants named
+# real*, run with --net none) print measured numbers: every number is masked
+# and runs of spaces squeezed, so that only the shape of the output counts.
+mask_numbers() {
+    sed -E -e 's/-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?/<n>/g' -e 's/-?(inf|nan)/<n>/g' -e 's/ +/ /g'
+}
+
+# normalise_out REL [VARIANT]
 normalise_out() {
-    if [ -n "${timed[$1]:-}" ]; then
+    if [ "${2#real}" != "${2:-}" ]; then
+        sort_by_rank | mask_numbers
+    elif [ -n "${timed[$1]:-}" ]; then
         sort_by_rank | mask_times
     else
         sort_by_rank
@@ -141,7 +150,7 @@ run_case() {
     # shellcheck disable=SC2086  # ARGS is a list of words
     guarded "$bin" run "$script" --no-tui --engine "$engine" $args >"$out" 2>"$err" </dev/null
     status=$?
-    normalise_out "$rel" <"$out" >"$out.n"
+    normalise_out "$rel" "$variant" <"$out" >"$out.n"
     normalise_err <"$err" >"$err.n"
 
     if [ "$status" != "$want_status" ]; then
@@ -203,6 +212,11 @@ declare -A required=(
     ["06-collectives-in-training/gather_scatter.lua"]="out:[rank 3] my shard: tensor([10., 11., 12.])|out:[rank 0]   loss of rank 3: 365"
     ["06-collectives-in-training/moe_all_to_all.lua"]="out:[rank 0] results in token order: 201 402 303 304"
     ["06-collectives-in-training/recursive_halving.lua"]="out:[rank 3] same: true|out:[rank 0] recursive_halving:  tensor([10., 10., 10.])|err:messages: 16, bytes: 192"
+    ["04-performance/pingpong.lua"]="out:[rank 0]        4 B: one way 10.004 us, 0.0004 GB/s|out:[rank 0]  4194304 B: one way 4204.304 us, 0.9976 GB/s"
+    ["04-performance/alpha_beta.lua"]="out:[rank 0] fit: alpha = 10.000 us, bandwidth = 1.0000 GB/s"
+    ["04-performance/chunking.lua"]="out:[rank 3] k = 16 chunks of   65536 B: 1359.648 us (formula 1359.648 us)|out:[rank 3] k =  1 chunks of 1048576 B: 3175.728 us (formula 3175.728 us)"
+    ["04-performance/allreduce_algos.lua"]="out:ring beats recursive doubling above n = 80000 bytes|out:[rank 0]   4194304  6351.456 (6351.456)    16817.216 (16817.216)  8408.608 (8408.608)    ring"
+    ["04-performance/pipeline.lua"]="out:[rank 0] gpipe makespan|out:[rank 3] 1f1b  stage 3 |"
     ["03-collectives/mismatch.lua"]="err:why: ranks 0, 1, 2 entered all_reduce(SUM, float32, 4 elements) at mismatch.lua:16|err:rank 3 did not call it: it has finished"
 )
 
@@ -263,6 +277,16 @@ all_cases() {
     ch6=06-collectives-in-training
     run_case $ch6/recursive_halving.lua n2 0 "-n 2" "out:[rank 1] same: true" "err:messages: 4,"
     run_case $ch6/recursive_halving.lua n8 0 "-n 8" "out:[rank 7] same: true" "err:messages: 48,"
+    # Chapter 04 under --net none: real time on this engine, numbers masked.
+    ch4=04-performance
+    run_case $ch4/pingpong.lua real 0 "--net none" "out:[rank <n>] <n> B: one way <n> us, <n> GB/s"
+    run_case $ch4/alpha_beta.lua real 0 "--net none" "out:[rank <n>] fit: alpha = <n> us, bandwidth = <n> GB/s"
+    # Two ranks: nothing to overlap, every chunk adds alpha; eight ranks: the
+    # crossover moves to 8.8 alpha / beta.
+    run_case $ch4/chunking.lua n2 0 "-n 2" \
+        "out:[rank 1] k = 64 chunks of   16384 B: 1688.576 us (formula 1688.576 us)"
+    run_case $ch4/allreduce_algos.lua n8 0 "-n 8" \
+        "out:ring beats recursive doubling above n = 88000 bytes (8.8 alpha / beta)"
 }
 
 for engine in ${ENGINES:-thread tcp}; do
