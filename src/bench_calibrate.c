@@ -72,7 +72,9 @@ void cs_bench_net_string(const cs_bench_fit_result *fit, char *buf, size_t len) 
         {1e9, "GB/s"}, {1e6, "MB/s"}, {1e3, "KB/s"}, {1, "B/s"},
     };
     char a[32], bw[32];
-    sig3(a, sizeof a, fit->alpha_s * 1e6);
+    /* --net wants some latency (at least 1ns): a message always takes time */
+    if (fit->alpha_s < 0.5e-9) snprintf(a, sizeof a, "0.001");
+    else sig3(a, sizeof a, fit->alpha_s * 1e6);
     int k = 0;
     /* the unit the value rounds into: 999.9999 MB/s prints as 1.00GB/s */
     while (k < 3 && fit->bandwidth < rates[k].scale * 0.9995) k++;
