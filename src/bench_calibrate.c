@@ -184,7 +184,7 @@ static void print_rows(const cs_bench_opts *o, const calib *cs, int n) {
         fputs("engine,alpha_us,bandwidth_gbps,net,sizes,rms_err,max_err\n", f);
         for (int i = 0; i < n; i++)
             if (cs[i].ok)
-                fprintf(f, "%s,%.6g,%.6g,%s,%d,%.4f,%.4f\n", cs[i].engine,
+                fprintf(f, "%s,%.6g,%.6g,\"%s\",%d,%.4f,%.4f\n", cs[i].engine, /* the model has a comma */
                         cs[i].fit.alpha_s * 1e6, cs[i].fit.bandwidth / 1e9, cs[i].net,
                         cs[i].fit.points, cs[i].fit.rms_err, cs[i].fit.max_err);
         break;
