@@ -704,7 +704,8 @@ void controller_spawn_all(controller *k, const cs_run_opts *o) {
 }
 
 int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s,
-                         int world, const cs_send_mode *mode, const char *mode_name) {
+                         int world, const cs_send_mode *mode, const char *mode_name,
+                         const cs_netmodel *net) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
     controller k = {.o = o, .kind = kind, .err = err, .world = world, .mode = *mode};
     if (world > CS_WIRE_MAX_WORLD) {
@@ -717,7 +718,7 @@ int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const
         return 1;
     }
     if (setup(&k, o) < 0 ||
-        cs_control_open(&k.c, o, s->name, world, kind->name, mode_name, out, err) < 0) {
+        cs_control_open(&k.c, o, s->name, world, kind->name, mode_name, net, out, err) < 0) {
         controller_free(&k);
         return 1;
     }

@@ -146,7 +146,7 @@ json_t *cs_event_to_json(const cs_event *ev) {
          put(o, "t", json_real(isfinite(ev->t) ? ev->t : 0.0));
     for (int i = 0; ok && i < CS_F_NFIELDS; i++) {
         const cs_event_kind *k = &cs_event_kinds[ev->type];
-        uint32_t bit = CS_FIELD_BIT(i);
+        uint64_t bit = CS_FIELD_BIT(i);
         if ((k->need & bit) || ((k->opt & bit) && !cs_field_is_zero(ev, &cs_fields[i])))
             ok = put(o, cs_fields[i].key, field_to_json(ev, &cs_fields[i]));
     }
@@ -403,7 +403,7 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
 
     /* Table order; a run bounds its own rank with the world it declares. */
     for (int i = 0; i < CS_F_NFIELDS; i++) {
-        uint32_t bit = CS_FIELD_BIT(i);
+        uint64_t bit = CS_FIELD_BIT(i);
         bool present = (kind->opt & bit) && json_object_get(obj, cs_fields[i].key);
         if (!(kind->need & bit) && !present) continue;
         if (field_from_json(obj, &cs_fields[i], world, ev, store, err, errlen) < 0) return -1;

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Modelled time (--net, docs/time-model.md): the virtual times of known
+# programs equal their closed forms to the nanosecond, whatever the real
+# timing, on every engine and in a replay.
+. "$(dirname "$0")/../lib.sh"
+dir=$top_srcdir/tests/time
+A=10000 BW=1000000000          # alpha = 10 us, bandwidth = 1 GB/s: beta = 1 ns a byte
+net="alpha=10us,bandwidth=1GB/s"
+engines="thread"
+[ "${COMMSIM_TIME_TCP:-1}" = 1 ] && engines="thread tcp"
+
+# xfer BYTES: B/bandwidth in ns (rounded up, as the model does)
+xfer() { echo $((($1 * 1000000000 + BW - 1) / BW)); }
+
+# vt NAME WANT ARGS...: run commsim ARGS; the largest number printed after a
+# rank's tag (its virtual time in ns) must be WANT.
+vt() {
+  local name=$1 want=$2
+  shift 2
+  guarded "$bin" run "$@" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  local st=$? got
+  got=$(sed -n 's/^\[rank [0-9]*\] \([0-9][0-9]*\)$/\1/p' "$tmp/out" | sort -n | tail -1)
+  if [ $st != 0 ]; then bad "$name" "exit status $st"
+  elif [ "$got" != "$want" ]; then bad "$name" "makespan $got ns, expected $want ns"
+  else ok "$name: $want ns"; fi
+}
+
+for e in $engines; do
+  E="--engine $e --net $net"
+  # ping-pong: 10 round trips of 1000 bytes, each 2 (alpha + n beta)
+  vt "$e: ping-pong 10 x 1000 B" $((10 * 2 * (A + $(xfer 1000)))) \
+    "$dir/pingpong.lua" $E
+  [ "$(sed -n 's/^\[rank 0\] //p' "$tmp/out")" = "220000" ] \
+    && ok "$e: ten 1000-byte round trips at 10 us, 1 GB/s take 220 us" \
+    || bad "$e: ten 1000-byte round trips take 220 us"
+
+  # three messages into one rank at once: 11, 12, 13 us, in sender order
+  guarded "$bin" run "$dir/fanin.lua" $E --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  if [ "$(grep -c '' "$tmp/out")" = 3 ] && grep -qx '\[rank 0\] from 1 at 11000 ns' "$tmp/out" \
+     && grep -qx '\[rank 0\] from 2 at 12000 ns' "$tmp/out" \
+     && grep -qx '\[rank 0\] from 3 at 13000 ns' "$tmp/out"; then
+    ok "$e: three 1000-byte messages into one rank arrive at 11, 12, 13 us"
+  else
+    bad "$e: three messages into one rank"
+  fi
+
+  for p in 2 3 4 8; do
+    n=4096
+    vt "$e: chain of $p" $(((p - 1) * (A + $(xfer $n)))) "$dir/chain.lua" -n $p $E
+    vt "$e: linear gather at the root, p=$p" $(((p - 1) * $(xfer $n) + A)) \
+      "$dir/gather.lua" -n $p $E
+  done
+  for p in 2 4 8; do
+    n=16384 lg=$( [ $p = 2 ] && echo 1 || { [ $p = 4 ] && echo 2 || echo 3; } )
+    vt "$e: ring all_reduce p=$p" $((2 * (p - 1) * (A + $(xfer $((n / p)))))) \
+      "$dir/coll.lua" -n $p --algo all_reduce=ring $E
+    vt "$e: recursive doubling all_reduce p=$p" $((lg * (A + $(xfer $n)))) \
+      "$dir/coll.lua" -n $p --algo all_reduce=recursive_doubling $E
+    vt "$e: binomial tree broadcast p=$p" $((lg * (A + $(xfer 4096)))) \
+      "$dir/bcast.lua" -n $p --algo broadcast=tree $E
+  done
+done
+
+# GPipe: (m + p - 1)(F + B) + 2 (p - 1) alpha; with alpha -> 0 the bubble is
+# (p - 1)/(m + p - 1) of the run. 1F1B: the same compute, at most p
+# activations held instead of m.
+m=8 F=1000000 B=2000000
+for p in 2 4; do
+  want=$(((m + p - 1) * (F + B) + 2 * (p - 1) * A))
+  guarded "$bin" run "$dir/pipeline.lua" -n $p --net $net --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$(sed -n 's/^\[rank [0-9]*\] gpipe end \([0-9]*\) peak .*/\1/p' "$tmp/out" | sort -n | tail -1)
+  peak=$(sed -n 's/^\[rank 0\] gpipe end [0-9]* peak \([0-9]*\)/\1/p' "$tmp/out")
+  [ "$got" = "$want" ] && [ "$peak" = $m ] && ok "GPipe p=$p m=$m: $want ns, $m activations held" \
+    || bad "GPipe p=$p m=$m" "got $got ns peak $peak, expected $want ns peak $m"
+  sed 's/^local m, F, B/SCHEDULE = "1f1b"\nlocal m, F, B/' "$dir/pipeline.lua" >"$tmp/1f1b.lua"
+  guarded "$bin" run "$tmp/1f1b.lua" -n $p --net $net --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$(sed -n 's/^\[rank [0-9]*\] 1f1b end \([0-9]*\) peak .*/\1/p' "$tmp/out" | sort -n | tail -1)
+  peak=$(sed -n 's/^\[rank 0\] 1f1b end [0-9]* peak \([0-9]*\)/\1/p' "$tmp/out")
+  # the compute part is GPipe's; only hops' latencies differ, by less than 2 m alpha
+  base=$(((m + p - 1) * (F + B)))
+  if [ -n "$got" ] && [ "$got" -ge "$base" ] && [ "$got" -lt $((base + 2 * m * A + 2 * (p - 1) * A)) ] \
+     && [ "$peak" = $p ]; then
+    ok "1F1B p=$p m=$m: $got ns, $p activations held"
+  else
+    bad "1F1B p=$p m=$m" "got $got ns peak $peak"
+  fi
+done
+
+# the same program gives the same times on every run
+for i in 1 2 3; do
+  guarded "$bin" run "$dir/fanin.lua" --net $net --no-tui 2>/dev/null </dev/null | sort >"$tmp/run$i"
+done
+cmp -s "$tmp/run1" "$tmp/run2" && cmp -s "$tmp/run1" "$tmp/run3" && ok "three runs, same times" \
+  || bad "three runs, same times"
+
+# the model's spelling
+expect "--net none is real time" 0 "" -- run "$dir/chain.lua" --net none --no-tui
+expect "--net preset" 0 "" -- run "$dir/chain.lua" --net ethernet-1g --no-tui
+expect "--net unknown preset" 1 "unknown model 'token-ring'" -- run "$dir/chain.lua" --net token-ring
+expect "--net without bandwidth" 1 "needs both alpha=TIME and bandwidth=RATE" -- \
+  run "$dir/chain.lua" --net alpha=5us
+expect "--net bad unit" 1 "bandwidth=10Gb: expected a number with a unit" -- \
+  run "$dir/chain.lua" --net alpha=5us,bandwidth=10Gb
+printf -- '--- net: alpha=1us,bandwidth=1GB/s\nlocal t = tensor.zeros(250)\nif rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end\nprint(string.format("%%.0f", dist.time() * 1e9))\n' >"$tmp/hdr.lua"
+vt "the header's net: model" 2000 "$tmp/hdr.lua"
+vt "--net wins over the header" 11000 "$tmp/hdr.lua" --net $net
+printf -- '--- net: fast\nprint(1)\n' >"$tmp/badhdr.lua"
+expect "a bad header net: names the line" 1 "badhdr.lua:1: net: unknown model 'fast'" -- run "$tmp/badhdr.lua"
+
+finish
