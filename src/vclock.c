@@ -59,6 +59,11 @@ typedef struct vop {
     int line;
 } vop;
 
+typedef struct pend {
+    int rank;
+    uint64_t id;
+} pend;
+
 typedef struct vrank {
     vreq *reqs;           /* by id - 1 */
     size_t nreqs;
@@ -68,14 +73,11 @@ typedef struct vrank {
     int64_t out_free, in_free;
     bool exited;
     size_t unpaired_in;   /* timed sends to this rank not yet paired with a receive */
+    pend *inq;            /* those sends (rank, id), for the receives that could match them */
+    size_t ninq, inqcap;
     size_t open_recvs;    /* timed receives of this rank not yet paired */
     cs_vclock_rank info;
 } vrank;
-
-typedef struct pend {
-    int rank;
-    uint64_t id;
-} pend;
 
 struct cs_vclock {
     cs_netmodel net;
@@ -112,6 +114,7 @@ void cs_vclock_free(cs_vclock *v) {
         for (size_t k = r->qhead; k < r->qlen; k++) free(r->q[k].reqs);
         free(r->q);
         free(r->reqs);
+        free(r->inq);
     }
     free(v->r);
     free(v->lb);
@@ -219,6 +222,29 @@ static void pend_add(cs_vclock *v, int rank, uint64_t id, vreq *s) {
     s->pending = true;
 }
 
+/* The unpaired timed sends to a rank: few at a time (posted, not matched). */
+static void inq_add(cs_vclock *v, vrank *r, int rank, uint64_t id) {
+    if (r->ninq == r->inqcap) {
+        size_t n = r->inqcap ? r->inqcap * 2 : 16;
+        pend *p = realloc(r->inq, n * sizeof *p);
+        if (!p) {
+            v->failed = true;
+            return;
+        }
+        r->inq = p;
+        r->inqcap = n;
+    }
+    r->inq[r->ninq++] = (pend){rank, id};
+}
+
+static void inq_remove(vrank *r, int rank, uint64_t id) {
+    for (size_t i = 0; i < r->ninq; i++)
+        if (r->inq[i].rank == rank && r->inq[i].id == id) {
+            r->inq[i] = r->inq[--r->ninq];
+            return;
+        }
+}
+
 /* ---- lower bounds for what is not yet timed */
 
 /* Has rank dst a timed receive not yet paired? Then a send's match may still
@@ -251,8 +277,17 @@ static int64_t lb_done(cs_vclock *v, int rank, const vreq *q) {
     }
     const vreq *s = partner(v, q);
     if (s) return max64(q->post, add64(add64(lb_ready(v, q->prank, s), xfer(v, s->bytes)), a));
-    /* Unpaired: a send already timed may be the one; else a future one. */
-    if (v->r[rank].unpaired_in) return q->post;
+    /* Unpaired: a send already timed that could match it may be the one
+     * (same source or any, same tag and context: one with another tag cannot,
+     * and counting it would hold this bound down while its sender may itself
+     * wait in dist.time() for this bound to rise); else a future one. */
+    const vrank *r = &v->r[rank];
+    for (size_t i = 0; i < r->ninq; i++) {
+        const vreq *z = req_at(v, r->inq[i].rank, r->inq[i].id, false);
+        if (z && (q->peer == CS_ANY_SOURCE || q->peer == r->inq[i].rank) && z->tag == q->tag &&
+            z->ctx == q->ctx)
+            return q->post;
+    }
     int64_t from = INF;
     for (int j = 0; j < v->world; j++)
         if (q->peer == CS_ANY_SOURCE || q->peer == j) from = min64(from, v->lb[j]);
@@ -415,7 +450,10 @@ static bool advance(cs_vclock *v, int rank) {
             q->post = r->clock;
             q->posted = true;
             if (q->send) {
-                if (!q->paired) v->r[q->peer].unpaired_in++;
+                if (!q->paired) {
+                    v->r[q->peer].unpaired_in++;
+                    inq_add(v, &v->r[q->peer], rank, op->req);
+                }
                 refresh_ready(v, q);
                 pend_add(v, rank, op->req, q);
             } else {
@@ -516,7 +554,10 @@ static void on_match(cs_vclock *v, const cs_event *ev) {
     q->pid = ev->peer_req;
     s->prank = ev->rank;
     s->pid = ev->req;
-    if (s->posted && v->r[ev->rank].unpaired_in) v->r[ev->rank].unpaired_in--;
+    if (s->posted && v->r[ev->rank].unpaired_in) {
+        v->r[ev->rank].unpaired_in--;
+        inq_remove(&v->r[ev->rank], ev->peer, ev->peer_req);
+    }
     if (q->posted && v->r[ev->rank].open_recvs) v->r[ev->rank].open_recvs--;
     refresh_ready(v, s);
     refresh_recv(v, ev->rank, ev->req, q);
