@@ -46,7 +46,7 @@ if rank == 0 then
                         "recursive_doubling", "fastest"))
 end
 for e = 0, 6 do
-    local bytes = 16 << (3 * e)        -- 16 B to 4 MiB, 8 times larger each
+    local bytes = 32 << (3 * e)        -- 32 B to 8 MiB, 8 times larger each
     local cells, best, best_t = {}, nil, math.huge
     for i, a in ipairs(algos) do
         local took = measure(bytes, a.algo)

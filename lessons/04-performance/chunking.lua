@@ -49,7 +49,9 @@ for _, k in ipairs({1, 2, 4, 8, 16, 32, 64}) do
                             n_bytes // k, (dist.time() - t0) * 1e6, formula * 1e6))
     end
 end
-if rank == p - 1 then
-    local best = math.sqrt(math.max(p - 2, 0) * n_bytes * beta / alpha)
+if rank == p - 1 and p > 2 then
+    local best = math.sqrt((p - 2) * n_bytes * beta / alpha)
     print(string.format("best k by the formula: sqrt((p - 2) n beta / alpha) = %.1f", best))
+elseif rank == p - 1 then
+    print("one hop: nothing to overlap, every chunk only adds alpha; one piece is best")
 end

@@ -7,8 +7,8 @@
 -- micro-batches. Stage s runs the forward pass of a micro-batch when stage
 -- s - 1 hands it the activations, and the backward pass when stage s + 1
 -- hands back the gradient. Each rank draws its own timeline (1 ms a cell):
---   1..8  the forward pass of micro-batch 1..8 (1 ms)
---   a..h  the backward pass of micro-batch 1..8 (2 ms, two cells)
+--   1..8  the forward pass of micro-batch 1..8 (1 ms; F past 9)
+--   a..h  the backward pass of micro-batch 1..8 (2 ms, two cells; B past 26)
 --   .     idle: the bubble
 -- GPipe runs every forward, then every backward; 1F1B (one forward, one
 -- backward) starts the backward passes as soon as it can. With equal stage
@@ -37,14 +37,14 @@ local function run(schedule)
     local function forward(j)
         act[j] = tensor.zeros(1)
         if s > 0 then dist.recv(act[j], s - 1, {tag = ACT}) end
-        busy(F, tostring(j))
+        busy(F, j <= 9 and tostring(j) or "F")
         held = held + 1; peak = math.max(peak, held)     -- kept for the backward pass
         if s < p - 1 then sends[#sends + 1] = dist.isend(act[j], s + 1, {tag = ACT}) end
     end
     local function backward(j)
         grad[j] = tensor.zeros(1)
         if s < p - 1 then dist.recv(grad[j], s + 1, {tag = GRAD}) end
-        busy(B, string.char(96 + j))
+        busy(B, j <= 26 and string.char(96 + j) or "B")
         held = held - 1
         if s > 0 then sends[#sends + 1] = dist.isend(grad[j], s - 1, {tag = GRAD}) end
     end
