@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "bench.h"
+#include "netmodel.h"
 #include "cli.h"
 #include "engine.h"
 
@@ -39,6 +40,8 @@ static void usage(FILE *f) {
           "                    --sizes, default 8:4M; engines default thread,tcp), fit\n"
           "                    time = alpha + bytes / bandwidth and print it per engine\n"
           "                    as a --net model: 'ENGINE alpha=...us,bandwidth=...GB/s'\n"
+          "  --net MODEL       run under a network model (docs/time-model.md): the\n"
+          "                    times are then modelled, the same on every machine\n"
           "  -h, --help        this help\n"
           "\n"
           "time is per iteration on the slowest rank; pingpong's is the half round trip\n"
@@ -133,7 +136,7 @@ static int calibrate_run(cs_bench_opts *o, bool engines_given) {
 
 int cs_cli_bench(int argc, char **argv) {
     enum { OPT_ENGINE = 256, OPT_MODE, OPT_OP, OPT_ALGO, OPT_SIZES, OPT_ITERS, OPT_TIME,
-           OPT_FORMAT, OPT_CALIBRATE };
+           OPT_FORMAT, OPT_CALIBRATE, OPT_NET };
     static const struct option longopts[] = {
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"send-mode", required_argument, NULL, OPT_MODE},
@@ -145,6 +148,7 @@ int cs_cli_bench(int argc, char **argv) {
         {"time", required_argument, NULL, OPT_TIME},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"calibrate", no_argument, NULL, OPT_CALIBRATE},
+        {"net", required_argument, NULL, OPT_NET},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -209,6 +213,16 @@ int cs_cli_bench(int argc, char **argv) {
             else return fail("--format", "want table, csv or json, not", optarg);
             break;
         case OPT_CALIBRATE: calibrate = true; break;
+        case OPT_NET: {
+            cs_netmodel m;
+            char msg[256];
+            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
+                fprintf(stderr, "commsim bench: %s\n", msg);
+                return 1;
+            }
+            o.net = optarg;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 1;
         }

@@ -66,7 +66,7 @@ enum {
     CS_F_BYTES, CS_F_DTYPE, CS_F_SHAPE, CS_F_PEER_REQ, CS_F_REQS, CS_F_ANY, CS_F_MS,
     CS_F_EAGER, CS_F_LINE, CS_F_STATUS, CS_F_TEXT, CS_F_WORLD, CS_F_ENGINE, CS_F_SEND_MODE,
     CS_F_SEED, CS_F_SCRIPT, CS_F_COUNT, CS_F_ALGO, CS_F_REDUCE_OP, CS_F_GROUP,
-    CS_F_VT, CS_F_VT_DONE, CS_F_VT_START, CS_F_VT_END, CS_F_VT_ARRIVE, CS_F_NET, CS_F_WHAT,
+    CS_F_VT, CS_F_VT_DONE, CS_F_VT_START, CS_F_VT_END, CS_F_VT_ARRIVE, CS_F_NET, CS_F_WHAT, CS_F_VRANK,
     CS_F_NFIELDS
 };
 
@@ -138,6 +138,7 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
     [CS_F_VT_ARRIVE] = {"vt_arrive", CS_FK_U64, M_(vt_arrive)},
     [CS_F_NET] = {"net", CS_FK_STR, M_(net), .max = CS_EV_MAX_NAME},
     [CS_F_WHAT] = {"what", CS_FK_STR, M_(text), .alias = true, .max = CS_EV_MAX_NAME},
+    [CS_F_VRANK] = {"vrank", RANK_(vrank, 0)},
 };
 #undef RANK_
 #undef INT_
@@ -165,8 +166,8 @@ static const cs_event_kind cs_event_kinds[CS_EV_NTYPES] CS_SCHEMA_TABLE = {
     [CS_EV_DEADLOCK] = {B_(TEXT), B_(LINE), true, true},
     [CS_EV_WAIT] = {B_(REQS) | B_(LINE), 0, false, false},
     [CS_EV_CLOCK] = {B_(LINE), 0, false, false},
-    [CS_EV_VTIME] = {B_(WHAT) | B_(VT), B_(VT_DONE) | B_(VT_START) | B_(VT_END) | B_(VT_ARRIVE) |
-                         B_(REQ) | B_(OP) | B_(PEER) | B_(BYTES) | B_(LINE), false, true},
+    [CS_EV_VTIME] = {B_(WHAT) | B_(VRANK) | B_(VT), B_(VT_DONE) | B_(VT_START) | B_(VT_END) |
+                         B_(VT_ARRIVE) | B_(REQ) | B_(PEER) | B_(BYTES) | B_(LINE), true, true},
 };
 #undef B_
 

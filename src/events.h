@@ -85,7 +85,10 @@ typedef struct cs_event {
     /* print / warn / error / deadlock / run(script) */
     const char *text;
     int status;     /* exit / error */
-    /* vtime: virtual nanoseconds (docs/trace-format.md); what it times in text */
+    /* vtime: virtual nanoseconds (docs/trace-format.md); what it times in
+     * text, whose in vrank (the event itself belongs to no rank: the
+     * timekeeper writes it, and the ranks' sequence numbers stay theirs) */
+    int vrank;
     uint64_t vt;        /* the post, or the start of a wait or compute; the clock read; the exit */
     uint64_t vt_done;   /* when the request, wait or compute completed */
     uint64_t vt_start, vt_end, vt_arrive; /* a request's message: on the wire, arrived */

@@ -322,6 +322,7 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
     status = trace_status(c, status);
     cs_outcome o;
     cs_outcome_build(&o, &c->mon, status, &c->output);
+    if (c->vclock) cs_outcome_time_from(&o, c->vclock);
     if (c->report == CS_REPORT_JSON) {
         char *json = cs_outcome_json(&o);
         fputs(json, c->rep.out);

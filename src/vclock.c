@@ -167,6 +167,8 @@ static int64_t xfer(const cs_vclock *v, size_t bytes) {
 static void tell(cs_vclock *v, cs_event *ev) {
     if (v->emit) {
         ev->type = CS_EV_VTIME;
+        ev->vrank = ev->rank;
+        ev->rank = -1;
         v->emit(v->emit_ud, ev);
     }
 }
@@ -176,7 +178,7 @@ static void tell_req(cs_vclock *v, int rank, uint64_t id, vreq *q) {
     if (q->told || !q->done_known || !q->posted) return;
     q->told = true;
     const vreq *msg = q->send ? q : partner(v, q);
-    cs_event ev = {.rank = rank, .req = id, .op = q->op, .text = q->send ? "send" : "recv",
+    cs_event ev = {.rank = rank, .req = id, .text = q->send ? "send" : "recv",
                    .peer = q->send ? q->peer : q->prank, .bytes = q->bytes, .line = q->line,
                    .vt = (uint64_t)q->post, .vt_done = (uint64_t)q->done};
     if (msg && msg->placed) {

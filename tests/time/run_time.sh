@@ -86,6 +86,69 @@ for p in 2 4; do
   fi
 done
 
+# flops=: arithmetic moves the clock (5000 operations at 1 GFLOP/s); without it, free
+guarded "$bin" run "$dir/flops.lua" --net $net,flops=1G --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+[ "$(tr '\n' ' ' <"$tmp/out")" = "[rank 0] 5000 [rank 0] 1005000 " ] \
+  && ok "flops=1G: 5000 operations take 5 us, dist.compute(1) 1 ms" || bad "flops=1G"
+guarded "$bin" run "$dir/flops.lua" --net $net --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+[ "$(tr '\n' ' ' <"$tmp/out")" = "[rank 0] 0 [rank 0] 1000000 " ] \
+  && ok "no flops=: arithmetic is free" || bad "no flops="
+
+# the report: the makespan and where each rank's time went, the same on
+# every engine and in a replay of the trace
+for e in $engines; do
+  guarded "$bin" run "$dir/fanin.lua" --engine $e --net $net --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  sed -n '/^time (/,/^verdict/p' "$tmp/err" | grep -v '^verdict' >"$tmp/time.$e"
+done
+cat >"$tmp/time.want" <<'WANT'
+time (alpha=10us,bandwidth=1GB/s): makespan 13 us
+  rank 0: ends at 13 us; compute 0 ns, communication 13 us, waiting 0 ns
+  rank 1: ends at 11 us; compute 0 ns, communication 11 us, waiting 0 ns
+  rank 2: ends at 12 us; compute 0 ns, communication 11 us, waiting 1 us
+  rank 3: ends at 13 us; compute 0 ns, communication 11 us, waiting 2 us
+WANT
+for e in $engines; do
+  cmp -s "$tmp/time.$e" "$tmp/time.want" && ok "$e: the report's times (makespan 13 us, per rank)" \
+    || bad_showing "$tmp/time.$e" "$e: the report's times"
+done
+expect "--report json: the makespan" 0 '"makespan_ns": 13000' -- \
+  run "$dir/fanin.lua" --net $net --report json
+expect "--report json: per rank" 0 '"wait_ns": 2000' -- \
+  run "$dir/fanin.lua" --net $net --report json
+expect "--report json without a model: time is null" 0 '"time": null' -- \
+  run "$dir/chain.lua" --report json
+
+for e in $engines; do
+  replay_same "$e: fan-in" "$dir/fanin.lua" --engine $e --net $net --no-tui
+  grep -q '"net":"alpha=10us,bandwidth=1GB/s"' "$tmp/t.jsonl" && ok "$e: the trace records the model" \
+    || bad_showing "$tmp/t.jsonl" "$e: the trace records the model"
+  grep -q '"type":"vtime".*"vt_arrive":13000,"what":"recv","vrank":0' "$tmp/t.jsonl" \
+    && ok "$e: the trace carries the virtual times" \
+    || bad_showing "$tmp/t.jsonl" "$e: the trace carries the virtual times"
+  replay_same "$e: ring all_reduce" "$dir/coll.lua" -n 4 --algo all_reduce=ring --engine $e --net $net
+  replay_same "$e: 1F1B" "$tmp/1f1b.lua" -n 4 --engine $e --net $net
+done
+guarded "$bin" run "$dir/fanin.lua" --net $net --trace "$tmp/f.jsonl" --no-tui >/dev/null 2>&1 </dev/null
+expect "replay --net times the recorded program under another model" 0 \
+  "time (alpha=1us,bandwidth=1GB/s): makespan 4 us" -- replay "$tmp/f.jsonl" --no-tui --net alpha=1us,bandwidth=1GB/s
+guarded "$bin" run "$dir/fanin.lua" --trace "$tmp/plain.jsonl" --no-tui >/dev/null 2>&1 </dev/null
+expect "replay --net of a trace recorded without a model: refused" 1 \
+  "the trace was recorded without a network model" -- replay "$tmp/plain.jsonl" --no-tui --net $net
+
+# the other commands take the model through
+guarded "$bin" bench --engine thread --op pingpong --sizes 1000,1000000 --iters 4 --format csv \
+  --net $net >"$tmp/out" 2>"$tmp/err" </dev/null
+if grep -q ',1000,4,[0-9]*,11\.0*,' "$tmp/out" && grep -q ',1000000,4,[0-9]*,1010\.0*,' "$tmp/out"; then
+  ok "bench --net: ping-pong takes alpha + n beta (11 us, 1010 us)"
+else
+  bad "bench --net: ping-pong takes alpha + n beta"
+fi
+expect "export --net: re-timed before drawing" 0 "" -- \
+  export "$tmp/f.jsonl" --format mermaid --net ethernet-1g --out "$tmp/f.md"
+expect "export --net of a trace without a model: refused" 1 \
+  "recorded without a network model" -- export "$tmp/plain.jsonl" --format svg --net $net --out "$tmp/x.svg"
+expect "grade --net: a bad model is refused" 1 "unknown model 'fast'" -- grade ring x.lua --net fast
+
 # the same program gives the same times on every run
 for i in 1 2 3; do
   guarded "$bin" run "$dir/fanin.lua" --net $net --no-tui 2>/dev/null </dev/null | sort >"$tmp/run$i"

@@ -181,11 +181,11 @@ static int sample_events(cs_event *evs) {
     evs[n++] = (cs_event){.type = CS_EV_WAIT, .rank = 0, .seq = 7, .t = 0.018, .reqs = some_reqs,
                           .nreqs = 2, .line = 15};
     evs[n++] = (cs_event){.type = CS_EV_CLOCK, .rank = 1, .seq = 7, .t = 0.019, .line = 16};
-    evs[n++] = (cs_event){.type = CS_EV_VTIME, .rank = 1, .seq = 8, .t = 0.019, .text = "send",
-                          .req = 3, .op = CS_OP_SEND, .peer = 2, .bytes = 1000, .line = 16,
+    evs[n++] = (cs_event){.type = CS_EV_VTIME, .rank = -1, .vrank = 1, .t = 0.019, .text = "send",
+                          .req = 3, .peer = 2, .bytes = 1000, .line = 16,
                           .vt = 5, .vt_done = 11005, .vt_start = 5, .vt_end = 1005,
                           .vt_arrive = 11005};
-    evs[n++] = (cs_event){.type = CS_EV_VTIME, .rank = 0, .seq = 8, .t = 0.02, .text = "wait",
+    evs[n++] = (cs_event){.type = CS_EV_VTIME, .rank = -1, .vrank = 0, .t = 0.02, .text = "wait",
                           .vt = 0, .vt_done = 220000, .line = 2};
     return n;
 }
