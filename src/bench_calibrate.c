@@ -150,6 +150,9 @@ static void header(const cs_bench_opts *o) {
                     "bytes;\n# fitted: time = alpha + bytes / bandwidth, least squares on the "
                     "relative error\n",
             o->nsizes, o->sizes[0], o->sizes[o->nsizes - 1]);
+    if (o->net && strcmp(o->net, "none") != 0)
+        fprintf(o->out, "# the times are modelled (--net %s): the fit gives that model back\n",
+                o->net);
 }
 
 static void print_table(const cs_bench_opts *o, const calib *c) {

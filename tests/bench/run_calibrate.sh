@@ -17,6 +17,17 @@ expect "unknown engine"        1 "--engine: unknown engine 'nope'" -- bench --ca
 # One size: no line through one point; said, status 1.
 expect "one size: no fit"      1 "thread: no line fits (1 sizes" -- bench --calibrate --engine thread --sizes 8 --iters 2
 
+# ---- under a model the pingpongs are exact, so the fit must give the model
+# back, to the digit, on both engines (the whole path: bench, CSV, fit, string).
+expect "modelled: the model back" 0 "thread alpha=10.0us,bandwidth=1.00GB/s" -- \
+  bench --calibrate --net alpha=10us,bandwidth=1GB/s --sizes 8,1K,64K,1M --iters 2
+if grep -qxF "tcp alpha=10.0us,bandwidth=1.00GB/s" "$tmp/out" && grep -qF "error rms 0.0%" "$tmp/out"; then
+  ok "modelled: tcp too, no error"; else bad "modelled: tcp too, no error"; show "$tmp/out"; fi
+expect "modelled: a preset back" 0 "tcp alpha=50.0us,bandwidth=125MB/s" -- \
+  bench --calibrate --net ethernet-1g --engine tcp --sizes 8:1M --iters 1
+expect "modelled: 2.5 us, 40 GB/s" 0 "thread alpha=2.50us,bandwidth=40.0GB/s" -- \
+  bench --calibrate --net alpha=2.5us,bandwidth=40GB/s --engine thread --sizes 64,4K,256K --iters 1
+
 # ---- the real thing, on both engines. A loaded machine can make times fall
 # with size (then no line fits, status 1, said so): either outcome is a
 # behaviour, a crash or a malformed line is not.
