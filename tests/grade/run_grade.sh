@@ -7,6 +7,7 @@
 
 here=$top_srcdir/tests/grade
 exercises="ring bidirectional chunked ring_allreduce tree_broadcast pingpong_latency pipeline_microbatches"
+exercises+=" measure_latency"   # chapter 04: every case under its own --net model
 cd "$top_srcdir" || exit 1
 
 # score NAME SOLUTION ENGINE: the total of a grading, "S/M"
@@ -40,6 +41,14 @@ expect "forbidden op named with its line" 6 "rank 0 calls dist.all_reduce on lin
 expect "first differing value" 6 "rank 0: result[0] is 7, expected 6" \
   -- grade ring "$here/ring/forward_own.lua"
 expect "pitfall text" 6 "pitfall: " -- grade bidirectional "$here/bidirectional/no_wait.lua"
+# A case's net: its model, so times are graded exactly; a wrong one is the spec's error.
+expect "exact time, the model's figure" 6 "rank 0's result is 20.008 us; under this model one message of 4 bytes takes 10.004 us" \
+  -- grade measure_latency "$here/measure_latency/round_trip.lua"
+expect "the model rounds up to whole ns" 0 "total: 5/5" \
+  -- grade measure_latency "$here/measure_latency/reference.lua" --hidden
+mkdir -p "$tmp/badnet" && printf 'return {cases = {{name = "x", net = "alpha=5"}}}\n' >"$tmp/badnet/spec.lua"
+expect "a spec's bad net" 1 "case 'x': net: --net: alpha=5: expected a number with a unit" \
+  -- grade "$tmp/badnet" "$here/measure_latency/reference.lua"
 expect "hidden details hidden" 6 "(hidden case: details are not shown)" \
   -- grade ring "$here/ring/forward_own.lua"
 expect "--hidden shows them" 6 "rank 0: result[0] is 57, expected 36" \
