@@ -141,7 +141,7 @@ json_t *cs_event_to_json(const cs_event *ev) {
     ok = put(o, "type", json_name(cs_event_type_name(ev->type)));
     if (ok && ev->type == CS_EV_RUN)
         ok = put(o, "format", json_string(CS_TRACE_FORMAT)) &&
-             put(o, "version", json_integer(CS_TRACE_VERSION));
+             put(o, "version", json_integer(ev->net ? CS_TRACE_VERSION_TIMED : CS_TRACE_VERSION));
     ok = ok && put(o, "rank", json_integer(ev->rank)) && put(o, "seq", json_u64(ev->seq)) &&
          put(o, "t", json_real(isfinite(ev->t) ? ev->t : 0.0));
     for (int i = 0; ok && i < CS_F_NFIELDS; i++) {
@@ -369,9 +369,9 @@ static int check_header(json_t *o, char *err, size_t errlen) {
         return fail(err, errlen, "not a commsim trace (format \"%s\")", show(fmt, tmp, sizeof tmp));
     if (!(v = json_object_get(o, "version"))) return fail(err, errlen, "missing field \"version\"");
     if (!json_is_integer(v)) return fail(err, errlen, "field \"version\" must be an integer");
-    if (json_integer_value(v) != CS_TRACE_VERSION)
-        return fail(err, errlen, "unsupported version %lld (this reader reads version %d)",
-                    (long long)json_integer_value(v), CS_TRACE_VERSION);
+    if (json_integer_value(v) != CS_TRACE_VERSION && json_integer_value(v) != CS_TRACE_VERSION_TIMED)
+        return fail(err, errlen, "unsupported version %lld (this reader reads versions %d and %d)",
+                    (long long)json_integer_value(v), CS_TRACE_VERSION, CS_TRACE_VERSION_TIMED);
     return 0;
 }
 

@@ -451,8 +451,8 @@ static const struct {
     {"{\"type\":\"run\",\"format\":\"commsim-trace\"}\n", "1: missing field \"version\""},
     {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":\"1\"}\n",
      "1: field \"version\" must be an integer"},
-    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":2,\"future\":true}\n",
-     "1: unsupported version 2 (this reader reads version 1)"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":3,\"future\":true}\n",
+     "1: unsupported version 3 (this reader reads versions 1 and 2)"},
     {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
      "\"world\":0}\n", "1: field \"world\" out of range: 0"},
     {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
