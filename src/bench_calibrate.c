@@ -91,20 +91,36 @@ typedef struct calib {
     char net[96];
 } calib;
 
-/* Read the bench's CSV rows (bytes is column 6, time_us column 9). */
+/* The index of column name in a CSV header line, or -1. */
+static int column(const char *header, const char *name) {
+    size_t n = strlen(name);
+    int i = 0;
+    for (const char *p = header; p && *p && *p != '\n'; i++) {
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\n' || p[n] == '\0')) return i;
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    return -1;
+}
+
+/* Field k of a CSV line (no quoted commas in the bench's rows) as a number. */
+static bool field(const char *line, int k, double *out) {
+    for (int i = 0; i < k && line; i++) line = strchr(line, ',') ? strchr(line, ',') + 1 : NULL;
+    if (!line) return false;
+    char *end;
+    *out = strtod(line, &end);
+    return end != line;
+}
+
+/* Read the bench's CSV rows: each one's bytes and time_us, found by the
+ * header's names. */
 static void read_rows(const char *csv, calib *c) {
-    const char *line = strchr(csv, '\n'); /* after the header line */
+    int kb = column(csv, "bytes"), kt = column(csv, "time_us");
+    const char *line = strchr(csv, '\n');
+    if (kb < 0 || kt < 0) return;
     while (line && *++line && c->n < CS_BENCH_MAX_LIST) {
-        const char *p = line;
-        for (int col = 1; col < 6 && p; col++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
-        if (!p) break;
-        char *end;
-        double bytes = strtod(p, &end);
-        p = end;
-        for (int col = 6; col < 9 && p; col++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
-        if (!p) break;
-        double us = strtod(p, &end);
-        if (end != p) {
+        double bytes, us;
+        if (field(line, kb, &bytes) && field(line, kt, &us)) {
             c->bytes[c->n] = bytes;
             c->secs[c->n] = us * 1e-6;
             c->n++;
@@ -165,9 +181,10 @@ static void print_table(const cs_bench_opts *o, const calib *c) {
             "error");
     for (int i = 0; i < c->n; i++) {
         double model = c->fit.alpha_s + c->bytes[i] / c->fit.bandwidth;
+        double err = 100 * (model - c->secs[i]) / c->secs[i];
+        if (fabs(err) < 0.05) err = 0; /* no "-0.0%" */
         fprintf(f, "# %*s  %10.0f %12.2f %12.2f %+6.1f%%\n", (int)strlen(c->engine), "",
-                c->bytes[i], c->secs[i] * 1e6, model * 1e6,
-                100 * (model - c->secs[i]) / c->secs[i]);
+                c->bytes[i], c->secs[i] * 1e6, model * 1e6, err);
     }
     fprintf(f, "# %s: alpha %.3f us, bandwidth %.4g GB/s; error rms %.1f%%, max %.1f%%\n",
             c->engine, c->fit.alpha_s * 1e6, c->fit.bandwidth / 1e9, 100 * c->fit.rms_err,
