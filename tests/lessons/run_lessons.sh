@@ -19,7 +19,10 @@
 # untagged lines (the report) follow, in order. Timings are masked in the
 # report; lesson output itself must not contain any, except in the scripts
 # listed in `timed` below (timing exercises), whose printed durations are
-# masked as the report's are. The engine's name in the
+# masked as the report's are. Scripts whose header names a network model
+# (`--- net:`) run in modelled time: their output and their report's times
+# are exact and compared unmasked; their `real` variants (`--net none`) are
+# compared with every number masked. The engine's name in the
 # report's header line ("--- NAME: N ranks, ENGINE engine, ...", after any
 # warnings) reads "thread" whatever the engine: the rest of the
 # report must not differ.
