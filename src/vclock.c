@@ -72,10 +72,9 @@ typedef struct vrank {
     int64_t clock;
     int64_t out_free, in_free;
     bool exited;
-    size_t unpaired_in;   /* timed sends to this rank not yet paired with a receive */
-    pend *inq;            /* those sends (rank, id), for the receives that could match them */
-    size_t ninq, inqcap;
-    size_t open_recvs;    /* timed receives of this rank not yet paired */
+    /* Timed and not yet paired: sends to this rank (a receive may still
+     * take one), and this rank's receives (a send's match may be on its way). */
+    struct plist { struct pend *v; size_t n, cap; } inbox, open;
     cs_vclock_rank info;
 } vrank;
 
@@ -114,7 +113,8 @@ void cs_vclock_free(cs_vclock *v) {
         for (size_t k = r->qhead; k < r->qlen; k++) free(r->q[k].reqs);
         free(r->q);
         free(r->reqs);
-        free(r->inq);
+        free(r->inbox.v);
+        free(r->open.v);
     }
     free(v->r);
     free(v->lb);
@@ -224,34 +224,33 @@ static void pend_add(cs_vclock *v, int rank, uint64_t id, vreq *s) {
     s->pending = true;
 }
 
-/* The unpaired timed sends to a rank: few at a time (posted, not matched). */
-static void inq_add(cs_vclock *v, vrank *r, int rank, uint64_t id) {
-    if (r->ninq == r->inqcap) {
-        size_t n = r->inqcap ? r->inqcap * 2 : 16;
-        pend *p = realloc(r->inq, n * sizeof *p);
+/* ---- lower bounds for what is not yet timed */
+
+static void plist_add(cs_vclock *v, struct plist *l, int rank, uint64_t id) {
+    if (l->n == l->cap) {
+        size_t n = l->cap ? l->cap * 2 : 8;
+        pend *p = realloc(l->v, n * sizeof *p);
         if (!p) {
             v->failed = true;
             return;
         }
-        r->inq = p;
-        r->inqcap = n;
+        l->v = p;
+        l->cap = n;
     }
-    r->inq[r->ninq++] = (pend){rank, id};
+    l->v[l->n++] = (pend){rank, id};
 }
 
-static void inq_remove(vrank *r, int rank, uint64_t id) {
-    for (size_t i = 0; i < r->ninq; i++)
-        if (r->inq[i].rank == rank && r->inq[i].id == id) {
-            r->inq[i] = r->inq[--r->ninq];
+static void plist_del(struct plist *l, int rank, uint64_t id) {
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].rank == rank && l->v[i].id == id) {
+            l->v[i] = l->v[--l->n];
             return;
         }
 }
 
-/* ---- lower bounds for what is not yet timed */
-
-/* Has rank dst a timed receive not yet paired? Then a send's match may still
- * be on its way to it (a coarse test: any source, tag and context). */
-static bool open_recv(cs_vclock *v, int dst) { return v->r[dst].open_recvs > 0; }
+static bool fits(const vreq *q, int src, const vreq *s) {
+    return q->tag == s->tag && q->ctx == s->ctx && (q->peer == CS_ANY_SOURCE || q->peer == src);
+}
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -264,8 +263,16 @@ static int64_t lb_ready(cs_vclock *v, int srank, const vreq *s) {
     if (s->eager) return base;
     const vreq *q = partner(v, s);
     int64_t tr;
-    if (q) tr = q->posted ? q->post : v->lb[s->prank];
-    else tr = open_recv(v, s->peer) ? 0 : v->lb[s->peer];
+    if (q) {
+        tr = q->posted ? q->post : v->lb[s->prank];
+    } else { /* a timed receive it fits may be its match, on its way; else a future one */
+        tr = v->lb[s->peer];
+        const struct plist *o = &v->r[s->peer].open;
+        for (size_t i = 0; i < o->n; i++) {
+            const vreq *c = req_at(v, s->peer, o->v[i].id, false);
+            if (c && fits(c, srank, s)) tr = min64(tr, c->post);
+        }
+    }
     return max64(base, tr);
 }
 
@@ -279,21 +286,21 @@ static int64_t lb_done(cs_vclock *v, int rank, const vreq *q) {
     }
     const vreq *s = partner(v, q);
     if (s) return max64(q->post, add64(add64(lb_ready(v, q->prank, s), xfer(v, s->bytes)), a));
-    /* Unpaired: a send already timed that could match it may be the one
-     * (same source or any, same tag and context: one with another tag cannot,
-     * and counting it would hold this bound down while its sender may itself
-     * wait in dist.time() for this bound to rise); else a future one. */
-    const vrank *r = &v->r[rank];
-    for (size_t i = 0; i < r->ninq; i++) {
-        const vreq *z = req_at(v, r->inq[i].rank, r->inq[i].id, false);
-        if (z && (q->peer == CS_ANY_SOURCE || q->peer == r->inq[i].rank) && z->tag == q->tag &&
-            z->ctx == q->ctx)
-            return q->post;
-    }
-    int64_t from = INF;
+    /* Unpaired: a send already timed that fits may be the one; else a
+     * future one from a rank it accepts. */
+    int64_t best = INF;
     for (int j = 0; j < v->world; j++)
-        if (q->peer == CS_ANY_SOURCE || q->peer == j) from = min64(from, v->lb[j]);
-    return max64(q->post, add64(add64(from, xfer(v, q->bytes)), a));
+        if (q->peer == CS_ANY_SOURCE || q->peer == j)
+            best = min64(best, add64(add64(v->lb[j], xfer(v, q->bytes)), a));
+    const struct plist *in = &v->r[rank].inbox;
+    for (size_t i = 0; i < in->n; i++) {
+        const vreq *c = req_at(v, in->v[i].rank, in->v[i].id, false);
+        if (!c || !fits(q, in->v[i].rank, c)) continue;
+        int64_t arr = c->placed ? c->arrive
+                                : add64(add64(lb_ready(v, in->v[i].rank, c), xfer(v, c->bytes)), a);
+        best = min64(best, arr);
+    }
+    return max64(q->post, best);
 }
 
 /* Per rank, a lower bound on the ready time of any send it has not yet
@@ -452,14 +459,11 @@ static bool advance(cs_vclock *v, int rank) {
             q->post = r->clock;
             q->posted = true;
             if (q->send) {
-                if (!q->paired) {
-                    v->r[q->peer].unpaired_in++;
-                    inq_add(v, &v->r[q->peer], rank, op->req);
-                }
+                if (!q->paired) plist_add(v, &v->r[q->peer].inbox, rank, op->req);
                 refresh_ready(v, q);
                 pend_add(v, rank, op->req, q);
             } else {
-                if (!q->paired) r->open_recvs++;
+                if (!q->paired) plist_add(v, &r->open, rank, op->req);
                 vreq *s = partner(v, q);
                 if (s) refresh_ready(v, s);
                 refresh_recv(v, rank, op->req, q);
@@ -556,11 +560,8 @@ static void on_match(cs_vclock *v, const cs_event *ev) {
     q->pid = ev->peer_req;
     s->prank = ev->rank;
     s->pid = ev->req;
-    if (s->posted && v->r[ev->rank].unpaired_in) {
-        v->r[ev->rank].unpaired_in--;
-        inq_remove(&v->r[ev->rank], ev->peer, ev->peer_req);
-    }
-    if (q->posted && v->r[ev->rank].open_recvs) v->r[ev->rank].open_recvs--;
+    if (s->posted) plist_del(&v->r[ev->rank].inbox, ev->peer, ev->peer_req);
+    if (q->posted) plist_del(&v->r[ev->rank].open, ev->rank, ev->req);
     refresh_ready(v, s);
     refresh_recv(v, ev->rank, ev->req, q);
 }
