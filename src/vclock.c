@@ -85,6 +85,8 @@ struct cs_vclock {
     pend *pend;
     size_t npend, pcap;
     int64_t *lb;          /* scratch: per rank, a lower bound on its future sends' ready times */
+    int64_t lb_min;       /* the smallest of them, and the lowest rank with it */
+    int lb_min_rank;
     bool stopped, failed;
     cs_vclock_answer_fn answer;
     void *answer_ud;
@@ -306,8 +308,11 @@ static int64_t lb_done(cs_vclock *v, int rank, const vreq *q) {
 /* Per rank, a lower bound on the ready time of any send it has not yet
  * posted in virtual time: its clock, or for a rank waiting in virtual time
  * the earliest its wait can end. Iterated: each pass keeps every bound valid
- * and raises the ones that depend on others. */
-static void bounds(cs_vclock *v) {
+ * and raises the ones that depend on others. Around a cycle of waiting
+ * ranks they would rise by alpha a pass for ever; above cap (the latest
+ * ready time a transmission to place has) a bound decides nothing more, so
+ * it stops there and the passes end. */
+static void bounds(cs_vclock *v, int64_t cap) {
     for (int j = 0; j < v->world; j++) v->lb[j] = v->r[j].exited ? INF : v->r[j].clock;
     for (int pass = 0; pass < v->world + 8; pass++) {
         bool changed = false;
@@ -320,6 +325,7 @@ static void bounds(cs_vclock *v) {
                 vreq *q = req_at(v, j, op->reqs[k], false);
                 if (q) b = max64(b, lb_done(v, j, q));
             }
+            if (b > cap) b = cap;
             if (b > v->lb[j]) {
                 v->lb[j] = b;
                 changed = true;
@@ -327,6 +333,10 @@ static void bounds(cs_vclock *v) {
         }
         if (!changed) break;
     }
+    v->lb_min = INF;
+    v->lb_min_rank = v->world;
+    for (int j = 0; j < v->world; j++)
+        if (v->lb[j] < v->lb_min) v->lb_min = v->lb[j], v->lb_min_rank = j;
 }
 
 /* ---- placing transmissions in key order */
@@ -347,11 +357,9 @@ static bool safe(cs_vclock *v, int srank, uint64_t sid, const vreq *s) {
         if (key_less(lb_ready(v, p->rank, z), p->rank, p->id, s->ready, srank, sid)) return false;
     }
     /* Sends not yet posted in virtual time: ready no earlier than lb[j]; from
-     * rank srank itself they come after s (a larger id). */
-    for (int j = 0; j < v->world; j++) {
-        if (v->lb[j] == INF) continue;
-        if (v->lb[j] < s->ready || (v->lb[j] == s->ready && j < srank)) return false;
-    }
+     * rank srank itself they come after s (a larger id). The smallest bound
+     * (and the lowest rank that has it) decides for all. */
+    if (v->lb_min < s->ready || (v->lb_min == s->ready && v->lb_min_rank < srank)) return false;
     return true;
 }
 
@@ -379,7 +387,17 @@ static void schedule(cs_vclock *v) {
     for (;;) {
         bool progress = false;
         for (int j = 0; j < v->world; j++) progress |= advance(v, j);
-        bounds(v);
+        int64_t cap = -1;
+        for (size_t i = 0; i < v->npend; i++) {
+            const vreq *s = req_at(v, v->pend[i].rank, v->pend[i].id, false);
+            if (s && s->ready > cap) cap = s->ready;
+        }
+        if (cap < 0) { /* nothing to place */
+            if (!progress) return;
+            continue;
+        }
+        bounds(v, add64(cap, 1));
+        /* the smallest key first: nearly always safe */
         size_t best = SIZE_MAX;
         for (size_t i = 0; i < v->npend; i++) {
             const pend *p = &v->pend[i];
@@ -390,7 +408,23 @@ static void schedule(cs_vclock *v) {
                 const vreq *bs = req_at(v, b->rank, b->id, false);
                 if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
             }
-            if (safe(v, p->rank, p->id, s)) best = i;
+            best = i;
+        }
+        if (best != SIZE_MAX &&
+            !safe(v, v->pend[best].rank, v->pend[best].id,
+                  req_at(v, v->pend[best].rank, v->pend[best].id, false))) {
+            best = SIZE_MAX; /* the smallest safe one then */
+            for (size_t i = 0; i < v->npend; i++) {
+                const pend *p = &v->pend[i];
+                vreq *s = req_at(v, p->rank, p->id, false);
+                if (!s || s->ready < 0) continue;
+                if (best != SIZE_MAX) {
+                    const pend *b = &v->pend[best];
+                    const vreq *bs = req_at(v, b->rank, b->id, false);
+                    if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
+                }
+                if (safe(v, p->rank, p->id, s)) best = i;
+            }
         }
         if (best != SIZE_MAX) {
             pend p = v->pend[best];
