@@ -236,6 +236,9 @@ int cs_cli_bench(int argc, char **argv) {
         usage(stderr);
         return 1;
     }
+    /* Modelled times are exact: a few iterations give them, and filling
+     * seconds of virtual time would take far longer than that in real time. */
+    if (net_on && !o.iters && !time_given) o.iters = 10;
     if (calibrate) return calibrate_run(&o, engines_given);
     if (!engines_given) {
         char all[] = "all";
@@ -246,8 +249,5 @@ int cs_cli_bench(int argc, char **argv) {
         parse_ops(&o, all);
     }
     if (o.nsizes == 0) cs_bench_sizes_parse("8:64M", o.sizes, &o.nsizes, why, sizeof why);
-    /* Modelled times are exact: a few iterations give them, and filling
-     * seconds of virtual time would take far longer than that in real time. */
-    if (net_on && !o.iters && !time_given) o.iters = 10;
     return cs_bench_run(&o);
 }
