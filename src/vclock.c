@@ -349,6 +349,11 @@ static bool key_less(int64_t ta, int ra, uint64_t ia, int64_t tb, int rb, uint64
 
 /* Can s (rank srank, id sid, ready known) be placed now? */
 static bool safe(cs_vclock *v, int srank, uint64_t sid, const vreq *s) {
+    /* Sends not yet posted in virtual time: ready no earlier than lb[j]; from
+     * rank srank itself they come after s (a larger id). The smallest bound
+     * (and the lowest rank that has it) decides for all: checked first, it
+     * is the cheap test that usually answers. */
+    if (v->lb_min < s->ready || (v->lb_min == s->ready && v->lb_min_rank < srank)) return false;
     for (size_t i = 0; i < v->npend; i++) {
         const pend *p = &v->pend[i];
         if (p->rank == srank && p->id == sid) continue;
@@ -356,10 +361,6 @@ static bool safe(cs_vclock *v, int srank, uint64_t sid, const vreq *s) {
         if (!z || (p->rank != srank && z->peer != s->peer)) continue;
         if (key_less(lb_ready(v, p->rank, z), p->rank, p->id, s->ready, srank, sid)) return false;
     }
-    /* Sends not yet posted in virtual time: ready no earlier than lb[j]; from
-     * rank srank itself they come after s (a larger id). The smallest bound
-     * (and the lowest rank that has it) decides for all. */
-    if (v->lb_min < s->ready || (v->lb_min == s->ready && v->lb_min_rank < srank)) return false;
     return true;
 }
 
