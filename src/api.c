@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pitfall.h"
+#include "stage.h"
 
 /* ---- send modes */
 
@@ -276,6 +277,7 @@ cs_request *cs_request_retain(cs_request *q) {
 void cs_request_release(cs_request *q) {
     if (!q || atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel) != 1) return;
     cs_tensor_release(q->buf);
+    cs_tensor_release(q->stage);
     free(q->errmsg);
     free(q);
 }
@@ -396,6 +398,10 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
     flush_flops(r, line);
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
+    if ((rc = cs_stage_post(r, q, true)) != CS_OK) {
+        cs_request_release(q);
+        return rc;
+    }
     q->ctx = ctx;
     q->eager = eager;
     cs_event ev = {0};
@@ -434,6 +440,10 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
     flush_flops(r, line);
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
+    if ((rc = cs_stage_post(r, q, false)) != CS_OK) {
+        cs_request_release(q);
+        return rc;
+    }
     q->ctx = ctx;
     cs_event ev = {0};
     fill_post(&ev, q, t);
@@ -546,13 +556,19 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
         if (rc != CS_OK) return rc;
     }
     for (int i = 0; i < n; i++) cs_inflight_done(r, qs[i]);
-    return finish_wait(r, qs, n);
+    int rc = finish_wait(r, qs, n);
+    for (int i = 0; i < n && rc == CS_OK; i++) rc = cs_stage_done(r, qs[i]);
+    return rc;
 }
 
 bool cs_test(cs_rank *r, cs_request *q) {
     bool done = cs_request_is_completed(q);
     if (done && q->owner == r) {
         cs_inflight_done(r, q);
+        /* torch: a completed is_completed() makes the buffer the script's
+         * again, so a staged receive lands now; a device failure shows at
+         * the next wait */
+        cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll_internal.h"
+#include "stage.h"
 #include "world.h"
 
 /* ---- names */
@@ -380,7 +381,7 @@ static int group_root(const call *k) {
 
 /* ---- the operations */
 
-int cs_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+static int host_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_BROADCAST};
     int rc = check_tensor(r, k.kind, t, "the tensor");
     if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, true);
@@ -390,7 +391,7 @@ int cs_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     return leave(&k, cs_algo_broadcast(&k.c, k.algo, t, group_root(&k)));
 }
 
-int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+static int host_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_REDUCE, .reduces = true};
     int rc = check_tensor(r, k.kind, t, "the tensor");
     if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, true);
@@ -407,7 +408,7 @@ int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     return leave(&k, rc);
 }
 
-int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+static int host_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_REDUCE, .reduces = true};
     int rc = check_tensor(r, k.kind, t, "the tensor");
     if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, false);
@@ -419,7 +420,7 @@ int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     return leave(&k, rc);
 }
 
-int cs_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs_coll_call *cc) {
+static int host_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_GATHER};
     int rc = check_tensor(r, k.kind, in, "the input");
     if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, false);
@@ -472,7 +473,7 @@ static int pair_call(cs_rank *r, call *k, const cs_coll_call *cc, cs_tensor *big
     return CS_OK;
 }
 
-int cs_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+static int host_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_GATHER_INTO_TENSOR};
     int rc = pair_call(r, &k, cc, out, in, "the output", "the input");
     if (rc != CS_OK) return rc;
@@ -480,7 +481,7 @@ int cs_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const c
     return run_split(&k, out, in);
 }
 
-int cs_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+static int host_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_REDUCE_SCATTER_TENSOR, .reduces = true};
     int rc = pair_call(r, &k, cc, in, out, "the input", "the output");
     if (rc != CS_OK) return rc;
@@ -488,7 +489,7 @@ int cs_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs
     return run_split(&k, in, out);
 }
 
-int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_call *cc) {
+static int host_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_GATHER};
     int rc = check_tensor(r, k.kind, in, "the input");
     if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, true);
@@ -501,7 +502,7 @@ int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_
     return leave(&k, cs_algo_gather(&k.c, in, root ? list : NULL, group_root(&k)));
 }
 
-int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_coll_call *cc) {
+static int host_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_SCATTER};
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, true);
@@ -514,7 +515,7 @@ int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_col
     return leave(&k, cs_algo_scatter(&k.c, out, root ? list : NULL, group_root(&k)));
 }
 
-int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const cs_coll_call *cc) {
+static int host_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_REDUCE_SCATTER, .reduces = true};
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, false);
@@ -528,8 +529,8 @@ int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const
     return leave(&k, rc);
 }
 
-int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin,
-                  const cs_coll_call *cc) {
+static int host_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin,
+                          const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_TO_ALL};
     if (!in || nin < 1) return fail(r, k.kind, "the input list is empty");
     int rc = check_tensor(r, k.kind, in[0], "tensor 0 of the input list");
@@ -553,7 +554,7 @@ int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin
     return leave(&k, cs_algo_all_to_all(&k.c, out, in));
 }
 
-int cs_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+static int host_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_TO_ALL_SINGLE};
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = check_tensor(r, k.kind, in, "the input");
@@ -588,4 +589,82 @@ int cs_barrier(cs_rank *r, const cs_coll_call *cc) {
     if (rc != CS_OK) return rc;
     enter(&k);
     return leave(&k, cs_algo_barrier(&k.c));
+}
+
+/* ---- the public calls: device tensors on an engine that moves host memory
+ * go through host copies (stage.h), outputs come back when the call succeeds */
+
+int cs_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &t, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_broadcast(r, t, c) : rc);
+}
+
+int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &t, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_reduce(r, t, c) : rc);
+}
+
+int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &t, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_reduce(r, t, c) : rc);
+}
+
+int cs_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_list(r, &s, &out, nout, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_gather(r, out, nout, in, c) : rc);
+}
+
+int cs_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_gather_into_tensor(r, out, in, c) : rc);
+}
+
+int cs_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_reduce_scatter_tensor(r, out, in, c) : rc);
+}
+
+int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &in, false);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &list, n, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_gather(r, in, list, n, c) : rc);
+}
+
+int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &list, n, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_scatter(r, out, list, n, c) : rc);
+}
+
+int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &in, nin, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_reduce_scatter(r, out, in, nin, c) : rc);
+}
+
+int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin,
+                  const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_list(r, &s, &out, nout, true);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &in, nin, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_to_all(r, out, nout, in, nin, c) : rc);
+}
+
+int cs_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_to_all_single(r, out, in, c) : rc);
 }

@@ -103,6 +103,26 @@ lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char
 int luaopen_cs_tensor(lua_State *L);
 cs_tensor *cs_lua_totensor(lua_State *L, int idx);    /* NULL if not a tensor */
 cs_tensor *cs_lua_checktensor(lua_State *L, int idx);
+/* A new, empty tensor userdata on the stack top (it owns what is stored in it). */
+cs_tensor **cs_lua_newslot(lua_State *L);
+/* Raise the error of the tensor.h call that just failed (never returns). */
+int cs_lua_tensor_failed(lua_State *L);
+
+/* ---- device tensors (script_device.c) */
+/* Whether idx holds a device name ("cpu", "cuda", "cuda:N"); its number in *dev. */
+bool cs_lua_isdevice(lua_State *L, int idx, int *dev);
+int cs_lua_checkdevice(lua_State *L, int idx, const char *fn);
+/* t on dev: a new reference (t itself when already there), charged to the
+ * rank; raises the tensor error ("no CUDA device available: ...") on failure. */
+cs_tensor *cs_lua_newtensor_on(lua_State *L, cs_tensor *t, int dev);
+/* Move the tensor of the userdata at the stack top to dev (a factory's device option). */
+void cs_lua_place(lua_State *L, int dev);
+/* t.device */
+void cs_lua_push_device(lua_State *L, const cs_tensor *t);
+/* t:cuda(), t:cpu() */
+extern const luaL_Reg cs_tensor_device_methods[];
+/* dist.cuda_device_count() */
+int cs_lua_cuda_device_count(lua_State *L);
 
 /* ---- pitfall checks (script_access.c) */
 /* Wrap the functions of the table at idx that read or write tensors so that
