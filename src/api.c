@@ -136,7 +136,11 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = kind->create(w, cfg->engine_arg);
-    if (!w->engine) goto nomem;
+    if (!w->engine) { /* out of memory, or what the engine printed (NCCL's set-up) */
+        snprintf(err, errlen, "cannot start the %s engine for %d ranks", engine, cfg->world);
+        cs_world_free(w);
+        return NULL;
+    }
     return w;
 nomem:
     snprintf(err, errlen, "out of memory creating a world of %d ranks", cfg->world);
@@ -364,6 +368,10 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
     if (!t) return fail_arg(r, "dist.%s: expected a tensor", what);
     if (!cs_tensor_is_contiguous(t))
         return fail_arg(r, "dist.%s: the tensor must be contiguous (use t:contiguous())", what);
+    cs_engine *e = r->world->engine;
+    char why[300];
+    if (e->ops->tensor_ok && !e->ops->tensor_ok(e, r, t, why, sizeof why))
+        return fail_arg(r, "dist.%s: %s", what, why);
     return CS_OK;
 }
 
@@ -497,7 +505,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
      * the core a few times (the peer may be waiting for it), then sleep. */
     for (int i = 0; i < w->spin + w->yields; i++) {
         if (all_done(ws)) return CS_OK;
-        if (cs_world_aborted(w)) return CS_EABORT;
+        if (cs_world_aborted(w)) return all_done(ws) ? CS_OK : CS_EABORT; /* see below */
         if (engine_broken(r) != CS_OK) return engine_broken(r);
         if (i < w->spin) cpu_relax();
         else sched_yield();
@@ -507,7 +515,10 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
     for (;;) {
         uint32_t seen = atomic_load(&r->futex);
         if (all_done(ws)) break;
-        if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        /* Done before the abort (looked at again: the request may have ended
+         * just before it, as both sides of a mismatch do at once): the wait
+         * reports how its requests ended, a failure the rank's own. */
+        if (cs_world_aborted(w)) { rc = all_done(ws) ? CS_OK : CS_EABORT; break; }
         if ((rc = engine_broken(r)) != CS_OK) break;
         if (!announced) {
             emit_block(r, ws, line, true);
@@ -571,6 +582,10 @@ bool cs_test(cs_rank *r, cs_request *q) {
         cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
+        /* torch: a completed is_completed() makes the buffer the script's
+         * again, so a staged receive lands now; a device failure shows at
+         * the next wait */
+        cs_stage_done(r, q);
     }
     return done;
 }
@@ -718,8 +733,8 @@ void cs_print(cs_rank *r, const char *text, int line) {
     emit(r, &ev);
 }
 
-void cs_warn(cs_rank *r, const char *text, int line) {
-    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line};
+void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line) {
+    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line, .pitfall = pitfall};
     emit(r, &ev);
 }
 

@@ -81,8 +81,25 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
     if (eager) {
         txitem *it = tcp_item_new(CS_FR_MSG, meta, sizeof meta, cs_request_payload(sq), sq->bytes);
         if (!it) goto nomem;
-        tcp_conn_push(c, it, true);
-        cs_request_finish(sq, CS_OK, NULL); /* buffered (or written): an eager send is done */
+        /* Done once written or copied aside (the copy charged to this rank's
+         * cap), as before when the connection is gone; an item that waits
+         * uncopied finishes its send when written. */
+        it->budget = cs_rank_budget(sq->owner);
+        txitem *done = NULL;
+        bool now = true;
+        pthread_mutex_lock(&c->lock);
+        bool dead = c->dead;
+        tcp_conn_push_locked(c, it, true, &done);
+        /* unless the connection is gone (the item with it), it is queued or
+         * written (in done, not yet freed) */
+        if (!dead && !c->dead && it->uncopied) {
+            it->finish = sq;
+            sq->unbuffered = it->over_cap; /* the rank fails at its line */
+            now = false;
+        }
+        pthread_mutex_unlock(&c->lock);
+        tcp_items_done(done);
+        if (now) cs_request_finish(sq, CS_OK, NULL);
         return CS_OK;
     }
     /* Rendezvous: a small payload travels with the request (SYNC, completed by

@@ -51,6 +51,7 @@ typedef struct cs_script_ctx {
     uint64_t steps;
     uint64_t step_limit;    /* 0: none */
     bool running;           /* the script runs (the sandbox is built): bytes count */
+    bool closing;           /* lua_close runs: nothing is refused (its finalizers must run) */
     cs_die_reason dying;
     int die_line;           /* the script line where it happened, 0 if unknown */
     /* The allocator's last refusal. Lua retries a failed allocation once after an
@@ -62,6 +63,8 @@ typedef struct cs_script_ctx {
     size_t refused_osize, refused_nsize;
     size_t host_bytes;      /* CS_DIE_HOST: the allocation that failed, 0 if unknown */
     char mem_detail[200];   /* CS_DIE_MEM: what the cap refused, when not the heap */
+    bool own_error;         /* raising the failure of the rank's own request (a
+                             * mismatch): the run's end does not hide it */
 } cs_script_ctx;
 
 cs_script_ctx *cs_script_ctx_of(lua_State *L);

@@ -226,6 +226,9 @@ declare -A required=(
     ["04-performance/chunking.lua"]="out:[rank 3] k = 16 chunks of   65536 B: 1359.648 us (formula 1359.648 us)|out:[rank 3] k =  1 chunks of 1048576 B: 3175.728 us (formula 3175.728 us)"
     ["04-performance/allreduce_algos.lua"]="out:ring beats recursive doubling above n = 80000 bytes|out:[rank 0]     16384  84.576 (84.576)        105.536 (105.536)      52.768 (52.768)        recursive_doubling|out:[rank 0]    131072  256.608 (256.608)      564.288 (564.288)      282.144 (282.144)      ring"
     ["04-performance/pipeline.lua"]="out:...12345678hhggffeeddccbbaa......|out:...1aa2bb3cc4dd5ee6ff7gg8hh......|out:[rank 0] gpipe makespan 33.100 ms, bubble 0.2749 (formula (p - 1) / (m + p - 1) = 0.2727)"
+    ["05-gpu/device_tensors.lua"]="out:[rank 1] y on rank 1: tensor([ 1.,  3.,  5.,  7.,  9., 11.])|out:[rank 0] after 10 round trips: tensor([0., 1., 2., 3.])"
+    ["05-gpu/p2p_nccl.lua"]="out:[rank 1] tag 3: tensor([3., 3.]), tag 7: tensor([7., 7.])|out:[rank 1] from any source: tensor([42.]) sent by rank 0|out:[rank 0] exchanged: I sent tensor([10., 10., 10.]), I got tensor([20., 20., 20.])"
+    ["05-gpu/pipeline.lua"]="out:[rank 0] one micro-batch: grad w0 = tensor([ 7., 14., 42., 56.])|out:[rank 1] 4 micro-batches: errors -3, -4, -5, -6; grad w1 = tensor([-50., -36.,   0., -36.])|out:[rank 0] 4 micro-batches: grad w0 = tensor([-50., -18.,   0., -36.])"
     ["03-collectives/mismatch.lua"]="err:why: ranks 0, 1, 2 entered all_reduce(SUM, float32, 4 elements) at mismatch.lua:16|err:rank 3 did not call it: it has finished"
 )
 
