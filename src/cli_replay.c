@@ -52,7 +52,7 @@ static int replay_file(const char *path, cs_report_format format) {
     char err[600];
     cs_replay rp;
     if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim: %s\n", err);
+        fprintf(stderr, "commsim replay: %s\n", err);
         return 1;
     }
     cs_report rep = {.out = stdout, .err = stderr, .world = rp.world};
@@ -61,15 +61,15 @@ static int replay_file(const char *path, cs_report_format format) {
     cs_sink sink = format == CS_REPORT_JSON ? cs_output_sink(&output) : cs_report_sink(&rep);
     cs_monitor m;
     if (cs_replay_feed(&rp, rp.n, &m, &sink, 1) < 0) {
-        fprintf(stderr, "commsim: out of memory\n");
+        fprintf(stderr, "commsim replay: out of memory\n");
         cs_replay_free(&rp);
         return 1;
     }
     fflush(stdout);
-    if (rp.cut) fprintf(stderr, "commsim: %s: replayed the %zu events before it\n", err, rp.n);
+    if (rp.cut) fprintf(stderr, "commsim replay: %s: replayed the %zu events before it\n", err, rp.n);
     int status = cs_report_status(&m), left = unfinished(&m);
     if (left && !m.deadlocked && !status) {
-        fprintf(stderr, "commsim: the trace ends before the run did: %d rank%s had not finished\n",
+        fprintf(stderr, "commsim replay: the trace ends before the run did: %d rank%s had not finished\n",
                 left, left == 1 ? "" : "s");
         status = 1;
     }

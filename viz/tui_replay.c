@@ -155,7 +155,7 @@ int cs_tui_replay(const char *path) {
     rview v = {.speed = 10};
     char err[600];
     if (cs_replay_load(&v.rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim: %s\n", err);
+        fprintf(stderr, "commsim replay: %s\n", err);
         return 1;
     }
     if (!cs_screen_open(err, sizeof err)) {

@@ -73,7 +73,23 @@ import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
 assert r.tag == "testsuites"
 s = r.find("testsuite"); assert int(s.get("tests")) == 4 and int(s.get("failures")) == 4
+assert s.get("name") == "ring_allreduce"
 assert s.find("testcase/failure") is not None
+PY
+  # A class: still one testsuite (the exercise), a testcase per student and case.
+  mkdir -p "$tmp/jclass" && cp "$here/ring/reference.lua" "$tmp/jclass/ann.lua" &&
+    cp "$here/ring/forward_own.lua" "$tmp/jclass/bob.lua"
+  guarded "$bin" grade ring "$tmp/jclass" --format junit --out "$tmp/class.junit" --jobs 2
+  python3 - "$tmp/class.junit" <<'PY' && ok "junit: a class is one testsuite for the exercise" || bad_showing "$tmp/class.junit" "junit class"
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+suites = r.findall("testsuite")
+assert len(suites) == 1 and suites[0].get("name") == "ring", suites
+cases = suites[0].findall("testcase")
+assert int(suites[0].get("tests")) == len(cases) == 8, len(cases)
+assert sorted(set(c.get("classname") for c in cases)) == ["ring.ann", "ring.bob"]
+assert not [c for c in cases if c.get("classname") == "ring.ann" and c.find("failure") is not None]
+assert int(suites[0].get("failures")) == len([c for c in cases if c.find("failure") is not None]) > 0
 PY
   # Gradescope's results.json schema (docs/grading.md): score, tests[] with
   # name, score, max_score, output, visibility; hidden cases after_published.
