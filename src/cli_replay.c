@@ -12,7 +12,7 @@
 #include "tui.h"
 
 static void replay_usage(FILE *f) {
-    fputs("usage: commsim replay TRACE [--no-tui] [--report text|json]\n"
+    fputs("usage: commsim replay TRACE [--no-tui] [--end] [--report text|json]\n"
           "\n"
           "Replay a trace written by 'commsim run --trace TRACE': every event goes\n"
           "through the same monitor as in the live run, so the ranks' output, the\n"
@@ -30,6 +30,8 @@ static void replay_usage(FILE *f) {
           "      --no-tui   print the plain report (the default without a terminal); on\n"
           "                 a terminal the replay opens in the visualizer: space steps\n"
           "                 forward, b back, ] [ one event, G g end and start, r plays\n"
+          "      --end      open the visualizer at the end of the trace, where a failing\n"
+          "                 run failed (commsim grade --trace-dir names such replays)\n"
           "      --report FORMAT  text (default): the report above; json: the outcome as\n"
           "                 one JSON document on standard output, the same as the live\n"
           "                 run's 'commsim run --report json' (docs/report-format.md)\n"
@@ -95,11 +97,12 @@ static int replay_file(const char *path, cs_report_format format) {
 int cs_cli_replay(int argc, char **argv) {
     static const struct option longopts[] = {
         {"no-tui", no_argument, NULL, 'T'},
+        {"end", no_argument, NULL, 'E'},
         {"report", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
-    bool tui = true;
+    bool tui = true, at_end = false;
     cs_report_format format = CS_REPORT_TEXT;
     int c;
     optind = 1;
@@ -107,6 +110,7 @@ int cs_cli_replay(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'T': tui = false; break;
+        case 'E': at_end = true; break;
         case 'R':
             if (!cs_report_format_parse(optarg, &format)) {
                 fprintf(stderr, "commsim replay: --report: unknown format '%s' (text or json)\n",
@@ -125,6 +129,6 @@ int cs_cli_replay(int argc, char **argv) {
         replay_usage(stderr);
         return 1;
     }
-    if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind]);
+    if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind], at_end);
     return replay_file(argv[optind], format);
 }

@@ -23,6 +23,10 @@
 #define CS_EV_MAX_TEXT (64 * 1024) /* text or script bytes */
 #define CS_EV_MAX_NAME 256         /* engine, send_mode, coll name bytes */
 #define CS_EV_MAX_ALGO 255         /* algo, reduce_op bytes: a u16 length on the wire */
+/* The script's text in the run header: at most this many bytes, so that the
+ * header line stays under the trace's line limit even if every byte needs a
+ * six-byte JSON escape. */
+#define CS_EV_MAX_SOURCE (128 * 1024)
 #define CS_EV_MAX_REQS 16384       /* requests one block event lists */
 #define CS_EV_MAX_WORLD 65536      /* ranks in a run, members in a group */
 
@@ -65,7 +69,7 @@ enum {
     CS_F_REQ, CS_F_OP, CS_F_NAME, CS_F_BEGIN, CS_F_PEER, CS_F_ROOT, CS_F_TAG, CS_F_CTX,
     CS_F_BYTES, CS_F_DTYPE, CS_F_SHAPE, CS_F_PEER_REQ, CS_F_REQS, CS_F_ANY, CS_F_MS,
     CS_F_EAGER, CS_F_LINE, CS_F_STATUS, CS_F_TEXT, CS_F_WORLD, CS_F_ENGINE, CS_F_SEND_MODE,
-    CS_F_SEED, CS_F_SCRIPT, CS_F_COUNT, CS_F_ALGO, CS_F_REDUCE_OP, CS_F_GROUP,
+    CS_F_SEED, CS_F_SCRIPT, CS_F_COUNT, CS_F_ALGO, CS_F_REDUCE_OP, CS_F_GROUP, CS_F_SOURCE,
     CS_F_NFIELDS
 };
 
@@ -129,6 +133,8 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
                         .n_at = 128, .n_size = 2, .tail = 5},
     [CS_F_GROUP] = {"group", CS_FK_GROUP, M_(group), .max = CS_EV_MAX_WORLD, .n_at = 130,
                     .n_size = 4, .tail = 2},
+    /* the header's: never sent */
+    [CS_F_SOURCE] = {"source", CS_FK_STR, M_(source), .max = CS_EV_MAX_SOURCE},
 };
 #undef RANK_
 #undef INT_
@@ -137,7 +143,8 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
 /* Which fields a type carries (need: always; opt: when not zero). */
 #define B_(f) CS_FIELD_BIT(CS_F_##f)
 static const cs_event_kind cs_event_kinds[CS_EV_NTYPES] CS_SCHEMA_TABLE = {
-    [CS_EV_RUN] = {B_(WORLD) | B_(ENGINE) | B_(SEND_MODE) | B_(SEED) | B_(SCRIPT), 0, true, true},
+    [CS_EV_RUN] = {B_(WORLD) | B_(ENGINE) | B_(SEND_MODE) | B_(SEED) | B_(SCRIPT), B_(SOURCE), true,
+                   true},
     [CS_EV_POST] = {B_(REQ) | B_(OP) | B_(PEER) | B_(TAG) | B_(CTX) | B_(BYTES) | B_(DTYPE) |
                         B_(SHAPE) | B_(EAGER) | B_(LINE), 0, false, false},
     [CS_EV_MATCH] = {B_(REQ) | B_(OP) | B_(PEER) | B_(TAG) | B_(CTX) | B_(BYTES) | B_(PEER_REQ), 0,

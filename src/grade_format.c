@@ -40,7 +40,7 @@ static void text(FILE *f, const cs_grade_spec *s, const cs_grade_sub *sub, bool 
         if (!m) continue;
         fprintf(f, "\n%s:\n", r->name);
         indent(f, m, "  ");
-        if (r->trace && (!r->hidden || show_hidden)) fprintf(f, "  see it: commsim replay %s\n", r->trace);
+        if (r->trace && (!r->hidden || show_hidden)) fprintf(f, "  see it: commsim replay %s --end\n", r->trace);
     }
     fprintf(f, "total: %g/%g\n", sub->score, sub->max);
 }

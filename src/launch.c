@@ -175,7 +175,7 @@ static bool await_end(cs_world *w, double timeout, cs_control *control) {
     return rc == 0;
 }
 
-int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
+int cs_control_open(cs_control *c, const cs_run_opts *o, const cs_script *script, int world,
                     const char *engine, const char *mode_name, FILE *out, FILE *err) {
     char msg[512];
     memset(c, 0, sizeof *c);
@@ -204,8 +204,12 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
      * goes into the JSON outcome. */
     if (o->report == CS_REPORT_JSON) cs_bus_subscribe(&c->bus, cs_output_sink(&c->output));
     else if (!o->ui) cs_bus_subscribe(&c->bus, cs_report_sink(&c->rep));
+    /* The script's text too, so that a replay shows the source wherever the
+     * trace goes (unless it is too long to record: then replay looks for it) */
     cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
-                   .send_mode = mode_name, .text = script_name, .seed = o->seed};
+                   .send_mode = mode_name, .text = script->name, .seed = o->seed,
+                   .source = script->len <= CS_EV_MAX_SOURCE && !memchr(script->source, 0, script->len)
+                                 ? script->source : NULL};
     cs_bus_emit(&c->bus, &ev);
     return 0;
 }
@@ -354,7 +358,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
 
     cs_control control;
-    if (cs_control_open(&control, o, script.name, world, engine, mode_name, out, err) < 0) {
+    if (cs_control_open(&control, o, &script, world, engine, mode_name, out, err) < 0) {
         cs_script_free(&script);
         return 1;
     }

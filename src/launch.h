@@ -98,7 +98,7 @@ typedef struct cs_control {
 
 /* Set up the bus with the monitor, the trace writer (o->trace) and the report
  * subscribed, and emit the run header. 0, or -1 after printing why. */
-int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
+int cs_control_open(cs_control *c, const cs_run_opts *o, const cs_script *script, int world,
                     const char *engine, const char *mode_name, FILE *out, FILE *err);
 /* --timeout expired: declare a deadlock among the ranks if there is one
  * (the monitor's on_deadlock then ends the run), before ending it for the timeout. */

@@ -56,7 +56,7 @@ expect "listed in help" 0 "grade EXERCISE" -- help
 # --trace-dir keeps a failing case's trace and names the replay command.
 expect "trace-dir" 6 "see it: commsim replay $tmp/traces/" \
   -- grade ring "$here/ring/eager_only.lua" --trace-dir "$tmp/traces"
-t=$(sed -n 's/^  see it: commsim replay //p' "$tmp/out" | head -1)
+t=$(sed -n 's/^  see it: commsim replay \(.*\) --end$/\1/p' "$tmp/out" | head -1)
 expect "the kept trace replays to the deadlock" 3 "deadlock" -- replay "$t" --no-tui
 
 # Byte-identical twice, in every format.
