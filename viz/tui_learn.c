@@ -160,8 +160,11 @@ static void grade(cs_learn *l, cs_grid *g) {
     }
     for (int i = 0; traces && i < sub.nresults; i++) sub.results[i].trace = traces[i];
     if (text && traces && fail_case && fail_trace) {
-        snprintf(l->message, sizeof l->message, "%s: %g/%g", sub.student, sub.score, sub.max);
         cs_learn_set_grade(l, text, fail_case, fail_trace, nfail);
+        int k = snprintf(l->message, sizeof l->message, "%s: %g/%g", sub.student, sub.score, sub.max);
+        if (nfail && k > 0 && k < (int)sizeof l->message)
+            snprintf(l->message + k, sizeof l->message - (size_t)k, "  v shows where '%.60s' failed",
+                     fail_case[0]);
     } else {
         snprintf(l->message, sizeof l->message, "out of memory");
         free(text), free(fail_case), free(fail_trace);
