@@ -61,6 +61,8 @@ static void job_abort(void *ud, cs_end_reason why) {
     cs_world_abort(j->w, why);
 }
 
+static void job_settle(void *ud) { cs_control_settle(((thread_job *)ud)->control); }
+
 static void job_set_gates(void *ud, cs_gates *g) {
     cs_world_set_gate(((thread_job *)ud)->w, cs_gates_pass, g);
 }
@@ -282,9 +284,16 @@ static int trace_status(cs_control *c, int status) {
     return 1;
 }
 
+void cs_control_settle(cs_control *c) {
+    cs_bus_lock(&c->bus);
+    if (!c->settled && c->recheck && !c->mon.deadlocked) recheck(c);
+    c->settled = true;
+    cs_bus_unlock(&c->bus);
+}
+
 int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
-    if (status == 0 && c->recheck && !c->mon.deadlocked) recheck(c);
+    if (status == 0 && c->recheck && !c->settled && !c->mon.deadlocked) recheck(c);
     /* A verdict found on the last exit (a collective left unfinished) may
      * come after the engine saw a clean end. */
     if (status == 0 && c->mon.deadlocked) status = CS_END_DEADLOCK;
@@ -383,7 +392,7 @@ int cs_launch_run(const cs_run_opts *o) {
     thread_job tj = {w, &control};
     cs_job job = {.world = world, .bus = &control.bus, .mon = &control.mon, .script = &script,
                   .finished = job_finished, .end_reason = job_end_reason, .abort = job_abort,
-                  .set_gates = job_set_gates, .ud = &tj};
+                  .set_gates = job_set_gates, .settle = job_settle, .ud = &tj};
     if (ui && o->ui->attach(o->ui->ud, &job) < 0) {
         fprintf(err, "commsim: cannot start the visualizer\n");
         cs_world_abort(w, CS_END_ERROR);

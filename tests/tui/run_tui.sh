@@ -232,6 +232,32 @@ check "q after the end: the output and the warning printed in full, then the sum
    [ "$(grep -n "warning: isend" "$tmp/screen" | cut -d: -f1)" -lt "$(grep -n "^--- isend_reuse" "$tmp/screen" | cut -d: -f1)" ]'
 tm kill-session -t pa
 
+# ---- an eager run that ends ok is rechecked with rendezvous sends: the line
+# is on the visualizer's end screen, for both outcomes, and once in the summary
+printf '%s\n' '--- world: 2' 'local t = tensor.full(4, rank)' 'local r = tensor.zeros(4)' \
+  'dist.send(t, 1 - rank)' 'dist.recv(r, 1 - rank)' >"$tmp/bothsend.lua"
+start rk 100 30 "$bin run $tmp/bothsend.lua --send-mode eager --speed 0 --trace $tmp/rk.trace"
+check "eager, ok only because sends are buffered: the recheck's line on the end screen" \
+  'wait_for rk FINISHED "with rendezvous sends: deadlock at bothsend.lua:4" "the run has ended (finished)"'
+tm send-keys -t rk q
+check "the recheck's line once in the summary after the screen closes" \
+  'wait_for rk EXIT=0 "verdict: ok" && [ "$(count "with rendezvous sends: deadlock at")" = 1 ]'
+tm kill-session -t rk
+start rk2 80 24 "$bin run $lessons/02-point-to-point/chain.lua --send-mode eager --speed 0"
+check "eager, and fine with rendezvous sends (80x24): \"with rendezvous sends: ok\" on the end screen" \
+  'wait_for rk2 FINISHED "with rendezvous sends: ok"'
+quit_check rk2 0 "recheck ok: q gives status 0"
+start rk3 80 24 "$bin run $tmp/bothsend.lua --send-mode eager --speed 0 --no-recheck"
+check "--no-recheck: no recheck line on the end screen" \
+  'wait_for rk3 FINISHED "the run has ended" && ! grep -qF "with rendezvous sends" "$tmp/screen"'
+quit_check rk3 0 "--no-recheck: q gives status 0"
+start rk4 100 30 "$bin replay $tmp/rk.trace"
+wait_for rk4 "event 1/" >/dev/null
+tm send-keys -t rk4 G
+check "replay at the end: the recheck's line, not as a warning" \
+  'wait_for rk4 "with rendezvous sends: deadlock at bothsend.lua:4" && ! grep -qF "warning: with rendezvous sends:" "$tmp/screen"'
+quit_check rk4 0 "replay of a rechecked run: q gives status 0"
+
 # ---- --timeout applies in the visualizer only when given
 start to 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --timeout 1"
 check "--timeout 1 --step: the paused run times out and says so" 'wait_for to TIMEOUT'
