@@ -158,4 +158,24 @@ grep -q "attempt to index a nil value (global 'io')" "$tmp/c1.txt" && ok "the es
 grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's reason" || bad_showing "$tmp/c1.txt" "syntax reason"
 [ ! -e /tmp/pwned ] && ok "no escape" || bad "escape" "/tmp/pwned exists"
 
+# As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  mkdir -p "$tmp/spin_ex"
+  echo 'return {title = "spin", limits = {timeout = 4}, cases = {{name = "spin", world = 1, send_modes = {"rendezvous"}}}}' \
+    >"$tmp/spin_ex/spec.lua"
+  echo 'while true do end' >"$tmp/spin.lua"
+  "$bin" grade "$tmp/spin_ex" "$tmp/spin.lua" --trace-dir "$tmp/spin_traces" >"$tmp/spin.out" 2>&1 &
+  gpid=$! found=
+  for i in $(seq 1 200); do
+    ps -eo user=,args= | grep -F "$tmp/spin_ex" | grep -q '^nobody ' && { found=1; break; }
+    sleep 0.05
+  done
+  wait $gpid
+  [ -n "$found" ] && ok "as root: the solution runs as nobody" || bad_showing "$tmp/spin.out" "as root: runs as nobody"
+  grep -qF "total: 0/1" "$tmp/spin.out" && [ "$(stat -c %U "$tmp/spin_traces"/*.jsonl)" = root ] &&
+    ok "as root: the spinning solution scores 0, its kept trace is the grader's" || bad_showing "$tmp/spin.out" "as root: spin"
+else
+  skip "as root: the solution runs as nobody" "not root, or no user nobody"
+fi
+
 finish
