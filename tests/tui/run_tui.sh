@@ -247,6 +247,10 @@ start rk2 80 24 "$bin run $lessons/02-point-to-point/chain.lua --send-mode eager
 check "eager, and fine with rendezvous sends (80x24): \"with rendezvous sends: ok\" on the end screen" \
   'wait_for rk2 FINISHED "with rendezvous sends: ok"'
 quit_check rk2 0 "recheck ok: q gives status 0"
+start rkt 100 30 "$bin run $tmp/bothsend.lua --engine tcp --send-mode eager --speed 0"
+check "tcp: the recheck's line on the end screen too" \
+  'wait_for rkt FINISHED "with rendezvous sends: deadlock at bothsend.lua:4" "the run has ended (finished)"'
+quit_check rkt 0 "tcp recheck: q gives status 0"
 start rk3 80 24 "$bin run $tmp/bothsend.lua --send-mode eager --speed 0 --no-recheck"
 check "--no-recheck: no recheck line on the end screen" \
   'wait_for rk3 FINISHED "the run has ended" && ! grep -qF "with rendezvous sends" "$tmp/screen"'
