@@ -141,7 +141,7 @@ st=$?
 guarded "$bin" grade ring "$class" --jobs 3 --out "$tmp/c2.txt" --csv "$tmp/c2.csv"
 [ "$st" = 6 ] && ok "class: status 6" || bad "class: status $st"
 cmp -s "$tmp/c1.txt" "$tmp/c2.txt" && cmp -s "$tmp/c1.csv" "$tmp/c2.csv" && ok "class graded twice: byte-identical" \
-  || bad_showing "$tmp/c2.csv" "class twice" "outputs differ"
+  || { diff "$tmp/c1.txt" "$tmp/c2.txt" >"$tmp/c.diff"; bad_showing "$tmp/c.diff" "class twice" "outputs differ"; }
 [ "$(grep -c . "$tmp/c1.csv")" = 31 ] && ok "class: 30 rows" || bad_showing "$tmp/c1.csv" "class rows"
 # The same solution scores the same whatever its neighbours: compare with alone.
 for s in 02 03 04 05 06; do
