@@ -377,6 +377,7 @@ static cs_learn_action exercise_key(cs_learn *l, const cs_exercise *e, int key) 
 }
 
 cs_learn_action cs_learn_key(cs_learn *l, int key) {
+    if (key == CS_KEY_RESIZE) return CS_LEARN_NONE; /* not the user's: the message stays */
     if (l->help) {
         l->help = false;
         return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;

@@ -848,6 +848,9 @@ START_TEST(test_book_exercises) {
     ck_assert_has("    width of the pane"); /* the wrapped line keeps its indent */
     ck_assert_has("v see the failure  n next failing");
     free(text);
+    snprintf(l.message, sizeof l.message, "x.lua: 0/2");
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_RESIZE), CS_LEARN_NONE);
+    ck_assert_str_eq(l.message, "x.lua: 0/2"); /* a resize is no key of the user's */
     ck_assert_int_eq(cs_learn_key(&l, 'v'), CS_LEARN_FAILURE);
     ck_assert_int_eq(l.grade.sel, 0);
     ck_assert_int_eq(cs_learn_key(&l, 'n'), CS_LEARN_NONE);
