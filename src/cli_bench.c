@@ -166,7 +166,8 @@ int cs_cli_bench(int argc, char **argv) {
     char why[256], *end;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+    opterr = 0; /* one line of our own (cs_cli_bad_option) */
+    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_ENGINE:
             if ((r = parse_engines(&o, optarg)) != 0) return r < 0 ? 0 : r;
@@ -231,7 +232,7 @@ int cs_cli_bench(int argc, char **argv) {
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 1;
+        default: return cs_cli_bad_option("bench", c, argv);
         }
     }
     if (optind != argc) {
