@@ -293,51 +293,20 @@ static int folded_rank(int v, int rem) { return v < rem ? v * 2 + 1 : v + rem; }
 
 /* Recursive doubling: in round k = 1, 2, ... a rank exchanges its whole vector
  * with the rank 2^(k-1) away and both add. A non-power-of-two size is folded
- * first (fold_in, fold_out). tmp holds as many elements as t. */
-static int rd_block(cs_coll *c, cs_tensor *t, cs_tensor *tmp) {
+ * first (fold_in, fold_out). */
+static int allreduce_rd(cs_coll *c, cs_tensor *t) {
     int n = c->n, p = 1, rc = CS_OK;
     while (p * 2 <= n) p *= 2;
     int rem = n - p, vr;
+    cs_tensor *tmp = scratch(c, cs_tensor_numel(t));
+    if (!tmp) return CS_ENOMEM;
     rc = fold_in(c, t, tmp, rem, &vr);
     for (int mask = 1; vr >= 0 && mask < p && rc == CS_OK; mask <<= 1) {
         int peer = folded_rank(vr ^ mask, rem);
         if ((rc = exchange(c, t, peer, tmp, peer)) == CS_OK) combine(c, t, tmp);
     }
     if (rc == CS_OK) rc = fold_out(c, t, rem);
-    return rc;
-}
-
-/* Above RD_CHUNK bytes the tensor goes through in chunks of that size, each a
- * whole recursive doubling of its own: the scratch is one chunk, not a second
- * copy of the tensor per call (and per call's page faults). Every element is
- * combined with the same partners in the same order, so the result is the
- * same to the bit. */
-#define RD_CHUNK (1 << 20)
-
-static int allreduce_rd(cs_coll *c, cs_tensor *t) {
-    int64_t numel = cs_tensor_numel(t), per = RD_CHUNK / (int64_t)cs_dtype_size(c->dtype);
-    int rc = CS_OK;
-    if (per < 1) per = 1;
-    if (numel <= per) {
-        cs_tensor *tmp = scratch(c, numel);
-        if (!tmp) return CS_ENOMEM;
-        rc = rd_block(c, t, tmp);
-        cs_tensor_release(tmp);
-        return rc;
-    }
-    cs_tensor *flat = flat_view(t), *tmp = flat ? scratch(c, per) : NULL;
-    if (!tmp) {
-        cs_tensor_release(flat);
-        return CS_ENOMEM;
-    }
-    for (int64_t off = 0; off < numel && rc == CS_OK; off += per) {
-        int64_t len = numel - off < per ? numel - off : per;
-        cs_tensor *part = cs_tensor_narrow(flat, 0, off, len), *in = cs_tensor_narrow(tmp, 0, 0, len);
-        rc = part && in ? rd_block(c, part, in) : CS_ENOMEM;
-        cs_tensor_release(part), cs_tensor_release(in);
-    }
     cs_tensor_release(tmp);
-    cs_tensor_release(flat);
     return rc;
 }
 

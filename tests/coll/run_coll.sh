@@ -59,9 +59,9 @@ else
   bad_showing "$tmp/i.jsonl" "trace: coll events and internal messages in the group's context"
 fi
 
-# recursive doubling over 1 MiB, chunk by chunk: the ring's result
+# recursive doubling and reduce_broadcast over 1 MiB: the ring's result
 for np in 3 4 5; do
-  expect "recursive_doubling in 1 MiB chunks and reduce_broadcast in place, $np ranks: the ring's result" 0 "[rank 0] same" -- run "$dir/rd_chunks.lua" -n $np --mem-limit 1024
+  expect "recursive_doubling and reduce_broadcast (in place) over 1 MiB, $np ranks: the ring's result" 0 "[rank 0] same" -- run "$dir/rd_chunks.lua" -n $np --mem-limit 1024
 done
 expect "... on tcp too" 0 "[rank 2] same" -- run "$dir/rd_chunks.lua" --engine tcp --mem-limit 1024
 

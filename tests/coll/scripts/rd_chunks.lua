@@ -1,8 +1,8 @@
 --- world: 3
--- recursive_doubling over 1 MiB goes through 1 MiB at a time, and
--- reduce_broadcast reduces in place: the results are the ring's, element for
+-- Over 1 MiB, recursive_doubling and reduce_broadcast (which reduces in
+-- place, the broadcast overwriting it) give the ring's result, element for
 -- element, whatever the group size (folded or not).
-local n = 3 * 1024 * 1024 + 7 -- 12 MiB and 28 bytes: four chunks, the last short
+local n = 3 * 1024 * 1024 + 7 -- 12 MiB and 28 bytes
 local a = tensor.zeros(n)
 for i = 0, n - 1, 4099 do a[i] = (i % 1000) + rank end
 a[n - 1] = rank + 0.5
