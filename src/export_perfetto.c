@@ -5,6 +5,7 @@
  * from each send to the receive it matched, instant events for the verdict
  * and the pitfalls. Times are the trace's t in microseconds. Records are
  * collected, then sorted by time, so every track's timestamps are monotone. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,22 @@ static int by_time(const void *a, const void *b) {
 }
 
 static double us(double t) { return t * 1e6; }
+
+/* A time in microseconds with three decimals, as %.3f writes it but without
+ * printf's exact decimal expansion: a big trace writes two million of them. */
+static void put_us(FILE *f, double v) {
+    char buf[32], *p = buf + sizeof buf;
+    if (!(v >= 0) || v > 9e15) { /* outside what the integer holds: printf's way */
+        fprintf(f, "%.3f", v > 0 ? v : 0);
+        return;
+    }
+    unsigned long long n = (unsigned long long)llround(v * 1000);
+    *--p = 0;
+    for (int i = 0; i < 3; i++, n /= 10) *--p = (char)('0' + n % 10);
+    *--p = '.';
+    do *--p = (char)('0' + n % 10); while (n /= 10);
+    fputs(p, f);
+}
 
 static void put_name(FILE *f, const cs_event *e, const rec *r) {
     char buf[96];
@@ -207,12 +224,16 @@ int cs_export_perfetto(FILE *f, const cs_export_ctx *x, char *err, size_t errlen
         case R_FLOW_IN: fputs("f\",\"bp\":\"e", f); break;
         case R_INSTANT: fputs(c->tid < 0 ? "i\",\"s\":\"g" : "i\",\"s\":\"t", f); break;
         }
-        fprintf(f, "\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"%s\",\"name\":\"",
-                c->tid < 0 ? 0 : c->tid, c->ts, c->cat);
+        fprintf(f, "\",\"pid\":1,\"tid\":%d,\"ts\":", c->tid < 0 ? 0 : c->tid);
+        put_us(f, c->ts);
+        fprintf(f, ",\"cat\":\"%s\",\"name\":\"", c->cat);
         if (c->kind == R_FLOW_OUT || c->kind == R_FLOW_IN) fputs("message", f);
         else put_name(f, e, c);
         fputc('"', f);
-        if (c->kind == R_SLICE) fprintf(f, ",\"dur\":%.3f", c->dur < 0 ? 0 : c->dur);
+        if (c->kind == R_SLICE) {
+            fputs(",\"dur\":", f);
+            put_us(f, c->dur < 0 ? 0 : c->dur);
+        }
         if (c->kind == R_FLOW_OUT || c->kind == R_FLOW_IN) fprintf(f, ",\"id\":%llu", c->id);
         else put_args(f, e);
         fputc('}', f);
