@@ -44,6 +44,7 @@ if have rsvg-convert; then
   consumer "svg: rsvg-convert renders every lesson's picture" test ! -s "$tmp/rsvg"
   [ -s "$tmp/rsvg" ] && show "$tmp/rsvg"
 else skip "svg: rsvg-convert is not installed"; fi
+consumer "svg: collectives' messages inside their bands, user arrows outside, steps labelled" "$py" "$here/check_svg.py" "$tmp"/pics/*.svg
 consumer "mermaid: every lesson's diagram is in the grammar we emit" "$py" "$here/check_mermaid.py" "$tmp"/pics/*.mermaid
 consumer "perfetto: every lesson's trace events are well formed" "$py" "$here/check_perfetto.py" "$tmp"/pics/*.perfetto
 consumer "asciicast: every lesson's recording is asciicast v2" "$py" "$here/check_cast.py" 100 30 "$tmp"/pics/*.asciicast
@@ -58,7 +59,14 @@ expect "svg: the dark theme"          0 'fill="#0d1117"' -- export "$tmp/d.jsonl
 expect "asciicast: the visualizer's deadlock frame" 0 "wait-for cycle: rank 0" -- export "$tmp/d.jsonl" -f asciicast
 "$bin" run "$L/03-collectives/ring_allreduce.lua" --no-tui --trace "$tmp/r.jsonl" >/dev/null 2>&1
 expect "mermaid: a collective in a rect" 0 "Note over R0,R3: all_reduce (ring) SUM" -- export "$tmp/r.jsonl" -f mermaid
-expect "svg: a collective band names its algorithm" 0 ">ring SUM<" -- export "$tmp/r.jsonl" -f svg
+expect "svg: a collective band names its algorithm" 0 ">ring SUM, 24 msgs<" -- export "$tmp/r.jsonl" -f svg
+for label in RS1 RS3 AG1 AG3 reduce-scatter all-gather; do
+  expect "svg: the ring's schedule labelled: $label" 0 ">$label<" -- export "$tmp/r.jsonl" -f svg
+done
+# two calls on one context overlapping in time: a message is its own call's
+# (by the call's number, its tag), not the call open at its time
+expect "svg: overlapping calls count their own messages (first)"  0 ">ring SUM, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
+expect "svg: overlapping calls count their own messages (second)" 0 ">ring, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
 "$bin" run "$L/02-point-to-point/isend_reuse.lua" --no-tui --trace "$tmp/p.jsonl" >/dev/null 2>&1
 expect "svg: pitfalls listed by number" 0 "pitfall 1 (rank" -- export "$tmp/p.jsonl" -f svg
 expect "perfetto: pitfalls as instants" 0 '"cat":"pitfall"' -- export "$tmp/p.jsonl" -f perfetto
