@@ -2,7 +2,8 @@
 # run_export.sh -- commsim export and run --export: every lesson of the
 # chapters exports in every format, and each picture is read back by a real
 # consumer where one is installed: xmllint and rsvg-convert for SVG, the
-# Trace Event Format checks for Perfetto, the Mermaid grammar subset we
+# Trace Event Format checks for Perfetto, Mermaid's own parser (npm's
+# mermaid in node, when ./setup could install it) and the grammar subset we
 # emit, asciinema's parser for asciicasts. Then a golden PNG of the deadlock
 # demo, bad traces (the replay's FILE:LINE errors) and the options.
 . "$(dirname "$0")/../lib.sh"
@@ -45,6 +46,17 @@ if have rsvg-convert; then
   [ -s "$tmp/rsvg" ] && show "$tmp/rsvg"
 else skip "svg: rsvg-convert is not installed"; fi
 consumer "svg: collectives' messages inside their bands, user arrows outside, steps labelled" "$py" "$here/check_svg.py" "$tmp"/pics/*.svg
+# Mermaid itself where ./setup could install it (npm), offline in node; it
+# must refuse a broken diagram too, or its passing would say nothing
+mm=$here/mermaid
+if have node && [ -d "$mm/node_modules/mermaid" ]; then
+  consumer "mermaid: Mermaid itself parses every lesson's diagram as a sequenceDiagram" node "$mm/parse.mjs" "$tmp"/pics/*.mermaid
+  printf 'sequenceDiagram\n    participant R0 as Rank 0\n    R0->>: 16 B tag 0\n' >"$tmp/broken.mmd"
+  if node "$mm/parse.mjs" "$tmp/broken.mmd" >"$tmp/chk" 2>&1; then bad "mermaid: Mermaid refuses a broken diagram"
+  else ok "mermaid: Mermaid refuses a broken diagram"; fi
+else
+  skip "mermaid: Mermaid itself is not installed (./setup installs it with npm): the grammar subset only"
+fi
 consumer "mermaid: every lesson's diagram is in the grammar we emit" "$py" "$here/check_mermaid.py" "$tmp"/pics/*.mermaid
 consumer "perfetto: every lesson's trace events are well formed" "$py" "$here/check_perfetto.py" "$tmp"/pics/*.perfetto
 consumer "asciicast: every lesson's recording is asciicast v2" "$py" "$here/check_cast.py" 100 30 "$tmp"/pics/*.asciicast
