@@ -421,6 +421,19 @@ static void layout_free(layout *l) {
     free(l->x);
 }
 
+/* The column where a band's schedule must stop: the first inside it where
+ * another call opens (calls of disjoint groups side by side) or the
+ * deadlock is drawn; else just past its end. */
+static size_t stop_col(const cs_history *h, const size_t *row, size_t cb, size_t ce) {
+    for (size_t c = cb + 1; c <= ce; c++) {
+        const cs_hrow *o = cs_history_row(h, row[c]);
+        if ((o->kind == CS_HROW_COLL && o->begin) || o->kind == CS_HROW_STATES ||
+            o->kind == CS_HROW_DEADLOCK)
+            return c;
+    }
+    return ce + 1 > cb ? ce + 1 : cb + 1;
+}
+
 static int layout_build(layout *l, const pass *p) {
     const cs_history *h = &p->h;
     size_t n = h->n;
@@ -452,11 +465,7 @@ static int layout_build(layout *l, const pass *p) {
         if (r->kind != CS_HROW_COLL || !r->begin) continue;
         double need = inner_width(band_call(p, r, h->dropped_rows + i));
         size_t b = l->col[i], e = l->col[band_end(h, i)];
-        double have = e >= b ? (double)(e - b + 1) * CW - 8 : CW - 8;
-        for (size_t c = b + 1; c <= e; c++) { /* another call opens inside: its first column only */
-            const cs_hrow *o = cs_history_row(h, l->row[c]);
-            if (o->kind == CS_HROW_COLL && o->begin) have = CW - 8;
-        }
+        double have = (double)(stop_col(h, l->row, b, e) - b) * CW - 8;
         if (need > have) w[b] += need - have;
     }
     double at = LEFT;
@@ -547,8 +556,8 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
     text(f, 20, 52, FONT, t->muted, "start", NULL, title);
 
     /* collective bands under everything: a rectangle over each run of its
-     * members' lanes, its schedule in its own first column when other calls
-     * open inside it (calls of disjoint groups run side by side) */
+     * members' lanes, its schedule up to where another call opens inside it
+     * (calls of disjoint groups run side by side) or the deadlock is drawn */
     for (size_t i = 0; i < h->n; i++) {
         const cs_hrow *r = cs_history_row(h, i);
         if (r->kind != CS_HROW_COLL || !r->begin) continue;
@@ -572,11 +581,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                     (run - k + 1) * lh - 4, t->coll, t->coll_edge);
             k = run;
         }
-        double sw = bw; /* the schedule's room */
-        for (size_t c = cb + 1; c <= ce; c++) {
-            const cs_hrow *o2 = cs_history_row(h, L.row[c]);
-            if (o2->kind == CS_HROW_COLL && o2->begin) sw = L.x[cb + 1] - L.x[cb] - 8;
-        }
+        double sw = L.x[stop_col(h, L.row, cb, ce)] - L.x[cb] - 8; /* the schedule's room */
         double by = TOP + lo * lh + 2, bh = (hi - lo + 1) * lh - 4;
         const call *c = band_call(&p, r, h->dropped_rows + i);
         const cs_event *first = c ? &rp->ev[c->first] : NULL;
