@@ -318,7 +318,7 @@ int cs_trace_scan(char *line, size_t len, int world, cs_event *ev, cs_trace_stri
     e.seq = (uint64_t)seq->i;
     e.t = t->d;
     for (int i = 0; i < CS_F_NFIELDS; i++) {
-        uint32_t bit = CS_FIELD_BIT(i);
+        uint64_t bit = CS_FIELD_BIT(i); /* the masks may be wider than an int */
         const tok *v = (kind->need | kind->opt) & bit ? get(&s, cs_fields[i].key) : NULL;
         if (!v && (kind->need & bit)) return 0;
         if (!v) continue;
