@@ -318,6 +318,44 @@ static void fill_post(cs_event *ev, const cs_request *q, const cs_tensor *t) {
     ev->eager = q->eager;
 }
 
+/* ---- modelled time: what the timekeeper (vclock.c) must hear from the rank */
+
+/* Arithmetic charged since the last operation becomes one compute span. */
+static void flush_flops(cs_rank *r, int line) {
+    if (!r->flops_pending) return;
+    uint64_t ns = cs_netmodel_flops_ns(&r->world->cfg.net, r->flops_pending);
+    r->flops_pending = 0;
+    cs_event ev = {.type = CS_EV_COMPUTE, .ms = (double)ns / 1e6, .begin = true, .line = line};
+    emit(r, &ev);
+    ev.begin = false;
+    emit(r, &ev);
+}
+
+void cs_rank_flops(cs_rank *r, uint64_t n) {
+    if (r->world->cfg.net.flops) r->flops_pending += n;
+}
+
+/* The rank waits for every request of qs: its clock moves to their end. */
+static void announce_wait(cs_rank *r, cs_request **qs, int n, int line) {
+    uint64_t small[16];
+    uint64_t *ids = n <= 16 ? small : malloc((size_t)n * sizeof *ids);
+    if (!ids) {
+        snprintf(r->errmsg, sizeof r->errmsg, "out of memory announcing a wait");
+        return;
+    }
+    for (int i = 0; i < n; i++) ids[i] = qs[i]->id;
+    cs_event ev = {.type = CS_EV_WAIT, .reqs = ids, .nreqs = n, .line = line};
+    emit(r, &ev);
+    if (ids != small) free(ids);
+}
+
+void cs_world_clock_answer(cs_world *w, int rank, uint64_t ns) {
+    if (rank < 0 || rank >= w->cfg.world) return;
+    cs_rank *r = &w->ranks[rank];
+    atomic_store(&r->clock_answer, ns + 1);
+    cs_rank_wake(r);
+}
+
 /* ---- posting */
 
 static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
@@ -355,6 +393,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
     if ((rc = gate_p2p(r, op, line, dst, tag, t)) != CS_OK) return rc;
     bool eager = cs_send_mode_is_eager(&w->cfg.mode, cs_tensor_nbytes(t));
     if ((rc = pitfalls(r, op, t, dst, tag, ctx, eager, line)) != CS_OK) return rc;
+    flush_flops(r, line);
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
     q->ctx = ctx;
@@ -392,6 +431,7 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
     if (tag < 0) return fail_arg(r, "dist.%s: tag must be >= 0 (got %d)", name, tag);
     if ((rc = gate_p2p(r, op, line, src, tag, t)) != CS_OK) return rc;
     if ((rc = pitfalls(r, op, t, src, tag, ctx, false, line)) != CS_OK) return rc;
+    flush_flops(r, line);
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
     q->ctx = ctx;
@@ -498,6 +538,10 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
      * finish is a deadlock the monitor sees as it would see the whole list. */
     for (int at = 0; at < n; at += CS_EV_MAX_REQS) {
         waitset ws = {.qs = qs + at, .n = n - at < CS_EV_MAX_REQS ? n - at : CS_EV_MAX_REQS};
+        if (r->world->cfg.net.on) {
+            flush_flops(r, line);
+            announce_wait(r, ws.qs, ws.n, line);
+        }
         int rc = wait_set(r, &ws, line);
         if (rc != CS_OK) return rc;
     }
@@ -507,7 +551,11 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
 
 bool cs_test(cs_rank *r, cs_request *q) {
     bool done = cs_request_is_completed(q);
-    if (done && q->owner == r) cs_inflight_done(r, q);
+    if (done && q->owner == r) {
+        cs_inflight_done(r, q);
+        /* Seen completed is waited on: the clock moves to its completion. */
+        if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
+    }
     return done;
 }
 
@@ -554,8 +602,14 @@ int cs_irecv_ctx(cs_rank *r, cs_tensor *t, int src, int tag, int ctx, int line, 
 int cs_compute(cs_rank *r, double ms, int line) {
     if (!(ms >= 0) || ms > 3600e3) return fail_arg(r, "compute: ms must be between 0 and 3600000");
     cs_world *w = r->world;
+    flush_flops(r, line);
     cs_event ev = {.type = CS_EV_COMPUTE, .ms = ms, .begin = true, .line = line};
     emit(r, &ev);
+    if (w->cfg.net.on) { /* virtual time only: the timekeeper adds ms to the clock */
+        ev.begin = false;
+        emit(r, &ev);
+        return cs_world_aborted(w) ? CS_EABORT : CS_OK;
+    }
     double until = cs_now() + ms / 1e3;
     int rc = CS_OK;
     for (;;) {
@@ -573,7 +627,28 @@ int cs_compute(cs_rank *r, double ms, int line) {
     return rc;
 }
 
-double cs_time(const cs_rank *r) { return cs_now() - r->world->bus->t0; }
+double cs_time(cs_rank *r, int line) {
+    cs_world *w = r->world;
+    if (!w->cfg.net.on) return cs_now() - w->bus->t0;
+    flush_flops(r, line);
+    atomic_store(&r->clock_answer, 0);
+    cs_event ev = {.type = CS_EV_CLOCK, .line = line};
+    emit(r, &ev);
+    /* The answer comes once the timekeeper has timed the rank's past: at
+     * once, unless it waits for other ranks to say what they do. */
+    for (;;) {
+        uint32_t seen = atomic_load(&r->futex);
+        uint64_t a = atomic_load(&r->clock_answer);
+        if (a) return (double)(a - 1) / 1e9;
+        if (cs_world_aborted(w) || engine_broken(r) != CS_OK) return -1;
+        atomic_store(&r->sleeping, 1);
+        if (!atomic_load(&r->clock_answer) && !cs_world_aborted(w)) {
+            if (w->engine->ops->idle) w->engine->ops->idle(w->engine, r, seen);
+            else futex_wait(&r->futex, seen, NULL);
+        }
+        atomic_store(&r->sleeping, 0);
+    }
+}
 
 /* An event carries at most CS_EV_MAX_TEXT bytes of text (the wire and the
  * trace bound it), so longer output leaves as several print events, cut at
@@ -642,6 +717,7 @@ void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) {
 void cs_rank_exit(cs_rank *r, int status) {
     cs_world *w = r->world;
     status = cs_inflight_exit(r, status);
+    if (status == 0) flush_flops(r, 0);
     cs_event ev = {.type = CS_EV_EXIT, .status = status};
     emit(r, &ev);
     atomic_store(&r->exited, 1);

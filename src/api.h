@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "netmodel.h"
 #include "tensor.h"
 
 typedef struct cs_world cs_world;
@@ -67,6 +68,10 @@ typedef struct cs_world_config {
     /* the collective algorithm per family (collectives.h: cs_coll_family ->
      * cs_coll_algo); 0 = the family's default */
     unsigned char coll_algo[CS_COLL_MAX_FAMILIES];
+    /* --net: with a model on, waits and clock reads are announced to the
+     * timekeeper (vclock.h), dist.compute does not sleep, and dist.time()
+     * returns the rank's virtual clock */
+    cs_netmodel net;
 } cs_world_config;
 
 /* A world over the thread engine: every rank lives in this process. Events go to
@@ -131,8 +136,17 @@ int cs_isend_ctx(cs_rank *r, cs_tensor *t, int dst, int tag, int ctx, int line, 
 int cs_irecv_ctx(cs_rank *r, cs_tensor *t, int src, int tag, int ctx, int line, cs_request **out);
 
 /* ---- the rest of a script's life */
-int cs_compute(cs_rank *r, double ms, int line); /* busy for ms; CS_EABORT if the run ends */
-double cs_time(const cs_rank *r);               /* monotonic seconds */
+/* Busy for ms (real time; with a model, virtual time only); CS_EABORT if the run ends. */
+int cs_compute(cs_rank *r, double ms, int line);
+/* Seconds since the run started; with a model, the rank's virtual clock,
+ * once the timekeeper has timed everything before (a negative value: the
+ * run ended first). */
+double cs_time(cs_rank *r, int line);
+/* With a model that sets flops=: n more floating-point operations of tensor
+ * arithmetic, charged to the clock before the rank's next operation. */
+void cs_rank_flops(cs_rank *r, uint64_t n);
+/* The timekeeper's answer to rank's clock read (any thread): ns. */
+void cs_world_clock_answer(cs_world *w, int rank, uint64_t ns);
 void cs_print(cs_rank *r, const char *text, int line);
 void cs_warn(cs_rank *r, const char *text, int line);
 /* The rank failed: emits an error event with msg ("file:line: message") and ends

@@ -140,7 +140,8 @@ static pid_t start_child(const cs_bench_opts *o, const run_spec *rs, const char 
     close(outfd); /* stdout holds the pipe now: EOF comes when the run's processes end */
     double budget = o->iters > 0 ? 600 : 120 + 20.0 * o->nsizes * (o->seconds > 1 ? o->seconds : 1);
     cs_run_opts ro = {.script = path, .nranks = rs->ranks, .engine = rs->engine,
-                      .send_mode = rs->mode, .mem_limit = (size_t)4096 << 20, .step_limit = 0,
+                      .send_mode = rs->mode, .net = o->net, .mem_limit = (size_t)4096 << 20,
+                      .step_limit = 0,
                       .timeout = budget, .no_recheck = true, .rank = -1,
                       .out = stdout, .err = stderr};
     int status = cs_launch_run(&ro);

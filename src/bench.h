@@ -37,6 +37,7 @@ typedef struct cs_bench_opts {
     long iters;           /* > 0: fixed; 0: chosen by time */
     double seconds;       /* per size when iters is 0 */
     cs_bench_format format;
+    const char *net;      /* --net: every run under this network model, or NULL (real time) */
     FILE *out, *err;
 } cs_bench_opts;
 

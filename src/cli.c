@@ -11,6 +11,7 @@
 #include "collectives.h"
 #include "engine.h"
 #include "launch.h"
+#include "netmodel.h"
 #include "lessons.h"
 #include "tui.h"
 #include "script.h"
@@ -35,6 +36,11 @@ static void run_usage(FILE *f) {
             "                         is posted), eager (sends complete once buffered), or\n"
             "                         eager:N (eager up to N bytes, rendezvous above; N may\n"
             "                         end in K or M). Default: the script's header.\n"
+            "      --net MODEL        modelled time (docs/time-model.md): none (default: real\n"
+            "                         time), nvlink, pcie, infiniband, ethernet-10g,\n"
+            "                         ethernet-1g, or alpha=5us,bandwidth=10GB/s[,flops=1G];\n"
+            "                         dist.time() then gives each rank's virtual clock and\n"
+            "                         the summary the makespan. Default: the script's header.\n"
             "      --tui              show the run in the visualizer (the default when standard\n"
             "                         input and output are a terminal)\n"
             "      --no-tui           print the plain report (the default without a terminal)\n"
@@ -116,7 +122,7 @@ static int parse_number(const char *opt, const char *s, double *out) {
 enum { OPT_ENGINE = 256, OPT_SEND_MODE, OPT_TUI, OPT_NO_TUI, OPT_TRACE, OPT_TIMEOUT,
        OPT_MEM, OPT_STEPS, OPT_SEED, OPT_STRICT, OPT_NO_RECHECK, OPT_ALGO, OPT_MASTER, OPT_RANK, OPT_WORLD,
        OPT_TOKEN, OPT_BIND, OPT_WORKER, OPT_STEP, OPT_SPEED, OPT_REPORT,
-       OPT_EXPORT };
+       OPT_EXPORT, OPT_NET };
 
 /* torchrun's environment, for an engine whose ranks are processes: flags win over it. */
 static int process_environment(cs_run_opts *o, bool have_world, char *master, size_t len) {
@@ -174,6 +180,7 @@ int cs_cli_run(int argc, char **argv) {
         {"ranks", required_argument, NULL, 'n'},
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"send-mode", required_argument, NULL, OPT_SEND_MODE},
+        {"net", required_argument, NULL, OPT_NET},
         {"tui", no_argument, NULL, OPT_TUI},
         {"no-tui", no_argument, NULL, OPT_NO_TUI},
         {"step", no_argument, NULL, OPT_STEP},
@@ -233,6 +240,16 @@ int cs_cli_run(int argc, char **argv) {
             o.engine = optarg;
             break;
         case OPT_SEND_MODE: o.send_mode = optarg; break;
+        case OPT_NET: {
+            cs_netmodel m;
+            char msg[256];
+            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
+                fprintf(stderr, "commsim run: %s\n", msg);
+                return 1;
+            }
+            o.net = optarg;
+            break;
+        }
         case OPT_TUI: tui = 1; break;
         case OPT_NO_TUI: tui = 0; break;
         case OPT_STEP: to.paused = true; break;

@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "bench.h"
+#include "netmodel.h"
 #include "cli.h"
 #include "engine.h"
 
@@ -35,6 +36,8 @@ static void usage(FILE *f) {
           "  --time S          else: seconds per size, iterations chosen to fill it\n"
           "                    (default 0.2)\n"
           "  --format F        table (default), csv or json\n"
+          "  --net MODEL       run under a network model (docs/time-model.md): the\n"
+          "                    times are then modelled, the same on every machine\n"
           "  -h, --help        this help\n"
           "\n"
           "time is per iteration on the slowest rank; pingpong's is the half round trip\n"
@@ -112,7 +115,7 @@ static int parse_engines(cs_bench_opts *o, char *spec) {
 
 int cs_cli_bench(int argc, char **argv) {
     enum { OPT_ENGINE = 256, OPT_MODE, OPT_OP, OPT_ALGO, OPT_SIZES, OPT_ITERS, OPT_TIME,
-           OPT_FORMAT };
+           OPT_FORMAT, OPT_NET };
     static const struct option longopts[] = {
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"send-mode", required_argument, NULL, OPT_MODE},
@@ -123,6 +126,7 @@ int cs_cli_bench(int argc, char **argv) {
         {"iters", required_argument, NULL, OPT_ITERS},
         {"time", required_argument, NULL, OPT_TIME},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"net", required_argument, NULL, OPT_NET},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -186,6 +190,16 @@ int cs_cli_bench(int argc, char **argv) {
             else if (strcmp(optarg, "json") == 0) o.format = CS_BENCH_JSON;
             else return fail("--format", "want table, csv or json, not", optarg);
             break;
+        case OPT_NET: {
+            cs_netmodel m;
+            char msg[256];
+            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
+                fprintf(stderr, "commsim bench: %s\n", msg);
+                return 1;
+            }
+            o.net = optarg;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 1;
         }

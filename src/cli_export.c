@@ -11,6 +11,7 @@
 static void export_usage(FILE *f) {
     fputs("usage: commsim export TRACE --format svg|mermaid|perfetto|asciicast [--out FILE]\n"
           "       [--from N --to N] [--width COLS --height ROWS] [--theme light|dark]\n"
+          "       [--net MODEL]\n"
           "\n"
           "Draw a trace written by 'commsim run --trace TRACE' as a picture: the\n"
           "events go through the same monitor as 'commsim replay', so the verdict\n"
@@ -33,6 +34,8 @@ static void export_usage(FILE *f) {
           "      --theme T    svg: light (default) or dark\n"
           "      --speed S    asciicast: S operations per second (default: the events'\n"
           "                   own times)\n"
+          "      --net MODEL  time a trace recorded with 'run --net' again under MODEL\n"
+          "                   before drawing it (docs/time-model.md)\n"
           "  -h, --help       show this help\n"
           "\n"
           "Run-time pictures: 'commsim run SCRIPT --export FORMAT:FILE' (repeatable)\n"
@@ -61,7 +64,8 @@ int cs_cli_export(int argc, char **argv) {
         {"from", required_argument, NULL, 'F'},   {"to", required_argument, NULL, 'T'},
         {"width", required_argument, NULL, 'W'},  {"height", required_argument, NULL, 'H'},
         {"theme", required_argument, NULL, 'm'},  {"speed", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
+        {"net", required_argument, NULL, 'N'},    {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
     };
     cs_export_opts o = {.from = -1, .to = -1};
     long long v;
@@ -103,6 +107,7 @@ int cs_cli_export(int argc, char **argv) {
             }
             break;
         }
+        case 'N': o.net = optarg; break;
         case 'h': export_usage(stdout); return 0;
         default: export_usage(stderr); return 1;
         }

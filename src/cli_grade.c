@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "netmodel.h"
 #include "grade.h"
 #include "xalloc.h"
 
@@ -27,6 +28,8 @@ static void grade_usage(FILE *f) {
           "      --csv FILE    a class folder: the summary (student,score,max,failing)\n"
           "      --jobs N      grade N submissions at once (default: the CPU count)\n"
           "      --engine E    run every case on engine E instead of the spec's\n"
+          "      --net MODEL   run every case under this network model (modelled time,\n"
+          "                    docs/time-model.md) instead of each script's header's\n"
           "      --trace-dir DIR  keep the trace of each failing case there; the text\n"
           "                    output names the 'commsim replay' command that opens it\n"
           "      --hidden      show why hidden cases failed (an instructor's view)\n"
@@ -41,16 +44,19 @@ static void grade_usage(FILE *f) {
 }
 
 int cs_cli_grade(int argc, char **argv) {
-    enum { OPT_FORMAT = 256, OPT_OUT, OPT_JOBS, OPT_TRACE_DIR, OPT_HIDDEN, OPT_ENGINE, OPT_CSV };
+    enum { OPT_FORMAT = 256, OPT_OUT, OPT_JOBS, OPT_TRACE_DIR, OPT_HIDDEN, OPT_ENGINE, OPT_CSV,
+           OPT_NET };
     static const struct option longs[] = {
         {"format", required_argument, NULL, OPT_FORMAT}, {"out", required_argument, NULL, OPT_OUT},
         {"jobs", required_argument, NULL, OPT_JOBS},     {"trace-dir", required_argument, NULL, OPT_TRACE_DIR},
         {"hidden", no_argument, NULL, OPT_HIDDEN},       {"engine", required_argument, NULL, OPT_ENGINE},
         {"csv", required_argument, NULL, OPT_CSV},       {"help", no_argument, NULL, 'h'},
+        {"net", required_argument, NULL, OPT_NET},
         {NULL, 0, NULL, 0}};
     cs_grade_format fmt = CS_GF_TEXT;
     const char *out = NULL, *csv = NULL;
     cs_grade_opts go = {0};
+    const char *net = NULL;
     bool show_hidden = false;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     optind = 1;
@@ -76,6 +82,16 @@ int cs_cli_grade(int argc, char **argv) {
         case OPT_TRACE_DIR: go.trace_dir = optarg; break;
         case OPT_HIDDEN: show_hidden = true; break;
         case OPT_ENGINE: go.engine = optarg; break;
+        case OPT_NET: {
+            cs_netmodel m;
+            char msg[256];
+            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
+                fprintf(stderr, "commsim grade: %s\n", msg);
+                return 1;
+            }
+            net = optarg;
+            break;
+        }
         case 'h': grade_usage(stdout); return 0;
         default: grade_usage(stderr); return 1;
         }
@@ -92,6 +108,7 @@ int cs_cli_grade(int argc, char **argv) {
         cs_grade_spec_free(&spec);
         return 1;
     }
+    spec.net = net;
     if (go.trace_dir && mkdir(go.trace_dir, 0777) < 0 && access(go.trace_dir, W_OK) < 0) {
         fprintf(stderr, "commsim grade: --trace-dir %s: cannot create it\n", go.trace_dir);
         cs_grade_spec_free(&spec);

@@ -10,9 +10,10 @@
 #include "replay.h"
 #include "report.h"
 #include "tui.h"
+#include "vclock.h"
 
 static void replay_usage(FILE *f) {
-    fputs("usage: commsim replay TRACE [--no-tui] [--report text|json]\n"
+    fputs("usage: commsim replay TRACE [--no-tui] [--report text|json] [--net MODEL]\n"
           "\n"
           "Replay a trace written by 'commsim run --trace TRACE': every event goes\n"
           "through the same monitor as in the live run, so the ranks' output, the\n"
@@ -33,6 +34,10 @@ static void replay_usage(FILE *f) {
           "      --report FORMAT  text (default): the report above; json: the outcome as\n"
           "                 one JSON document on standard output, the same as the live\n"
           "                 run's 'commsim run --report json' (docs/report-format.md)\n"
+          "      --net MODEL  time the recorded program under another network model\n"
+          "                 (docs/time-model.md); by default the one it was recorded\n"
+          "                 with, whose virtual times the replay computes again. The\n"
+          "                 trace must have been recorded with a model (run --net)\n"
           "  -h, --help     show this help\n"
           "\n"
           "example:\n"
@@ -48,20 +53,51 @@ static int unfinished(const cs_monitor *m) {
     return n;
 }
 
-static int replay_file(const char *path, cs_report_format format) {
+/* The timekeeper of a replay: the model given, else the recorded one.
+ * 0 (*out NULL without a model), or -1 after saying why. */
+static int replay_model(const cs_replay *rp, const char *net, cs_vclock **out) {
+    const char *recorded = rp->n && rp->ev[0].type == CS_EV_RUN ? rp->ev[0].net : NULL;
+    char msg[256];
+    cs_netmodel m;
+    *out = NULL;
+    if (!net && !recorded) return 0;
+    if (net && !recorded && strcmp(net, "none") != 0) {
+        fprintf(stderr, "commsim replay: --net: the trace was recorded without a network model, "
+                "so its waits were not all recorded; record it with 'commsim run --net'\n");
+        return -1;
+    }
+    if (cs_netmodel_parse(net ? net : recorded, &m, msg, sizeof msg) < 0) {
+        fprintf(stderr, "commsim replay: %s\n", msg);
+        return -1;
+    }
+    if (m.on && !(*out = cs_vclock_new(&m, rp->world))) {
+        fprintf(stderr, "commsim: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int replay_file(const char *path, cs_report_format format, const char *net) {
     char err[600];
     cs_replay rp;
     if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
         fprintf(stderr, "commsim: %s\n", err);
         return 1;
     }
+    cs_vclock *vc;
+    if (replay_model(&rp, net, &vc) < 0) {
+        cs_replay_free(&rp);
+        return 1;
+    }
     cs_report rep = {.out = stdout, .err = stderr, .world = rp.world};
     cs_output output = {0};
     /* json: the ranks' output goes into the outcome, as in the live run */
-    cs_sink sink = format == CS_REPORT_JSON ? cs_output_sink(&output) : cs_report_sink(&rep);
+    cs_sink sinks[2] = {format == CS_REPORT_JSON ? cs_output_sink(&output) : cs_report_sink(&rep)};
+    if (vc) sinks[1] = cs_vclock_sink(vc); /* computes the virtual times again */
     cs_monitor m;
-    if (cs_replay_feed(&rp, rp.n, &m, &sink, 1) < 0) {
+    if (cs_replay_feed(&rp, rp.n, &m, sinks, vc ? 2 : 1) < 0) {
         fprintf(stderr, "commsim: out of memory\n");
+        cs_vclock_free(vc);
         cs_replay_free(&rp);
         return 1;
     }
@@ -78,6 +114,7 @@ static int replay_file(const char *path, cs_report_format format) {
     if (rp.cut) status = 1;
     cs_outcome o;
     cs_outcome_build(&o, &m, status, &output);
+    if (vc) cs_outcome_time_from(&o, vc);
     if (format == CS_REPORT_JSON) {
         char *json = cs_outcome_json(&o);
         fputs(json, stdout);
@@ -88,6 +125,7 @@ static int replay_file(const char *path, cs_report_format format) {
     cs_outcome_free(&o);
     cs_output_free(&output);
     cs_monitor_destroy(&m);
+    cs_vclock_free(vc);
     cs_replay_free(&rp);
     return status;
 }
@@ -96,9 +134,11 @@ int cs_cli_replay(int argc, char **argv) {
     static const struct option longopts[] = {
         {"no-tui", no_argument, NULL, 'T'},
         {"report", required_argument, NULL, 'R'},
+        {"net", required_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
+    const char *net = NULL;
     bool tui = true;
     cs_report_format format = CS_REPORT_TEXT;
     int c;
@@ -115,6 +155,7 @@ int cs_cli_replay(int argc, char **argv) {
             }
             tui = false; /* a report is asked for: no visualizer */
             break;
+        case 'N': net = optarg; break;
         case 'h': replay_usage(stdout); return 0;
         default: return cs_cli_bad_option("replay", c, argv);
         }
@@ -126,5 +167,5 @@ int cs_cli_replay(int argc, char **argv) {
         return 1;
     }
     if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind]);
-    return replay_file(argv[optind], format);
+    return replay_file(argv[optind], format, net);
 }

@@ -52,6 +52,18 @@ void controller_watch(controller *k, int fd, uint64_t tag) {
 static void on_deadlock(void *ud) { ((controller *)ud)->deadlock = true; }
 static void on_error(void *ud) { ((controller *)ud)->mon_error = true; }
 
+/* The timekeeper answers a rank's clock read (under the bus lock, on the
+ * controller's thread): a CLOCK frame to that rank. */
+static void clock_answer(void *ud, int rank, uint64_t ns) {
+    controller *k = ud;
+    prank *p = &k->r[rank];
+    if (p->state != RK_JOINED) return;
+    uint8_t m[8];
+    cs_cur c = {.p = m, .len = sizeof m};
+    cs_put_u64(&c, ns);
+    cs_wire_send(p->fd, CS_FR_CLOCK, m, sizeof m, cs_now() + 1);
+}
+
 /* ---- ending the run */
 
 static void send_abort(controller *k, int i, int why) {
@@ -321,6 +333,12 @@ static void send_welcome(controller *k) {
                     .mem_limit = k->o->mem_limit, .step_limit = k->o->step_limit,
                     .elapsed_us = (uint64_t)((cs_now() - k->c.bus.t0) * 1e6)};
     memcpy(w.coll_algo, k->o->coll_algo, sizeof w.coll_algo);
+    if (k->net.on) {
+        w.flags |= CS_WELCOME_NET;
+        w.alpha_ns = k->net.alpha_ns;
+        w.bandwidth = k->net.bandwidth;
+        w.flops = k->net.flops;
+    }
     w.t0_ns = (uint64_t)(k->c.bus.t0 * 1e9);
     cs_wire_boot_id(w.boot_id);
     w.ip = malloc((size_t)k->world * sizeof *w.ip);
@@ -704,9 +722,10 @@ void controller_spawn_all(controller *k, const cs_run_opts *o) {
 }
 
 int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s,
-                         int world, const cs_send_mode *mode, const char *mode_name) {
+                         int world, const cs_send_mode *mode, const char *mode_name,
+                         const cs_netmodel *net) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
-    controller k = {.o = o, .kind = kind, .err = err, .world = world, .mode = *mode};
+    controller k = {.o = o, .kind = kind, .err = err, .world = world, .mode = *mode, .net = *net};
     if (world > CS_WIRE_MAX_WORLD) {
         fprintf(err, "commsim run: the %s engine runs at most %d ranks\n", kind->name,
                 CS_WIRE_MAX_WORLD);
@@ -717,13 +736,14 @@ int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const
         return 1;
     }
     if (setup(&k, o) < 0 ||
-        cs_control_open(&k.c, o, s->name, world, kind->name, mode_name, out, err) < 0) {
+        cs_control_open(&k.c, o, s->name, world, kind->name, mode_name, net, out, err) < 0) {
         controller_free(&k);
         return 1;
     }
     k.c.mon.on_deadlock = on_deadlock;
     k.c.mon.on_error = on_error;
     k.c.mon.ud = &k;
+    cs_control_clock_answers(&k.c, clock_answer, &k);
     if (o->timeout > 0) k.deadline = cs_now() + o->timeout;
     if (o->ui) {
         controller_run_ui(&k, o, s);

@@ -68,6 +68,7 @@ typedef struct controller {
     FILE *err;
     int world;
     cs_send_mode mode;
+    cs_netmodel net;      /* --net: told to the ranks in WELCOME */
     char token[CS_WIRE_TOKEN + 1];
     int lfd, epfd, sigfd;
     uint32_t ip;

@@ -66,6 +66,7 @@ enum {
     CS_F_BYTES, CS_F_DTYPE, CS_F_SHAPE, CS_F_PEER_REQ, CS_F_REQS, CS_F_ANY, CS_F_MS,
     CS_F_EAGER, CS_F_LINE, CS_F_STATUS, CS_F_TEXT, CS_F_WORLD, CS_F_ENGINE, CS_F_SEND_MODE,
     CS_F_SEED, CS_F_SCRIPT, CS_F_COUNT, CS_F_ALGO, CS_F_REDUCE_OP, CS_F_GROUP,
+    CS_F_VT, CS_F_VT_DONE, CS_F_VT_START, CS_F_VT_END, CS_F_VT_ARRIVE, CS_F_NET, CS_F_WHAT, CS_F_VRANK,
     CS_F_NFIELDS
 };
 
@@ -74,13 +75,13 @@ enum {
  * written when not zero, zero when absent. A trace carries only these; an
  * EVENT frame carries every field that has a place in it. */
 typedef struct cs_event_kind {
-    uint32_t need, opt;
+    uint64_t need, opt;
     bool rankless; /* may carry rank -1 or CS_NO_RANK: not from one rank */
     bool ctl_only; /* only the controller emits it: no rank may send one */
 } cs_event_kind;
 
 
-#define CS_FIELD_BIT(i) (1u << (i))
+#define CS_FIELD_BIT(i) (UINT64_C(1) << (i))
 
 /* The tables are in the header so that each codec sees them as constants: the
  * wire codec's loops over them unroll into straight-line code, as fast as a
@@ -129,6 +130,15 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
                         .n_at = 128, .n_size = 2, .tail = 5},
     [CS_F_GROUP] = {"group", CS_FK_GROUP, M_(group), .max = CS_EV_MAX_WORLD, .n_at = 130,
                     .n_size = 4, .tail = 2},
+    /* modelled time: only the timekeeper writes them, never a rank (not on the wire) */
+    [CS_F_VT] = {"vt", CS_FK_U64, M_(vt)},
+    [CS_F_VT_DONE] = {"vt_done", CS_FK_U64, M_(vt_done)},
+    [CS_F_VT_START] = {"vt_start", CS_FK_U64, M_(vt_start)},
+    [CS_F_VT_END] = {"vt_end", CS_FK_U64, M_(vt_end)},
+    [CS_F_VT_ARRIVE] = {"vt_arrive", CS_FK_U64, M_(vt_arrive)},
+    [CS_F_NET] = {"net", CS_FK_STR, M_(net), .max = CS_EV_MAX_NAME},
+    [CS_F_WHAT] = {"what", CS_FK_STR, M_(text), .alias = true, .max = CS_EV_MAX_NAME},
+    [CS_F_VRANK] = {"vrank", RANK_(vrank, 0)},
 };
 #undef RANK_
 #undef INT_
@@ -137,7 +147,8 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
 /* Which fields a type carries (need: always; opt: when not zero). */
 #define B_(f) CS_FIELD_BIT(CS_F_##f)
 static const cs_event_kind cs_event_kinds[CS_EV_NTYPES] CS_SCHEMA_TABLE = {
-    [CS_EV_RUN] = {B_(WORLD) | B_(ENGINE) | B_(SEND_MODE) | B_(SEED) | B_(SCRIPT), 0, true, true},
+    [CS_EV_RUN] = {B_(WORLD) | B_(ENGINE) | B_(SEND_MODE) | B_(SEED) | B_(SCRIPT), B_(NET), true,
+                   true},
     [CS_EV_POST] = {B_(REQ) | B_(OP) | B_(PEER) | B_(TAG) | B_(CTX) | B_(BYTES) | B_(DTYPE) |
                         B_(SHAPE) | B_(EAGER) | B_(LINE), 0, false, false},
     [CS_EV_MATCH] = {B_(REQ) | B_(OP) | B_(PEER) | B_(TAG) | B_(CTX) | B_(BYTES) | B_(PEER_REQ), 0,
@@ -153,6 +164,10 @@ static const cs_event_kind cs_event_kinds[CS_EV_NTYPES] CS_SCHEMA_TABLE = {
     [CS_EV_ERROR] = {B_(STATUS) | B_(TEXT), B_(LINE), true, false},
     [CS_EV_EXIT] = {B_(STATUS), 0, false, false},
     [CS_EV_DEADLOCK] = {B_(TEXT), B_(LINE), true, true},
+    [CS_EV_WAIT] = {B_(REQS) | B_(LINE), 0, false, false},
+    [CS_EV_CLOCK] = {B_(LINE), 0, false, false},
+    [CS_EV_VTIME] = {B_(WHAT) | B_(VRANK) | B_(VT), B_(VT_DONE) | B_(VT_START) | B_(VT_END) |
+                         B_(VT_ARRIVE) | B_(REQ) | B_(PEER) | B_(BYTES) | B_(LINE), true, true},
 };
 #undef B_
 

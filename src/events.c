@@ -15,6 +15,9 @@ static const char *const event_names[CS_EV_NTYPES] = {
     [CS_EV_COLL] = "coll",       [CS_EV_COMPUTE] = "compute", [CS_EV_PRINT] = "print",
     [CS_EV_WARN] = "warn",       [CS_EV_ERROR] = "error",     [CS_EV_EXIT] = "exit",
     [CS_EV_DEADLOCK] = "deadlock",
+    [CS_EV_WAIT] = "wait",
+    [CS_EV_CLOCK] = "clock",
+    [CS_EV_VTIME] = "vtime",
 };
 
 static const char *const op_names[CS_OP_NOPS] = {

@@ -31,6 +31,10 @@ typedef enum {
     CS_EV_ERROR,    /* the rank failed: text (file:line: message), status */
     CS_EV_EXIT,     /* the rank finished: status */
     CS_EV_DEADLOCK, /* verdict, emitted by the monitor: text */
+    /* modelled time (--net, vclock.h); none of them without a model */
+    CS_EV_WAIT,     /* the rank waits for all of reqs[] (whether or not it blocks) */
+    CS_EV_CLOCK,    /* the rank reads its virtual clock (dist.time()) */
+    CS_EV_VTIME,    /* the timekeeper's times of a request, wait, compute, clock read or exit */
     CS_EV_NTYPES
 } cs_event_type;
 
@@ -81,7 +85,15 @@ typedef struct cs_event {
     /* print / warn / error / deadlock / run(script) */
     const char *text;
     int status;     /* exit / error */
+    /* vtime: virtual nanoseconds (docs/trace-format.md); what it times in
+     * text, whose in vrank (the event itself belongs to no rank: the
+     * timekeeper writes it, and the ranks' sequence numbers stay theirs) */
+    int vrank;
+    uint64_t vt;        /* the post, or the start of a wait or compute; the clock read; the exit */
+    uint64_t vt_done;   /* when the request, wait or compute completed */
+    uint64_t vt_start, vt_end, vt_arrive; /* a request's message: on the wire, arrived */
     /* run header */
+    const char *net;    /* the network model, as --net spells it; NULL: none */
     int world;
     const char *engine;
     const char *send_mode;

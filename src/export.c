@@ -126,6 +126,11 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
         return 1;
     }
     if (rp.cut) fprintf(stderr, "commsim: %s: exported the %zu events before it\n", err, rp.n);
+    if (o->net && cs_replay_retime(&rp, o->net, err, sizeof err) < 0) {
+        fprintf(stderr, "commsim export: --net: %s\n", err);
+        cs_replay_free(&rp);
+        return 1;
+    }
     cs_export_ctx x = {.rp = &rp, .path = path, .o = o};
     x.to = o->to >= 0 && (size_t)o->to < rp.n ? (size_t)o->to : rp.n;
     x.from = o->from > 0 ? (size_t)o->from : 0;

@@ -20,6 +20,7 @@ typedef struct cs_export_opts {
     int width, height;      /* 0: the format's default */
     bool dark;              /* --theme dark */
     double speed;           /* asciicast: 0: at the events' times; else steps per second */
+    const char *net;        /* --net: time the trace again under this model first, or NULL */
 } cs_export_opts;
 
 /* What every writer reads. Events [from, to) are drawn; the outcome is the

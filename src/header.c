@@ -3,10 +3,10 @@
  * The header is the leading block of comment lines (blank lines and a "#!"
  * first line allowed); it ends at the first line of code. Within it, lines of
  * the form "--- key: value" are entries. Known keys: title, world, send-mode,
- * expect. Unknown keys are ignored (lessons may carry notes for other tools);
+ * net, expect. Unknown keys are ignored (lessons may carry notes for other tools);
  * a malformed value of a known key is an error naming the line.
  *
- * For world, send-mode and expect the value is one word; what follows may only
+ * For world, send-mode, net and expect the value is one word; what follows may only
  * be a remark in parentheses or after "--":  "--- expect: ok   (or: deadlock)".
  */
 #include <ctype.h>
@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "api.h"
+#include "netmodel.h"
 #include "header.h"
 
 #define CS_HEADER_MAX_WORLD 4096
@@ -115,6 +116,13 @@ static int parse_entry(const line_ctx *lc, const char *p, const char *end, cs_he
             return header_fail(lc, "send-mode: expected rendezvous, eager or eager:BYTES, got '%s'",
                                word);
         snprintf(h->send_mode, sizeof h->send_mode, "%s", word);
+    } else if (strcasecmp(key, "net") == 0) {
+        char model[128], msg[256];
+        cs_netmodel m;
+        if (one_word(lc, "net", v, end, model, sizeof model) < 0) return -1;
+        if (cs_netmodel_parse(model, &m, msg, sizeof msg) < 0)
+            return header_fail(lc, "net: %s", msg + strlen("--net: "));
+        snprintf(h->net, sizeof h->net, "%s", model);
     } else if (strcasecmp(key, "expect") == 0) {
         if (one_word(lc, "expect", v, end, word, sizeof word) < 0) return -1;
         if (parse_expect(lc, word) < 0) return -1;

@@ -10,6 +10,7 @@ typedef struct cs_header {
     int world;            /* 0: not given */
     char send_mode[64];   /* "" : not given */
     char expect[64];      /* "ok", "deadlock", "error", ... ; "": not given */
+    char net[128];        /* the network model (--net syntax); "": not given */
 } cs_header;
 
 /* Parse the leading comment block. Unknown keys are ignored; a malformed known

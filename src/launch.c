@@ -25,6 +25,7 @@
 #include "report.h"
 #include "script.h"
 #include "trace.h"
+#include "vclock.h"
 
 #define GRACE_SECONDS 2.0
 
@@ -43,6 +44,7 @@ static void *rank_main(void *arg) {
 }
 
 static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
+static void clock_answer(void *ud, int rank, uint64_t ns) { cs_world_clock_answer(ud, rank, ns); }
 static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
 
 /* ---- the job a front end drives: the world and its controller */
@@ -105,8 +107,19 @@ static void catch_signals(void) {
 
 /* ---- settings from the command line and the script header */
 
+int cs_control_resolve_net(const cs_run_opts *o, const char *header_net, const char *script_name,
+                           cs_netmodel *net, FILE *err) {
+    char msg[512];
+    const char *spec = o->net ? o->net : header_net && header_net[0] ? header_net : "none";
+    if (cs_netmodel_parse(spec, net, msg, sizeof msg) == 0) return 0;
+    if (o->net) fprintf(err, "commsim: %s\n", msg);
+    else fprintf(err, "commsim: %s: net: %s\n", script_name, msg + strlen("--net: "));
+    return -1;
+}
+
 static int resolve(const cs_run_opts *o, const cs_script *s, cs_header *h, int *world,
-                   cs_send_mode *mode, char *mode_name, size_t mode_len, FILE *err) {
+                   cs_send_mode *mode, char *mode_name, size_t mode_len, cs_netmodel *net,
+                   FILE *err) {
     char msg[512];
     if (cs_header_parse(s->name, s->source, s->len, h, msg, sizeof msg) < 0) {
         fprintf(err, "commsim: %s\n", msg);
@@ -120,7 +133,7 @@ static int resolve(const cs_run_opts *o, const cs_script *s, cs_header *h, int *
         return -1;
     }
     cs_send_mode_format(mode, mode_name, mode_len);
-    return 0;
+    return cs_control_resolve_net(o, h->net, s->name, net, err);
 }
 
 /* With no more ranks than cores, give each rank a core of its own, as MPI
@@ -175,9 +188,18 @@ static bool await_end(cs_world *w, double timeout, cs_control *control) {
     return rc == 0;
 }
 
+/* The timekeeper's vtime events join the stream after the event that
+ * caused them (it runs as a sink, under the bus lock). */
+static void vclock_emit(void *ud, cs_event *ev) { cs_bus_emit_locked(ud, ev); }
+
+void cs_control_clock_answers(cs_control *c, void (*answer)(void *, int, uint64_t), void *ud) {
+    if (c->vclock) cs_vclock_set_answer(c->vclock, answer, ud);
+}
+
 int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
-                    const char *engine, const char *mode_name, FILE *out, FILE *err) {
-    char msg[512];
+                    const char *engine, const char *mode_name, const cs_netmodel *net, FILE *out,
+                    FILE *err) {
+    char msg[512], net_name[160];
     memset(c, 0, sizeof *c);
     c->rep = (cs_report){.out = out, .err = err, .world = world};
     c->trace_path = o->trace;
@@ -197,15 +219,27 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
         cs_bus_destroy(&c->bus);
         return -1;
     }
+    if (net && net->on) {
+        if (!(c->vclock = cs_vclock_new(net, world))) {
+            fprintf(err, "commsim: out of memory\n");
+            cs_monitor_destroy(&c->mon);
+            cs_bus_destroy(&c->bus);
+            if (c->tw) cs_trace_close(c->tw);
+            return -1;
+        }
+        cs_vclock_set_emit(c->vclock, vclock_emit, &c->bus);
+    }
     c->mon.bus = &c->bus;
     cs_bus_subscribe(&c->bus, cs_monitor_sink(&c->mon));
+    if (c->vclock) cs_bus_subscribe(&c->bus, cs_vclock_sink(c->vclock));
     if (c->tw) cs_bus_subscribe(&c->bus, cs_trace_sink(c->tw));
     /* The ranks' output as it happens, unless the front end shows it or it
      * goes into the JSON outcome. */
     if (o->report == CS_REPORT_JSON) cs_bus_subscribe(&c->bus, cs_output_sink(&c->output));
     else if (!o->ui) cs_bus_subscribe(&c->bus, cs_report_sink(&c->rep));
     cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
-                   .send_mode = mode_name, .text = script_name, .seed = o->seed};
+                   .send_mode = mode_name, .text = script_name, .seed = o->seed,
+                   .net = c->vclock ? cs_netmodel_format(net, net_name, sizeof net_name) : NULL};
     cs_bus_emit(&c->bus, &ev);
     return 0;
 }
@@ -288,6 +322,7 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
     status = trace_status(c, status);
     cs_outcome o;
     cs_outcome_build(&o, &c->mon, status, &c->output);
+    if (c->vclock) cs_outcome_time_from(&o, c->vclock);
     if (c->report == CS_REPORT_JSON) {
         char *json = cs_outcome_json(&o);
         fputs(json, c->rep.out);
@@ -312,6 +347,8 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
 }
 
 void cs_control_free(cs_control *c) {
+    cs_vclock_free(c->vclock);
+    c->vclock = NULL;
     cs_output_free(&c->output);
     cs_monitor_destroy(&c->mon);
     cs_bus_destroy(&c->bus);
@@ -336,7 +373,8 @@ int cs_launch_run(const cs_run_opts *o) {
     cs_header h;
     int world;
     cs_send_mode mode;
-    if (resolve(o, &script, &h, &world, &mode, mode_name, sizeof mode_name, err) < 0) {
+    cs_netmodel net;
+    if (resolve(o, &script, &h, &world, &mode, mode_name, sizeof mode_name, &net, err) < 0) {
         cs_script_free(&script);
         return 1;
     }
@@ -348,19 +386,19 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     const char *engine = kind->name;
     if (kind->caps & CS_ENGINE_PROCESSES) {
-        int status = cs_launch_controller(o, kind, &script, world, &mode, mode_name);
+        int status = cs_launch_controller(o, kind, &script, world, &mode, mode_name, &net);
         cs_script_free(&script);
         return status;
     }
 
     cs_control control;
-    if (cs_control_open(&control, o, script.name, world, engine, mode_name, out, err) < 0) {
+    if (cs_control_open(&control, o, script.name, world, engine, mode_name, &net, out, err) < 0) {
         cs_script_free(&script);
         return 1;
     }
     cs_world_config cfg = {.world = world, .mode = mode, .mem_limit = o->mem_limit,
                            .seed = o->seed, .engine = engine, .script = script.name,
-                           .strict = o->strict};
+                           .strict = o->strict, .net = net};
     memcpy(cfg.coll_algo, o->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &control.bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
@@ -372,6 +410,7 @@ int cs_launch_run(const cs_run_opts *o) {
         cs_script_free(&script);
         return 1;
     }
+    cs_control_clock_answers(&control, clock_answer, w);
     control.mon.on_deadlock = on_deadlock;
     control.mon.on_error = on_error;
     control.mon.ud = w;

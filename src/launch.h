@@ -54,6 +54,7 @@ typedef struct cs_run_opts {
     int nranks;           /* 0: the script header's world, else 2 */
     const char *engine;   /* a name in the engine table (engine.h); NULL: the default */
     const char *send_mode; /* NULL: the header's, else rendezvous */
+    const char *net;      /* --net: NULL: the header's, else none (netmodel.h) */
     size_t mem_limit;     /* per rank */
     uint64_t step_limit;  /* per rank */
     double timeout;       /* seconds; 0 = none */
@@ -94,12 +95,22 @@ typedef struct cs_control {
     int world;
     bool recheck;         /* an eager run: recheck it with rendezvous sends if it ends ok */
     bool buffered;        /* the recheck deadlocked: with --strict, that is the verdict */
+    struct cs_vclock *vclock; /* the timekeeper, with a network model on; else NULL */
 } cs_control;
 
 /* Set up the bus with the monitor, the trace writer (o->trace) and the report
  * subscribed, and emit the run header. 0, or -1 after printing why. */
+/* net: the network model; with one on, the timekeeper (vclock.h) is
+ * subscribed after the monitor, and the header records the model. */
 int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
-                    const char *engine, const char *mode_name, FILE *out, FILE *err);
+                    const char *engine, const char *mode_name, const cs_netmodel *net, FILE *out,
+                    FILE *err);
+/* Where the timekeeper's answers to clock reads go (before the ranks start). */
+void cs_control_clock_answers(cs_control *c, void (*answer)(void *, int, uint64_t), void *ud);
+/* The model a run uses: --net, else the script header's, else none. 0, or
+ * -1 after printing why. */
+int cs_control_resolve_net(const cs_run_opts *o, const char *header_net, const char *script_name,
+                           cs_netmodel *net, FILE *err);
 /* --timeout expired: declare a deadlock among the ranks if there is one
  * (the monitor's on_deadlock then ends the run), before ending it for the timeout. */
 void cs_control_timeout(cs_control *c);
@@ -116,7 +127,8 @@ void cs_control_free(cs_control *c);
  * (rank_process.c). */
 typedef struct cs_engine_kind cs_engine_kind;
 int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s,
-                         int world, const cs_send_mode *mode, const char *mode_name);
+                         int world, const cs_send_mode *mode, const char *mode_name,
+                         const cs_netmodel *net);
 int cs_launch_rank_process(const cs_run_opts *o);
 
 #endif

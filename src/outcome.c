@@ -11,6 +11,7 @@
 #include "monitor.h"
 #include "recheck.h"
 #include "xalloc.h"
+#include "vclock.h"
 
 /* ---- names: the contract of the JSON form */
 
@@ -321,7 +322,23 @@ void cs_outcome_build(cs_outcome *o, const cs_monitor *m, int status, const cs_o
     }
 }
 
+void cs_outcome_time_from(cs_outcome *o, const cs_vclock *v) {
+    char buf[160];
+    cs_outcome_time *t = &o->time;
+    t->net = cs_xstrdup(cs_netmodel_format(cs_vclock_model(v), buf, sizeof buf), "the report");
+    t->complete = cs_vclock_complete(v);
+    if (!t->complete) return;
+    t->makespan_ns = cs_vclock_makespan(v);
+    t->ranks = cs_xcalloc((size_t)o->world, sizeof *t->ranks, "the report");
+    for (int k = 0; k < o->world; k++) {
+        const cs_vclock_rank *r = cs_vclock_rank_info(v, k);
+        if (r) t->ranks[k] = (cs_outcome_time_rank){r->end_ns, r->compute_ns, r->comm_ns, r->wait_ns};
+    }
+}
+
 void cs_outcome_free(cs_outcome *o) {
+    free(o->time.net);
+    free(o->time.ranks);
     free(o->script);
     free(o->engine);
     free(o->send_mode);
@@ -428,6 +445,28 @@ static json_t *rank_json(const cs_outcome *o, int k) {
                      site_json(o->script, r->error_line), "waiters", str_or_null(r->waiters));
 }
 
+/* null without a model; the makespan and ranks null when the run did not
+ * end normally */
+static json_t *time_json(const cs_outcome *o) {
+    const cs_outcome_time *t = &o->time;
+    if (!t->net) return json_null();
+    json_t *ranks = json_null();
+    if (t->complete) {
+        ranks = json_array();
+        for (int k = 0; k < o->world; k++) {
+            const cs_outcome_time_rank *r = &t->ranks[k];
+            json_array_append_new(ranks, json_pack("{s:i, s:I, s:I, s:I, s:I}", "rank", k,
+                                                    "end_ns", (json_int_t)r->end_ns, "compute_ns",
+                                                    (json_int_t)r->compute_ns, "comm_ns",
+                                                    (json_int_t)r->comm_ns, "wait_ns",
+                                                    (json_int_t)r->wait_ns));
+        }
+    }
+    return json_pack("{s:s, s:b, s:o, s:o}", "net", t->net, "complete", t->complete,
+                     "makespan_ns", t->complete ? json_integer((json_int_t)t->makespan_ns) : json_null(),
+                     "ranks", ranks);
+}
+
 char *cs_outcome_json(const cs_outcome *o) {
     json_t *doc = json_object();
     json_object_set_new(doc, "version", json_integer(o->version));
@@ -466,6 +505,7 @@ char *cs_outcome_json(const cs_outcome *o) {
         json_array_append_new(out, json_pack("{s:i, s:o}", "rank", o->output->v[i].rank, "text",
                                              str_or_null(o->output->v[i].text)));
     json_object_set_new(doc, "output", out);
+    json_object_set_new(doc, "time", time_json(o));
     char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
     if (!s) cs_oom("the JSON report", 0);

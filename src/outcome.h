@@ -150,6 +150,22 @@ typedef struct cs_outcome_rank {
     char *waiters;        /* who waited on it when it failed (report lines), or NULL */
 } cs_outcome_rank;
 
+/* Modelled time (--net, docs/time-model.md): how long the run took in
+ * virtual time, and how each rank spent it. */
+typedef struct cs_outcome_time_rank {
+    uint64_t end_ns;      /* its clock when it finished */
+    uint64_t compute_ns;  /* dist.compute and modelled arithmetic */
+    uint64_t comm_ns;     /* waiting while a message it waited for was on the wire */
+    uint64_t wait_ns;     /* waiting with none of them on the wire: for a peer */
+} cs_outcome_time_rank;
+
+typedef struct cs_outcome_time {
+    char *net;            /* the model as --net spells it; NULL: no model (real time) */
+    bool complete;        /* every rank finished normally: the times below hold */
+    uint64_t makespan_ns; /* the latest end of a rank */
+    cs_outcome_time_rank *ranks; /* world entries when complete */
+} cs_outcome_time;
+
 typedef struct cs_outcome {
     int version;
     int status;           /* the exit status */
@@ -167,6 +183,7 @@ typedef struct cs_outcome {
     int npitfalls;
     uint64_t messages, bytes, collectives, unreceived;
     const cs_output *output; /* borrowed; NULL: not collected */
+    cs_outcome_time time; /* with a network model on */
 } cs_outcome;
 
 typedef struct cs_monitor cs_monitor;
@@ -175,6 +192,9 @@ typedef struct cs_monitor cs_monitor;
  * model (and the output collected, or NULL). Ends the process when out of memory. */
 void cs_outcome_build(cs_outcome *o, const cs_monitor *m, int status, const cs_output *output);
 void cs_outcome_free(cs_outcome *o);
+/* Add the modelled times the timekeeper computed (vclock.h). */
+struct cs_vclock;
+void cs_outcome_time_from(cs_outcome *o, const struct cs_vclock *v);
 
 /* The report's word for a status: "ok", "error", "deadlock", ... */
 const char *cs_outcome_word(int status);

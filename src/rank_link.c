@@ -191,6 +191,10 @@ static int link_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
         send_frame(l, CS_FR_FLUSHED, NULL, 0, true);
         return 0;
     }
+    if (h->type == CS_FR_CLOCK) { /* the virtual clock the rank asked for */
+        cs_world_clock_answer(l->w, l->rank, cs_get_u64(meta));
+        return 0;
+    }
     if (h->type == CS_FR_GO) {
         uint64_t seq = cs_get_u64(meta);
         pthread_mutex_lock(&l->end_lock);
@@ -347,6 +351,12 @@ static void event_emit(void *ud, const cs_event *ev) {
     cs_cur cur = {.p = p + CS_WIRE_HDR, .len = n};
     cs_wire_event_put(&cur, ev);
     l->ev.len += CS_WIRE_HDR + n;
+    /* A clock read waits for its answer: what led to it leaves now, not at
+     * the next tick. */
+    if (ev->type == CS_EV_CLOCK) {
+        events_queue_locked(l);
+        if (!l->pollout && !l->dead) write_locked(l);
+    }
     pthread_mutex_unlock(&l->lock);
 }
 

@@ -72,6 +72,9 @@ static int run_rank(rank_proc *rp, const cs_script *s, const cs_welcome *wel, cs
         .mode = {.eager_limit = wel->eager_limit, .rendezvous_only = wel->rendezvous_only},
         .mem_limit = wel->mem_limit, .seed = wel->seed, .engine = rp->kind->name, .script = s->name,
         .engine_arg = arg, .strict = (wel->flags & CS_WELCOME_STRICT) != 0};
+    if (wel->flags & CS_WELCOME_NET)
+        cfg.net = (cs_netmodel){.on = true, .alpha_ns = wel->alpha_ns, .bandwidth = wel->bandwidth,
+                                .flops = wel->flops};
     memcpy(cfg.coll_algo, wel->coll_algo, sizeof cfg.coll_algo);
     cs_world *w = cs_world_new(&cfg, &bus, msg, sizeof msg);
     /* An engine without a poll loop of its own leaves the link to its thread. */

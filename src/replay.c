@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "vclock.h"
 
 static int push(cs_replay *r, size_t *cap, const cs_event *ev) {
     if (r->n == *cap) {
@@ -75,5 +76,55 @@ int cs_replay_feed(const cs_replay *r, size_t upto, cs_monitor *m, const cs_sink
         cs_monitor_fold(m, &r->ev[i]);
         for (int k = 0; k < nsinks; k++) sinks[k].emit(sinks[k].ud, &r->ev[i]);
     }
+    return 0;
+}
+
+/* ---- timing again */
+
+typedef struct retime {
+    cs_replay out;
+    size_t cap;
+    bool failed;
+} retime;
+
+static void retime_emit(void *ud, cs_event *ev) {
+    retime *t = ud;
+    if (!t->failed && push(&t->out, &t->cap, ev) < 0) t->failed = true;
+}
+
+int cs_replay_retime(cs_replay *r, const char *net, char *err, size_t errlen) {
+    const char *recorded = r->n && r->ev[0].type == CS_EV_RUN ? r->ev[0].net : NULL;
+    cs_netmodel m;
+    if (!recorded && (!net || strcmp(net, "none") != 0)) {
+        snprintf(err, errlen, "the trace was recorded without a network model, so its waits "
+                 "were not all recorded; record it with 'commsim run --net'");
+        return -1;
+    }
+    if (cs_netmodel_parse(net ? net : recorded, &m, err, errlen) < 0) return -1;
+    char name[160];
+    cs_netmodel_format(&m, name, sizeof name);
+    retime t = {.out = {.world = r->world, .cut = r->cut}};
+    cs_vclock *v = m.on ? cs_vclock_new(&m, r->world) : NULL;
+    if (m.on && !v) t.failed = true;
+    if (v) cs_vclock_set_emit(v, retime_emit, &t);
+    for (size_t i = 0; i < r->n && !t.failed; i++) {
+        cs_event ev = r->ev[i];
+        if (ev.type == CS_EV_VTIME) continue;
+        if (ev.type == CS_EV_RUN) ev.net = m.on ? name : NULL;
+        if (push(&t.out, &t.cap, &ev) < 0) t.failed = true;
+        else if (v) cs_vclock_feed(v, &ev);
+    }
+    cs_vclock_free(v);
+    if (t.failed) {
+        snprintf(err, errlen, "out of memory timing the trace again");
+        cs_replay_free(&t.out);
+        return -1;
+    }
+    t.out.script = r->script;
+    t.out.priv = r->priv;
+    r->script = NULL;
+    r->priv = NULL;
+    cs_replay_free(r);
+    *r = t.out;
     return 0;
 }

@@ -24,6 +24,13 @@ typedef struct cs_replay {
 int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen);
 void cs_replay_free(cs_replay *r);
 
+/* Time the recorded program again under the network model net (--net
+ * syntax; NULL: the one it was recorded with): the recorded vtime events
+ * are replaced by the timekeeper's (vclock.h), each after the event that
+ * let it be computed, and the header names the model. 0; -1 with the
+ * reason in err (a trace recorded without a model has not all its waits). */
+int cs_replay_retime(cs_replay *r, const char *net, char *err, size_t errlen);
+
 /* Initialise m and fold events [0, upto) into it (upto > n means all). */
 int cs_replay_fold(const cs_replay *r, size_t upto, cs_monitor *m);
 /* The same, and hand each event to the sinks too (the report: the ranks'

@@ -1,5 +1,6 @@
 /* report.c -- plain-text output for headless runs and replays. */
 #include "report.h"
+#include "netmodel.h"
 
 #include <string.h>
 
@@ -64,6 +65,24 @@ int cs_report_status(const cs_monitor *m) {
     return worst ? worst : m->run_status;
 }
 
+/* With a model: the makespan, and per rank its end and where its time went. */
+static void report_time(FILE *f, const cs_outcome *o) {
+    const cs_outcome_time *t = &o->time;
+    char a[32], b[32], c[32], d[32];
+    if (!t->net) return;
+    if (!t->complete) {
+        fprintf(f, "time (%s): not known, the run did not end normally\n", t->net);
+        return;
+    }
+    fprintf(f, "time (%s): makespan %s\n", t->net, cs_vt_format(t->makespan_ns, a, sizeof a));
+    for (int k = 0; k < o->world; k++) {
+        const cs_outcome_time_rank *r = &t->ranks[k];
+        fprintf(f, "  rank %d: ends at %s; compute %s, communication %s, waiting %s\n", k,
+                cs_vt_format(r->end_ns, a, sizeof a), cs_vt_format(r->compute_ns, b, sizeof b),
+                cs_vt_format(r->comm_ns, c, sizeof c), cs_vt_format(r->wait_ns, d, sizeof d));
+    }
+}
+
 void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
     FILE *f = rep->err;
     /* Ranks of a deadlock are stopped afterwards: "deadlocked" says why. */
@@ -92,6 +111,7 @@ void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
         sep = ", ";
     }
     fprintf(f, "\n");
+    report_time(f, o);
     if (o->npitfalls)
         fprintf(f, "warnings: %d pitfall%s (see above)\n", o->npitfalls,
                 o->npitfalls == 1 ? "" : "s");

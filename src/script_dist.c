@@ -277,7 +277,9 @@ static int d_compute(lua_State *L) {
 }
 
 static int d_time(lua_State *L) {
-    lua_pushnumber(L, cs_time(rank_of(L)));
+    double t = cs_time(rank_of(L), cs_script_line(L));
+    if (t < 0) api_call(L, CS_EABORT); /* the run ended while the clock was asked */
+    lua_pushnumber(L, t);
     return 1;
 }
 

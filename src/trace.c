@@ -142,12 +142,12 @@ json_t *cs_event_to_json(const cs_event *ev) {
     ok = put(o, "type", json_name(cs_event_type_name(ev->type)));
     if (ok && ev->type == CS_EV_RUN)
         ok = put(o, "format", json_string(CS_TRACE_FORMAT)) &&
-             put(o, "version", json_integer(CS_TRACE_VERSION));
+             put(o, "version", json_integer(ev->net ? CS_TRACE_VERSION_TIMED : CS_TRACE_VERSION));
     ok = ok && put(o, "rank", json_integer(ev->rank)) && put(o, "seq", json_u64(ev->seq)) &&
          put(o, "t", json_real(isfinite(ev->t) ? ev->t : 0.0));
     for (int i = 0; ok && i < CS_F_NFIELDS; i++) {
         const cs_event_kind *k = &cs_event_kinds[ev->type];
-        uint32_t bit = CS_FIELD_BIT(i);
+        uint64_t bit = CS_FIELD_BIT(i);
         if ((k->need & bit) || ((k->opt & bit) && !cs_field_is_zero(ev, &cs_fields[i])))
             ok = put(o, cs_fields[i].key, field_to_json(ev, &cs_fields[i]));
     }
@@ -370,9 +370,9 @@ static int check_header(json_t *o, char *err, size_t errlen) {
         return fail(err, errlen, "not a commsim trace (format \"%s\")", show(fmt, tmp, sizeof tmp));
     if (!(v = json_object_get(o, "version"))) return fail(err, errlen, "missing field \"version\"");
     if (!json_is_integer(v)) return fail(err, errlen, "field \"version\" must be an integer");
-    if (json_integer_value(v) != CS_TRACE_VERSION)
-        return fail(err, errlen, "unsupported version %lld (this reader reads version %d)",
-                    (long long)json_integer_value(v), CS_TRACE_VERSION);
+    if (json_integer_value(v) != CS_TRACE_VERSION && json_integer_value(v) != CS_TRACE_VERSION_TIMED)
+        return fail(err, errlen, "unsupported version %lld (this reader reads versions %d and %d)",
+                    (long long)json_integer_value(v), CS_TRACE_VERSION, CS_TRACE_VERSION_TIMED);
     return 0;
 }
 
@@ -404,7 +404,7 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
 
     /* Table order; a run bounds its own rank with the world it declares. */
     for (int i = 0; i < CS_F_NFIELDS; i++) {
-        uint32_t bit = CS_FIELD_BIT(i);
+        uint64_t bit = CS_FIELD_BIT(i);
         bool present = (kind->opt & bit) && json_object_get(obj, cs_fields[i].key);
         if (!(kind->need & bit) && !present) continue;
         if (field_from_json(obj, &cs_fields[i], world, ev, store, err, errlen) < 0) return -1;

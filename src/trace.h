@@ -19,6 +19,11 @@
 
 #define CS_TRACE_FORMAT "commsim-trace"
 #define CS_TRACE_VERSION 1
+/* A run with a network model (--net) writes version 2: it adds the wait,
+ * clock and vtime event types, which a version 1 reader would refuse one by
+ * one; this way it refuses the header, with a message that says why. This
+ * reader reads both. */
+#define CS_TRACE_VERSION_TIMED 2
 
 /* Limits. The writer never produces a line the reader would refuse: it
  * truncates strings and request lists to these sizes (see docs/trace-format.md). */

@@ -23,6 +23,7 @@ static const char *const frame_names[CS_FR_NTYPES] = {
     [CS_FR_ABORT] = "ABORT", [CS_FR_FLUSH] = "FLUSH",     [CS_FR_FLUSHED] = "FLUSHED",
     [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",   [CS_FR_SYNC] = "SYNC",
     [CS_FR_ACK] = "ACK",     [CS_FR_GATE] = "GATE",       [CS_FR_GO] = "GO",
+    [CS_FR_CLOCK] = "CLOCK",
 };
 
 const char *cs_frame_name(int type) {
@@ -172,6 +173,7 @@ static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
     case CS_FR_REFUSE: *lo = 0; *hi = CS_WIRE_MAX_TEXT; break;
     case CS_FR_GATE: *lo = CS_GATE_FIXED; *hi = CS_GATE_FIXED + CS_WIRE_MAX_GATE_TEXT; break;
     case CS_FR_GO: *lo = *hi = 8; break;
+    case CS_FR_CLOCK: *lo = *hi = 8; break;
     default: *lo = *hi = 0; break; /* FLUSH, FLUSHED, BYE */
     }
 }
@@ -268,6 +270,9 @@ void cs_welcome_put(cs_cur *c, const cs_welcome *w) {
     cs_put_bytes(c, w->coll_algo, sizeof w->coll_algo);
     cs_put_u64(c, w->t0_ns);
     cs_put_bytes(c, w->boot_id, CS_WIRE_BOOT_ID);
+    cs_put_u64(c, w->alpha_ns);
+    cs_put_u64(c, w->bandwidth);
+    cs_put_u64(c, w->flops);
     for (uint32_t i = 0; i < w->world; i++) {
         cs_put_u32(c, ntohl(w->ip[i]));
         cs_put_u16(c, w->port[i]);
@@ -294,8 +299,15 @@ int cs_welcome_get(cs_cur *c, cs_welcome *w) {
     const uint8_t *boot = cs_get_bytes(c, CS_WIRE_BOOT_ID);
     if (boot) memcpy(w->boot_id, boot, CS_WIRE_BOOT_ID);
     w->boot_id[CS_WIRE_BOOT_ID] = 0;
-    if (!algo_ok || c->bad || w->world < 1 || w->world > CS_WIRE_MAX_WORLD || w->rendezvous_only > 1 ||
-        (w->flags & ~(CS_WELCOME_STRICT | CS_WELCOME_GATED)) ||
+    w->alpha_ns = cs_get_u64(c);
+    w->bandwidth = cs_get_u64(c);
+    w->flops = cs_get_u64(c);
+    /* a model needs a latency and a bandwidth (netmodel.c refuses zeros) */
+    bool net_ok = (w->flags & CS_WELCOME_NET) ? w->alpha_ns > 0 && w->bandwidth > 0
+                                              : !w->alpha_ns && !w->bandwidth && !w->flops;
+    if (!algo_ok || !net_ok || c->bad || w->world < 1 || w->world > CS_WIRE_MAX_WORLD ||
+        w->rendezvous_only > 1 ||
+        (w->flags & ~(CS_WELCOME_STRICT | CS_WELCOME_GATED | CS_WELCOME_NET)) ||
         c->len - c->pos != (size_t)w->world * 6)
         return -1;
     w->ip = calloc(w->world, sizeof *w->ip);

@@ -18,7 +18,7 @@
 #include "events.h"
 
 #define CS_WIRE_MAGIC 0x4d495343u /* "CSIM" as bytes on the wire */
-#define CS_WIRE_VERSION 2
+#define CS_WIRE_VERSION 3
 #define CS_WIRE_HDR 20
 #define CS_WIRE_TOKEN 32          /* hex characters of a job token */
 #define CS_WIRE_MAX_WORLD 4096
@@ -47,6 +47,7 @@ typedef enum {
     CS_FR_ACK,       /* the receive matched sreq_id (of a SYNC): the send completes */
     CS_FR_GATE,      /* rank -> controller: the rank waits at its gate (gated runs) */
     CS_FR_GO,        /* controller -> rank: pass that gate */
+    CS_FR_CLOCK,     /* controller -> rank: the virtual clock the rank asked for (--net) */
     CS_FR_NTYPES
 } cs_frame_type;
 
@@ -105,6 +106,7 @@ int cs_hello_get(cs_cur *c, cs_hello *h, bool with_addr);
 /* The settings every rank adopts from the controller, and the address book. */
 #define CS_WELCOME_STRICT 1u /* --strict: pitfalls are errors */
 #define CS_WELCOME_GATED 2u  /* a front end steps the run: every operation asks GATE/GO */
+#define CS_WELCOME_NET 4u    /* a network model is on (--net): the figures below hold */
 
 typedef struct cs_welcome {
     uint32_t world;
@@ -119,11 +121,13 @@ typedef struct cs_welcome {
      * elapsed_us. */
     uint64_t t0_ns;
     char boot_id[CS_WIRE_BOOT_ID + 1];
+    /* --net (with CS_WELCOME_NET): the model's figures; 0 otherwise */
+    uint64_t alpha_ns, bandwidth, flops;
     uint32_t *ip;        /* world entries each; owned by the caller */
     uint16_t *port;
 } cs_welcome;
 
-#define CS_WELCOME_FIXED (46 + CS_WIRE_COLL_FAMILIES + 8 + CS_WIRE_BOOT_ID)
+#define CS_WELCOME_FIXED (46 + CS_WIRE_COLL_FAMILIES + 8 + CS_WIRE_BOOT_ID + 24)
 size_t cs_welcome_len(uint32_t world);
 void cs_welcome_put(cs_cur *c, const cs_welcome *w);
 /* Decodes into w, allocating ip/port (free both). -1 when malformed. */

@@ -39,6 +39,9 @@ struct cs_rank {
     bool gate_set;
     int gate_peer, gate_tag;
     cs_tensor *gate_tensor;
+    /* modelled time (--net) */
+    uint64_t flops_pending;        /* arithmetic not yet charged to the clock */
+    _Atomic uint64_t clock_answer; /* the timekeeper's reply to a clock read, + 1; 0: none yet */
 };
 
 struct cs_world {

@@ -49,7 +49,38 @@ void cs_history_free(cs_history *h) {
     for (int i = 0; i < 64; i++) free(h->band[i].msg), free(h->band[i].sent);
     free(h->calls);
     free(h->ncalls);
+    free(h->spans);
     memset(h, 0, sizeof *h);
+}
+
+size_t cs_history_nspans(const cs_history *h) { return h->nspans; }
+
+const cs_hspan *cs_history_span(const cs_history *h, size_t i) {
+    return i < h->nspans ? &h->spans[(h->span_head + i) % CS_HIST_SPANS] : NULL;
+}
+
+/* A vtime event: a wait, a compute, a message (its send's row) or an exit. */
+static void add_vtime(cs_history *h, const cs_event *ev) {
+    static const struct { const char *what; cs_hv_kind kind; } kinds[] = {
+        {"wait", CS_HV_WAIT}, {"compute", CS_HV_COMPUTE}, {"send", CS_HV_MSG}, {"exit", CS_HV_EXIT}};
+    int kind = -1;
+    for (size_t i = 0; ev->text && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(ev->text, kinds[i].what)) kind = (int)kinds[i].kind;
+    if (kind < 0 || ev->vrank < 0 || ev->vrank >= h->world) return;
+    if (!h->spans && !(h->spans = calloc(CS_HIST_SPANS, sizeof *h->spans))) {
+        h->spans_dropped++; /* shown on the screen: nothing leaves silently */
+        return;
+    }
+    cs_hspan sp = {.kind = (uint8_t)kind, .rank = ev->vrank, .peer = ev->peer, .bytes = ev->bytes,
+                   .from = kind == CS_HV_MSG ? ev->vt_start : ev->vt,
+                   .to = kind == CS_HV_MSG ? ev->vt_arrive : kind == CS_HV_EXIT ? ev->vt : ev->vt_done};
+    if (h->nspans == CS_HIST_SPANS) {
+        h->span_head = (h->span_head + 1) % CS_HIST_SPANS;
+        h->nspans--;
+        h->spans_dropped++;
+    }
+    h->spans[(h->span_head + h->nspans++) % CS_HIST_SPANS] = sp;
+    if (sp.to > h->vmax) h->vmax = sp.to;
 }
 
 static size_t slot(const cs_history *h, size_t i) { return (h->head + i) % h->cap; }
@@ -239,6 +270,10 @@ void cs_history_add(cs_history *h, const cs_event *ev) {
         new_row(h, CS_HROW_STATES, -1);
         new_row(h, CS_HROW_DEADLOCK, -1);
         freeze(h);
+        return;
+    }
+    if (ev->type == CS_EV_VTIME) {
+        add_vtime(h, ev);
         return;
     }
     if (ev->rank < 0 || ev->rank >= h->world) return;

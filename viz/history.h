@@ -63,6 +63,19 @@ typedef struct cs_hout {
     uint64_t total;    /* lines ever printed; the last min(total, KEEP) are kept */
 } cs_hout;
 
+/* Modelled time (--net): what the timekeeper timed (its vtime events), kept
+ * to draw the diagram to scale. */
+typedef enum { CS_HV_WAIT, CS_HV_COMPUTE, CS_HV_MSG, CS_HV_EXIT } cs_hv_kind;
+
+typedef struct cs_hspan {
+    uint8_t kind;      /* cs_hv_kind */
+    int rank, peer;    /* MSG: sender and receiver */
+    size_t bytes;
+    uint64_t from, to; /* virtual ns: the span; MSG: its transmission's start and its arrival */
+} cs_hspan;
+
+#define CS_HIST_SPANS 8192
+
 typedef struct cs_history {
     int world;
     size_t cap, head, n;   /* ring of rows */
@@ -97,6 +110,12 @@ typedef struct cs_history {
         int *sent;          /* per rank: messages sent so far in this call (a step number) */
     } band[64];
     unsigned nband;        /* bands ever opened; the last 64 are kept */
+    /* modelled time: a ring of the latest CS_HIST_SPANS spans (allocated at
+     * the first vtime event); the oldest leave and are counted */
+    cs_hspan *spans;
+    size_t span_head, nspans;
+    uint64_t spans_dropped;
+    uint64_t vmax;         /* the latest virtual time seen */
 } cs_history;
 
 /* cap: diagram rows kept (0: a default that bounds memory for the world size). */
@@ -119,5 +138,9 @@ const struct cs_hband *cs_history_band(const cs_history *h, size_t i);
 /* The row of the newest band that kept messages, or SIZE_MAX. */
 size_t cs_history_last_band(const cs_history *h);
 size_t cs_history_nwarn(const cs_history *h);
+/* Span i (0 = oldest kept) of modelled time, and how many are kept (0:
+ * the run has no network model). */
+size_t cs_history_nspans(const cs_history *h);
+const cs_hspan *cs_history_span(const cs_history *h, size_t i);
 
 #endif

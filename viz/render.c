@@ -5,6 +5,7 @@
  * between frames, so a resize is just the next frame at another size.
  */
 #include "render.h"
+#include "netmodel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -478,6 +479,73 @@ static bool draw_band_open(cs_grid *g, const cs_viz_view *v, const cs_viz_layout
     return true;
 }
 
+/* Key t, a run with a network model: rows are equal stretches of virtual
+ * time from 0 to the latest time seen; each rank's lifeline shows when it
+ * computed and waited, and each message is an arrow on the row of its
+ * arrival. */
+static const char *scaled_title(const cs_history *h, int body, char *buf, size_t len) {
+    char per[32], all[32];
+    uint64_t ns = (h->vmax + (uint64_t)body - 1) / (uint64_t)body;
+    snprintf(buf, len, "to scale: 1 row = %s, 0 to %s (t: order)",
+             cs_vt_format(ns ? ns : 1, per, sizeof per), cs_vt_format(h->vmax, all, sizeof all));
+    return buf;
+}
+
+static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y0,
+                        int body) {
+    const cs_history *h = v->hist;
+    int w = h->world;
+    uint64_t per = (h->vmax + (uint64_t)body - 1) / (uint64_t)body;
+    if (!per) per = 1;
+    uint8_t *st = calloc((size_t)body * (size_t)w, 1);
+    if (!st) {
+        cs_grid_printf(g, l->diag_x + 1, y0 + 1, l->diag_w - 2, CS_C_YELLOW, 0,
+                       "out of memory drawing to scale");
+        return;
+    }
+#define ROW(t) ((int)((t) / per < (uint64_t)body ? (t) / per : (uint64_t)body - 1))
+    int *end = malloc((size_t)w * sizeof *end);
+    for (int k = 0; end && k < w; k++) end[k] = body; /* running until its exit */
+    size_t n = cs_history_nspans(h);
+    for (size_t i = 0; end && i < n; i++) {
+        const cs_hspan *s = cs_history_span(h, i);
+        if (s->kind == CS_HV_EXIT) end[s->rank] = ROW(s->from) + 1;
+    }
+    for (int k = 0; k < w; k++)
+        for (int y = 0; y < (end ? end[k] : body); y++) st[(size_t)y * w + k] = CS_HS_RUN;
+    for (size_t i = 0; i < n; i++) {
+        const cs_hspan *s = cs_history_span(h, i);
+        if ((s->kind != CS_HV_WAIT && s->kind != CS_HV_COMPUTE) || s->to <= s->from) continue;
+        for (int y = ROW(s->from); y <= ROW(s->to - 1); y++)
+            st[(size_t)y * w + s->rank] = s->kind == CS_HV_WAIT ? CS_HS_BLOCKED : CS_HS_COMPUTE;
+    }
+    for (int y = 0; y < body; y++)
+        for (int k = l->diag_col_first; k < w && col_visible(l, k); k++) {
+            uint32_t ch = ' ';
+            int fg = CS_C_DEFAULT, attr = CS_A_DIM;
+            switch (st[(size_t)y * w + k]) {
+            case CS_HS_RUN: ch = gl(v, G_VLINE); break;
+            case CS_HS_COMPUTE: ch = gl(v, G_COMP), fg = CS_C_CYAN, attr = 0; break;
+            case CS_HS_BLOCKED: ch = gl(v, G_BLOCK), fg = CS_C_RED, attr = CS_A_BOLD; break;
+            default: break;
+            }
+            cs_grid_putc(g, col_x(l, k), y0 + 1 + y, ch, fg, attr);
+        }
+    for (size_t i = 0; i < n; i++) {
+        const cs_hspan *s = cs_history_span(h, i);
+        if (s->kind != CS_HV_MSG) continue;
+        cs_hrow r = {.kind = CS_HROW_MSG, .from = s->rank, .to = s->peer, .bytes = s->bytes,
+                     .count = 1};
+        draw_msg(g, v, l, &r, y0 + 1 + ROW(s->to), NULL);
+    }
+#undef ROW
+    free(end);
+    free(st);
+    if (h->spans_dropped)
+        cs_grid_printf(g, l->diag_x + 1, y0 + body, l->diag_w - 2, CS_C_YELLOW, 0,
+                       "%llu older spans not kept", (unsigned long long)h->spans_dropped);
+}
+
 static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
     const cs_history *h = v->hist;
     char t[128];
@@ -485,6 +553,11 @@ static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
     if (h->coll_msgs)
         snprintf(t + tn, sizeof t - (size_t)tn, " + %llu in collectives",
                  (unsigned long long)h->coll_msgs);
+    int body = l->body_y + l->body_h - 1 - (l->body_y + 1) - 1;
+    bool scaled = v->scaled && cs_history_nspans(h) && h->vmax && body > 0;
+    if (scaled) scaled_title(h, body, t, sizeof t);
+    else if (cs_history_nspans(h) && (size_t)tn + 16 < sizeof t)
+        snprintf(t + strlen(t), sizeof t - strlen(t), " (t: to scale)");
     title(g, v, l->diag_x, l->body_y, l->diag_w, t);
     int y0 = l->body_y + 1; /* the rank numbers; rows start below */
     for (int k = l->diag_col_first; k < v->mon->world && col_visible(l, k); k++) {
@@ -501,6 +574,13 @@ static void draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
     }
     int rows = l->body_y + l->body_h - 1 - y0;
     if (rows < 1) return;
+    if (scaled) {
+        draw_scaled(g, v, l, y0, rows - 1 > 0 ? rows - 1 : 1);
+        return;
+    }
+    if (v->scaled && !cs_history_nspans(h))
+        cs_grid_printf(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, CS_C_YELLOW, 0,
+                       "no modelled time: run with --net to draw it to scale (t)");
     if (v->band_open && draw_band_open(g, v, l, y0, rows)) return;
     /* scrolling back stops at a full page of the oldest rows */
     size_t total = h->n, page = (size_t)rows - 1;
@@ -684,6 +764,7 @@ static const char help_common[] =
     "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"
     "a        the alerts on the whole screen (a or esc: back)\n"
     "o        open the latest collective band: its messages with their phases\n"
+    "t        the diagram in virtual time to scale (a run with --net) or in event order\n"
     "?        this help (any key closes it)      q   quit\n"
     "\n"
     "states: ready (stopped at its gate), running, blocked (sleeping on a send or "

@@ -30,6 +30,7 @@ typedef struct cs_viz_view {
     bool help;
     bool replay;                /* replay's keys in the footer and the help */
     bool band_open;             /* key o: the diagram shows one band's messages */
+    bool scaled;                /* key t: the diagram draws virtual time to scale (--net) */
     size_t band_row;            /* that band's history row */
     bool alerts_full;           /* the alerts take the screen (key a) */
     int alerts_top;             /* their first line shown when they do */

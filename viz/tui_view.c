@@ -64,6 +64,7 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     v->alerts_full = n->alerts_full;
     v->band_row = v->hist ? cs_history_last_band(v->hist) : SIZE_MAX;
     v->band_open = n->band_open && v->band_row != SIZE_MAX;
+    v->scaled = n->scaled;
     v->alerts_top = n->alerts_top;
     cs_viz_layout l;
     cs_viz_layout_of(v, w, h, &l);
@@ -123,6 +124,10 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
     switch (ch) {
     case 'o':
         n->band_open = !n->band_open;
+        n->diag_back = 0;
+        return true;
+    case 't': /* the render says so when the run has no modelled time */
+        n->scaled = !n->scaled;
         n->diag_back = 0;
         return true;
     case 'a':

@@ -24,6 +24,7 @@ typedef struct cs_tui_nav {
     bool help;
     bool alerts_full;       /* key a: the alerts take the screen */
     bool band_open;         /* key o: the latest band's messages */
+    bool scaled;            /* key t: virtual time to scale instead of event order */
     int alerts_top, alerts_h; /* their scroll, and the rows they had last frame */
     char *popup;
     char popup_title[128];

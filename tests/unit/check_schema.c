@@ -57,18 +57,18 @@ static void set_field(cs_event *ev, int i) {
 static bool on_wire(const cs_field *f) { return f->at || f->n_at || f->flag; }
 
 /* An event of type t with every field in mask set. */
-static cs_event populated(cs_event_type t, uint32_t mask) {
+static cs_event populated(cs_event_type t, uint64_t mask) {
     cs_event ev = {.type = t, .rank = 1, .seq = 0, .t = 1.25};
-    if (cs_event_kinds[t].ctl_only) ev.rank = -1;
+    if (cs_event_kinds[t].ctl_only && cs_event_kinds[t].rankless) ev.rank = -1;
     for (int i = 0; i < CS_F_NFIELDS; i++)
         if (mask & CS_FIELD_BIT(i)) set_field(&ev, i);
     return ev;
 }
 
-static uint32_t carried(cs_event_type t) { return cs_event_kinds[t].need | cs_event_kinds[t].opt; }
+static uint64_t carried(cs_event_type t) { return cs_event_kinds[t].need | cs_event_kinds[t].opt; }
 
-static uint32_t wire_fields(void) {
-    uint32_t m = 0;
+static uint64_t wire_fields(void) {
+    uint64_t m = 0;
     for (int i = 0; i < CS_F_NFIELDS; i++)
         if (on_wire(&cs_fields[i])) m |= CS_FIELD_BIT(i);
     return m;
@@ -267,7 +267,7 @@ START_TEST(test_wire_round_trip) {
 END_TEST
 
 START_TEST(test_copy) {
-    uint32_t all = (uint32_t)(CS_FIELD_BIT(CS_F_NFIELDS) - 1);
+    uint64_t all = CS_FIELD_BIT(CS_F_NFIELDS) - 1;
     for (int t = 0; t < CS_EV_NTYPES; t++) {
         cs_event ev = populated((cs_event_type)t, all), copy;
         ck_assert_int_eq(cs_event_copy(&copy, &ev), 0);

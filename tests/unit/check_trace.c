@@ -131,6 +131,7 @@ static const uint64_t some_reqs[] = {3, 4, 9007199254740993ull};
 static int sample_events(cs_event *evs) {
     int n = 0;
     evs[n++] = run_event(3);
+    evs[n - 1].net = "alpha=10us,bandwidth=1GB/s";
     evs[n++] = (cs_event){.type = CS_EV_POST, .rank = 0, .seq = 0, .t = 0.001, .req = 1,
                           .op = CS_OP_ISEND, .peer = 2, .tag = 7, .ctx = 0, .bytes = 48,
                           .dtype = CS_FLOAT64, .ndim = 2, .shape = {2, 3}, .line = 12,
@@ -177,11 +178,20 @@ static int sample_events(cs_event *evs) {
                           .text = "ranks 0 and 1 both call send first"};
     evs[n++] = (cs_event){.type = CS_EV_DEADLOCK, .rank = CS_NO_RANK, .t = 0.017, .text = "x",
                           .line = 3};
+    evs[n++] = (cs_event){.type = CS_EV_WAIT, .rank = 0, .seq = 7, .t = 0.018, .reqs = some_reqs,
+                          .nreqs = 2, .line = 15};
+    evs[n++] = (cs_event){.type = CS_EV_CLOCK, .rank = 1, .seq = 7, .t = 0.019, .line = 16};
+    evs[n++] = (cs_event){.type = CS_EV_VTIME, .rank = -1, .vrank = 1, .t = 0.019, .text = "send",
+                          .req = 3, .peer = 2, .bytes = 1000, .line = 16,
+                          .vt = 5, .vt_done = 11005, .vt_start = 5, .vt_end = 1005,
+                          .vt_arrive = 11005};
+    evs[n++] = (cs_event){.type = CS_EV_VTIME, .rank = -1, .vrank = 0, .t = 0.02, .text = "wait",
+                          .vt = 0, .vt_done = 220000, .line = 2};
     return n;
 }
 
 START_TEST(test_roundtrip_every_type) {
-    cs_event evs[32];
+    cs_event evs[40];
     int n = sample_events(evs);
     bool seen[CS_EV_NTYPES] = {false};
     for (int i = 0; i < n; i++) seen[evs[i].type] = true;
@@ -441,8 +451,8 @@ static const struct {
     {"{\"type\":\"run\",\"format\":\"commsim-trace\"}\n", "1: missing field \"version\""},
     {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":\"1\"}\n",
      "1: field \"version\" must be an integer"},
-    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":2,\"future\":true}\n",
-     "1: unsupported version 2 (this reader reads version 1)"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":3,\"future\":true}\n",
+     "1: unsupported version 3 (this reader reads versions 1 and 2)"},
     {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
      "\"world\":0}\n", "1: field \"world\" out of range: 0"},
     {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"

@@ -123,6 +123,59 @@ START_TEST(test_grid_put_and_clip) {
 }
 END_TEST
 
+/* A timekeeper's vtime event (docs/trace-format.md). */
+static void vtime(const char *what, int rank, int peer, uint64_t from, uint64_t to) {
+    bool msg = !strcmp(what, "send");
+    emit((cs_event){.type = CS_EV_VTIME, .rank = -1, .vrank = rank, .text = what, .peer = peer,
+                    .bytes = msg ? 1000 : 0, .vt = from, .vt_done = to,
+                    .vt_start = msg ? from : 0, .vt_arrive = msg ? to : 0});
+}
+
+static int lines_with(const char *needle) {
+    int n = 0;
+    char line[4096];
+    for (int y = 0; y < grid.h; y++) n += strstr(cs_grid_row(&grid, y, line, sizeof line), needle) != NULL;
+    return n;
+}
+
+/* Key t: the diagram in virtual time to scale, rows equal stretches of it. */
+static int blocked_rows(uint64_t wait_end) {
+    start(2, 0);
+    message(0, 1, 1, 1, 1000);
+    vtime("send", 0, 1, 0, 11000);
+    vtime("wait", 0, -1, 0, wait_end);
+    vtime("wait", 1, -1, 0, 11000);
+    vtime("compute", 0, -1, wait_end, 22000);
+    vtime("exit", 0, -1, 22000, 22000);
+    vtime("exit", 1, -1, 11000, 11000);
+    cs_viz_view v = view("finished");
+    v.ascii = true;
+    render(&v, 100, 30);
+    ck_assert_has("(t: to scale)");
+    v.scaled = true;
+    render(&v, 100, 30);
+    ck_assert_has("to scale: 1 row = 1 us, ");
+    ck_assert_has("0 to 22 us (t: order)");
+    ck_assert_msg(line_with("o") && lines_with(">") >= 1, "no arrow in:\n%s", text);
+    int n = lines_with("#");
+    finish();
+    return n;
+}
+
+START_TEST(test_scaled_diagram) {
+    int half = blocked_rows(11000), most = blocked_rows(20000);
+    ck_assert_int_gt(half, 3);
+    ck_assert_int_gt(most, half + 3); /* longer waits, more rows */
+    start(2, 0);
+    message(0, 1, 1, 1, 1000);
+    cs_viz_view v = view("finished");
+    v.scaled = true;
+    render(&v, 100, 30);
+    ck_assert_has("no modelled time: run with --net");
+    finish();
+}
+END_TEST
+
 START_TEST(test_deadlock_frame) {
     start(2, 0);
     post(0, 1, CS_OP_SEND, 1, 16, 2);
@@ -801,6 +854,7 @@ static Suite *viz_suite(void) {
     TCase *tc = tcase_create("render");
     tcase_add_test(tc, test_grid_put_and_clip);
     tcase_add_test(tc, test_deadlock_frame);
+    tcase_add_test(tc, test_scaled_diagram);
     tcase_add_test(tc, test_deadlock_diagram);
     tcase_add_test(tc, test_speed_ladder_and_help);
     tcase_add_test(tc, test_message_arrows);
