@@ -307,7 +307,7 @@ int cs_trace_scan(char *line, size_t len, int world, cs_event *ev, cs_trace_stri
         const tok *fmt = get(&s, "format"), *ver = get(&s, "version");
         if (!fmt || fmt->kind != V_STR || fmt->slen != strlen(CS_TRACE_FORMAT) ||
             memcmp(fmt->s, CS_TRACE_FORMAT, fmt->slen) || !ver || ver->kind != V_INT ||
-            ver->i != CS_TRACE_VERSION)
+            (ver->i != CS_TRACE_VERSION && ver->i != CS_TRACE_VERSION_TIMED))
             return 0;
     }
     const tok *rank = get(&s, "rank"), *seq = get(&s, "seq"), *t = get(&s, "t");

@@ -51,6 +51,16 @@ static const char *lines[] = {
     "{\"type\":\"exit\",\"rank\":2,\"seq\":72,\"t\":0.019997,\"status\":0}",
     "{\"type\":\"deadlock\",\"rank\":-1,\"seq\":0,\"t\":0.083282,\"text\":\"deadlock: no rank\"}",
     " { \"type\" : \"exit\" , \"rank\" : 1 , \"seq\" : 2 , \"t\" : 1E2 , \"status\" : 0 } ",
+    /* modelled time (version 2) */
+    "{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":2,\"rank\":-1,\"seq\":0,\"t\":0.0002,"
+    "\"world\":4,\"engine\":\"thread\",\"send_mode\":\"rendezvous\",\"seed\":\"0\","
+    "\"script\":\"pingpong.lua\",\"net\":\"alpha=100us,bandwidth=1GB/s\"}",
+    "{\"type\":\"wait\",\"rank\":1,\"seq\":4,\"t\":0.002,\"reqs\":[3],\"line\":12}",
+    "{\"type\":\"clock\",\"rank\":0,\"seq\":9,\"t\":0.003,\"line\":7}",
+    "{\"type\":\"vtime\",\"rank\":-1,\"seq\":0,\"t\":0.004,\"what\":\"send\",\"vrank\":0,"
+    "\"vt\":1000,\"vt_done\":101016,\"vt_start\":1000,\"vt_end\":1016,\"vt_arrive\":101016,"
+    "\"req\":1,\"peer\":1,\"bytes\":16,\"line\":5}",
+    "{\"type\":\"vtime\",\"rank\":-1,\"seq\":1,\"t\":0.005,\"what\":\"exit\",\"vrank\":3,\"vt\":202032}",
 };
 #define NLINES (sizeof lines / sizeof lines[0])
 
@@ -94,7 +104,7 @@ static char *fast(const char *line, size_t len, int world) {
     return s;
 }
 
-static int world_for(const char *line) { return strstr(line, "\"run\"") ? 0 : WORLD; }
+static int world_for(const char *line) { return strstr(line, "\"type\":\"run\"") ? 0 : WORLD; }
 
 START_TEST(test_writer_lines_take_the_fast_path) {
     for (size_t i = 0; i < NLINES; i++) {
@@ -121,7 +131,7 @@ START_TEST(test_declines_what_it_cannot_vouch_for) {
         "{\"type\":\"exit\",\"rank\":2,\"seq\":1,\"t\":1e999,\"status\":0}",
         "{\"type\":\"exit\",\"rank\":02,\"seq\":1,\"t\":0.1,\"status\":0}",
         "{\"type\":\"exit\",\"rank\":2,\"seq\":1,\"t\":0.1,\"status\":0} x",
-        "{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":2,\"rank\":-1,\"seq\":0,\"t\":0,"
+        "{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":3,\"rank\":-1,\"seq\":0,\"t\":0,"
         "\"world\":4,\"engine\":\"tcp\",\"send_mode\":\"eager\",\"seed\":\"0\",\"script\":\"x\"}",
     };
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
