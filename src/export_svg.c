@@ -13,79 +13,18 @@
 #include <string.h>
 
 #include "export.h"
+#include "export_svg.h"
 #include "history.h"
 #include "model.h"
 
 #define CW 88          /* a column's width: a label of 12 characters fits */
 #define LEFT 96        /* the rank names */
 #define TOP 112        /* room above the lanes for the bands' labels */
-#define FONT 13
-#define SMALL 11
+#define FONT CS_SVG_FONT
+#define SMALL CS_SVG_SMALL
 #define DEFAULT_COLS 120
 
-typedef struct theme {
-    const char *bg, *fg, *muted, *lane, *msg, *blocked, *compute, *coll, *coll_edge, *bad,
-        *warn, *done;
-} theme;
-
-static const theme light = {"#ffffff", "#1b1f24", "#57606a", "#d0d7de", "#0550ae", "#e8a33d",
-                            "#8fbcbb", "#ddf4ff", "#54aeff", "#cf222e", "#bf8700", "#2da44e"};
-static const theme dark = {"#0d1117", "#e6edf3", "#8b949e", "#30363d", "#79c0ff", "#d29922",
-                           "#2f6f6a", "#0c2d6b", "#388bfd", "#ff7b72", "#e3b341", "#3fb950"};
-
-static void esc(FILE *f, const char *s) {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\n': case '\t': case '\r': fputc(' ', f); break;
-        default:
-            if ((unsigned char)*s >= 0x20) fputc(*s, f);
-        }
-    }
-}
-
-static void text(FILE *f, double x, double y, int size, const char *fill, const char *anchor,
-                 const char *weight, const char *s) {
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" fill=\"%s\" text-anchor=\"%s\"%s%s%s>",
-            x, y, size, fill, anchor, weight ? " font-weight=\"" : "", weight ? weight : "",
-            weight ? "\"" : "");
-    esc(f, s);
-    fputs("</text>\n", f);
-}
-
-/* Word-wrap s at width characters; draw each line from y down (f NULL: only
- * count them). Returns the lines drawn. */
-static int para(FILE *f, double x, double y, int width, const char *fill, const char *s) {
-    int lines = 0;
-    char buf[512];
-    while (s && *s) {
-        while (*s == ' ' || *s == '\n') s++;
-        if (!*s) break;
-        size_t n = 0, cut = 0;
-        while (s[n] && s[n] != '\n' && n < (size_t)width && n < sizeof buf - 1) {
-            if (s[n] == ' ') cut = n;
-            n++;
-        }
-        if (s[n] && s[n] != '\n' && s[n] != ' ' && cut) n = cut;
-        memcpy(buf, s, n);
-        buf[n] = 0;
-        if (f) text(f, x, y + lines * 17, FONT, fill, "start", NULL, buf);
-        lines++;
-        s += n;
-    }
-    return lines;
-}
-
-static double lane_h(int world) { return world <= 4 ? 56 : world <= 8 ? 46 : 38; }
-
-/* s cut to fit w pixels of small bold text, with ".." when cut. */
-static void fit(char *s, double w) {
-    size_t max = w > 14 ? (size_t)((w - 6) / 6.8) : 2;
-    if (strlen(s) > max && max >= 3) strcpy(s + max - 2, "..");
-}
+typedef cs_svg_theme theme;
 
 /* ---- the collective calls, by identity
  *
@@ -351,7 +290,7 @@ static void draw_schedule(FILE *f, const theme *t, const call *c, const char *na
             int n = ph == 0 ? (first < c->steps ? first : c->steps) : c->steps - first;
             if (n <= 0) continue;
             snprintf(label, sizeof label, "%s: %d step%s", pr->phase[ph], n, n == 1 ? "" : "s");
-            text(f, bx + 8, ty, SMALL, t->fg, "start", NULL, label);
+            cs_svg_text(f, bx + 8, ty, SMALL, t->fg, "start", NULL, label);
             ty += SMALL + 3;
         }
         return;
@@ -362,7 +301,7 @@ static void draw_schedule(FILE *f, const theme *t, const call *c, const char *na
         int num, ph = phase_of(pr, c->members, k, &num);
         double xk = ix + (k + 0.5) * sw;
         snprintf(label, sizeof label, "%s%d", pr->abbr[ph] ? pr->abbr[ph] : "S", num);
-        text(f, xk, by + 12, 9, t->muted, "middle", NULL, label);
+        cs_svg_text(f, xk, by + 12, 9, t->muted, "middle", NULL, label);
         if (ph != prev && prev >= 0)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                        "stroke-dasharray=\"3 3\"/>\n", ix + k * sw, by + 3, ix + k * sw, by + bh - 3,
@@ -372,7 +311,7 @@ static void draw_schedule(FILE *f, const theme *t, const call *c, const char *na
             while (last + 1 < c->steps && phase_of(pr, c->members, last + 1, &num) == ph) last++;
             const char *pn = pr->phase[ph] ? pr->phase[ph] : "steps";
             if (strlen(pn) * 6.2 <= (last - k + 1) * sw + 4) /* else the step labels say it */
-                text(f, ix + (k + last + 1) * sw / 2, by + bh - 5, 10, t->fg, "middle", NULL, pn);
+                cs_svg_text(f, ix + (k + last + 1) * sw / 2, by + bh - 5, 10, t->fg, "middle", NULL, pn);
         }
         prev = ph;
     }
@@ -486,8 +425,9 @@ static int col_state(const pass *p, const layout *l, size_t c, int k) {
 }
 
 int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
+    if (cs_export_model(x)) return cs_export_svg_scale(f, x, err, errlen); /* virtual time to scale */
     const cs_replay *rp = x->rp;
-    const theme *t = x->o->dark ? &dark : &light;
+    const theme *t = x->o->dark ? &cs_svg_dark : &cs_svg_light;
     int world = rp->world, maxcols = x->o->width ? x->o->width : DEFAULT_COLS;
     pass p;
     layout L = {0};
@@ -498,7 +438,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
         return -1;
     }
     const cs_history *h = &p.h;
-    double lh = lane_h(world), y0 = TOP + lh / 2;
+    double lh = cs_svg_lane_h(world), y0 = TOP + lh / 2;
     double dw = L.x[L.n] - LEFT, width = LEFT + (dw > CW ? dw : CW) + 40;
     if (width < 760) width = 760;
     int textw = (int)((width - 40) / 7.9); /* characters of a footer line */
@@ -529,31 +469,16 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                  "%llu column%s of ranks not yet in a collective %s drawn before its band.",
                  (unsigned long long)p.moved, p.moved == 1 ? "" : "s", p.moved == 1 ? "is" : "are");
     const cs_outcome *o = &x->out;
-    int footer = 2 + para(NULL, 0, 0, textw, NULL, agg) + (o->verdict.kind != CS_OUT_OK ? 6 : 0) +
+    int footer = 2 + cs_svg_para(NULL, 0, 0, textw, NULL, agg) + (o->verdict.kind != CS_OUT_OK ? 6 : 0) +
                  o->npitfalls * 2 + (o->run_error ? 2 : 0);
     double dh = world * lh, height = TOP + dh + 30 + footer * 17 + 20;
 
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-               "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, sans-serif\">\n",
-            width, height, width, height);
-    fputs("<defs>", f);
-    const char *marks[][2] = {{"arrow", t->msg}, {"warrow", t->bad}, {"carrow", t->coll_edge}};
-    for (size_t m = 0; m < 3; m++)
-        fprintf(f, "<marker id=\"%s\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"%d\" "
-                   "markerHeight=\"%d\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" "
-                   "fill=\"%s\"/></marker>", marks[m][0], m == 2 ? 5 : 7, m == 2 ? 5 : 7, marks[m][1]);
-    fputs("</defs>\n", f);
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"%s\"/>\n", t->bg);
-
-    char title[300];
-    snprintf(title, sizeof title, "%s: %d rank%s, %s", rp->script ? rp->script : "trace", world,
-             world == 1 ? "" : "s", o->word);
-    text(f, 20, 30, 18, t->fg, "start", "bold", title);
-    snprintf(title, sizeof title, "%llu messages, %llu bytes, %llu collective calls; time flows right",
+    cs_svg_head(f, t, width, height, "");
+    char sub[300];
+    snprintf(sub, sizeof sub, "%llu messages, %llu bytes, %llu collective calls; time flows right",
              (unsigned long long)o->messages, (unsigned long long)o->bytes,
              (unsigned long long)o->collectives);
-    text(f, 20, 52, FONT, t->muted, "start", NULL, title);
+    cs_svg_title(f, t, x, sub);
 
     /* collective bands under everything: a rectangle over each run of its
      * members' lanes, its schedule up to where another call opens inside it
@@ -589,15 +514,15 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
         char label[160];
         /* the name, then the algorithm, reduction and messages on a line of their own */
         snprintf(label, sizeof label, "%s", r->name);
-        fit(label, sw);
-        text(f, bx + 2, TOP - 20, SMALL, t->fg, "start", "bold", label);
+        cs_svg_fit(label, sw);
+        cs_svg_text(f, bx + 2, TOP - 20, SMALL, t->fg, "start", "bold", label);
         int n = snprintf(label, sizeof label, "%s%s%s", algo, first && first->reduce_op ? " " : "",
                          first && first->reduce_op ? first->reduce_op : "");
         if (c && c->nmsg)
             snprintf(label + n, sizeof label - (size_t)n, "%s%llu msg%s", n ? ", " : "",
                      (unsigned long long)c->nmsg, c->nmsg == 1 ? "" : "s");
-        fit(label, sw);
-        if (label[0]) text(f, bx + 2, TOP - 7, SMALL, t->fg, "start", NULL, label);
+        cs_svg_fit(label, sw);
+        if (label[0]) cs_svg_text(f, bx + 2, TOP - 7, SMALL, t->fg, "start", NULL, label);
         if (c && c->nmsg) draw_schedule(f, t, c, r->name, algo, bx, sw, by, bh, y0, lh);
     }
 
@@ -607,7 +532,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
         bool dead = o->ranks && k < o->world && o->ranks[k].deadlocked;
         char name[32];
         snprintf(name, sizeof name, "Rank %d", k);
-        text(f, LEFT - 12, y + 5, FONT, dead ? t->bad : t->fg, "end", "bold", name);
+        cs_svg_text(f, LEFT - 12, y + 5, FONT, dead ? t->bad : t->fg, "end", "bold", name);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                    "stroke-width=\"2\"/>\n", LEFT, y, L.x[L.n], y, dead ? t->bad : t->lane);
         size_t run = 0;
@@ -645,10 +570,10 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
             /* beside the arrow's middle, on the side the arrow leaves free */
             double ly = (ya + yb) / 2 + (yb > ya ? 10 : -4);
             if (r->from == r->to) ly = ya + lh * 0.2;
-            text(f, cx - 4, ly, SMALL, t->msg, "end", NULL, label);
+            cs_svg_text(f, cx - 4, ly, SMALL, t->msg, "end", NULL, label);
             if (r->count > 1) {
                 snprintf(label, sizeof label, "x%llu", (unsigned long long)r->count);
-                text(f, cx - 4, ly + SMALL + 1, SMALL, t->msg, "end", "bold", label);
+                cs_svg_text(f, cx - 4, ly + SMALL + 1, SMALL, t->msg, "end", "bold", label);
             }
             break;
         }
@@ -660,21 +585,21 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
             break;
         case CS_HROW_ERROR:
             if (r->from < 0) break;
-            text(f, cx, y0 + r->from * lh + 6, 18, t->bad, "middle", "bold", "x");
+            cs_svg_text(f, cx, y0 + r->from * lh + 6, 18, t->bad, "middle", "bold", "x");
             break;
         case CS_HROW_WARN: {
             double y = y0 + (r->from >= 0 ? r->from : 0) * lh;
             npit++;
             fprintf(f, "<path d=\"M%.1f,%.1f l9,16 l-18,0 z\" fill=\"%s\"/>\n", cx, y - 10, t->warn);
             snprintf(label, sizeof label, "%d", npit);
-            text(f, cx, y + 4, 10, t->bg, "middle", "bold", label);
+            cs_svg_text(f, cx, y + 4, 10, t->bg, "middle", "bold", label);
             break;
         }
         case CS_HROW_DEADLOCK:
             fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%d\" height=\"%.1f\" fill=\"%s\" "
                        "fill-opacity=\"0.12\" stroke=\"%s\" stroke-dasharray=\"4 3\"/>\n",
                     L.x[c] + 2, TOP, CW - 4, dh, t->bad, t->bad);
-            text(f, cx, TOP - 6, SMALL, t->bad, "middle", "bold", "deadlock");
+            cs_svg_text(f, cx, TOP - 6, SMALL, t->bad, "middle", "bold", "deadlock");
             /* who waits on whom: an arrow from each blocked rank to its peer */
             for (int v = 0; v < o->verdict.nops; v++) {
                 const cs_outcome_op *op = &o->verdict.ops[v];
@@ -695,7 +620,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                              strstr(op->op, "recv") ? "from" : "to", op->peer, op->tag, op->line);
                 else
                     snprintf(what, sizeof what, "%s, line %d", op->op, op->line);
-                text(f, cx + CW / 2.0 + 6, y0 + op->rank * lh - 9, SMALL, t->bad, "start", "bold",
+                cs_svg_text(f, cx + CW / 2.0 + 6, y0 + op->rank * lh - 9, SMALL, t->bad, "start", "bold",
                      what);
             }
             break;
@@ -703,29 +628,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
         }
     }
 
-    /* the footer */
-    double fy = TOP + dh + 34;
-    int n = 0;
-    if (agg[0]) n += para(f, 20, fy + n * 17, textw, t->muted, agg);
-    if (o->verdict.kind != CS_OUT_OK) {
-        text(f, 20, fy + n * 17, FONT, t->bad, "start", "bold", o->verdict.headline);
-        n++;
-        n += para(f, 20, fy + n * 17, textw, t->fg, o->verdict.why);
-        if (o->verdict.fix) {
-            char fix[600];
-            snprintf(fix, sizeof fix, "fix: %s", o->verdict.fix);
-            n += para(f, 20, fy + n * 17, textw, t->muted, fix);
-        }
-    } else if (o->run_error) {
-        n += para(f, 20, fy + n * 17, textw, t->bad, o->run_error);
-    }
-    for (int q = 0; q < o->npitfalls; q++) {
-        char line[400], first[300];
-        cs_export_first_line(o->pitfalls[q].text, first, sizeof first);
-        snprintf(line, sizeof line, "pitfall %d (rank %d): %s", q + 1, o->pitfalls[q].rank, first);
-        n += para(f, 20, fy + n * 17, textw, t->warn, line);
-    }
-    if (!n) text(f, 20, fy, FONT, t->done, "start", NULL, "every rank finished");
+    cs_svg_footer(f, t, o, agg, TOP + dh + 34, textw);
     fputs("</svg>\n", f);
     layout_free(&L);
     pass_free(&p);

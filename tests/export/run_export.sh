@@ -120,6 +120,26 @@ fi
 "$bin" export "$tmp/big.jsonl" -f perfetto -o "$tmp/big.json" 2>"$tmp/err"
 consumer "perfetto: the big trace's events are well formed" "$py" "$here/check_perfetto.py" "$tmp/big.json"
 
+# ---- a run with a network model: drawn in virtual time, to scale. Each
+# ping-pong message of 4 bytes takes alpha + 4 B / (1 GB/s) = 100.004 us.
+guarded "$bin" run "$L/02-point-to-point/pingpong.lua" --net alpha=100us,bandwidth=1GB/s --no-tui \
+  --trace "$tmp/v.jsonl" >/dev/null 2>&1 </dev/null
+"$bin" export "$tmp/v.jsonl" -f svg -o "$tmp/v.svg" 2>"$tmp/err"
+"$bin" export "$tmp/v.jsonl" -f perfetto -o "$tmp/v.json" 2>>"$tmp/err"
+consumer "model: every message 100.004 us long in the SVG and in Perfetto" "$py" "$here/check_scale.py" 100004 "$tmp/v.svg" "$tmp/v.json"
+consumer "model: the to-scale SVG is well formed" xmllint --noout "$tmp/v.svg"
+consumer "model: Perfetto in virtual time is well formed" "$py" "$here/check_perfetto.py" "$tmp/v.json"
+expect "model: the makespan in the title" 0 "makespan 1.00004 ms" -- export "$tmp/v.jsonl" -f svg
+expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
+expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
+expect "model: --time takes virtual or real" 1 "--time: virtual or real" -- export "$tmp/v.jsonl" -f svg --time wall
+# the built-in ring all_reduce as a band over its requests' virtual times:
+# 2 (n - 1) = 6 steps of alpha + 4 B / (1 GB/s) = 10.004 us each
+guarded "$bin" run "$L/03-collectives/ring_allreduce.lua" --net alpha=10us,bandwidth=1GB/s --no-tui \
+  --trace "$tmp/vr.jsonl" >/dev/null 2>&1 </dev/null
+expect "model: the all_reduce's slice lasts its 6 steps" 0 '"name":"all_reduce (ring)","dur":60.024' -- export "$tmp/vr.jsonl" -f perfetto
+expect "model: the all_reduce's band in the SVG" 0 ">all_reduce ring<" -- export "$tmp/vr.jsonl" -f svg
+
 # ---- golden image: the deadlock demo's SVG as a PNG, stable across exports
 if have rsvg-convert; then
   "$bin" export "$tmp/d.jsonl" -f svg -o "$tmp/d1.svg" && "$bin" export "$tmp/d.jsonl" -f svg -o "$tmp/d2.svg"
