@@ -151,6 +151,9 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     if (msgs > LABEL_MSGS)
         snprintf(note + len, sizeof note - (size_t)len, "%zu messages: their sizes are not labelled.",
                  msgs);
+    else if (msgs)
+        snprintf(note + len, sizeof note - (size_t)len,
+                 "Messages are labelled with their size where the label has room.");
     int footer = 1 + cs_svg_footer(NULL, t, o, note, 0, textw);
     double height = TOP + dh + 30 + footer * 17 + 20;
 
@@ -185,9 +188,11 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         char label[96];
         snprintf(label, sizeof label, "%s%s%s", e->text ? e->text : "collective",
                  e->algo ? " " : "", e->algo ? e->algo : "");
-        if (bx >= label_end) { /* side by side calls: the first keeps its name */
-            cs_svg_text(f, bx + 2, TOP - 28, CS_SVG_SMALL, t->fg, "start", "bold", label);
-            label_end = bx + 2 + strlen(label) * 7.3 + 8;
+        double lw = (double)strlen(label) * 7.3, lx = bx + 2;
+        if (lx + lw > width - 8) lx = width - 8 - lw; /* a call at the end: its name stays on the page */
+        if (lx >= label_end) { /* side by side calls: the first keeps its name */
+            cs_svg_text(f, lx, TOP - 28, CS_SVG_SMALL, t->fg, "start", "bold", label);
+            label_end = lx + lw + 8;
         }
     }
     /* lanes */
@@ -201,6 +206,8 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                    "stroke-width=\"2\"/>\n", LEFT, y, LEFT + PLOT_W, y, dead ? t->bad : t->lane);
     }
     /* waits and computes under the arrows, then the arrows, then the ends */
+    double placed[LABEL_MSGS][4];
+    size_t nplaced = 0;
     for (int pass = 0; pass < 3; pass++)
         for (size_t i = 0; i < n; i++) {
             const cs_hspan *s = cs_history_span(&h, i);
@@ -217,10 +224,18 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                 yb += yb > y ? -6 : yb < y ? 6 : lh * 0.4;
                 fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"%s\" "
                            "stroke-width=\"1.4\" marker-end=\"url(#arrow)\"/>\n", xa, y, xb, yb, t->msg);
-                if (msgs <= LABEL_MSGS) {
+                if (msgs <= LABEL_MSGS) { /* where a label has room: messages at once share a spot */
                     cs_viz_bytes(s->bytes, a, sizeof a);
-                    cs_svg_text(f, (xa + xb) / 2 - 4, (y + yb) / 2 + (yb > y ? 10 : -4), 10, t->msg,
-                                "end", NULL, a);
+                    double lx = (xa + xb) / 2 - 4, ly = (y + yb) / 2 + (yb > y ? 10 : -4);
+                    double box[4] = {lx - 6.5 * (double)strlen(a), ly - 9, lx, ly + 2};
+                    bool room = true;
+                    for (size_t q = 0; q < nplaced && room; q++)
+                        room = box[2] <= placed[q][0] || placed[q][2] <= box[0] ||
+                               box[3] <= placed[q][1] || placed[q][3] <= box[1];
+                    if (room && nplaced < LABEL_MSGS) {
+                        memcpy(placed[nplaced++], box, sizeof box);
+                        cs_svg_text(f, lx, ly, 10, t->msg, "end", NULL, a);
+                    }
                 }
             } else if (pass == 2 && s->kind == CS_HV_EXIT) {
                 fprintf(f, "<circle cx=\"%.2f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>end</title>"
