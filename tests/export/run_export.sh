@@ -77,6 +77,23 @@ consumer "mermaid: every lesson's diagram is in the grammar we emit" "$py" "$her
 consumer "perfetto: every lesson's trace events are well formed" "$py" "$here/check_perfetto.py" "$tmp"/pics/*.perfetto
 consumer "asciicast: every lesson's recording is asciicast v2" "$py" "$here/check_cast.py" 100 30 "$tmp"/pics/*.asciicast
 
+# ---- every lesson again with a network model: SVG to scale and Perfetto in
+# virtual time, read back by the same consumers
+mkdir -p "$tmp/net"
+for script in "$L"/[0-9][0-9]-*/*.lua; do
+  name=${script#"$L"/}
+  base=$tmp/net/$(echo "${name%.lua}" | tr / _)
+  rm -f "$tmp/t.jsonl"
+  guarded "$bin" run "$script" --net ethernet-1g --no-tui --trace "$tmp/t.jsonl" >/dev/null 2>&1 </dev/null
+  [ -s "$tmp/t.jsonl" ] || continue
+  "$bin" export "$tmp/t.jsonl" --format svg --out "$base.svg" 2>>"$tmp/net/err" || echo "$name: svg" >>"$tmp/net/fail"
+  "$bin" export "$tmp/t.jsonl" --format perfetto --out "$base.perfetto" 2>>"$tmp/net/err" || echo "$name: perfetto" >>"$tmp/net/fail"
+done
+consumer "model: every lesson exports in virtual time" test ! -s "$tmp/net/fail"
+if have xmllint; then consumer "model: xmllint reads every lesson's picture to scale" xmllint --noout "$tmp"/net/*.svg; fi
+consumer "model: every lesson's picture to scale: labels apart" "$py" "$here/check_svg.py" "$tmp"/net/*.svg
+consumer "model: every lesson's Perfetto in virtual time is well formed" "$py" "$here/check_perfetto.py" "$tmp"/net/*.perfetto
+
 # ---- what each format says about the deadlock demo
 "$bin" run "$L/02-point-to-point/deadlock.lua" --no-tui --trace "$tmp/d.jsonl" >/dev/null 2>&1
 expect "mermaid: a note over the deadlock's ranks" 0 "Note over R0,R1: deadlock: no rank can make progress" -- export "$tmp/d.jsonl" -f mermaid
