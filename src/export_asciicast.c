@@ -150,7 +150,9 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                                           : pos == rp->n ? "end of trace"
                                                          : "replay",
                                 .extra = extra, .steps = ops,
-                                .speed = -1, .now = now, .selected = 0};
+                                .speed = -1, .now = now, .selected = 0,
+                                /* a run with a network model: the diagram in its virtual time */
+                                .scaled = cs_export_model(x) != NULL};
             cs_grid_clear(&g);
             cs_viz_render(&g, &view);
             /* event times are seconds of a run that may last milliseconds: a

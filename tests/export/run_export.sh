@@ -149,6 +149,7 @@ consumer "model: Perfetto in virtual time is well formed" "$py" "$here/check_per
 expect "model: the makespan in the title" 0 "makespan 1.00004 ms" -- export "$tmp/v.jsonl" -f svg
 expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
+expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
 expect "model: --time takes virtual or real" 1 "--time: virtual or real" -- export "$tmp/v.jsonl" -f svg --time wall
 # the built-in ring all_reduce as a band over its requests' virtual times:
 # 2 (n - 1) = 6 steps of alpha + 4 B / (1 GB/s) = 10.004 us each
