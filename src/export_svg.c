@@ -6,8 +6,11 @@
  *
  * The columns are the visualizer's diagram rows (viz/history.c), so the
  * picture aggregates as the TUI does: repeated identical messages share an
- * arrow with a count, a collective's own messages are counted in its band,
- * and past --width columns the oldest leave; the picture says what was. */
+ * arrow with a count, and past --width columns the oldest leave; the
+ * picture says what was. A collective's own messages are drawn inside its
+ * band by step of its algorithm's schedule. This is the picture in event
+ * order; a trace with a network model is drawn to scale by
+ * export_svg_scale.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
