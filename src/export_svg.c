@@ -93,7 +93,8 @@ static call *find_call(pass *p, int ctx, uint32_t num) {
 
 static call *new_call(pass *p, int ctx, uint32_t num, size_t ev, int members) {
     call *c = &p->calls[p->ncalls++ % p->ncap];
-    if (!c->sent) {
+    if (!c->sent || !c->in || !c->msg) { /* a slot's first use: all three, or none */
+        free(c->sent), free(c->in), free(c->msg);
         c->sent = calloc((size_t)p->world, sizeof *c->sent);
         c->in = calloc((size_t)p->world, 1);
         c->msg = malloc(DRAW_MSGS * sizeof *c->msg);
