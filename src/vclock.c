@@ -59,6 +59,11 @@ typedef struct vop {
     int line;
 } vop;
 
+typedef struct pend {
+    int rank;
+    uint64_t id;
+} pend;
+
 typedef struct vrank {
     vreq *reqs;           /* by id - 1 */
     size_t nreqs;
@@ -67,15 +72,11 @@ typedef struct vrank {
     int64_t clock;
     int64_t out_free, in_free;
     bool exited;
-    size_t unpaired_in;   /* timed sends to this rank not yet paired with a receive */
-    size_t open_recvs;    /* timed receives of this rank not yet paired */
+    /* Timed and not yet paired: sends to this rank (a receive may still
+     * take one), and this rank's receives (a send's match may be on its way). */
+    struct plist { struct pend *v; size_t n, cap; } inbox, open;
     cs_vclock_rank info;
 } vrank;
-
-typedef struct pend {
-    int rank;
-    uint64_t id;
-} pend;
 
 struct cs_vclock {
     cs_netmodel net;
@@ -84,6 +85,8 @@ struct cs_vclock {
     pend *pend;
     size_t npend, pcap;
     int64_t *lb;          /* scratch: per rank, a lower bound on its future sends' ready times */
+    int64_t lb_min;       /* the smallest of them, and the lowest rank with it */
+    int lb_min_rank;
     bool stopped, failed;
     cs_vclock_answer_fn answer;
     void *answer_ud;
@@ -112,6 +115,8 @@ void cs_vclock_free(cs_vclock *v) {
         for (size_t k = r->qhead; k < r->qlen; k++) free(r->q[k].reqs);
         free(r->q);
         free(r->reqs);
+        free(r->inbox.v);
+        free(r->open.v);
     }
     free(v->r);
     free(v->lb);
@@ -223,9 +228,31 @@ static void pend_add(cs_vclock *v, int rank, uint64_t id, vreq *s) {
 
 /* ---- lower bounds for what is not yet timed */
 
-/* Has rank dst a timed receive not yet paired? Then a send's match may still
- * be on its way to it (a coarse test: any source, tag and context). */
-static bool open_recv(cs_vclock *v, int dst) { return v->r[dst].open_recvs > 0; }
+static void plist_add(cs_vclock *v, struct plist *l, int rank, uint64_t id) {
+    if (l->n == l->cap) {
+        size_t n = l->cap ? l->cap * 2 : 8;
+        pend *p = realloc(l->v, n * sizeof *p);
+        if (!p) {
+            v->failed = true;
+            return;
+        }
+        l->v = p;
+        l->cap = n;
+    }
+    l->v[l->n++] = (pend){rank, id};
+}
+
+static void plist_del(struct plist *l, int rank, uint64_t id) {
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].rank == rank && l->v[i].id == id) {
+            l->v[i] = l->v[--l->n];
+            return;
+        }
+}
+
+static bool fits(const vreq *q, int src, const vreq *s) {
+    return q->tag == s->tag && q->ctx == s->ctx && (q->peer == CS_ANY_SOURCE || q->peer == src);
+}
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -238,8 +265,16 @@ static int64_t lb_ready(cs_vclock *v, int srank, const vreq *s) {
     if (s->eager) return base;
     const vreq *q = partner(v, s);
     int64_t tr;
-    if (q) tr = q->posted ? q->post : v->lb[s->prank];
-    else tr = open_recv(v, s->peer) ? 0 : v->lb[s->peer];
+    if (q) {
+        tr = q->posted ? q->post : v->lb[s->prank];
+    } else { /* a timed receive it fits may be its match, on its way; else a future one */
+        tr = v->lb[s->peer];
+        const struct plist *o = &v->r[s->peer].open;
+        for (size_t i = 0; i < o->n; i++) {
+            const vreq *c = req_at(v, s->peer, o->v[i].id, false);
+            if (c && fits(c, srank, s)) tr = min64(tr, c->post);
+        }
+    }
     return max64(base, tr);
 }
 
@@ -253,19 +288,31 @@ static int64_t lb_done(cs_vclock *v, int rank, const vreq *q) {
     }
     const vreq *s = partner(v, q);
     if (s) return max64(q->post, add64(add64(lb_ready(v, q->prank, s), xfer(v, s->bytes)), a));
-    /* Unpaired: a send already timed may be the one; else a future one. */
-    if (v->r[rank].unpaired_in) return q->post;
-    int64_t from = INF;
+    /* Unpaired: a send already timed that fits may be the one; else a
+     * future one from a rank it accepts. */
+    int64_t best = INF;
     for (int j = 0; j < v->world; j++)
-        if (q->peer == CS_ANY_SOURCE || q->peer == j) from = min64(from, v->lb[j]);
-    return max64(q->post, add64(add64(from, xfer(v, q->bytes)), a));
+        if (q->peer == CS_ANY_SOURCE || q->peer == j)
+            best = min64(best, add64(add64(v->lb[j], xfer(v, q->bytes)), a));
+    const struct plist *in = &v->r[rank].inbox;
+    for (size_t i = 0; i < in->n; i++) {
+        const vreq *c = req_at(v, in->v[i].rank, in->v[i].id, false);
+        if (!c || !fits(q, in->v[i].rank, c)) continue;
+        int64_t arr = c->placed ? c->arrive
+                                : add64(add64(lb_ready(v, in->v[i].rank, c), xfer(v, c->bytes)), a);
+        best = min64(best, arr);
+    }
+    return max64(q->post, best);
 }
 
 /* Per rank, a lower bound on the ready time of any send it has not yet
  * posted in virtual time: its clock, or for a rank waiting in virtual time
  * the earliest its wait can end. Iterated: each pass keeps every bound valid
- * and raises the ones that depend on others. */
-static void bounds(cs_vclock *v) {
+ * and raises the ones that depend on others. Around a cycle of waiting
+ * ranks they would rise by alpha a pass for ever; above cap (the latest
+ * ready time a transmission to place has) a bound decides nothing more, so
+ * it stops there and the passes end. */
+static void bounds(cs_vclock *v, int64_t cap) {
     for (int j = 0; j < v->world; j++) v->lb[j] = v->r[j].exited ? INF : v->r[j].clock;
     for (int pass = 0; pass < v->world + 8; pass++) {
         bool changed = false;
@@ -278,6 +325,7 @@ static void bounds(cs_vclock *v) {
                 vreq *q = req_at(v, j, op->reqs[k], false);
                 if (q) b = max64(b, lb_done(v, j, q));
             }
+            if (b > cap) b = cap;
             if (b > v->lb[j]) {
                 v->lb[j] = b;
                 changed = true;
@@ -285,6 +333,10 @@ static void bounds(cs_vclock *v) {
         }
         if (!changed) break;
     }
+    v->lb_min = INF;
+    v->lb_min_rank = v->world;
+    for (int j = 0; j < v->world; j++)
+        if (v->lb[j] < v->lb_min) v->lb_min = v->lb[j], v->lb_min_rank = j;
 }
 
 /* ---- placing transmissions in key order */
@@ -297,18 +349,17 @@ static bool key_less(int64_t ta, int ra, uint64_t ia, int64_t tb, int rb, uint64
 
 /* Can s (rank srank, id sid, ready known) be placed now? */
 static bool safe(cs_vclock *v, int srank, uint64_t sid, const vreq *s) {
+    /* Sends not yet posted in virtual time: ready no earlier than lb[j]; from
+     * rank srank itself they come after s (a larger id). The smallest bound
+     * (and the lowest rank that has it) decides for all: checked first, it
+     * is the cheap test that usually answers. */
+    if (v->lb_min < s->ready || (v->lb_min == s->ready && v->lb_min_rank < srank)) return false;
     for (size_t i = 0; i < v->npend; i++) {
         const pend *p = &v->pend[i];
         if (p->rank == srank && p->id == sid) continue;
         const vreq *z = req_at(v, p->rank, p->id, false);
         if (!z || (p->rank != srank && z->peer != s->peer)) continue;
         if (key_less(lb_ready(v, p->rank, z), p->rank, p->id, s->ready, srank, sid)) return false;
-    }
-    /* Sends not yet posted in virtual time: ready no earlier than lb[j]; from
-     * rank srank itself they come after s (a larger id). */
-    for (int j = 0; j < v->world; j++) {
-        if (v->lb[j] == INF) continue;
-        if (v->lb[j] < s->ready || (v->lb[j] == s->ready && j < srank)) return false;
     }
     return true;
 }
@@ -337,7 +388,17 @@ static void schedule(cs_vclock *v) {
     for (;;) {
         bool progress = false;
         for (int j = 0; j < v->world; j++) progress |= advance(v, j);
-        bounds(v);
+        int64_t cap = -1;
+        for (size_t i = 0; i < v->npend; i++) {
+            const vreq *s = req_at(v, v->pend[i].rank, v->pend[i].id, false);
+            if (s && s->ready > cap) cap = s->ready;
+        }
+        if (cap < 0) { /* nothing to place */
+            if (!progress) return;
+            continue;
+        }
+        bounds(v, add64(cap, 1));
+        /* the smallest key first: nearly always safe */
         size_t best = SIZE_MAX;
         for (size_t i = 0; i < v->npend; i++) {
             const pend *p = &v->pend[i];
@@ -348,7 +409,23 @@ static void schedule(cs_vclock *v) {
                 const vreq *bs = req_at(v, b->rank, b->id, false);
                 if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
             }
-            if (safe(v, p->rank, p->id, s)) best = i;
+            best = i;
+        }
+        if (best != SIZE_MAX &&
+            !safe(v, v->pend[best].rank, v->pend[best].id,
+                  req_at(v, v->pend[best].rank, v->pend[best].id, false))) {
+            best = SIZE_MAX; /* the smallest safe one then */
+            for (size_t i = 0; i < v->npend; i++) {
+                const pend *p = &v->pend[i];
+                vreq *s = req_at(v, p->rank, p->id, false);
+                if (!s || s->ready < 0) continue;
+                if (best != SIZE_MAX) {
+                    const pend *b = &v->pend[best];
+                    const vreq *bs = req_at(v, b->rank, b->id, false);
+                    if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
+                }
+                if (safe(v, p->rank, p->id, s)) best = i;
+            }
         }
         if (best != SIZE_MAX) {
             pend p = v->pend[best];
@@ -417,11 +494,11 @@ static bool advance(cs_vclock *v, int rank) {
             q->post = r->clock;
             q->posted = true;
             if (q->send) {
-                if (!q->paired) v->r[q->peer].unpaired_in++;
+                if (!q->paired) plist_add(v, &v->r[q->peer].inbox, rank, op->req);
                 refresh_ready(v, q);
                 pend_add(v, rank, op->req, q);
             } else {
-                if (!q->paired) r->open_recvs++;
+                if (!q->paired) plist_add(v, &r->open, rank, op->req);
                 vreq *s = partner(v, q);
                 if (s) refresh_ready(v, s);
                 refresh_recv(v, rank, op->req, q);
@@ -518,8 +595,8 @@ static void on_match(cs_vclock *v, const cs_event *ev) {
     q->pid = ev->peer_req;
     s->prank = ev->rank;
     s->pid = ev->req;
-    if (s->posted && v->r[ev->rank].unpaired_in) v->r[ev->rank].unpaired_in--;
-    if (q->posted && v->r[ev->rank].open_recvs) v->r[ev->rank].open_recvs--;
+    if (s->posted) plist_del(&v->r[ev->rank].inbox, ev->peer, ev->peer_req);
+    if (q->posted) plist_del(&v->r[ev->rank].open, ev->rank, ev->req);
     refresh_ready(v, s);
     refresh_recv(v, ev->rank, ev->req, q);
 }

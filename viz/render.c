@@ -483,11 +483,23 @@ static bool draw_band_open(cs_grid *g, const cs_viz_view *v, const cs_viz_layout
  * time from 0 to the latest time seen; each rank's lifeline shows when it
  * computed and waited, and each message is an arrow on the row of its
  * arrival. */
+/* Virtual time per row: the first 1, 2 or 5 times a power of ten that fits
+ * the run into body rows, so the scale reads at a glance. */
+static uint64_t row_ns(const cs_history *h, int body) {
+    uint64_t need = (h->vmax + (uint64_t)body - 1) / (uint64_t)body, p = 1;
+    for (;;) {
+        if (p >= need) return p;
+        if (2 * p >= need) return 2 * p;
+        if (5 * p >= need) return 5 * p;
+        if (p > UINT64_MAX / 100) return UINT64_MAX / 10;
+        p *= 10;
+    }
+}
+
 static const char *scaled_title(const cs_history *h, int body, char *buf, size_t len) {
     char per[32], all[32];
-    uint64_t ns = (h->vmax + (uint64_t)body - 1) / (uint64_t)body;
     snprintf(buf, len, "to scale: 1 row = %s, 0 to %s (t: order)",
-             cs_vt_format(ns ? ns : 1, per, sizeof per), cs_vt_format(h->vmax, all, sizeof all));
+             cs_vt_format(row_ns(h, body), per, sizeof per), cs_vt_format(h->vmax, all, sizeof all));
     return buf;
 }
 
@@ -495,8 +507,7 @@ static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
                         int body) {
     const cs_history *h = v->hist;
     int w = h->world;
-    uint64_t per = (h->vmax + (uint64_t)body - 1) / (uint64_t)body;
-    if (!per) per = 1;
+    uint64_t per = row_ns(h, body);
     uint8_t *st = calloc((size_t)body * (size_t)w, 1);
     if (!st) {
         cs_grid_printf(g, l->diag_x + 1, y0 + 1, l->diag_w - 2, CS_C_YELLOW, 0,

@@ -149,6 +149,34 @@ expect "export --net of a trace without a model: refused" 1 \
   "recorded without a network model" -- export "$tmp/plain.jsonl" --format svg --net $net --out "$tmp/x.svg"
 expect "grade --net: a bad model is refused" 1 "unknown model 'fast'" -- grade ring x.lua --net fast
 
+# random programs (tests/time/random.lua): the same virtual times and report
+# on every engine, send mode's run and replay, whatever the real timing
+for seed in 1 2 3 4; do
+  sed "s/^local seed = SEED or 1/local seed = $seed/" "$dir/random.lua" >"$tmp/r.lua"
+  for m in rendezvous eager; do
+    ref=
+    for e in $engines; do
+      guarded "$bin" run "$tmp/r.lua" --engine $e --send-mode $m --no-recheck --net alpha=3us,bandwidth=2GB/s \
+        --trace "$tmp/r.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+      st=$?
+      { sort "$tmp/out"; sed -n '/^time (/,/^verdict/p' "$tmp/err"; } >"$tmp/r.$e"
+      guarded "$bin" replay "$tmp/r.jsonl" --no-tui >"$tmp/rep.out" 2>"$tmp/rep.err" </dev/null
+      { sort "$tmp/rep.out"; sed -n '/^time (/,/^verdict/p' "$tmp/rep.err"; } >"$tmp/r.replay"
+      if [ $st != 0 ] || ! grep -q '^time (.*makespan' "$tmp/r.$e"; then
+        bad "random program $seed, $m, $e" "status $st"
+      elif ! cmp -s "$tmp/r.$e" "$tmp/r.replay"; then
+        bad_showing "$tmp/r.replay" "random program $seed, $m, $e: replay differs"
+      elif [ -n "$ref" ] && ! cmp -s "$tmp/r.$e" "$ref"; then
+        diff "$ref" "$tmp/r.$e" | head -10
+        bad "random program $seed, $m: $e differs from thread"
+      else
+        ok "random program $seed, $m, $e: $(grep -o 'makespan .*' "$tmp/r.$e"), replay the same"
+      fi
+      [ -z "$ref" ] && cp "$tmp/r.$e" "$tmp/r.ref" && ref=$tmp/r.ref
+    done
+  done
+done
+
 # the same program gives the same times on every run
 for i in 1 2 3; do
   guarded "$bin" run "$dir/fanin.lua" --net $net --no-tui 2>/dev/null </dev/null | sort >"$tmp/run$i"
