@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pitfall.h"
+#include "stage.h"
 
 /* ---- send modes */
 
@@ -135,7 +136,11 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = kind->create(w, cfg->engine_arg);
-    if (!w->engine) goto nomem;
+    if (!w->engine) { /* out of memory, or what the engine printed (NCCL's set-up) */
+        snprintf(err, errlen, "cannot start the %s engine for %d ranks", engine, cfg->world);
+        cs_world_free(w);
+        return NULL;
+    }
     return w;
 nomem:
     snprintf(err, errlen, "out of memory creating a world of %d ranks", cfg->world);
@@ -276,6 +281,7 @@ cs_request *cs_request_retain(cs_request *q) {
 void cs_request_release(cs_request *q) {
     if (!q || atomic_fetch_sub_explicit(&q->refs, 1, memory_order_acq_rel) != 1) return;
     cs_tensor_release(q->buf);
+    cs_tensor_release(q->stage);
     free(q->errmsg);
     free(q);
 }
@@ -362,6 +368,10 @@ static int check_tensor(cs_rank *r, const cs_tensor *t, const char *what) {
     if (!t) return fail_arg(r, "dist.%s: expected a tensor", what);
     if (!cs_tensor_is_contiguous(t))
         return fail_arg(r, "dist.%s: the tensor must be contiguous (use t:contiguous())", what);
+    cs_engine *e = r->world->engine;
+    char why[300];
+    if (e->ops->tensor_ok && !e->ops->tensor_ok(e, r, t, why, sizeof why))
+        return fail_arg(r, "dist.%s: %s", what, why);
     return CS_OK;
 }
 
@@ -396,6 +406,10 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
     flush_flops(r, line);
     cs_request *q = request_new(r, op, t, dst, tag, line);
     if (!q) return CS_ENOMEM;
+    if ((rc = cs_stage_post(r, q, true)) != CS_OK) {
+        cs_request_release(q);
+        return rc;
+    }
     q->ctx = ctx;
     q->eager = eager;
     cs_event ev = {0};
@@ -434,6 +448,10 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
     flush_flops(r, line);
     cs_request *q = request_new(r, op, t, src, tag, line);
     if (!q) return CS_ENOMEM;
+    if ((rc = cs_stage_post(r, q, false)) != CS_OK) {
+        cs_request_release(q);
+        return rc;
+    }
     q->ctx = ctx;
     cs_event ev = {0};
     fill_post(&ev, q, t);
@@ -487,7 +505,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
      * the core a few times (the peer may be waiting for it), then sleep. */
     for (int i = 0; i < w->spin + w->yields; i++) {
         if (all_done(ws)) return CS_OK;
-        if (cs_world_aborted(w)) return CS_EABORT;
+        if (cs_world_aborted(w)) return all_done(ws) ? CS_OK : CS_EABORT; /* see below */
         if (engine_broken(r) != CS_OK) return engine_broken(r);
         if (i < w->spin) cpu_relax();
         else sched_yield();
@@ -497,7 +515,10 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
     for (;;) {
         uint32_t seen = atomic_load(&r->futex);
         if (all_done(ws)) break;
-        if (cs_world_aborted(w)) { rc = CS_EABORT; break; }
+        /* Done before the abort (looked at again: the request may have ended
+         * just before it, as both sides of a mismatch do at once): the wait
+         * reports how its requests ended, a failure the rank's own. */
+        if (cs_world_aborted(w)) { rc = all_done(ws) ? CS_OK : CS_EABORT; break; }
         if ((rc = engine_broken(r)) != CS_OK) break;
         if (!announced) {
             emit_block(r, ws, line, true);
@@ -546,15 +567,25 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
         if (rc != CS_OK) return rc;
     }
     for (int i = 0; i < n; i++) cs_inflight_done(r, qs[i]);
-    return finish_wait(r, qs, n);
+    int rc = finish_wait(r, qs, n);
+    for (int i = 0; i < n && rc == CS_OK; i++) rc = cs_stage_done(r, qs[i]);
+    return rc;
 }
 
 bool cs_test(cs_rank *r, cs_request *q) {
     bool done = cs_request_is_completed(q);
     if (done && q->owner == r) {
         cs_inflight_done(r, q);
+        /* torch: a completed is_completed() makes the buffer the script's
+         * again, so a staged receive lands now; a device failure shows at
+         * the next wait */
+        cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
+        /* torch: a completed is_completed() makes the buffer the script's
+         * again, so a staged receive lands now; a device failure shows at
+         * the next wait */
+        cs_stage_done(r, q);
     }
     return done;
 }
@@ -702,8 +733,8 @@ void cs_print(cs_rank *r, const char *text, int line) {
     emit(r, &ev);
 }
 
-void cs_warn(cs_rank *r, const char *text, int line) {
-    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line};
+void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line) {
+    cs_event ev = {.type = CS_EV_WARN, .text = text, .line = line, .pitfall = pitfall};
     emit(r, &ev);
 }
 

@@ -148,7 +148,7 @@ void cs_rank_flops(cs_rank *r, uint64_t n);
 /* The timekeeper's answer to rank's clock read (any thread): ns. */
 void cs_world_clock_answer(cs_world *w, int rank, uint64_t ns);
 void cs_print(cs_rank *r, const char *text, int line);
-void cs_warn(cs_rank *r, const char *text, int line);
+void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line);
 /* The rank failed: emits an error event with msg ("file:line: message") and ends
  * the run with why (CS_END_ERROR or CS_END_TIMEOUT for budgets). */
 void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg);

@@ -31,6 +31,7 @@ static void run_usage(FILE *f) {
             "                         header, else 2; at most 4096)\n"
             "      --engine NAME      thread (default): every rank a thread of this process;\n"
             "                         tcp: every rank a process, messages over TCP sockets;\n"
+            "                         nccl (built with CUDA and NCCL): a GPU per rank;\n"
             "                         --engine help lists the engines and what they can do\n"
             "      --send-mode MODE   rendezvous (default; a send completes once its receive\n"
             "                         is posted), eager (sends complete once buffered), or\n"
@@ -83,6 +84,8 @@ static void run_usage(FILE *f) {
             "      --token HEX        the job token (or COMMSIM_TOKEN)\n"
             "      --bind ADDR        the address this rank listens on for its peers\n"
             "                         (default: the one that reaches the master)\n"
+            "  COMMSIM_HEARTBEAT=S    seconds a silent (stopped, frozen) rank or controller\n"
+            "                         is waited for before it is given up (default 30; 0: never)\n"
             "\n"
             "In the visualizer: space steps, r runs or pauses, ? shows every key, q quits\n"
             "(status 130 if the run had not ended, else the run's status).\n"
@@ -231,6 +234,10 @@ int cs_cli_run(int argc, char **argv) {
             if (strcmp(optarg, "help") == 0) {
                 cs_engine_print_table(stdout);
                 return 0;
+            }
+            if (cs_engine_missing(optarg)) {
+                fprintf(stderr, "commsim run: --engine %s: %s\n", optarg, cs_engine_missing(optarg));
+                return 1;
             }
             if (!cs_engine_find(optarg)) {
                 fprintf(stderr, "commsim run: --engine: unknown engine '%s'\n", optarg);

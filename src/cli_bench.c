@@ -100,8 +100,11 @@ static int parse_engines(cs_bench_opts *o, char *spec) {
     }
     if (strcmp(spec, "all") == 0) {
         o->nengines = 0;
+        char why[512];
+        /* every engine this machine can run (no nccl without a GPU) */
         for (int i = 0; cs_engine_at(i) && o->nengines < CS_BENCH_MAX_LIST; i++)
-            o->engines[o->nengines++] = cs_engine_at(i)->name;
+            if (!cs_engine_at(i)->check || cs_engine_at(i)->check(1, why, sizeof why) == 0)
+                o->engines[o->nengines++] = cs_engine_at(i)->name;
         return 0;
     }
     if (!split(spec, o->engines, &o->nengines)) return fail("--engine", "no engine in", spec);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine.h"
 #include "netmodel.h"
 #include "grade.h"
 #include "xalloc.h"
@@ -81,7 +82,22 @@ int cs_cli_grade(int argc, char **argv) {
             break;
         case OPT_TRACE_DIR: go.trace_dir = optarg; break;
         case OPT_HIDDEN: show_hidden = true; break;
-        case OPT_ENGINE: go.engine = optarg; break;
+        case OPT_ENGINE: {
+            /* an engine this build lacks, or that cannot run here (nccl
+             * without a GPU): say so once, not as every case's failure */
+            const cs_engine_kind *k = cs_engine_find(optarg);
+            char why[512];
+            if (cs_engine_missing(optarg)) {
+                fprintf(stderr, "commsim grade: --engine %s: %s\n", optarg, cs_engine_missing(optarg));
+                return 1;
+            }
+            if (k && k->check && k->check(1, why, sizeof why) < 0) {
+                fprintf(stderr, "commsim grade: --engine %s: %s\n", optarg, why);
+                return 1;
+            }
+            go.engine = optarg;
+            break;
+        }
         case OPT_NET: {
             cs_netmodel m;
             char msg[256];

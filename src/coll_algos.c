@@ -13,8 +13,29 @@
 #include <string.h>
 
 #include "coll_internal.h"
+#include "world.h"
 
 static int world_of(const cs_coll *c, int gr) { return c->ranks ? c->ranks[gr] : gr; }
+
+int cs_algo_barrier(cs_coll *c);
+
+/* --algo nccl: the engine's own collective instead of a schedule of messages
+ * (the world group only: collectives.c picks a visible one for groups).
+ * Every member first arrives at a barrier of one-byte messages in the
+ * call's context and tag, so the monitor sees who waits for whom exactly as
+ * with the visible algorithms (a member that never calls is a deadlock
+ * verdict at once, not a kernel waiting forever), and the engine's
+ * collective starts only once every member is in it. */
+static int native(cs_coll *c, cs_native_coll nc) {
+    cs_engine *e = c->r->world->engine;
+    c->native = false;
+    int rc = cs_algo_barrier(c);
+    c->native = true;
+    if (rc != CS_OK) return rc;
+    nc.op = (int)c->op;
+    nc.line = c->line;
+    return e->ops->coll(e, c->r, &nc);
+}
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
 /* ---- a set of requests posted together and waited for together */
@@ -74,7 +95,7 @@ static int exchange(cs_coll *c, cs_tensor *sbuf, int to, cs_tensor *rbuf, int fr
  * collective halfway, after messages were exchanged, whenever the script's
  * garbage had not yet been collected. */
 static cs_tensor *scratch(cs_coll *c, int64_t numel) {
-    return cs_tensor_new(NULL, c->dtype, 1, &numel);
+    return cs_tensor_new_on(NULL, c->device, c->dtype, 1, &numel);
 }
 
 static cs_tensor *flat_view(cs_tensor *t) {
@@ -96,11 +117,23 @@ static cs_tensor *block(cs_tensor *flat, int i, int n) {
 
 static void combine(const cs_coll *c, cs_tensor *acc, const cs_tensor *in) {
     cs_redop op = c->op == CS_RED_AVG ? CS_RED_SUM : c->op;
+    if (cs_tensor_on_device(acc)) { /* a GPU's tensors: the tensor module's kernels */
+        static const cs_binop on_device[CS_RED_NOPS] = {
+            [CS_RED_SUM] = CS_ADD, [CS_RED_PRODUCT] = CS_MUL, [CS_RED_MIN] = CS_MINIMUM,
+            [CS_RED_MAX] = CS_MAXIMUM}; /* bitwise ones are refused first (collectives.c) */
+        cs_tensor_binop_(on_device[op], acc, in, 0);
+        return;
+    }
     cs_coll_combine(c->dtype, op, cs_tensor_data(acc), cs_tensor_data(in),
                     (size_t)cs_tensor_numel(acc));
 }
 
 static void copy_into(cs_tensor *dst, const cs_tensor *src) {
+    if (cs_tensor_on_device(dst)) { /* a collective's tensors share the rank's GPU */
+        if (cs_tensor_data(dst) != cs_tensor_data(src))
+            cs_device_copy(cs_tensor_data(dst), cs_tensor_data(src), cs_tensor_nbytes(src));
+        return;
+    }
     void *d = cs_tensor_data(dst);
     const void *s = cs_tensor_data(src);
     if (d != s) memmove(d, s, cs_tensor_nbytes(src));
@@ -161,6 +194,7 @@ static int bcast_linear(cs_coll *c, cs_tensor *t, int root) {
 }
 
 int cs_algo_broadcast(cs_coll *c, cs_coll_algo a, cs_tensor *t, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_BROADCAST, .t = t, .root = root});
     if (c->n == 1) return CS_OK;
     return a == CS_ALGO_LINEAR ? bcast_linear(c, t, root) : bcast_tree(c, t, root);
 }
@@ -197,6 +231,7 @@ static int reduce_linear(cs_coll *c, cs_tensor *acc, int root) {
 }
 
 int cs_algo_reduce(cs_coll *c, cs_coll_algo a, cs_tensor *acc, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_REDUCE, .t = acc, .root = root});
     if (c->n == 1) return CS_OK;
     return a == CS_ALGO_LINEAR ? reduce_linear(c, acc, root) : reduce_tree(c, acc, root);
 }
@@ -342,6 +377,7 @@ static int allreduce_rb(cs_coll *c, cs_tensor *t) {
 }
 
 int cs_algo_all_reduce(cs_coll *c, cs_coll_algo a, cs_tensor *t) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_ALL_REDUCE, .t = t});
     if (c->n == 1) return CS_OK;
     switch (a) {
     case CS_ALGO_RECURSIVE_DOUBLING: return allreduce_rd(c, t);
@@ -377,6 +413,7 @@ static int allgather_direct(cs_coll *c, cs_tensor **blocks) {
 }
 
 int cs_algo_all_gather(cs_coll *c, cs_coll_algo a, cs_tensor **blocks, cs_tensor *in) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_ALL_GATHER, .t = in, .blocks = blocks});
     copy_into(blocks[c->me], in);
     if (c->n == 1) return CS_OK;
     return a == CS_ALGO_DIRECT ? allgather_direct(c, blocks) : allgather_ring(c, blocks);
@@ -385,6 +422,7 @@ int cs_algo_all_gather(cs_coll *c, cs_coll_algo a, cs_tensor **blocks, cs_tensor
 /* ---- gather and scatter: the root talks to every rank (linear) */
 
 int cs_algo_gather(cs_coll *c, cs_tensor *in, cs_tensor **blocks, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_GATHER, .t = in, .blocks = blocks, .root = root});
     if (c->me != root) return exchange(c, in, root, NULL, -1);
     copy_into(blocks[root], in);
     reqset s = {0};
@@ -399,6 +437,7 @@ int cs_algo_gather(cs_coll *c, cs_tensor *in, cs_tensor **blocks, int root) {
 }
 
 int cs_algo_scatter(cs_coll *c, cs_tensor *out, cs_tensor **blocks, int root) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_SCATTER, .t = out, .blocks = blocks, .root = root});
     if (c->me != root) return exchange(c, NULL, -1, out, root);
     reqset s = {0};
     for (int j = 0; j < c->n; j++) {
@@ -463,6 +502,7 @@ static int rs_direct(cs_coll *c, cs_tensor *out, cs_tensor **blocks) {
 }
 
 int cs_algo_reduce_scatter(cs_coll *c, cs_coll_algo a, cs_tensor *out, cs_tensor **blocks) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_REDUCE_SCATTER, .out = out, .blocks = blocks});
     if (c->n == 1) {
         copy_into(out, blocks[0]);
         return CS_OK;
@@ -473,6 +513,7 @@ int cs_algo_reduce_scatter(cs_coll *c, cs_coll_algo a, cs_tensor *out, cs_tensor
 /* ---- all_to_all: pairwise exchange, step s with the ranks s away */
 
 int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_ALL_TO_ALL, .blocks = outs, .blocks2 = ins});
     int n = c->n, me = c->me, rc = CS_OK;
     copy_into(outs[me], ins[me]);
     for (int s = 1; s < n && rc == CS_OK; s++) {
@@ -486,9 +527,10 @@ int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
  * r + 2^(k-1) and waits for rank r - 2^(k-1), mod n: ceil(log2 n) rounds. */
 
 int cs_algo_barrier(cs_coll *c) {
+    if (c->native) return native(c, (cs_native_coll){.kind = CS_NATIVE_BARRIER});
     int64_t one = 1;
-    cs_tensor *tok = cs_tensor_new(NULL, CS_UINT8, 1, &one);
-    cs_tensor *got = cs_tensor_new(NULL, CS_UINT8, 1, &one);
+    cs_tensor *tok = cs_tensor_new_on(NULL, c->device, CS_UINT8, 1, &one);
+    cs_tensor *got = cs_tensor_new_on(NULL, c->device, CS_UINT8, 1, &one);
     int rc = tok && got ? CS_OK : CS_ENOMEM;
     for (int k = 1; k < c->n && rc == CS_OK; k <<= 1)
         rc = exchange(c, tok, mod(c->me + k, c->n), got, mod(c->me - k, c->n));

@@ -4,6 +4,7 @@
 #define CS_COLL_INTERNAL_H
 
 #include "collectives.h"
+#include "engine.h"
 
 /* One collective call as the algorithms see it: group ranks everywhere; the
  * world rank of group rank i is world_of(c, i). */
@@ -14,6 +15,9 @@ typedef struct cs_coll {
     int ctx, tag, line;
     cs_redop op;
     cs_dtype dtype;
+    bool native;      /* run by the engine's own collectives (--algo nccl): AVG included */
+    int device;       /* where scratch tensors live: CS_DEVICE_CPU, or the rank's GPU
+                       * (CS_DEVICE_CURRENT) on an engine that moves device tensors only */
 } cs_coll;
 
 /* Algorithms. Tensors are contiguous and of c->dtype; blocks are n tensors in

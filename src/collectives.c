@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll_internal.h"
+#include "stage.h"
 #include "world.h"
 
 /* ---- names */
@@ -68,6 +69,7 @@ static const char *const algo_names[CS_ALGO_N] = {
     [CS_ALGO_LINEAR] = "linear", [CS_ALGO_DIRECT] = "direct",
     [CS_ALGO_DISSEMINATION] = "dissemination",
     [CS_ALGO_RECURSIVE_HALVING] = "recursive_halving",
+    [CS_ALGO_NCCL] = "nccl",
 };
 
 const char *cs_coll_name(cs_coll_kind k) { return (unsigned)k < CS_COLL_NKINDS ? kinds[k].name : "?"; }
@@ -75,7 +77,12 @@ cs_coll_family cs_coll_family_of(cs_coll_kind k) { return kinds[k].family; }
 const char *cs_coll_algo_name(cs_coll_algo a) { return (unsigned)a < CS_ALGO_N ? algo_names[a] : "?"; }
 cs_coll_algo cs_coll_default_algo(cs_coll_family f) { return families[f].algos[0]; }
 
+const char *cs_coll_family_name(cs_coll_family f) {
+    return (unsigned)f < CS_FAM_N ? families[f].name : "?";
+}
+
 bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a) {
+    if (a == CS_ALGO_NCCL) return true; /* every family; the run's engine decides (begin) */
     for (int i = 0; i < 4 && families[f].algos[i]; i++)
         if (families[f].algos[i] == a) return true;
     return false;
@@ -231,6 +238,10 @@ void cs_coll_combine(cs_dtype d, cs_redop op, void *acc, const void *in, size_t 
 }
 
 static void divide(cs_tensor *t, int n) {
+    if (cs_tensor_on_device(t)) {
+        cs_tensor_binop_(CS_DIV, t, NULL, (double)n);
+        return;
+    }
     size_t k = (size_t)cs_tensor_numel(t);
     if (t->dtype == CS_FLOAT32)
         for (float *p = cs_tensor_data(t); k--; p++) *p /= (float)n;
@@ -298,8 +309,18 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     if (c->me < 0) return fail(r, k->kind, "rank %d is not a member of the group (%s)", r->rank, gs);
     cs_coll_family f = kinds[k->kind].family;
     k->algo = cc->algo ? cc->algo : (cs_coll_algo)r->world->cfg.coll_algo[f];
-    if (!k->algo) k->algo = cs_coll_default_algo(f);
-    if (!cs_coll_algo_allowed(f, k->algo)) {
+    /* An engine with collectives of its own runs them unless --algo names a
+     * visible one; on a group they run as the visible default (docs/engines.md). */
+    bool native = r->world->engine->ops->coll != NULL;
+    const cs_engine_kind *ek = cs_engine_find(r->world->engine_name);
+    c->device = ek && (ek->caps & CS_ENGINE_DEVICE_ONLY) ? CS_DEVICE_CURRENT : CS_DEVICE_CPU;
+    if (!k->algo) k->algo = native ? CS_ALGO_NCCL : cs_coll_default_algo(f);
+    if (k->algo == CS_ALGO_NCCL && !native)
+        return fail(r, k->kind, "the 'nccl' algorithm is NCCL's own and runs on --engine nccl only "
+                                "(this run uses the %s engine)", r->world->engine_name);
+    if (k->algo == CS_ALGO_NCCL && g) k->algo = cs_coll_default_algo(f);
+    c->native = k->algo == CS_ALGO_NCCL;
+    if (!c->native && !cs_coll_algo_allowed(f, k->algo)) {
         char list[160];
         list_algos(f, list, sizeof list);
         return fail(r, k->kind, "'%s' is not a %s algorithm (available: %s)",
@@ -320,6 +341,9 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     if (cc->op >= CS_RED_BAND && !isint)
         return fail(r, k->kind, "ReduceOp.%s needs an integer dtype (the tensor is %s)",
                     cs_redop_name(cc->op), cs_dtype_name(d));
+    /* torch's NCCL backend has no bitwise reductions, whatever the algorithm */
+    if (cc->op >= CS_RED_BAND && ek && (ek->caps & CS_ENGINE_DEVICE_ONLY))
+        return fail(r, k->kind, "Cannot use ReduceOp.%s with NCCL", cs_redop_name(cc->op));
     if (cc->op == CS_RED_AVG && isint)
         return fail(r, k->kind, "ReduceOp.AVG needs a floating-point dtype (the tensor is %s)",
                     cs_dtype_name(d));
@@ -380,7 +404,7 @@ static int group_root(const call *k) {
 
 /* ---- the operations */
 
-int cs_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+static int host_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_BROADCAST};
     int rc = check_tensor(r, k.kind, t, "the tensor");
     if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, true);
@@ -390,7 +414,7 @@ int cs_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     return leave(&k, cs_algo_broadcast(&k.c, k.algo, t, group_root(&k)));
 }
 
-int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+static int host_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_REDUCE, .reduces = true};
     int rc = check_tensor(r, k.kind, t, "the tensor");
     if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, true);
@@ -402,12 +426,12 @@ int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     if (!acc) return CS_ENOMEM;
     enter(&k);
     rc = cs_algo_reduce(&k.c, k.algo, acc, root);
-    if (rc == CS_OK && k.c.me == root && cc->op == CS_RED_AVG) divide(t, k.c.n);
+    if (rc == CS_OK && k.c.me == root && cc->op == CS_RED_AVG && !k.c.native) divide(t, k.c.n);
     cs_tensor_release(acc);
     return leave(&k, rc);
 }
 
-int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
+static int host_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_REDUCE, .reduces = true};
     int rc = check_tensor(r, k.kind, t, "the tensor");
     if (rc == CS_OK) rc = begin(r, &k, cc, t->dtype, false);
@@ -415,11 +439,11 @@ int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *cc) {
     k.count = (size_t)cs_tensor_numel(t), k.bytes = cs_tensor_nbytes(t);
     enter(&k);
     rc = cs_algo_all_reduce(&k.c, k.algo, t);
-    if (rc == CS_OK && cc->op == CS_RED_AVG) divide(t, k.c.n);
+    if (rc == CS_OK && cc->op == CS_RED_AVG && !k.c.native) divide(t, k.c.n);
     return leave(&k, rc);
 }
 
-int cs_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs_coll_call *cc) {
+static int host_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_GATHER};
     int rc = check_tensor(r, k.kind, in, "the input");
     if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, false);
@@ -444,7 +468,7 @@ static int run_split(call *k, cs_tensor *big, cs_tensor *small) {
         rc = cs_algo_all_gather(&k->c, k->algo, blocks, small);
     } else {
         rc = cs_algo_reduce_scatter(&k->c, k->algo, small, blocks);
-        if (rc == CS_OK && k->c.op == CS_RED_AVG) divide(small, k->c.n);
+        if (rc == CS_OK && k->c.op == CS_RED_AVG && !k->c.native) divide(small, k->c.n);
     }
     cs_coll_release_all(blocks, k->c.n);
     free(blocks);
@@ -472,7 +496,7 @@ static int pair_call(cs_rank *r, call *k, const cs_coll_call *cc, cs_tensor *big
     return CS_OK;
 }
 
-int cs_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+static int host_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_GATHER_INTO_TENSOR};
     int rc = pair_call(r, &k, cc, out, in, "the output", "the input");
     if (rc != CS_OK) return rc;
@@ -480,7 +504,7 @@ int cs_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const c
     return run_split(&k, out, in);
 }
 
-int cs_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+static int host_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_REDUCE_SCATTER_TENSOR, .reduces = true};
     int rc = pair_call(r, &k, cc, in, out, "the input", "the output");
     if (rc != CS_OK) return rc;
@@ -488,7 +512,7 @@ int cs_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs
     return run_split(&k, in, out);
 }
 
-int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_call *cc) {
+static int host_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_GATHER};
     int rc = check_tensor(r, k.kind, in, "the input");
     if (rc == CS_OK) rc = begin(r, &k, cc, in->dtype, true);
@@ -501,7 +525,7 @@ int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_
     return leave(&k, cs_algo_gather(&k.c, in, root ? list : NULL, group_root(&k)));
 }
 
-int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_coll_call *cc) {
+static int host_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_SCATTER};
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, true);
@@ -514,7 +538,7 @@ int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_col
     return leave(&k, cs_algo_scatter(&k.c, out, root ? list : NULL, group_root(&k)));
 }
 
-int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const cs_coll_call *cc) {
+static int host_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_REDUCE_SCATTER, .reduces = true};
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = begin(r, &k, cc, out->dtype, false);
@@ -524,12 +548,12 @@ int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const
     k.count = (size_t)cs_tensor_numel(out), k.bytes = cs_tensor_nbytes(out) * (size_t)nin;
     enter(&k);
     rc = cs_algo_reduce_scatter(&k.c, k.algo, out, in);
-    if (rc == CS_OK && cc->op == CS_RED_AVG) divide(out, k.c.n);
+    if (rc == CS_OK && cc->op == CS_RED_AVG && !k.c.native) divide(out, k.c.n);
     return leave(&k, rc);
 }
 
-int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin,
-                  const cs_coll_call *cc) {
+static int host_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin,
+                          const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_TO_ALL};
     if (!in || nin < 1) return fail(r, k.kind, "the input list is empty");
     int rc = check_tensor(r, k.kind, in[0], "tensor 0 of the input list");
@@ -553,7 +577,7 @@ int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin
     return leave(&k, cs_algo_all_to_all(&k.c, out, in));
 }
 
-int cs_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
+static int host_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *cc) {
     call k = {.kind = CS_COLL_ALL_TO_ALL_SINGLE};
     int rc = check_tensor(r, k.kind, out, "the output");
     if (rc == CS_OK) rc = check_tensor(r, k.kind, in, "the input");
@@ -588,4 +612,82 @@ int cs_barrier(cs_rank *r, const cs_coll_call *cc) {
     if (rc != CS_OK) return rc;
     enter(&k);
     return leave(&k, cs_algo_barrier(&k.c));
+}
+
+/* ---- the public calls: device tensors on an engine that moves host memory
+ * go through host copies (stage.h), outputs come back when the call succeeds */
+
+int cs_broadcast(cs_rank *r, cs_tensor *t, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &t, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_broadcast(r, t, c) : rc);
+}
+
+int cs_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &t, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_reduce(r, t, c) : rc);
+}
+
+int cs_all_reduce(cs_rank *r, cs_tensor *t, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &t, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_reduce(r, t, c) : rc);
+}
+
+int cs_all_gather(cs_rank *r, cs_tensor **out, int nout, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_list(r, &s, &out, nout, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_gather(r, out, nout, in, c) : rc);
+}
+
+int cs_all_gather_into_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_gather_into_tensor(r, out, in, c) : rc);
+}
+
+int cs_reduce_scatter_tensor(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_reduce_scatter_tensor(r, out, in, c) : rc);
+}
+
+int cs_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &in, false);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &list, n, true);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_gather(r, in, list, n, c) : rc);
+}
+
+int cs_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &list, n, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_scatter(r, out, list, n, c) : rc);
+}
+
+int cs_reduce_scatter(cs_rank *r, cs_tensor *out, cs_tensor **in, int nin, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &in, nin, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_reduce_scatter(r, out, in, nin, c) : rc);
+}
+
+int cs_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in, int nin,
+                  const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_list(r, &s, &out, nout, true);
+    if (rc == CS_OK) rc = cs_stage_list(r, &s, &in, nin, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_to_all(r, out, nout, in, nin, c) : rc);
+}
+
+int cs_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, const cs_coll_call *c) {
+    cs_stage_set s = {0};
+    int rc = cs_stage_tensor(r, &s, &out, true);
+    if (rc == CS_OK) rc = cs_stage_tensor(r, &s, &in, false);
+    return cs_stage_end(r, &s, rc == CS_OK ? host_all_to_all_single(r, out, in, c) : rc);
 }

@@ -51,11 +51,13 @@ typedef enum {
 typedef enum {
     CS_ALGO_DEFAULT = 0, CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST,
     CS_ALGO_TREE, CS_ALGO_LINEAR, CS_ALGO_DIRECT, CS_ALGO_DISSEMINATION, CS_ALGO_RECURSIVE_HALVING,
+    CS_ALGO_NCCL, /* the engine's own (NCCL's), on an engine with native collectives */
     CS_ALGO_N
 } cs_coll_algo;
 
 const char *cs_coll_name(cs_coll_kind k);           /* "all_reduce", ... */
 cs_coll_family cs_coll_family_of(cs_coll_kind k);
+const char *cs_coll_family_name(cs_coll_family f); /* the name --algo takes */
 const char *cs_coll_algo_name(cs_coll_algo a);      /* "ring", ... */
 cs_coll_algo cs_coll_default_algo(cs_coll_family f);
 /* Is algo one of family f's? */

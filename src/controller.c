@@ -66,11 +66,32 @@ static void clock_answer(void *ud, int rank, uint64_t ns) {
 
 /* ---- ending the run */
 
+/* Why the run ended, in words, for a rank that is still joining. */
+static const char *end_words(int why) {
+    switch (why) {
+    case CS_END_ERROR: return "a rank's script failed";
+    case CS_END_DEADLOCK: return "the ranks deadlocked";
+    case CS_END_TIMEOUT: return "the timeout ran out";
+    case CS_END_DIED: return "a rank process died";
+    case CS_END_QUIT: return "the controller was interrupted";
+    default: return "the controller could not start every rank";
+    }
+}
+
 static void send_abort(controller *k, int i, int why) {
+    if (k->r[i].state != RK_JOINED) return;
+    if (!k->welcomed) { /* it waits for WELCOME: tell it why none will come */
+        char text[CS_WIRE_MAX_TEXT];
+        int n = snprintf(text, sizeof text, "the job ended before it started: %s",
+                         k->end_text[0] ? k->end_text : end_words(why));
+        if (n >= (int)sizeof text) n = (int)sizeof text - 1;
+        cs_wire_send(k->r[i].fd, CS_FR_REFUSE, text, (uint32_t)n, cs_now() + 1);
+        return;
+    }
     uint8_t m[4];
     cs_cur c = {.p = m, .len = sizeof m};
     cs_put_u32(&c, (uint32_t)why);
-    if (k->r[i].state == RK_JOINED) cs_wire_send(k->r[i].fd, CS_FR_ABORT, m, sizeof m, cs_now() + 1);
+    cs_wire_send(k->r[i].fd, CS_FR_ABORT, m, sizeof m, cs_now() + 1);
 }
 
 /* End the run for why (the first reason wins the status); every rank unwinds. */
@@ -168,10 +189,13 @@ static void report_death(controller *k) {
     char who[1024], text[1200];
     release_held(k, true);
     waiters(k, d, who, sizeof who);
-    snprintf(text, sizeof text, "rank %d died (%s)%s%s", d, k->cause, who[0] ? " while " : "", who);
+    snprintf(text, sizeof text, "rank %d %s (%s)%s%s", d, k->fate, k->cause, who[0] ? " while " : "",
+             who);
+    snprintf(k->end_text, sizeof k->end_text, "rank %d %s (%s)", d, k->fate, k->cause);
     cs_event ev = {.type = CS_EV_ERROR, .rank = d, .text = text, .status = CS_END_DIED};
     cs_bus_emit(&k->c.bus, &ev);
     k->dead = -1;
+    k->fate = NULL;
     k->flush_until = 0;
     controller_abort(k, CS_END_DIED);
 }
@@ -202,6 +226,7 @@ static void rank_died(controller *k, int i, const char *cause) {
     controller_gate_leave(k, i);
     if (k->status || k->dead >= 0) return; /* the run is already ending: not the cause */
     k->dead = i;
+    if (!k->fate) k->fate = "died";
     snprintf(k->cause, sizeof k->cause, "%s", cause);
     if (!k->welcomed) {
         snprintf(k->cause, sizeof k->cause, "%s, before the job started", cause);
@@ -257,6 +282,10 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
     }
     case CS_FR_GATE: return controller_gate_frame(k, u->i, meta, err, errlen);
     case CS_FR_FLUSHED: p->flushed = true; return 0;
+    case CS_FR_ALIVE:
+        cs_heartbeat_peer(&p->hb, cs_get_u32(meta), cs_now());
+        p->alive = true;
+        return 0;
     case CS_FR_BYE: p->state = RK_BYE; return 0;
     default:
         snprintf(err, errlen, "unexpected %s frame", cs_frame_name(h->type));
@@ -279,6 +308,7 @@ static void rank_readable(controller *k, int i) {
     k->scratch->k = k;
     k->scratch->i = i;
     int rc = cs_rx_pump(&p->rx, p->fd, &rank_ops, k->scratch, err, sizeof err);
+    cs_heartbeat_heard(&p->hb, cs_now()); /* whatever came, it came from a live rank */
     if (rc == 0) return;
     if (p->state == RK_BYE) { /* it left after saying goodbye */
         close(p->fd);
@@ -384,6 +414,7 @@ static void admit(controller *k, pconn *pc) {
     p->ip = h->ip;
     p->port = h->port;
     p->state = RK_JOINED;
+    cs_heartbeat_init(&p->hb, k->hb_limit, cs_now());
     pc->fd = -1;
     epoll_ctl(k->epfd, EPOLL_CTL_DEL, p->fd, NULL);
     controller_watch(k, p->fd, TAG(TAG_RANK, h->rank));
@@ -526,6 +557,56 @@ static void on_signal(controller *k) {
     while (read(k->sigfd, &si, sizeof si) == (ssize_t)sizeof si) controller_abort(k, CS_END_QUIT);
 }
 
+/* ---- liveness */
+
+/* Rank i has said nothing for the heartbeat's limit though its connection is
+ * up: stopped (SIGSTOP, a debugger) or frozen. It is given up as a death is:
+ * the others flush, the report names it, the run ends with status 5. One
+ * launched here is killed (a stopped process does not exit on its own). */
+static void rank_silent(controller *k, int i) {
+    prank *p = &k->r[i];
+    char cause[96];
+    snprintf(cause, sizeof cause, "nothing from it for %g s: stopped or frozen; %s", k->hb_limit,
+             CS_HEARTBEAT_ENV);
+    if (p->pid && !p->reaped) {
+        kill(p->pid, SIGKILL);
+        reap(k, i);
+    }
+    k->fate = "stopped responding";
+    rank_died(k, i, cause);
+}
+
+/* Say ALIVE to every rank that listens (joined, or said BYE and waits for
+ * the end) when due, and give up a running rank that fell silent. Note when
+ * the heartbeat next wants the loop. */
+static void heartbeat(controller *k) {
+    double now = cs_now(), next = 0;
+    for (int i = 0; i < k->world; i++) {
+        prank *p = &k->r[i];
+        if (p->fd < 0 || (p->state != RK_JOINED && p->state != RK_BYE)) continue;
+        if (cs_heartbeat_due(&p->hb, now)) {
+            uint8_t m[4];
+            cs_cur c = {.p = m, .len = sizeof m};
+            cs_put_u32(&c, cs_heartbeat_ms(&p->hb));
+            cs_wire_send(p->fd, CS_FR_ALIVE, m, sizeof m, now + 1);
+        }
+        double t = p->hb.said + cs_heartbeat_interval(&p->hb);
+        /* a rank is judged from its first ALIVE (it then speaks at the
+         * interval) while it runs */
+        bool judged = p->alive && p->state == RK_JOINED && k->hb_limit > 0 && !k->status &&
+                      k->dead < 0;
+        if (judged && cs_heartbeat_silent(&p->hb, now) && cs_heartbeat_unread(p->fd))
+            cs_heartbeat_heard(&p->hb, now); /* it spoke; the loop was slow to look */
+        if (judged && cs_heartbeat_silent(&p->hb, now)) {
+            rank_silent(k, i);
+            continue;
+        }
+        if (judged && p->hb.heard + k->hb_limit < t) t = p->hb.heard + k->hb_limit;
+        if (!next || t < next) next = t;
+    }
+    k->hb_next = next;
+}
+
 /* ---- the loop */
 
 static bool finished(const controller *k) {
@@ -552,6 +633,7 @@ static int wait_ms(const controller *k) {
     if (k->flush_until && k->flush_until < until) until = k->flush_until;
     if (k->grace_until && k->grace_until < until) until = k->grace_until;
     if (k->gate_retry_at && k->gate_retry_at < until) until = k->gate_retry_at;
+    if (k->hb_next && k->hb_next < until) until = k->hb_next;
     return until <= now ? 0 : (int)((until - now) * 1000) + 1;
 }
 
@@ -595,6 +677,7 @@ static void loop(controller *k) {
             k->mon_error = false;
             controller_abort(k, CS_END_ERROR);
         }
+        heartbeat(k);
         if (k->dead >= 0 && (all_flushed(k) || now >= k->flush_until)) report_death(k);
         expire_pending(k);
         if (k->deadline && now >= k->deadline && !k->status) controller_timeout(k);
@@ -707,6 +790,11 @@ static int setup(controller *k, const cs_run_opts *o) {
         sigprocmask(SIG_BLOCK, &set, NULL);
         k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         if (k->sigfd >= 0) controller_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
+    }
+    char msg[256];
+    if (cs_heartbeat_limit(&k->hb_limit, msg, sizeof msg) < 0) {
+        fprintf(k->err, "commsim run: %s\n", msg);
+        return -1;
     }
     setenv("COMMSIM_TOKEN", k->token, 1); /* the children's proof */
     return 0;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "engine.h"
+#include "heartbeat.h"
 #include "launch.h"
 #include "wire.h"
 
@@ -43,6 +44,8 @@ typedef struct prank {
     held *hh, *ht;
     uint64_t posted_max;  /* the highest request id whose post was delivered */
     uint64_t gate_seq;    /* the GATE it waits at for GO, or 0 */
+    cs_heartbeat hb;      /* its liveness (heartbeat.h) */
+    bool alive;           /* it said ALIVE once: judged from then on */
 } prank;
 
 typedef struct pconn { /* a connection that has not proven the token yet */
@@ -82,7 +85,11 @@ typedef struct controller {
     bool deadlock;        /* the monitor found one (set from its callback) */
     bool mon_error;       /* the monitor found an error (a collective mismatch) */
     int dead;             /* the rank whose death is being reported, or -1 */
-    char cause[64];
+    char cause[96];
+    const char *fate;     /* what became of it: "died", "stopped responding" */
+    double hb_limit;      /* COMMSIM_HEARTBEAT: a rank's silence before it is given up; 0: never */
+    double hb_next;       /* when the heartbeat next wants the loop, or 0 */
+    char end_text[256];   /* why the run ended, for ranks still joining, or "" */
     double flush_until, grace_until, deadline, join_until;
     pid_t pgid;
     char exe[4096];

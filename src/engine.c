@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "config.h"
 #include "engine.h"
 
 #include <pthread.h>
@@ -20,10 +21,24 @@
 
 extern const cs_engine_kind cs_engine_thread;
 extern const cs_engine_kind cs_engine_tcp;
+#ifdef HAVE_NCCL
+extern const cs_engine_kind cs_engine_nccl;
+#endif
 
 static const cs_engine_kind *const engines[] = {
     &cs_engine_thread, /* the first row is the default */
     &cs_engine_tcp,
+#ifdef HAVE_NCCL
+    &cs_engine_nccl,
+#endif
+};
+
+/* Engines that need a library this build may lack, and what to say then. */
+static const struct {
+    const char *name, *why;
+} optional[] = {
+    {"nccl", "this build lacks the nccl engine: configure found no CUDA toolkit with NCCL "
+             "(./configure --with-cuda=DIR); use --engine thread or --engine tcp"},
 };
 
 #define NENGINES ((int)(sizeof engines / sizeof engines[0]))
@@ -36,6 +51,13 @@ const cs_engine_kind *cs_engine_find(const char *name) {
     if (!name) return engines[0];
     for (int i = 0; i < NENGINES; i++)
         if (strcmp(engines[i]->name, name) == 0) return engines[i];
+    return NULL;
+}
+
+const char *cs_engine_missing(const char *name) {
+    if (!name || cs_engine_find(name)) return NULL;
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+        if (strcmp(optional[i].name, name) == 0) return optional[i].why;
     return NULL;
 }
 

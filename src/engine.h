@@ -18,6 +18,8 @@
 
 #include "match.h"
 
+typedef struct cs_native_coll cs_native_coll; /* below */
+
 typedef struct cs_engine_ops {
     /* Carry send request sq (its ref is the engine's) to its destination's
      * matcher. For an eager send, buffer the payload first: the caller completes
@@ -43,7 +45,39 @@ typedef struct cs_engine_ops {
      * drain, the rank has finished: also wait until every queued frame has
      * left, or the run was aborted. */
     void (*flush)(cs_engine *e, bool drain);
+    /* Optional. Rank r's thread is about to run its script: bind it to what
+     * the engine gave the rank (the nccl engine: its GPU as the thread's
+     * current device). CS_OK, or an error with the message in r->errmsg. */
+    int (*rank_start)(cs_engine *e, cs_rank *r);
+    /* Optional (engines with CS_ENGINE_NATIVE_COLL). Run collective c of rank
+     * r with the engine's own implementation and wait for it: CS_OK, or an
+     * error with the message in r->errmsg (CS_EABORT when the run ends). */
+    int (*coll)(cs_engine *e, cs_rank *r, const cs_native_coll *c);
+    /* Optional. Can rank r send or receive t on this engine? false with the
+     * reason in why (the nccl engine: host tensors, another rank's GPU). */
+    bool (*tensor_ok)(cs_engine *e, cs_rank *r, const cs_tensor *t, char *why, size_t len);
 } cs_engine_ops;
+
+/* A collective the engine runs natively (collectives.c checked its
+ * arguments). World ranks; tensors contiguous, of one dtype. */
+typedef enum {
+    CS_NATIVE_ALL_REDUCE, CS_NATIVE_BROADCAST, CS_NATIVE_REDUCE, CS_NATIVE_ALL_GATHER,
+    CS_NATIVE_REDUCE_SCATTER, CS_NATIVE_GATHER, CS_NATIVE_SCATTER, CS_NATIVE_ALL_TO_ALL,
+    CS_NATIVE_BARRIER
+} cs_native_kind;
+
+struct cs_native_coll {
+    cs_native_kind kind;
+    int op;                /* cs_redop (collectives.h), for the reducing ones */
+    int root;              /* broadcast, reduce, gather, scatter */
+    cs_tensor *t;          /* all_reduce, broadcast, reduce: in place; all_gather and
+                            * gather: the input; scatter: the output */
+    cs_tensor *out;        /* reduce_scatter: the output */
+    cs_tensor **blocks;    /* world-size tensors: all_gather's outputs, reduce_scatter's
+                            * inputs, gather's and scatter's list (root only; else NULL) */
+    cs_tensor **blocks2;   /* all_to_all: the inputs (blocks: the outputs) */
+    int line;
+};
 
 struct cs_engine {
     const cs_engine_ops *ops;
@@ -80,6 +114,7 @@ enum {
     CS_ENGINE_NATIVE_COLL = 1 << 2, /* collectives run on the engine's own, not on p2p */
     CS_ENGINE_TAGS = 1 << 3,        /* messages carry tags */
     CS_ENGINE_ANY_SOURCE = 1 << 4,  /* a receive may name no source */
+    CS_ENGINE_DEVICE_ONLY = 1 << 5, /* it moves device tensors only (nccl) */
 };
 
 typedef struct cs_engine_kind {
@@ -102,6 +137,10 @@ typedef struct cs_engine_kind {
      * create does not drive the link (cs_rank_link_watch) leaves it to a
      * thread of the link's own. */
     void *(*rank_setup)(const cs_rank_setup *s);
+    /* Optional. Can this machine run a world of n ranks on the engine? Asked
+     * before anything starts; -1 with the reason in err (a usage error,
+     * status 1): the nccl engine needs a GPU per rank. */
+    int (*check)(int n, char *err, size_t errlen);
 } cs_engine_kind;
 
 /* The engine called name; NULL name: the default (thread). NULL if none is. */
@@ -110,5 +149,8 @@ const cs_engine_kind *cs_engine_find(const char *name);
 const cs_engine_kind *cs_engine_at(int i);
 /* The table as --engine help shows it: name, summary, capabilities. */
 void cs_engine_print_table(FILE *f);
+/* An engine this program knows but this build lacks (its library was not
+ * found): the sentence saying so, else NULL. */
+const char *cs_engine_missing(const char *name);
 
 #endif

@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "engine_tcp_internal.h"
+#include "stage.h"
 
 /* ---- engine operations (rank thread, or the progress thread via the matcher) */
 
@@ -78,10 +79,27 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
     envelope_of(sq, &env);
     cs_envelope_put(&cur, &env);
     if (eager) {
-        txitem *it = tcp_item_new(CS_FR_MSG, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes);
+        txitem *it = tcp_item_new(CS_FR_MSG, meta, sizeof meta, cs_request_payload(sq), sq->bytes);
         if (!it) goto nomem;
-        tcp_conn_push(c, it, true);
-        cs_request_finish(sq, CS_OK, NULL); /* buffered (or written): an eager send is done */
+        /* Done once written or copied aside (the copy charged to this rank's
+         * cap), as before when the connection is gone; an item that waits
+         * uncopied finishes its send when written. */
+        it->budget = cs_rank_budget(sq->owner);
+        txitem *done = NULL;
+        bool now = true;
+        pthread_mutex_lock(&c->lock);
+        bool dead = c->dead;
+        tcp_conn_push_locked(c, it, true, &done);
+        /* unless the connection is gone (the item with it), it is queued or
+         * written (in done, not yet freed) */
+        if (!dead && !c->dead && it->uncopied) {
+            it->finish = sq;
+            sq->unbuffered = it->over_cap; /* the rank fails at its line */
+            now = false;
+        }
+        pthread_mutex_unlock(&c->lock);
+        tcp_items_done(done);
+        if (now) cs_request_finish(sq, CS_OK, NULL);
         return CS_OK;
     }
     /* Rendezvous: a small payload travels with the request (SYNC, completed by
@@ -99,7 +117,7 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
         c->sync_inflight += sq->bytes;
     }
     pthread_mutex_unlock(&c->lock);
-    txitem *it = inline_data ? tcp_item_new(CS_FR_SYNC, meta, sizeof meta, cs_tensor_data(sq->buf), sq->bytes)
+    txitem *it = inline_data ? tcp_item_new(CS_FR_SYNC, meta, sizeof meta, cs_request_payload(sq), sq->bytes)
                              : tcp_item_new(CS_FR_RTS, meta, sizeof meta, NULL, 0);
     if (!it) {
         pthread_mutex_lock(&c->lock);
@@ -299,7 +317,7 @@ static int on_cts(tconn *c, cs_cur *meta, char *err, size_t errlen) {
     uint8_t m[8];
     cs_cur cur = {.p = m, .len = sizeof m};
     cs_put_u64(&cur, token);
-    txitem *it = tcp_item_new(CS_FR_DATA, m, sizeof m, cs_tensor_data(sq->buf), sq->bytes);
+    txitem *it = tcp_item_new(CS_FR_DATA, m, sizeof m, cs_request_payload(sq), sq->bytes);
     if (!it) {
         cs_request_finish(sq, CS_ENOMEM, "out of memory sending a message");
         return 0;
@@ -324,7 +342,7 @@ static int on_data(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst, ch
         return -1;
     }
     c->rx_cts = cw;
-    *dst = cs_tensor_data(cw->rq->buf);
+    *dst = cs_request_payload(cw->rq);
     return 0;
 }
 

@@ -27,10 +27,15 @@ txitem *tcp_item_new(int type, const void *meta, uint32_t mlen, const void *data
 
 /* Drop an item that will never be written: its send stays pending (the run is
  * ending), but the engine's reference goes. */
-static void item_drop(txitem *it) {
-    if (it->finish) cs_request_release(it->finish);
+static void item_free(txitem *it) {
+    if (it->charged) cs_budget_refund(it->budget, it->charged);
     free(it->owned);
     free(it);
+}
+
+static void item_drop(txitem *it) {
+    if (it->finish) cs_request_release(it->finish);
+    item_free(it);
 }
 
 /* Finish and free the items a write completed; called without any lock. */
@@ -38,8 +43,7 @@ void tcp_items_done(txitem *done) {
     while (done) {
         txitem *next = done->next;
         if (done->finish) cs_request_finish(done->finish, CS_OK, NULL);
-        free(done->owned);
-        free(done);
+        item_free(done);
         done = next;
     }
 }
@@ -121,11 +125,26 @@ void tcp_conn_push_locked(tconn *c, txitem *it, bool borrowed, txitem **done) {
     bool queued = false;
     for (txitem *q = c->txh; q; q = q->next) queued |= q == it;
     if (queued && borrowed && it->doff < it->dlen) {
-        void *copy = malloc(it->dlen);
+        /* The copy is the sender's memory as long as the socket does not take
+         * it (a peer that reads slowly, or not at all): it counts against the
+         * sender's cap, as a buffered eager send does on the thread engine.
+         * Without room (or memory) the item waits uncopied, its send pending
+         * until written; over the cap the caller fails the rank at its line,
+         * as the thread engine does (without memory the send just waits, as
+         * a rendezvous one: the machine, not the script, is short). */
+        void *copy = NULL;
+        if (it->budget && !cs_budget_charge(it->budget, it->dlen)) {
+            it->over_cap = true;
+        } else if (!(copy = malloc(it->dlen)) && it->budget) {
+            cs_budget_refund(it->budget, it->dlen);
+        }
         if (copy) {
             memcpy(copy, it->data, it->dlen);
             it->data = copy;
             it->owned = copy;
+            if (it->budget) it->charged = it->dlen;
+        } else {
+            it->uncopied = true;
         }
     }
     if (c->txh) arm(c, true);

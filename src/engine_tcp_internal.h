@@ -29,6 +29,10 @@ typedef struct txitem {
     size_t dlen, doff;
     void *owned;         /* freed once written */
     cs_request *finish;  /* a rendezvous send: finished once its DATA is written */
+    cs_budget *budget;   /* an eager send's: pays for the copy while it waits, or NULL */
+    size_t charged;      /* bytes charged to it for that copy */
+    bool uncopied;       /* it waits uncopied: no room under the cap, or no memory */
+    bool over_cap;       /* uncopied because the cap refused (not the machine) */
 } txitem;
 
 typedef struct rts_wait { /* a rendezvous send waiting for its CTS (or ACK) */

@@ -108,11 +108,16 @@ static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadl
         pfd[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
         for (int i = 0; i < np; i++) pfd[i + 1] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
         pfd[np + 1] = (struct pollfd){.fd = link, .events = POLLIN};
-        int ms = (int)((deadline - now) * 1000) + 1;
+        /* the link's heartbeat goes on meanwhile: wake for it too */
+        double until = now + cs_rank_link_interval(wk->link);
+        if (until > deadline) until = deadline;
+        int ms = (int)((until - now) * 1000) + 1;
         if (poll(pfd, (nfds_t)np + 2, ms) < 0 && errno != EINTR) break;
-        if (pfd[np + 1].revents) { /* the controller ended the job (ABORT) or is gone */
+        char why[256];
+        if (cs_rank_link_setup_poll(wk->link, why, sizeof why) < 0) { /* ABORT, or no controller */
             for (int i = 0; i < np; i++) close(pend[i].fd);
-            fprintf(wk->err, "commsim: rank %d: the job ended while connecting to the peers\n", wk->rank);
+            fprintf(wk->err, "commsim: rank %d: %s while it waited for %d higher rank%s to connect\n",
+                    wk->rank, why, missing, missing == 1 ? "" : "s");
             return -1;
         }
         for (int i = 0; i < np; i++) {

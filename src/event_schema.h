@@ -25,6 +25,7 @@
 #define CS_EV_MAX_ALGO 255         /* algo, reduce_op bytes: a u16 length on the wire */
 #define CS_EV_MAX_REQS 16384       /* requests one block event lists */
 #define CS_EV_MAX_WORLD 65536      /* ranks in a run, members in a group */
+#define CS_EV_MAX_PITFALL 64       /* a pitfall kind's name: a u8 length on the wire */
 
 typedef enum {
     CS_FK_INT,    /* int member, lo..hi, or lo..world-1 when world_hi */
@@ -67,6 +68,7 @@ enum {
     CS_F_EAGER, CS_F_LINE, CS_F_STATUS, CS_F_TEXT, CS_F_WORLD, CS_F_ENGINE, CS_F_SEND_MODE,
     CS_F_SEED, CS_F_SCRIPT, CS_F_COUNT, CS_F_ALGO, CS_F_REDUCE_OP, CS_F_GROUP,
     CS_F_VT, CS_F_VT_DONE, CS_F_VT_START, CS_F_VT_END, CS_F_VT_ARRIVE, CS_F_NET, CS_F_WHAT, CS_F_VRANK,
+    CS_F_PITFALL,
     CS_F_NFIELDS
 };
 
@@ -94,7 +96,7 @@ typedef struct cs_event_kind {
 
 /* Row order is key order in a trace line. .at, .n_at, .flag and .tail place a
  * field in the EVENT frame (docs/wire-protocol.md): bytes 0-4 are the type,
- * op, dtype, ndim and flags, 5 the rank, 9 seq, 17 t; 117 is reserved. */
+ * op, dtype, ndim and flags, 5 the rank, 9 seq, 17 t. */
 static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
     [CS_F_REQ] = {"req", CS_FK_U64, M_(req), .at = 25},
     [CS_F_OP] = {"op", CS_FK_OP, M_(op), .at = 1},
@@ -139,6 +141,8 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
     [CS_F_NET] = {"net", CS_FK_STR, M_(net), .max = CS_EV_MAX_NAME},
     [CS_F_WHAT] = {"what", CS_FK_STR, M_(text), .alias = true, .max = CS_EV_MAX_NAME},
     [CS_F_VRANK] = {"vrank", RANK_(vrank, 0)},
+    [CS_F_PITFALL] = {"pitfall", CS_FK_STR, M_(pitfall), .max = CS_EV_MAX_PITFALL, .flag = 64,
+                      .n_at = 117, .n_size = 1, .tail = 6},
 };
 #undef RANK_
 #undef INT_
@@ -160,7 +164,7 @@ static const cs_event_kind cs_event_kinds[CS_EV_NTYPES] CS_SCHEMA_TABLE = {
                         B_(COUNT) | B_(ALGO), B_(REDUCE_OP) | B_(GROUP), false, false},
     [CS_EV_COMPUTE] = {B_(BEGIN) | B_(MS), B_(LINE), false, false},
     [CS_EV_PRINT] = {B_(TEXT), B_(LINE), false, false},
-    [CS_EV_WARN] = {B_(TEXT), B_(LINE), true, false},
+    [CS_EV_WARN] = {B_(TEXT), B_(LINE) | B_(PITFALL), true, false},
     [CS_EV_ERROR] = {B_(STATUS) | B_(TEXT), B_(LINE), true, false},
     [CS_EV_EXIT] = {B_(STATUS), 0, false, false},
     [CS_EV_DEADLOCK] = {B_(TEXT), B_(LINE), true, true},

@@ -84,6 +84,8 @@ typedef struct cs_event {
     bool begin;
     /* print / warn / error / deadlock / run(script) */
     const char *text;
+    const char *pitfall; /* warn: the pitfall's kind ("write_while_sending", ...; see
+                          * outcome.h), or NULL where none is known */
     int status;     /* exit / error */
     /* vtime: virtual nanoseconds (docs/trace-format.md); what it times in
      * text, whose in vrank (the event itself belongs to no rank: the

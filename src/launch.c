@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectives.h"
 #include "gates.h"
+#include "world.h"
 #include "header.h"
 #include "monitor.h"
 #include "recheck.h"
@@ -39,6 +41,15 @@ typedef struct rank_thread {
 
 static void *rank_main(void *arg) {
     rank_thread *rt = arg;
+    cs_engine *e = cs_rank_world(rt->rank)->engine;
+    /* Bind the thread to the rank's share of the engine (its GPU) first. */
+    if (e->ops->rank_start && e->ops->rank_start(e, rt->rank) != CS_OK) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s", cs_rank_errmsg(rt->rank));
+        cs_rank_fail(rt->rank, CS_END_ERROR, msg);
+        cs_rank_exit(rt->rank, CS_END_ERROR);
+        return NULL;
+    }
     cs_script_run(rt->rank, rt->script, rt->limits);
     return NULL;
 }
@@ -291,7 +302,8 @@ static void recheck(cs_control *c) {
         snprintf(text, sizeof text, "%s:%d: with rendezvous sends this program deadlocks here: "
                  "it works only because sends are buffered (see the summary)",
                  c->mon.script ? c->mon.script : "line", r.line);
-        cs_event ev = {.type = CS_EV_WARN, .rank = r.rank, .line = r.line, .text = text};
+        cs_event ev = {.type = CS_EV_WARN, .rank = r.rank, .line = r.line, .text = text,
+                       .pitfall = cs_pitfall_kind_name(CS_PIT_BUFFERING)};
         if (!c->strict) cs_bus_emit_locked(&c->bus, &ev);
     }
     cs_event ev = {.type = CS_EV_WARN, .rank = -1, .text = r.block};
@@ -385,6 +397,19 @@ int cs_launch_run(const cs_run_opts *o) {
         return 1;
     }
     const char *engine = kind->name;
+    if (kind->check && kind->check(world, msg, sizeof msg) < 0) { /* e.g. a GPU per rank */
+        fprintf(err, "commsim: %s\n", msg);
+        cs_script_free(&script);
+        return 1;
+    }
+    for (int f = 0; f < CS_FAM_N; f++)
+        if (o->coll_algo[f] == CS_ALGO_NCCL && !(kind->caps & CS_ENGINE_NATIVE_COLL)) {
+            fprintf(err, "commsim: --algo %s=nccl: NCCL's own collectives run on --engine nccl "
+                         "only (this run uses the %s engine)\n",
+                    cs_coll_family_name((cs_coll_family)f), engine);
+            cs_script_free(&script);
+            return 1;
+        }
     if (kind->caps & CS_ENGINE_PROCESSES) {
         int status = cs_launch_controller(o, kind, &script, world, &mode, mode_name, &net);
         cs_script_free(&script);

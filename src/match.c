@@ -1,5 +1,6 @@
 /* match.c -- MPI matching over posted receives and unexpected messages. */
 #include "world.h"
+#include "stage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +30,8 @@ __attribute__((noinline)) static void copy_payload(void *to, const void *from, s
 }
 
 void cs_msg_transfer_local(cs_msg *msg, cs_request *rq) {
-    const void *from = msg->data ? msg->data : cs_tensor_data(msg->sreq->buf);
-    if (msg->bytes) copy_payload(cs_tensor_data(rq->buf), from, msg->bytes);
+    const void *from = msg->data ? msg->data : cs_request_payload(msg->sreq);
+    if (msg->bytes) copy_payload(cs_request_payload(rq), from, msg->bytes);
     cs_request_finish(rq, CS_OK, NULL);
     if (msg->sreq) {
         cs_request *sq = msg->sreq;
@@ -177,7 +178,7 @@ static void buffer_eager(cs_msg *msg) {
         return; /* it waits for its receive, as a rendezvous send */
     }
     msg->charged = b;
-    memcpy(msg->data, cs_tensor_data(sq->buf), msg->bytes);
+    memcpy(msg->data, cs_request_payload(sq), msg->bytes);
     msg->sreq = NULL;
     cs_request_finish(sq, CS_OK, NULL);
 }

@@ -32,6 +32,10 @@ struct cs_request {
     int source;           /* a matched receive: the actual sender */
     int tag, ctx;
     cs_tensor *buf;       /* retained until the request is freed */
+    /* A device buf on an engine that moves host memory: its host copy, which
+     * the engine reads or writes instead (stage.h); NULL otherwise. */
+    cs_tensor *stage;
+    bool staged_back;     /* a staged receive's bytes went to the device */
     size_t bytes;
     int line;
     bool eager;

@@ -293,10 +293,10 @@ static bool may_close(const cs_monitor *m, const cs_event *ev) {
 /* ---- pitfalls: each once (its kind and sites), in the order found */
 
 /* Remember a warning; false when the same pitfall is already known. */
-static bool add_warning(cs_monitor *m, int rank, int line, const char *text) {
+static bool add_warning(cs_monitor *m, int rank, int line, const char *text, const char *kind) {
     if (!text) return false;
     cs_pitfall p;
-    cs_pitfall_of(&p, rank, line, text);
+    cs_pitfall_of(&p, rank, line, text, kind);
     for (int i = 0; i < m->npitfalls; i++)
         if (cs_pitfall_same(&m->pitfalls[i], &p)) return false;
     if (m->npitfalls == m->pit_cap) {
@@ -311,11 +311,19 @@ static bool add_warning(cs_monitor *m, int rank, int line, const char *text) {
 
 /* A pitfall the monitor found itself: live, it becomes a warn event (which
  * comes back here and is recognised); in a replay the trace carries it. */
-static void monitor_warn(void *ud, int rank, int line, const char *text) {
-    cs_monitor *m = ud;
-    if (!add_warning(m, rank, line, text) || !m->bus) return;
-    cs_event ev = {.type = CS_EV_WARN, .rank = rank, .line = line, .text = text};
+static void monitor_warn(cs_monitor *m, cs_pitfall_kind kind, int rank, int line, const char *text) {
+    const char *name = cs_pitfall_kind_name(kind);
+    if (!add_warning(m, rank, line, text, name) || !m->bus) return;
+    cs_event ev = {.type = CS_EV_WARN, .rank = rank, .line = line, .text = text, .pitfall = name};
     cs_bus_emit_locked(m->bus, &ev);
+}
+
+static void warn_race(void *ud, int rank, int line, const char *text) {
+    monitor_warn(ud, CS_PIT_RACE, rank, line, text);
+}
+
+static void warn_unreceived(void *ud, int rank, int line, const char *text) {
+    monitor_warn(ud, CS_PIT_UNRECEIVED, rank, line, text);
 }
 
 /* Every rank has exited: a clean run may still have left messages behind.
@@ -331,7 +339,7 @@ static void check_end(cs_monitor *m) {
      * nothing blocks, yet the collective can never complete. */
     if (!m->deadlocked && !m->nfailed && !aborted && cs_monitor_coll_unfinished(m))
         declare_deadlock(m);
-    if (!m->deadlocked && !m->nfailed && !aborted) cs_mon_leftovers(m, monitor_warn, m);
+    if (!m->deadlocked && !m->nfailed && !aborted) cs_mon_leftovers(m, warn_unreceived, m);
 }
 
 /* ---- the fold */
@@ -358,7 +366,7 @@ static void fold_match(cs_monitor *m, const cs_event *ev) {
     if (ev->peer >= 0 && ev->peer < m->world) {
         cs_mon_rank *s = &m->ranks[ev->peer];
         cs_mon_req *sq = tab_find(&s->reqs, ev->peer_req);
-        if (sq && !sq->matched) cs_monitor_race_match(m, rq, sq, monitor_warn);
+        if (sq && !sq->matched) cs_monitor_race_match(m, rq, sq, warn_race);
         if (sq && !sq->matched) {
             sq->matched = true;
             m->unmatched--;
@@ -420,7 +428,7 @@ static int fold_rankless(cs_monitor *m, const cs_event *ev) {
     case CS_EV_WARN:
         if (ev->text && strncmp(ev->text, CS_RECHECK_PREFIX, strlen(CS_RECHECK_PREFIX)) == 0)
             copy_text(&m->recheck, ev->text); /* the summary's line, not a pitfall */
-        else add_warning(m, ev->rank, ev->line, ev->text);
+        else add_warning(m, ev->rank, ev->line, ev->text, ev->pitfall);
         return 0;
     case CS_EV_ERROR:
         /* A collective mismatch: the coll events it came from gave it already. */
@@ -465,7 +473,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_COMPUTE:
         set_state(m, ev->rank, ev->begin ? CS_RS_COMPUTING : CS_RS_RUNNING, ev->t);
         break;
-    case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text); break;
+    case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text, ev->pitfall); break;
     case CS_EV_ERROR: fold_error(m, ev->rank, ev); break;
     case CS_EV_EXIT:
         if (r->state != CS_RS_FAILED)

@@ -65,7 +65,8 @@ const char *cs_outcome_word(int status) {
     }
 }
 
-/* ---- pitfalls: the kind and second site, recognised from the warning's text */
+/* ---- pitfalls: the kind, from the warn event's field (else, in a trace
+ * written before it had one, recognised from the text), and the second site */
 
 static const struct {
     cs_pitfall_kind kind;
@@ -117,15 +118,20 @@ static int number_after(const char *text, const char *marker, int none) {
     return p ? atoi(p + strlen(marker)) : none;
 }
 
-void cs_pitfall_of(cs_pitfall *p, int rank, int line, const char *text) {
+void cs_pitfall_of(cs_pitfall *p, int rank, int line, const char *text, const char *kind) {
     const char *t = text ? text : "";
     *p = (cs_pitfall){.kind = CS_PIT_OTHER, .rank = rank, .line = line, .peer = CS_NO_RANK,
                       .tag = -1, .text = (char *)text};
-    for (size_t i = 0; pitfall_table[i].marker; i++)
-        if (strstr(t, pitfall_table[i].marker)) {
-            p->kind = pitfall_table[i].kind;
-            break;
-        }
+    if (kind) { /* a name this reader does not know (a newer writer's) is "other" */
+        for (size_t i = 0; pitfall_table[i].marker; i++)
+            if (strcmp(kind, pitfall_table[i].name) == 0) p->kind = pitfall_table[i].kind;
+    } else {
+        for (size_t i = 0; pitfall_table[i].marker; i++)
+            if (strstr(t, pitfall_table[i].marker)) {
+                p->kind = pitfall_table[i].kind;
+                break;
+            }
+    }
     switch (p->kind) {
     case CS_PIT_WRITE_SENDING:
         p->peer = number_after(t, "still sending: rank ", CS_NO_RANK);

@@ -106,7 +106,7 @@ typedef struct cs_pitfall {
 /* Recognise a warn event's pitfall: the event carries the text and the
  * rank's line; the kind and the other site are read from the text, whose
  * wording the pitfall checks fix. p->text borrows text: copy it to keep it. */
-void cs_pitfall_of(cs_pitfall *p, int rank, int line, const char *text);
+void cs_pitfall_of(cs_pitfall *p, int rank, int line, const char *text, const char *kind);
 /* Same kind, same sites, same peer and tag: one pitfall. */
 bool cs_pitfall_same(const cs_pitfall *a, const cs_pitfall *b);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outcome.h"
 #include "pitfall.h"
 #include "world.h"
 #include "xalloc.h"
@@ -65,9 +66,10 @@ static bool first_time(cs_inflight *fl, site_kind kind, int line, int other) {
 /* Report the pitfall whose text (without its position) is fmt. A warning goes
  * out once per site; with --strict the text becomes the rank's error and the
  * caller fails the operation. */
-static int report(cs_rank *r, site_kind kind, int line, int other, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int report(cs_rank *r, site_kind kind, int line, int other, const char *fmt, ...) {
+static int report(cs_rank *r, site_kind kind, cs_pitfall_kind pk, int line, int other,
+                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int report(cs_rank *r, site_kind kind, cs_pitfall_kind pk, int line, int other,
+                  const char *fmt, ...) {
     char body[400];
     va_list ap;
     va_start(ap, fmt);
@@ -80,7 +82,7 @@ static int report(cs_rank *r, site_kind kind, int line, int other, const char *f
     if (first_time(&r->inflight, kind, line, other)) {
         char text[sizeof body + 300];
         snprintf(text, sizeof text, "%s:%d: %s", r->world->script_name, line, body);
-        cs_warn(r, text, line);
+        cs_warn(r, cs_pitfall_kind_name(pk), text, line);
     }
     return CS_OK;
 }
@@ -98,7 +100,7 @@ static void drop(cs_inflight *fl, int i) {
 }
 
 static int never_waited(cs_rank *r, const cs_request *q) {
-    return report(r, SITE_NEVER_WAITED, q->line, 0,
+    return report(r, SITE_NEVER_WAITED, CS_PIT_NEVER_WAITED, q->line, 0,
                   "the %s posted here was never waited on: the rank dropped its work handle, or "
                   "finished, without wait() or dist.wait_all on it, so nothing made sure it "
                   "completed", cs_op_name(q->op));
@@ -192,7 +194,7 @@ void cs_inflight_coll_dropped(cs_rank *r, uint64_t id) {
 }
 
 static int coll_never_waited(cs_rank *r, const struct cs_fl_coll *c) {
-    return report(r, SITE_COLL_NEVER_WAITED, c->line, 0,
+    return report(r, SITE_COLL_NEVER_WAITED, CS_PIT_COLL_NEVER_WAITED, c->line, 0,
                   "the %s (async_op) called here was never waited on: the rank dropped its work "
                   "handle, or finished, without wait() or dist.wait_all on it, so nothing made "
                   "sure it completed", c->name);
@@ -250,19 +252,19 @@ static int check_entry(cs_rank *r, const struct cs_fl_entry *e, cs_access how, i
     const char *script = r->world->script_name;
     bool send = cs_op_is_send(q->op);
     if (how == CS_ACCESS_WRITE && send)
-        return report(r, SITE_WRITE_SEND, line, q->line,
+        return report(r, SITE_WRITE_SEND, CS_PIT_WRITE_SENDING, line, q->line,
                       "writes to a tensor (or a view of it) that the isend posted at %s:%d is "
                       "still sending: rank %d may receive the old values or the new ones. Call "
                       "wait() on the isend's work handle before changing the tensor",
                       script, q->line, q->peer);
     if (how == CS_ACCESS_WRITE)
-        return report(r, SITE_WRITE_RECV, line, q->line,
+        return report(r, SITE_WRITE_RECV, CS_PIT_WRITE_RECEIVING, line, q->line,
                       "writes to a tensor (or a view of it) that the irecv posted at %s:%d is "
                       "still receiving into: the message may overwrite this write, or this write "
                       "the message. Call wait() on the irecv's work handle first",
                       script, q->line);
     if (!send)
-        return report(r, SITE_READ_RECV, line, q->line,
+        return report(r, SITE_READ_RECV, CS_PIT_READ_RECEIVING, line, q->line,
                       "reads a tensor (or a view of it) that the irecv posted at %s:%d is still "
                       "receiving into: it holds the old values or part of the message. Call "
                       "wait() on the irecv's work handle before reading it",
@@ -274,13 +276,13 @@ static int check_entry(cs_rank *r, const struct cs_fl_entry *e, cs_access how, i
 static int check_coll(cs_rank *r, const struct cs_fl_coll *c, cs_access how, int line) {
     const char *script = r->world->script_name;
     if (how == CS_ACCESS_WRITE)
-        return report(r, SITE_COLL_WRITE, line, c->line,
+        return report(r, SITE_COLL_WRITE, CS_PIT_COLL_WRITE, line, c->line,
                       "writes to a tensor (or a view of it) that the async %s called at %s:%d "
                       "still uses: until its work handle is waited on, the collective may still "
                       "read or write it. Call wait() on the work handle first",
                       c->name, script, c->line);
     if (c->output)
-        return report(r, SITE_COLL_READ, line, c->line,
+        return report(r, SITE_COLL_READ, CS_PIT_COLL_READ, line, c->line,
                       "reads a tensor (or a view of it) that the async %s called at %s:%d still "
                       "writes into: it may hold the old values or part of the result. Call wait() "
                       "on the work handle before reading it",
@@ -327,12 +329,12 @@ int cs_pitfall_self(cs_rank *r, cs_op op, int peer, int tag, bool eager, int lin
     if (peer != r->rank || eager || (op != CS_OP_SEND && op != CS_OP_RECV)) return CS_OK;
     if (self_partner(&r->world->matchers[r->rank], r->rank, op, tag)) return CS_OK;
     if (op == CS_OP_RECV)
-        return report(r, SITE_SELF, line, 0,
+        return report(r, SITE_SELF, CS_PIT_SELF_RECV, line, 0,
                       "dist.recv from rank %d, the rank itself, waits forever: no isend to "
                       "itself was posted before it, and only this rank could send one. Copy the "
                       "tensor instead (dst:copy_(src)), or post dist.isend to yourself first",
                       peer);
-    return report(r, SITE_SELF, line, 0,
+    return report(r, SITE_SELF, CS_PIT_SELF_SEND, line, 0,
                   "dist.send to rank %d, the rank itself, waits forever: the send is not eager "
                   "and no irecv from itself was posted before it, and only this rank could "
                   "receive it. Copy the tensor instead (dst:copy_(src)), or post dist.irecv "

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heartbeat.h"
 #include "rank_link.h"
 #include "wire.h"
 #include "world.h"
@@ -44,11 +45,13 @@ struct cs_rank_link {
     char token[CS_WIRE_TOKEN + 1];
     FILE *err;
     cs_world *w;
-    pthread_mutex_t lock; /* ev, out, flushed_at, pollout, dead */
+    pthread_mutex_t lock; /* ev, out, flushed_at, pollout, dead, hb, hb_on */
     bytes ev;             /* encoded events not yet queued */
     bytes out;            /* queued for the socket */
     double flushed_at;
     bool pollout, dead;
+    cs_heartbeat hb;      /* the controller's liveness (heartbeat.h) */
+    bool hb_on;           /* watched and said since the WELCOME */
     int epfd;             /* the poll set that has the socket, or -1 */
     void *tag;
     pthread_mutex_t rx_lock; /* whoever reads the socket */
@@ -173,10 +176,24 @@ static bool valid_reason(uint32_t r) {
            r == CS_END_DIED || r == CS_END_QUIT;
 }
 
+static void heard(cs_rank_link *l) {
+    pthread_mutex_lock(&l->lock);
+    cs_heartbeat_heard(&l->hb, cs_now());
+    pthread_mutex_unlock(&l->lock);
+}
+
 static int link_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
                       size_t errlen) {
     (void)dst;
     cs_rank_link *l = ud;
+    if (h->type == CS_FR_ALIVE) {
+        uint32_t ms = cs_get_u32(meta);
+        pthread_mutex_lock(&l->lock);
+        cs_heartbeat_peer(&l->hb, ms, cs_now());
+        pthread_mutex_unlock(&l->lock);
+        return 0;
+    }
+    heard(l);
     if (h->type == CS_FR_ABORT) {
         uint32_t why = cs_get_u32(meta);
         if (!valid_reason(why)) {
@@ -235,6 +252,43 @@ static void link_closed(cs_rank_link *l, const char *err) {
     end_job(l, finishing ? CS_END_NONE : CS_END_DIED);
 }
 
+/* The controller has said nothing for the heartbeat's limit: it is stopped or
+ * frozen with its connection up. The rank leaves as if it had gone, script
+ * finished or not: nobody is left to end the job. */
+static void link_silent(cs_rank_link *l, double limit) {
+    fprintf(stderr, "commsim: rank %d: the controller has sent nothing for %g s (stopped or "
+                    "frozen; %s); leaving\n", l->rank, limit, CS_HEARTBEAT_ENV);
+    if (l->w) cs_world_abort(l->w, CS_END_DIED);
+    atomic_store(&l->lost_at, cs_now());
+    end_job(l, CS_END_DIED);
+}
+
+/* Say ALIVE when due (queued behind what waits: the controller reads in
+ * order). Whether the controller has been silent too long. */
+static bool heartbeat_locked(cs_rank_link *l, double now, double *limit) {
+    if (!l->hb_on || l->dead) return false;
+    if (cs_heartbeat_due(&l->hb, now)) {
+        uint8_t *p = bytes_room(&l->out, CS_WIRE_HDR + 4);
+        if (p) { /* else the next tick tries again */
+            cs_wire_hdr_put(p, CS_FR_ALIVE, 4, 0);
+            cs_cur c = {.p = p + CS_WIRE_HDR, .len = 4};
+            cs_put_u32(&c, cs_heartbeat_ms(&l->hb));
+            l->out.len += CS_WIRE_HDR + 4;
+            if (!l->pollout) write_locked(l);
+        } else {
+            l->hb.said = 0;
+        }
+    }
+    *limit = l->hb.limit;
+    if (!cs_heartbeat_silent(&l->hb, now)) return false;
+    if (cs_heartbeat_unread(l->fd)) { /* it spoke; this side was slow to look */
+        cs_heartbeat_heard(&l->hb, now);
+        return false;
+    }
+    kill_locked(l); /* once: the other ticking thread then finds it dead */
+    return true;
+}
+
 /* ---- driving the socket */
 
 int cs_rank_link_readable(cs_rank_link *l) {
@@ -255,13 +309,18 @@ void cs_rank_link_writable(cs_rank_link *l) {
 }
 
 void cs_rank_link_tick(cs_rank_link *l, double now) {
+    double limit;
     pthread_mutex_lock(&l->lock);
-    if (now - l->flushed_at >= CS_RANK_LINK_TICK_MS * 1e-3 || l->ev.len >= EVENT_BATCH) {
+    /* ALIVE before the events: the controller has heard the first one by the
+     * time it sees anything this rank did */
+    bool silent = heartbeat_locked(l, now, &limit);
+    if (!silent && (now - l->flushed_at >= CS_RANK_LINK_TICK_MS * 1e-3 || l->ev.len >= EVENT_BATCH)) {
         events_queue_locked(l);
         l->flushed_at = now;
         if (!l->pollout && !l->dead) write_locked(l);
     }
     pthread_mutex_unlock(&l->lock);
+    if (silent) link_silent(l, limit);
 }
 
 void cs_rank_link_watchdog(cs_rank_link *l) {
@@ -432,40 +491,152 @@ int cs_rank_link_finish(cs_rank_link *l) {
 
 /* ---- joining */
 
+/* Why the controller ended a job (an ABORT's reason), in words. */
+static const char *end_words(uint32_t why) {
+    switch (why) {
+    case CS_END_ERROR: return "a rank's script failed";
+    case CS_END_DEADLOCK: return "the ranks deadlocked";
+    case CS_END_TIMEOUT: return "the timeout or a budget ran out";
+    case CS_END_DIED: return "a rank process died or stopped responding";
+    case CS_END_QUIT: return "it was interrupted";
+    default: return "the controller could not start every rank";
+    }
+}
+
+/* Read the controller's next frame while joining: ALIVEs are taken in
+ * passing (the controller is there, only the others are not yet), silence
+ * past the heartbeat's limit ends the wait. 0, or -1 after printing why. */
+static int join_read(cs_rank_link *l, double until, cs_frame_hdr *fh, uint8_t **m) {
+    char err[256];
+    for (;;) {
+        double silent_at = l->hb.limit > 0 ? l->hb.heard + l->hb.limit : 0;
+        double t = silent_at && silent_at < until ? silent_at : until;
+        if (cs_wire_read_frame(l->fd, t, (uint32_t)cs_welcome_len(CS_WIRE_MAX_WORLD), fh, m, err,
+                               sizeof err) < 0) {
+            if (silent_at && cs_now() >= silent_at)
+                fprintf(l->err, "commsim: rank %d: the controller has sent nothing for %g s while "
+                                "this rank waited to join (stopped or frozen; %s); leaving\n",
+                        l->rank, l->hb.limit, CS_HEARTBEAT_ENV);
+            else
+                fprintf(l->err, "commsim: rank %d: joining the job failed: %s\n", l->rank, err);
+            return -1;
+        }
+        cs_heartbeat_heard(&l->hb, cs_now());
+        if (fh->type != CS_FR_ALIVE) return 0;
+        cs_cur in = {.p = *m, .len = fh->meta_len};
+        cs_heartbeat_peer(&l->hb, cs_get_u32(&in), cs_now());
+        free(*m);
+        *m = NULL;
+    }
+}
+
 int cs_rank_link_join(cs_rank_link *l, uint32_t ip, uint16_t port, cs_welcome *wel) {
     uint8_t meta[CS_HELLO_LEN];
     cs_cur cur = {.p = meta, .len = sizeof meta};
     cs_hello h = {.rank = (uint32_t)l->rank, .world = (uint32_t)l->world, .ip = ip, .port = port};
     memcpy(h.token, l->token, sizeof h.token);
     cs_hello_put(&cur, &h, true);
-    char err[256];
     if (cs_wire_send(l->fd, CS_FR_HELLO, meta, sizeof meta, cs_now() + CONNECT_SECONDS) < 0) {
         fprintf(l->err, "commsim: rank %d: cannot reach the controller: %s\n", l->rank,
                 strerror(errno));
         return -1;
     }
+    cs_heartbeat_init(&l->hb, l->hb.limit, cs_now());
     cs_frame_hdr fh;
     uint8_t *m;
-    if (cs_wire_read_frame(l->fd, cs_now() + JOIN_SECONDS, (uint32_t)cs_welcome_len(CS_WIRE_MAX_WORLD),
-                           &fh, &m, err, sizeof err) < 0) {
-        fprintf(l->err, "commsim: rank %d: joining the job failed: %s\n", l->rank, err);
-        return -1;
-    }
+    if (join_read(l, cs_now() + JOIN_SECONDS, &fh, &m) < 0) return -1;
     int rc = -1;
     cs_cur in = {.p = m, .len = fh.meta_len};
     if (fh.type == CS_FR_REFUSE) {
         fprintf(l->err, "commsim: rank %d: the controller refused to let it join: %.*s\n",
                 l->rank, (int)fh.meta_len, (const char *)m);
-    } else if (fh.type != CS_FR_WELCOME || cs_welcome_get(&in, wel) < 0 ||
-               wel->world != (uint32_t)l->world) {
-        fprintf(l->err, "commsim: rank %d: the controller answered with a malformed %s frame\n",
-                l->rank, cs_frame_name(fh.type));
+    } else if (fh.type == CS_FR_ABORT) {
+        fprintf(l->err, "commsim: rank %d: the job ended before it started: %s\n", l->rank,
+                end_words(cs_get_u32(&in)));
+    } else if (fh.type != CS_FR_WELCOME) {
+        fprintf(l->err, "commsim: rank %d: the controller answered its HELLO with %s instead of "
+                        "WELCOME\n", l->rank, cs_frame_name(fh.type));
+    } else if (cs_welcome_get(&in, wel) < 0) {
+        fprintf(l->err, "commsim: rank %d: the controller's WELCOME is malformed\n", l->rank);
+    } else if (wel->world != (uint32_t)l->world) {
+        fprintf(l->err, "commsim: rank %d: the controller's job has %u ranks, not %d (--world)\n",
+                l->rank, wel->world, l->world);
+        free(wel->ip);
+        free(wel->port);
+        wel->ip = NULL;
+        wel->port = NULL;
     } else {
         rc = 0;
     }
     free(m);
+    if (rc == 0) {
+        /* From the first tick or set-up poll on, this rank says ALIVE, and
+         * the controller judges it from that first one: an engine whose set-up
+         * blocks after the join (a GPU library's initialization) is not taken
+         * for a frozen rank meanwhile. */
+        pthread_mutex_lock(&l->lock);
+        double peer = l->hb.peer_limit;
+        l->hb_on = true;
+        cs_heartbeat_init(&l->hb, l->hb.limit, cs_now());
+        l->hb.peer_limit = peer;
+        pthread_mutex_unlock(&l->lock);
+    }
     return rc;
 }
+
+/* ---- set-up after the join, before an engine drives the link */
+
+static int setup_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, char *err,
+                       size_t errlen) {
+    (void)dst;
+    cs_rank_link *l = ud;
+    heard(l);
+    switch (h->type) {
+    case CS_FR_ALIVE: {
+        uint32_t ms = cs_get_u32(meta);
+        pthread_mutex_lock(&l->lock);
+        cs_heartbeat_peer(&l->hb, ms, cs_now());
+        pthread_mutex_unlock(&l->lock);
+        return 0;
+    }
+    case CS_FR_FLUSH: /* a rank died: nothing emitted yet, but the controller waits for the word */
+        send_frame(l, CS_FR_FLUSHED, NULL, 0, true);
+        return 0;
+    case CS_FR_ABORT:
+        snprintf(err, errlen, "the job ended (%s)", end_words(cs_get_u32(meta)));
+        return -1;
+    default:
+        snprintf(err, errlen, "unexpected %s frame from the controller", cs_frame_name(h->type));
+        return -1;
+    }
+}
+
+static const cs_rx_ops setup_ops = {setup_frame, link_payload};
+
+double cs_rank_link_interval(cs_rank_link *l) {
+    pthread_mutex_lock(&l->lock);
+    double t = cs_heartbeat_interval(&l->hb);
+    pthread_mutex_unlock(&l->lock);
+    return t;
+}
+
+int cs_rank_link_setup_poll(cs_rank_link *l, char *err, size_t errlen) {
+    int rc = cs_rx_pump(&l->rx, l->fd, &setup_ops, l, err, errlen);
+    if (rc > 0 || rc == -2) snprintf(err, errlen, "lost the controller");
+    if (rc != 0) return -1;
+    double limit;
+    pthread_mutex_lock(&l->lock);
+    bool silent = heartbeat_locked(l, cs_now(), &limit);
+    pthread_mutex_unlock(&l->lock);
+    if (silent) {
+        snprintf(err, errlen, "the controller has sent nothing for %g s (stopped or frozen; %s)",
+                 limit, CS_HEARTBEAT_ENV);
+        return -1;
+    }
+    return 0;
+}
+
+void cs_rank_link_set_heartbeat(cs_rank_link *l, double limit) { l->hb.limit = limit; }
 
 double cs_rank_link_clock(const cs_welcome *wel) {
     char boot[CS_WIRE_BOOT_ID + 1];
@@ -510,6 +681,7 @@ cs_rank_link *cs_rank_link_new(int fd, int rank, int world, const char *token, F
     snprintf(l->token, sizeof l->token, "%s", token);
     l->err = err;
     l->epfd = l->own_epfd = -1;
+    l->hb.limit = CS_HEARTBEAT_DEFAULT;
     pthread_mutex_init(&l->lock, NULL);
     pthread_mutex_init(&l->rx_lock, NULL);
     pthread_mutex_init(&l->end_lock, NULL);

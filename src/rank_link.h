@@ -44,6 +44,20 @@ int cs_rank_link_dial(uint32_t ip, uint16_t port, double deadline);
  * then wait for the WELCOME (or a REFUSE). 0, or -1 after printing why. The
  * caller frees wel->ip and wel->port. */
 int cs_rank_link_join(cs_rank_link *l, uint32_t ip, uint16_t port, cs_welcome *wel);
+/* The heartbeat's limit for this rank (seconds of silence from the controller
+ * after which the rank leaves; 0: never): COMMSIM_HEARTBEAT, checked by the
+ * caller. Before the join. */
+void cs_rank_link_set_heartbeat(cs_rank_link *l, double limit);
+
+/* ---- between the join and an engine driving the link (the tcp mesh's set-up) */
+
+/* Take what the controller sent (ALIVE, FLUSH; an ABORT ends the set-up),
+ * say ALIVE when due and judge the controller's silence. Call when the link's
+ * fd is readable and at least every cs_rank_link_interval() seconds.
+ * 0, or -1 with why the job is over for this rank in err. */
+int cs_rank_link_setup_poll(cs_rank_link *l, char *err, size_t errlen);
+double cs_rank_link_interval(cs_rank_link *l);
+
 /* The controller's run clock as this process's bus origin (cs_bus.t0):
  * exact on the same kernel, else estimated from the WELCOME's age. */
 double cs_rank_link_clock(const cs_welcome *wel);

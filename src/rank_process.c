@@ -21,6 +21,7 @@
 
 #include "collectives.h"
 #include "engine.h"
+#include "heartbeat.h"
 #include "launch.h"
 #include "rank_link.h"
 #include "wire.h"
@@ -33,6 +34,7 @@ typedef struct rank_proc {
     const cs_engine_kind *kind;
     int rank, world;
     char token[CS_WIRE_TOKEN + 1];
+    double heartbeat;     /* seconds of the controller's silence before leaving; 0: never */
     FILE *err;
 } rank_proc;
 
@@ -51,6 +53,11 @@ static int check_options(rank_proc *rp) {
         return -1;
     }
     memcpy(rp->token, tok, sizeof rp->token);
+    char msg[256];
+    if (cs_heartbeat_limit(&rp->heartbeat, msg, sizeof msg) < 0) {
+        fprintf(rp->err, "commsim run: %s\n", msg);
+        return -1;
+    }
     if (rp->world < 1 || rp->rank < 0 || rp->rank >= rp->world || rp->world > CS_WIRE_MAX_WORLD) {
         fprintf(rp->err, "commsim run: rank %d is outside a world of %d (--rank, --world)\n",
                 rp->rank, rp->world);
@@ -145,6 +152,7 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     if (!o->bind && getsockname(cfd, (struct sockaddr *)&me, &len) == 0) lip = me.sin_addr.s_addr;
     link = cs_rank_link_new(cfd, rp.rank, rp.world, rp.token, rp.err); /* cfd is the link's */
     if (!link) goto out;
+    cs_rank_link_set_heartbeat(link, rp.heartbeat);
     /* The engine joins with what its peers need to know (the tcp engine: the
      * address it listens on), and builds what it runs on (the mesh). */
     cs_rank_setup setup = {.rank = rp.rank, .world = rp.world, .token = rp.token, .ip = lip,

@@ -208,6 +208,11 @@ int cs_script_api_error(lua_State *L, int rc) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     if (rc == CS_EABORT) return cs_script_die(L, CS_DIE_ABORT);
     const char *msg = cs_rank_errmsg(c->r);
+    /* Both sides of a send/receive mismatch fail at once, each at its own
+     * line. The first to raise ends the run; the other still raises its own
+     * failure (its allocations are not refused for the abort), so the report
+     * names both, whichever came first. */
+    if (rc == CS_EMISMATCH) c->own_error = true;
     if (rc == CS_ENOMEM) {
         errno = 0; /* not the tensor module's failure */
         if (msg && c->dying == CS_DIE_NONE) snprintf(c->mem_detail, sizeof c->mem_detail, "%s", msg);
@@ -219,6 +224,7 @@ int cs_script_api_error(lua_State *L, int rc) {
 static void count_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     cs_script_ctx *c = cs_script_ctx_of(L);
+    c->own_error = false; /* the script runs on: it caught its failure */
     if (c->dying != CS_DIE_NONE) cs_script_die(L, c->dying);
     check_refused(L, c);
     c->steps += CS_HOOK_EVERY;
@@ -272,10 +278,12 @@ lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char
  * loops allocating (string.rep, gsub, table.concat) stops at its next block,
  * where no hook can reach it. No line can be read here; cs_script_die reads
  * it when the hook raises. */
+#define DYING_SMALL 1024 /* bytes: a call frame, a little stack */
+
 static bool alloc_stopping(cs_script_ctx *c) {
     if (c->dying != CS_DIE_NONE) return true;
     if (c->step_limit && c->steps > c->step_limit) c->dying = CS_DIE_STEPS;
-    else if (c->r && cs_world_aborted(cs_rank_world(c->r))) c->dying = CS_DIE_ABORT;
+    else if (c->r && !c->own_error && cs_world_aborted(cs_rank_world(c->r))) c->dying = CS_DIE_ABORT;
     return c->dying != CS_DIE_NONE;
 }
 
@@ -297,11 +305,20 @@ static void *cs_script_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         cs_budget_refund(c->budget, old);
         return NULL;
     }
-    if (nsize > old) {
+    if (nsize > old && c->closing) {
+        /* The state is being closed: the finalizers (__gc of tensors and work
+         * handles, which release what C holds) need a little memory to be
+         * called, and a refusal would skip them, leaking what they hold.
+         * Nothing runs any more that a refusal should stop. */
+        atomic_fetch_add(&c->budget->used, nsize - old);
+    } else if (nsize > old) {
         /* Bytes built in C (string.rep, .., gsub, table.concat, format) are
          * work too: charged to the instruction budget as they are allocated. */
         if (c->running) c->steps += (nsize - old) / CS_BYTES_PER_STEP;
-        if (alloc_stopping(c)) return NULL;
+        /* A small block is still given (under the cap): the garbage collector
+         * calls finalizers while the rank unwinds, and a finalizer that cannot
+         * get its call frame is skipped for good, leaking what it releases. */
+        if (alloc_stopping(c) && nsize - old > DYING_SMALL) return NULL;
         if (!cs_budget_charge(c->budget, nsize - old)) {
             remember_refusal(c, false, ptr, osize, nsize);
             return NULL;
@@ -735,6 +752,7 @@ int cs_script_run(cs_rank *r, const cs_script *s, const cs_script_limits *lim) {
         rc = lua_resume(co, L, 0, &nres);
         status = finish(&c, co, rc);
     }
+    c.closing = true;
     lua_close(L);
     cs_rank_exit(r, status);
     return status;

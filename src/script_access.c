@@ -29,7 +29,7 @@ static const struct {
     {"div_", ARGS(W, R)},      {"relu_", ARGS(W, 0)},      {"__add", ARGS(R, R)},
     {"__sub", ARGS(R, R)},     {"__mul", ARGS(R, R)},      {"__div", ARGS(R, R)},
     {"__pow", ARGS(R, R)},     {"__unm", ARGS(R, 0)},      {"__tostring", ARGS(R, 0)},
-    {"__newindex", ARGS(W, 0)},
+    {"__newindex", ARGS(W, 0)}, {"cuda", ARGS(R, 0)},      {"cpu", ARGS(R, 0)},
 };
 
 void cs_lua_access(lua_State *L, int idx, int how) {

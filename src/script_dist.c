@@ -290,7 +290,7 @@ static const luaL_Reg dist_lib[] = {
     {"get_rank", d_get_rank}, {"get_world_size", d_get_world_size},
     {"send", d_send}, {"recv", d_recv}, {"isend", d_isend}, {"irecv", d_irecv},
     {"wait_all", d_wait_all}, {"batch_isend_irecv", d_batch},
-    {"compute", d_compute}, {"time", d_time},
+    {"compute", d_compute}, {"time", d_time}, {"cuda_device_count", cs_lua_cuda_device_count},
     {NULL, NULL}};
 
 static void new_metatable(lua_State *L, const char *name) {

@@ -51,6 +51,7 @@ typedef struct cs_script_ctx {
     uint64_t steps;
     uint64_t step_limit;    /* 0: none */
     bool running;           /* the script runs (the sandbox is built): bytes count */
+    bool closing;           /* lua_close runs: nothing is refused (its finalizers must run) */
     cs_die_reason dying;
     int die_line;           /* the script line where it happened, 0 if unknown */
     /* The allocator's last refusal. Lua retries a failed allocation once after an
@@ -62,6 +63,8 @@ typedef struct cs_script_ctx {
     size_t refused_osize, refused_nsize;
     size_t host_bytes;      /* CS_DIE_HOST: the allocation that failed, 0 if unknown */
     char mem_detail[200];   /* CS_DIE_MEM: what the cap refused, when not the heap */
+    bool own_error;         /* raising the failure of the rank's own request (a
+                             * mismatch): the run's end does not hide it */
 } cs_script_ctx;
 
 cs_script_ctx *cs_script_ctx_of(lua_State *L);
@@ -103,6 +106,26 @@ lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char
 int luaopen_cs_tensor(lua_State *L);
 cs_tensor *cs_lua_totensor(lua_State *L, int idx);    /* NULL if not a tensor */
 cs_tensor *cs_lua_checktensor(lua_State *L, int idx);
+/* A new, empty tensor userdata on the stack top (it owns what is stored in it). */
+cs_tensor **cs_lua_newslot(lua_State *L);
+/* Raise the error of the tensor.h call that just failed (never returns). */
+int cs_lua_tensor_failed(lua_State *L);
+
+/* ---- device tensors (script_device.c) */
+/* Whether idx holds a device name ("cpu", "cuda", "cuda:N"); its number in *dev. */
+bool cs_lua_isdevice(lua_State *L, int idx, int *dev);
+int cs_lua_checkdevice(lua_State *L, int idx, const char *fn);
+/* t on dev: a new reference (t itself when already there), charged to the
+ * rank; raises the tensor error ("no CUDA device available: ...") on failure. */
+cs_tensor *cs_lua_newtensor_on(lua_State *L, cs_tensor *t, int dev);
+/* Move the tensor of the userdata at the stack top to dev (a factory's device option). */
+void cs_lua_place(lua_State *L, int dev);
+/* t.device */
+void cs_lua_push_device(lua_State *L, const cs_tensor *t);
+/* t:cuda(), t:cpu() */
+extern const luaL_Reg cs_tensor_device_methods[];
+/* dist.cuda_device_count() */
+int cs_lua_cuda_device_count(lua_State *L);
 
 /* ---- pitfall checks (script_access.c) */
 /* Wrap the functions of the table at idx that read or write tensors so that

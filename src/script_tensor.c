@@ -24,12 +24,14 @@ static cs_budget *budget_of(lua_State *L) {
 
 /* ---- the userdata */
 
-static cs_tensor **new_slot(lua_State *L) {
+cs_tensor **cs_lua_newslot(lua_State *L) {
     cs_tensor **slot = lua_newuserdatauv(L, sizeof *slot, 0);
     *slot = NULL;
     luaL_setmetatable(L, CS_TENSOR_MT);
     return slot;
 }
+
+#define new_slot cs_lua_newslot
 
 cs_tensor *cs_lua_totensor(lua_State *L, int idx) {
     cs_tensor **slot = luaL_testudata(L, idx, CS_TENSOR_MT);
@@ -44,11 +46,13 @@ cs_tensor *cs_lua_checktensor(lua_State *L, int idx) {
 
 /* A failed tensor.h call: a budget refusal ends the rank, the rest is the
  * script's error with the tensor module's (torch-worded) message. */
-static int tensor_failed(lua_State *L) {
+int cs_lua_tensor_failed(lua_State *L) {
     if (errno == ENOMEM) return cs_script_die(L, CS_DIE_MEM);
     const char *msg = cs_tensor_errmsg();
     return luaL_error(L, "%s", msg && *msg ? msg : "invalid tensor operation");
 }
+
+#define tensor_failed cs_lua_tensor_failed
 
 /* Dead tensors hold budget until their finalizers run, and the Lua collector
  * does not see the bytes they hold: when the budget refuses, collect and retry. */
@@ -77,11 +81,22 @@ static void charge_elems(lua_State *L, int64_t n) {
     cs_script_charge(L, (uint64_t)(n > 0 ? n : 0) / CS_ELEMS_PER_STEP);
 }
 
+/* A tensor.h call that answers with a value (an element, a sum, equal())
+ * cannot return an error; on device operands it fails by setting errno, to
+ * ENODEV for the device or EINVAL for operands on two devices, with the
+ * message. Call with errno cleared before the call. */
+static void check_device_answer(lua_State *L, const cs_tensor *a, const cs_tensor *b) {
+    if ((errno == ENODEV || errno == EINVAL) && (cs_tensor_on_device(a) || (b && cs_tensor_on_device(b))))
+        tensor_failed(L);
+}
+
 /* ---- elements and indices */
 
 static void push_elem(lua_State *L, const cs_tensor *t, int64_t flat) {
+    errno = 0;
     if (cs_dtype_is_float(t->dtype)) lua_pushnumber(L, cs_tensor_get(t, flat));
     else lua_pushinteger(L, cs_tensor_get_i(t, flat));
+    check_device_answer(L, t, NULL);
 }
 
 static double check_scalar(lua_State *L, int idx, const char *what) {
@@ -91,10 +106,13 @@ static double check_scalar(lua_State *L, int idx, const char *what) {
 }
 
 static void set_elem(lua_State *L, cs_tensor *t, int64_t flat, int idx) {
+    int rc;
+    errno = 0;
     if (!cs_dtype_is_float(t->dtype) && lua_isinteger(L, idx))
-        cs_tensor_set_i(t, flat, lua_tointeger(L, idx));
+        rc = cs_tensor_set_i(t, flat, lua_tointeger(L, idx));
     else
-        cs_tensor_set(t, flat, check_scalar(L, idx, "a tensor element"));
+        rc = cs_tensor_set(t, flat, check_scalar(L, idx, "a tensor element"));
+    if (rc < 0) tensor_failed(L); /* a device that failed: the index was checked */
 }
 
 /* The key at idx as an index into dimension 0, negative counting from the end. */
@@ -154,22 +172,28 @@ static cs_dtype check_dtype(lua_State *L, int idx, const char *fn) {
     return d;
 }
 
-/* An options table {dtype = ...} at idx, if there is one. */
-static cs_dtype opt_dtype(lua_State *L, int idx, const char *fn, cs_dtype def) {
-    static const char *const keys[] = {"dtype", NULL};
+/* A factory's options table {dtype = ..., device = ...} at idx, if there is
+ * one; the device (CS_DEVICE_CPU when not given) into *dev. */
+static cs_dtype opt_dtype(lua_State *L, int idx, const char *fn, cs_dtype def, int *dev) {
+    static const char *const keys[] = {"dtype", "device", NULL};
+    *dev = CS_DEVICE_CPU;
     if (!cs_script_opts(L, idx, fn, keys)) return def;
     lua_getfield(L, idx, "dtype");
     cs_dtype d = lua_isnil(L, -1) ? def : check_dtype(L, -1, fn);
-    lua_pop(L, 1);
+    lua_getfield(L, idx, "device");
+    if (!lua_isnil(L, -1)) *dev = cs_lua_checkdevice(L, -1, fn);
+    lua_pop(L, 2);
     return d;
 }
 
 /* The arguments of a factory from index first on: dims..., then optional
  * options. A trailing table after the first argument is the options. */
-static int factory_args(lua_State *L, int first, const char *fn, int64_t *shape, cs_dtype *d) {
+static int factory_args(lua_State *L, int first, const char *fn, int64_t *shape, cs_dtype *d,
+                        int *dev) {
     int last = lua_gettop(L);
     *d = CS_FLOAT32;
-    if (last > first && lua_istable(L, last)) *d = opt_dtype(L, last--, fn, CS_FLOAT32);
+    *dev = CS_DEVICE_CPU;
+    if (last > first && lua_istable(L, last)) *d = opt_dtype(L, last--, fn, CS_FLOAT32, dev);
     return last >= first ? get_dims(L, first, last, fn, shape) : 0;
 }
 
@@ -189,11 +213,14 @@ static int64_t shape_numel(int ndim, const int64_t *shape) {
 static int filled(lua_State *L, const char *fn, double v) {
     int64_t shape[CS_MAX_DIMS];
     cs_dtype d;
-    int ndim = factory_args(L, 1, fn, shape, &d);
+    int dev;
+    int ndim = factory_args(L, 1, fn, shape, &d, &dev);
     cs_tensor **slot = new_slot(L), *t;
     charge_elems(L, shape_numel(ndim, shape));
     TRY_NEW(L, t, cs_tensor_full(budget_of(L), d, ndim, shape, v));
-    return own(L, slot, t);
+    own(L, slot, t);
+    cs_lua_place(L, dev);
+    return 1;
 }
 
 static int l_zeros(lua_State *L) { return filled(L, "tensor.zeros", 0); }
@@ -201,22 +228,25 @@ static int l_ones(lua_State *L) { return filled(L, "tensor.ones", 1); }
 
 static int l_full(lua_State *L) {
     int64_t shape[CS_MAX_DIMS];
+    int dev;
     double v = check_scalar(L, 2, "tensor.full: the value");
-    cs_dtype d = opt_dtype(L, 3, "tensor.full", CS_FLOAT32);
+    cs_dtype d = opt_dtype(L, 3, "tensor.full", CS_FLOAT32, &dev);
     luaL_checkany(L, 1);
     int ndim = get_dims(L, 1, 1, "tensor.full", shape);
     cs_tensor **slot = new_slot(L), *t;
     charge_elems(L, shape_numel(ndim, shape));
     TRY_NEW(L, t, cs_tensor_full(budget_of(L), d, ndim, shape, v));
-    return own(L, slot, t);
+    own(L, slot, t);
+    cs_lua_place(L, dev);
+    return 1;
 }
 
 /* arange(n) or arange(start, end [, step]), each with optional options. */
 static int l_arange(lua_State *L) {
     const char *fn = "tensor.arange";
-    int n = lua_gettop(L);
+    int n = lua_gettop(L), dev = CS_DEVICE_CPU;
     cs_dtype d = CS_FLOAT32;
-    if (n > 1 && lua_istable(L, n)) d = opt_dtype(L, n--, fn, CS_FLOAT32);
+    if (n > 1 && lua_istable(L, n)) d = opt_dtype(L, n--, fn, CS_FLOAT32, &dev);
     if (n < 1 || n > 3) return luaL_error(L, "%s: expected (n) or (start, end [, step])", fn);
     double start = 0, end, step = 1;
     if (n == 1) {
@@ -238,18 +268,22 @@ static int l_arange(lua_State *L) {
     if ((step != 1 && cs_tensor_binop_(CS_MUL, t, NULL, step) < 0) ||
         (start != 0 && cs_tensor_binop_(CS_ADD, t, NULL, start) < 0))
         return tensor_failed(L);
+    cs_lua_place(L, dev);
     return 1;
 }
 
 static int l_randn(lua_State *L) {
     int64_t shape[CS_MAX_DIMS];
     cs_dtype d;
-    int ndim = factory_args(L, 1, "tensor.randn", shape, &d);
+    int dev;
+    int ndim = factory_args(L, 1, "tensor.randn", shape, &d, &dev);
     cs_tensor **slot = new_slot(L), *t;
     charge_elems(L, shape_numel(ndim, shape));
     uint64_t *rng = cs_rank_rng(cs_script_ctx_of(L)->r);
     TRY_NEW(L, t, cs_tensor_randn(budget_of(L), d, ndim, shape, rng));
-    return own(L, slot, t);
+    own(L, slot, t);
+    cs_lua_place(L, dev);
+    return 1;
 }
 
 /* tensor.from: the shape of nested sequences, read along their first elements. */
@@ -291,7 +325,8 @@ static void from_fill(lua_State *L, cs_tensor *t, int level, int64_t *flat) {
 
 static int l_from(lua_State *L) {
     int64_t shape[CS_MAX_DIMS];
-    cs_dtype d = opt_dtype(L, 2, "tensor.from", CS_FLOAT32);
+    int dev;
+    cs_dtype d = opt_dtype(L, 2, "tensor.from", CS_FLOAT32, &dev);
     if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER)
         return luaL_error(L, "tensor.from: expected a number or a (nested) sequence of numbers "
                           "(got %s)", luaL_typename(L, 1));
@@ -304,6 +339,7 @@ static int l_from(lua_State *L) {
     lua_pushvalue(L, 1);
     from_fill(L, t, 0, &flat);
     lua_pop(L, 1);
+    cs_lua_place(L, dev);
     return 1;
 }
 
@@ -388,9 +424,20 @@ static int m_clone(lua_State *L) {
     return own(L, slot, t);
 }
 
+/* t:to(dtype), t:to(device), t:to(device, dtype) */
 static int m_to(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *t;
-    cs_dtype d = check_dtype(L, 2, "to");
+    int dev, di = 2;
+    if (cs_lua_isdevice(L, 2, &dev)) {
+        bool convert = !lua_isnoneornil(L, 3);
+        lua_settop(L, 3);
+        cs_tensor **moved = new_slot(L);
+        *moved = cs_lua_newtensor_on(L, a, dev);
+        if (!convert) return 1;
+        lua_replace(L, 1); /* convert the moved tensor */
+        a = *moved, di = 3;
+    }
+    cs_dtype d = check_dtype(L, di, "to");
     if (d == a->dtype) {
         lua_settop(L, 1);
         return 1;
@@ -482,7 +529,8 @@ static int m_fill_(lua_State *L) {
     cs_tensor *t = cs_lua_checktensor(L, 1);
     double v = check_scalar(L, 2, "fill_: the value");
     charge_elems(L, cs_tensor_numel(t));
-    cs_tensor_fill_(t, v);
+    errno = 0;
+    if (cs_tensor_fill_(t, v) < 0) return tensor_failed(L);
     lua_settop(L, 1);
     return 1;
 }
@@ -513,7 +561,9 @@ static int reduce(lua_State *L, double (*fn)(const cs_tensor *), const char *nam
         return luaL_error(L, "%s(): cannot reduce an empty tensor", name);
     charge_elems(L, cs_tensor_numel(t));
     if (t) model_flops(L, cs_tensor_numel(t)); /* NULL: own() raises the error */
+    errno = 0;
     double v = fn(t);
+    check_device_answer(L, t, NULL);
     if (ints) push_number_of(L, t, v);
     else lua_pushnumber(L, v);
     return 1;
@@ -559,7 +609,10 @@ static int m_tolist(lua_State *L) {
 static int m_equal(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
     charge_elems(L, cs_tensor_numel(a));
-    lua_pushboolean(L, cs_tensor_equal(a, b));
+    errno = 0;
+    bool eq = cs_tensor_equal(a, b);
+    check_device_answer(L, a, b);
+    lua_pushboolean(L, eq);
     return 1;
 }
 
@@ -567,7 +620,10 @@ static int m_allclose(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
     double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
     charge_elems(L, cs_tensor_numel(a));
-    lua_pushboolean(L, cs_tensor_allclose(a, b, rtol, atol));
+    errno = 0;
+    bool close = cs_tensor_allclose(a, b, rtol, atol);
+    check_device_answer(L, a, b);
+    lua_pushboolean(L, close);
     return 1;
 }
 
@@ -643,7 +699,8 @@ static int m_relu(lua_State *L) {
 static int m_relu_(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1);
     charge_elems(L, cs_tensor_numel(a));
-    cs_tensor_relu_(a);
+    errno = 0;
+    if (cs_tensor_relu_(a) < 0) return tensor_failed(L);
     model_flops(L, cs_tensor_numel(a));
     lua_settop(L, 1);
     return 1;
@@ -660,6 +717,7 @@ static int mt_index(lua_State *L) {
         if (strcmp(k, "shape") == 0) push_size(L, t->ndim, t->shape);
         else if (strcmp(k, "dtype") == 0) lua_pushstring(L, cs_dtype_name(t->dtype));
         else if (strcmp(k, "ndim") == 0) lua_pushinteger(L, t->ndim);
+        else if (strcmp(k, "device") == 0) cs_lua_push_device(L, t);
         else lua_pushnil(L);
         return 1;
     }
@@ -696,7 +754,7 @@ static int mt_newindex(lua_State *L) {
     charge_elems(L, cs_tensor_numel(row));
     errno = 0;
     if (src && cs_tensor_copy_(row, src) < 0) return tensor_failed(L);
-    if (!src) cs_tensor_fill_(row, v);
+    if (!src && cs_tensor_fill_(row, v) < 0) return tensor_failed(L);
     return 0;
 }
 
@@ -810,6 +868,7 @@ int luaopen_cs_tensor(lua_State *L) {
     luaL_setfuncs(L, tensor_meta, 0);
     cs_script_guard(L, -1);
     luaL_newlib(L, tensor_methods);
+    luaL_setfuncs(L, cs_tensor_device_methods, 0);
     cs_script_guard(L, -1);
     lua_pushcclosure(L, mt_index, 1);
     lua_setfield(L, -2, "__index");

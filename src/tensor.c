@@ -184,7 +184,8 @@ static void cs_set_contiguous_strides(cs_tensor *t) {
 static void cs_storage_release(cs_storage *st) {
     if (!st || atomic_fetch_sub(&st->refs, 1) != 1) return;
     cs_budget_refund(st->budget, st->bytes);
-    free(st->data);
+    if (st->device == CS_DEVICE_CPU) free(st->data);
+    else cs_device_free(st->device, st->data);
     free(st);
 }
 
@@ -216,14 +217,28 @@ static bool cs_shape_check(cs_dtype d, int ndim, const int64_t *shape, size_t *b
     return true;
 }
 
-static cs_storage *cs_storage_new(cs_budget *b, size_t bytes) {
+/* Zero-filled bytes on device (CS_DEVICE_CPU: the host), charged to b: a
+ * rank's device memory counts against its cap too, so a script cannot take
+ * a shared GPU's memory either. */
+static cs_storage *cs_storage_new(cs_budget *b, int device, size_t bytes) {
     if (!cs_budget_charge(b, bytes)) {
         cs_tensor_fail(ENOMEM, "out of memory: a tensor of %zu bytes exceeds the memory limit "
                        "(%zu of %zu bytes in use)", bytes, atomic_load(&b->used), b->limit);
         return NULL;
     }
     cs_storage *st = malloc(sizeof *st);
-    void *data = calloc(bytes ? bytes : 1, 1); /* calloc(0) may legally return NULL */
+    void *data = NULL;
+    if (st && device == CS_DEVICE_CPU) {
+        data = calloc(bytes ? bytes : 1, 1); /* calloc(0) may legally return NULL */
+    } else if (st) {
+        data = cs_device_alloc(device, bytes); /* zero-filled */
+        if (!data) {
+            free(st);
+            cs_budget_refund(b, bytes);
+            cs_tensor_fail(ENODEV, "%s", cs_device_errmsg());
+            return NULL;
+        }
+    }
     if (!st || !data) {
         free(st);
         free(data);
@@ -235,6 +250,7 @@ static cs_storage *cs_storage_new(cs_budget *b, size_t bytes) {
     st->bytes = bytes;
     st->budget = b;
     st->data = data;
+    st->device = device;
     st->io = 0;
     return st;
 }
@@ -256,9 +272,17 @@ static cs_tensor *cs_tensor_wrap(cs_storage *st, const cs_tensor *like) {
 }
 
 cs_tensor *cs_tensor_new(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape) {
+    return cs_tensor_new_on(b, CS_DEVICE_CPU, d, ndim, shape);
+}
+
+cs_tensor *cs_tensor_new_on(cs_budget *b, int device, cs_dtype d, int ndim, const int64_t *shape) {
     size_t bytes;
     if (!cs_shape_check(d, ndim, shape, &bytes)) return NULL;
-    cs_storage *st = cs_storage_new(b, bytes);
+    if (device == CS_DEVICE_CURRENT && (device = cs_device_current()) < 0) {
+        cs_tensor_fail(ENODEV, "%s", cs_device_errmsg());
+        return NULL;
+    }
+    cs_storage *st = cs_storage_new(b, device, bytes);
     if (!st) return NULL;
     cs_tensor tmpl = {.dtype = d, .ndim = ndim};
     for (int i = 0; i < ndim; i++) tmpl.shape[i] = shape[i];
@@ -300,27 +324,61 @@ static bool cs_tensor_check_flat(const cs_tensor *t, int64_t flat) {
     return false;
 }
 
-double cs_tensor_get(const cs_tensor *t, int64_t flat) {
-    return cs_tensor_check_flat(t, flat) ? cs_ld(t, cs_tensor_flat_offset(t, flat)) : NAN;
+/* A device tensor's element comes over in its own bytes and is read (or
+ * written) on the host with the same helpers. */
+static double cs_dev_get(const cs_tensor *t, int64_t off, bool exact, int64_t *iv) {
+    unsigned char e[8];
+    if (cs_dev_load(t, off, e) < 0) return *iv = 0, NAN;
+    *iv = exact ? cs_elem_ldi(e, t->dtype, 0) : 0;
+    return exact ? 0 : cs_elem_ld(e, t->dtype, 0);
 }
 
-void cs_tensor_set(cs_tensor *t, int64_t flat, double v) {
-    if (cs_tensor_check_flat(t, flat)) cs_st(t, cs_tensor_flat_offset(t, flat), v);
+static int cs_dev_set(cs_tensor *t, int64_t off, bool exact, double v, int64_t iv) {
+    unsigned char e[8];
+    if (exact) cs_elem_sti(e, t->dtype, 0, iv);
+    else cs_elem_st(e, t->dtype, 0, v);
+    return cs_dev_store(t, off, e);
+}
+
+double cs_tensor_get(const cs_tensor *t, int64_t flat) {
+    int64_t iv;
+    if (!cs_tensor_check_flat(t, flat)) return NAN;
+    int64_t off = cs_tensor_flat_offset(t, flat);
+    return cs_tensor_on_device(t) ? cs_dev_get(t, off, false, &iv) : cs_ld(t, off);
+}
+
+int cs_tensor_set(cs_tensor *t, int64_t flat, double v) {
+    if (!cs_tensor_check_flat(t, flat)) return -1;
+    int64_t off = cs_tensor_flat_offset(t, flat);
+    if (cs_tensor_on_device(t)) return cs_dev_set(t, off, false, v, 0);
+    cs_st(t, off, v);
+    return 0;
 }
 
 int64_t cs_tensor_get_i(const cs_tensor *t, int64_t flat) {
-    return cs_tensor_check_flat(t, flat) ? cs_ldi(t, cs_tensor_flat_offset(t, flat)) : 0;
+    int64_t iv;
+    if (!cs_tensor_check_flat(t, flat)) return 0;
+    int64_t off = cs_tensor_flat_offset(t, flat);
+    if (!cs_tensor_on_device(t)) return cs_ldi(t, off);
+    cs_dev_get(t, off, true, &iv);
+    return iv;
 }
 
-void cs_tensor_set_i(cs_tensor *t, int64_t flat, int64_t v) {
-    if (cs_tensor_check_flat(t, flat)) cs_sti(t, cs_tensor_flat_offset(t, flat), v);
+int cs_tensor_set_i(cs_tensor *t, int64_t flat, int64_t v) {
+    if (!cs_tensor_check_flat(t, flat)) return -1;
+    int64_t off = cs_tensor_flat_offset(t, flat);
+    if (cs_tensor_on_device(t)) return cs_dev_set(t, off, true, 0, v);
+    cs_sti(t, off, v);
+    return 0;
 }
 
-void cs_tensor_fill_(cs_tensor *t, double v) {
+int cs_tensor_fill_(cs_tensor *t, double v) {
+    if (cs_tensor_on_device(t)) return cs_dev_fill(t, v);
     cs_iter it;
     cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
     for (int64_t i = 0, n = cs_tensor_numel(t); i < n; i++, cs_iter_next(&it))
         cs_st(t, it.off[0], v);
+    return 0;
 }
 
 /* ---- factories */
@@ -569,6 +627,7 @@ int cs_tensor_copy_(cs_tensor *dst, const cs_tensor *src) {
                        cs_tensor_shape_str(src->ndim, src->shape, b, sizeof b));
         return -1;
     }
+    if (cs_tensor_on_device(dst) || cs_tensor_on_device(src)) return cs_dev_copy(dst, src);
     if (dst->st == src->st) { /* may overlap: go through a temporary */
         cs_tensor *tmp = cs_tensor_clone(NULL, src);
         if (!tmp) return -1;
@@ -580,13 +639,26 @@ int cs_tensor_copy_(cs_tensor *dst, const cs_tensor *src) {
     return 0;
 }
 
+/* A new tensor of t's shape where t lives, d's dtype, holding t's values;
+ * the device's copy kernel converts on a device. */
+static cs_tensor *cs_tensor_copy_new(cs_budget *b, const cs_tensor *t, cs_dtype d) {
+    cs_tensor *c = cs_tensor_new_on(b, cs_tensor_device(t), d, t->ndim, t->shape);
+    if (c && cs_dev_copy(c, t) < 0) {
+        cs_tensor_release(c);
+        return NULL;
+    }
+    return c;
+}
+
 cs_tensor *cs_tensor_to(cs_budget *b, const cs_tensor *t, cs_dtype d) {
+    if (cs_tensor_on_device(t)) return cs_tensor_copy_new(b, t, d);
     cs_tensor *c = cs_tensor_new(b, d, t->ndim, t->shape);
     if (c) cs_copy_elems(c, t);
     return c;
 }
 
 cs_tensor *cs_tensor_clone(cs_budget *b, const cs_tensor *t) {
+    if (cs_tensor_on_device(t)) return cs_tensor_copy_new(b, t, t->dtype);
     cs_tensor *c = cs_tensor_new(b, t->dtype, t->ndim, t->shape);
     if (c && cs_tensor_is_contiguous(t))
         memcpy(c->st->data, cs_tensor_data(t), cs_tensor_nbytes(t));
@@ -597,4 +669,37 @@ cs_tensor *cs_tensor_clone(cs_budget *b, const cs_tensor *t) {
 
 cs_tensor *cs_tensor_contiguous(cs_budget *b, cs_tensor *t) {
     return cs_tensor_is_contiguous(t) ? cs_tensor_retain(t) : cs_tensor_clone(b, t);
+}
+
+/* ---- devices */
+
+cs_tensor *cs_tensor_to_device(cs_budget *b, cs_tensor *t, int device) {
+    if (device == CS_DEVICE_CURRENT && (device = cs_device_current()) < 0) {
+        cs_tensor_fail(ENODEV, "%s", cs_device_errmsg());
+        return NULL;
+    }
+    if (device == cs_tensor_device(t) && cs_tensor_is_contiguous(t)) return cs_tensor_retain(t);
+    cs_tensor *c = cs_tensor_new_on(b, device, t->dtype, t->ndim, t->shape);
+    if (c && cs_tensor_copy_(c, t) < 0) {
+        cs_tensor_release(c);
+        return NULL;
+    }
+    return c;
+}
+
+int cs_tensor_copy_bytes(cs_tensor *dst, const cs_tensor *src) {
+    size_t n = cs_tensor_nbytes(src);
+    if (!cs_tensor_is_contiguous(dst) || !cs_tensor_is_contiguous(src) || cs_tensor_nbytes(dst) != n) {
+        cs_tensor_fail(EINVAL, "copying bytes needs two contiguous tensors of one size");
+        return -1;
+    }
+    void *to = cs_tensor_data(dst);
+    const void *from = cs_tensor_data(src);
+    bool dd = cs_tensor_on_device(dst), sd = cs_tensor_on_device(src);
+    int rc = !dd && !sd ? (memmove(to, from, n), 0)
+             : dd && sd ? cs_device_copy(to, from, n)
+             : dd       ? cs_device_from_host(to, from, n)
+                        : cs_device_to_host(to, from, n);
+    if (rc < 0) cs_tensor_fail(ENODEV, "%s", cs_device_errmsg());
+    return rc;
 }

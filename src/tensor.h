@@ -4,6 +4,19 @@
  * storage. Views made by narrow/chunk/view/select share their storage, as in torch.
  * Storage is charged to an optional cs_budget so that a rank's tensors count
  * against the same memory cap as its Lua heap.
+ *
+ * Storage lives on the host or on a CUDA device (cs_storage.device, read with
+ * cs_tensor_device()); a view lives where its storage does. Every function
+ * below accepts device tensors: those that compute run as CUDA kernels
+ * (tensor_cuda.cu, reached through tensor_device.c), element access copies the
+ * one element, printing copies the tensor to the host. Operands of one call
+ * must be on one device ("Expected all tensors to be on the same device").
+ * cs_tensor_data() of a device tensor is a device pointer. Without a usable
+ * device, creating a device tensor fails with device.h's message. Functions
+ * that answer with a value (get, the reductions, equal, allclose) cannot
+ * return an error: on device operands they fail by setting errno (ENODEV: the
+ * device failed; EINVAL: operands on two devices) and the message, and answer
+ * NaN, 0 or false.
  */
 #ifndef CS_TENSOR_H
 #define CS_TENSOR_H
@@ -13,16 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
+#include "tensor_elem.h"
+
 #define CS_MAX_DIMS 4
 
-typedef enum {
-    CS_FLOAT32 = 0,
-    CS_FLOAT64,
-    CS_INT32,
-    CS_INT64,
-    CS_UINT8,
-    CS_NDTYPES
-} cs_dtype;
+/* cs_dtype (float32, float64, int32, int64, uint8) and cs_binop are in
+ * tensor_elem.h, which the CUDA kernels share. */
 
 /* A memory account: bytes in use against a limit (0 = unlimited). Shared by a
  * rank's Lua allocator and its tensor storage. */
@@ -39,7 +49,8 @@ typedef struct cs_storage {
     _Atomic int refs;
     size_t bytes;
     cs_budget *budget; /* charged for bytes; may be NULL */
-    void *data;
+    void *data;        /* a device pointer when device >= 0 */
+    int device;        /* CS_DEVICE_CPU (-1), or the CUDA device holding data */
     int io;            /* unfinished isend/irecv using it (pitfall.c; the owning rank's thread) */
 } cs_storage;
 
@@ -62,6 +73,10 @@ bool cs_dtype_is_float(cs_dtype d);
 /* ---- lifetime. Constructors return NULL with errno=ENOMEM when the budget or
  * malloc refuses, or EINVAL for a bad shape (ndim > 4, negative size). */
 cs_tensor *cs_tensor_new(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape); /* zero-filled */
+/* The same on a device: CS_DEVICE_CPU is the host, CS_DEVICE_CURRENT the
+ * calling thread's current CUDA device. NULL with the message of
+ * cs_tensor_errmsg() (device.h's, for a missing device) and errno ENODEV. */
+cs_tensor *cs_tensor_new_on(cs_budget *b, int device, cs_dtype d, int ndim, const int64_t *shape);
 cs_tensor *cs_tensor_retain(cs_tensor *t);
 void cs_tensor_release(cs_tensor *t); /* NULL-safe */
 
@@ -72,6 +87,17 @@ cs_tensor *cs_tensor_arange(cs_budget *b, cs_dtype d, int64_t n);
 cs_tensor *cs_tensor_randn(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape, uint64_t *rng);
 cs_tensor *cs_tensor_from_doubles(cs_budget *b, cs_dtype d, int ndim, const int64_t *shape,
                                   const double *vals);
+
+/* ---- devices */
+static inline int cs_tensor_device(const cs_tensor *t) { return t->st->device; }
+static inline bool cs_tensor_on_device(const cs_tensor *t) { return t->st->device != CS_DEVICE_CPU; }
+/* A contiguous copy of t on device (CS_DEVICE_CPU: the host; CS_DEVICE_CURRENT
+ * resolved as above), or t itself retained when it is already there, as
+ * torch's t.to(device). */
+cs_tensor *cs_tensor_to_device(cs_budget *b, cs_tensor *t, int device);
+/* Copy the bytes of contiguous src into contiguous dst of the same size,
+ * wherever each lives (host or device). 0, or -1 with the message. */
+int cs_tensor_copy_bytes(cs_tensor *dst, const cs_tensor *src);
 
 /* ---- shape queries */
 int64_t cs_tensor_numel(const cs_tensor *t);
@@ -85,10 +111,10 @@ char *cs_tensor_shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
 
 /* ---- element access by flat (row-major logical) index */
 double cs_tensor_get(const cs_tensor *t, int64_t flat);
-void cs_tensor_set(cs_tensor *t, int64_t flat, double v);
+int cs_tensor_set(cs_tensor *t, int64_t flat, double v); /* 0, or -1 (bad index, device error) */
 /* Exact 64-bit integer access for int dtypes (doubles lose precision past 2^53). */
 int64_t cs_tensor_get_i(const cs_tensor *t, int64_t flat);
-void cs_tensor_set_i(cs_tensor *t, int64_t flat, int64_t v);
+int cs_tensor_set_i(cs_tensor *t, int64_t flat, int64_t v);
 
 /* ---- views: share storage; NULL + errno=EINVAL on bad arguments */
 cs_tensor *cs_tensor_narrow(cs_tensor *t, int dim, int64_t start, int64_t len);
@@ -104,13 +130,12 @@ cs_tensor *cs_tensor_clone(cs_budget *b, const cs_tensor *t);      /* contiguous
 cs_tensor *cs_tensor_contiguous(cs_budget *b, cs_tensor *t);       /* retain if already */
 cs_tensor *cs_tensor_to(cs_budget *b, const cs_tensor *t, cs_dtype d); /* dtype conversion */
 int cs_tensor_copy_(cs_tensor *dst, const cs_tensor *src);        /* same numel; converts dtype */
-void cs_tensor_fill_(cs_tensor *t, double v);
+int cs_tensor_fill_(cs_tensor *t, double v); /* 0, or -1 on a device error */
 
 /* ---- elementwise. Binary ops take a tensor of the same shape, or a scalar
  * (b == NULL, use s). Result dtype: float if either side is float (the
  * tensor's float dtype wins; int tensor with float scalar gives float32),
  * else the tensor's dtype. Integer division ("div") gives float32 as torch does. */
-typedef enum { CS_ADD, CS_SUB, CS_MUL, CS_DIV, CS_POW, CS_MAXIMUM, CS_MINIMUM } cs_binop;
 /* Out of place: NULL + errno=EINVAL on shape mismatch (message via cs_tensor_errmsg). */
 cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, const cs_tensor *b, double s,
                            bool scalar_first);
@@ -118,7 +143,7 @@ cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, cons
 int cs_tensor_binop_(cs_binop op, cs_tensor *a, const cs_tensor *b, double s);
 cs_tensor *cs_tensor_neg(cs_budget *bud, const cs_tensor *a);
 cs_tensor *cs_tensor_relu(cs_budget *bud, const cs_tensor *a);
-void cs_tensor_relu_(cs_tensor *a);
+int cs_tensor_relu_(cs_tensor *a);
 
 /* ---- reductions over all elements */
 double cs_tensor_sum(const cs_tensor *t);

@@ -242,7 +242,8 @@ static void cs_fmt_size_suffix(cs_sbuf *b, size_t *last, const cs_tensor *t, int
     cs_fmt_suffix(b, last, buf, indent);
 }
 
-char *cs_tensor_format(const cs_tensor *t) {
+/* torch's suffix order: device, size, dtype. */
+static char *cs_format_on(const cs_tensor *t, int device) {
     static const char prefix[] = "tensor(";
     const int indent = (int)sizeof prefix - 1;
     cs_sbuf b = {0};
@@ -262,6 +263,11 @@ char *cs_tensor_format(const cs_tensor *t) {
             cs_fmt_nd(&f, &b, 0, 0, indent);
     }
     size_t last = cs_fmt_last_line(&b);
+    if (device != CS_DEVICE_CPU) {
+        char dev[24], buf[40];
+        snprintf(buf, sizeof buf, "device='%s'", cs_device_name(device, dev, sizeof dev));
+        cs_fmt_suffix(&b, &last, buf, indent);
+    }
     if (empty && t->ndim != 1) cs_fmt_size_suffix(&b, &last, t, indent);
     if (show_dtype) {
         char buf[32];
@@ -274,4 +280,13 @@ char *cs_tensor_format(const cs_tensor *t) {
         return NULL;
     }
     return b.s;
+}
+
+/* A device tensor is printed from a host copy of it. */
+char *cs_tensor_format(const cs_tensor *t) {
+    if (!cs_tensor_on_device(t)) return cs_format_on(t, CS_DEVICE_CPU);
+    cs_tensor *h = cs_tensor_to_device(NULL, (cs_tensor *)t, CS_DEVICE_CPU);
+    char *s = h ? cs_format_on(h, cs_tensor_device(t)) : NULL;
+    cs_tensor_release(h);
+    return s;
 }

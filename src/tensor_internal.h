@@ -1,6 +1,7 @@
 /* tensor_internal.h -- what tensor.c and tensor_ops.c share: the error
- * setter, UB-free integer conversions, the dtype-dispatching element load/store
- * helpers, the strided iterator and the view-field copy. Not part of any public
+ * setter, the element load/store helpers on a tensor (over tensor_elem.h), the
+ * strided iterator, the view-field copy, and the device half of the
+ * operations (tensor_device.c). Not part of any public
  * interface.
  *
  * The small hot helpers are static inline so that every kernel still sees them
@@ -24,71 +25,22 @@ void cs_tensor_fail(int err, const char *fmt, ...) __attribute__((format(printf,
 /* torch's C++ ScalarType name ("Float", "Long", ...), used in cast errors. */
 const char *cs_dtype_cname(cs_dtype d);
 
-/* ---- conversions without undefined behaviour */
-
-/* double -> int64: NaN gives 0, out of range saturates, the rest truncates
- * toward zero as a C cast would. (Casting an out-of-range double is UB.) */
-static inline int64_t cs_d2i(double v) {
-    if (isnan(v)) return 0;
-    if (v >= 9223372036854775808.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
-}
-
-/* Two's-complement wrap of an unsigned value, spelled out so it does not
- * rely on implementation-defined conversions. */
-static inline int64_t cs_u2i64(uint64_t u) {
-    return u <= INT64_MAX ? (int64_t)u : -(int64_t)(UINT64_MAX - u) - 1;
-}
-
-static inline int32_t cs_u2i32(uint32_t u) {
-    return u <= INT32_MAX ? (int32_t)u : -(int32_t)(UINT32_MAX - u) - 1;
-}
-
-/* ---- element load/store at a storage offset: the only dtype switches */
+/* ---- element load/store at a storage offset (tensor_elem.h does the work) */
 
 static inline double cs_ld(const cs_tensor *t, int64_t off) {
-    const void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_FLOAT32: return ((const float *)p)[off];
-    case CS_FLOAT64: return ((const double *)p)[off];
-    case CS_INT32: return ((const int32_t *)p)[off];
-    case CS_INT64: return (double)((const int64_t *)p)[off];
-    case CS_UINT8: return ((const uint8_t *)p)[off];
-    default: return NAN;
-    }
+    return cs_elem_ld(t->st->data, t->dtype, off);
 }
 
 static inline int64_t cs_ldi(const cs_tensor *t, int64_t off) {
-    const void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_INT32: return ((const int32_t *)p)[off];
-    case CS_INT64: return ((const int64_t *)p)[off];
-    case CS_UINT8: return ((const uint8_t *)p)[off];
-    default: return cs_d2i(cs_ld(t, off));
-    }
+    return cs_elem_ldi(t->st->data, t->dtype, off);
 }
 
-/* Integers wrap modulo 2^bits, as C's unsigned arithmetic and torch do. */
 static inline void cs_sti(cs_tensor *t, int64_t off, int64_t v) {
-    void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_FLOAT32: ((float *)p)[off] = (float)v; break;
-    case CS_FLOAT64: ((double *)p)[off] = (double)v; break;
-    case CS_INT32: ((int32_t *)p)[off] = cs_u2i32((uint32_t)(uint64_t)v); break;
-    case CS_INT64: ((int64_t *)p)[off] = v; break;
-    case CS_UINT8: ((uint8_t *)p)[off] = (uint8_t)(uint64_t)v; break;
-    default: break;
-    }
+    cs_elem_sti(t->st->data, t->dtype, off, v);
 }
 
 static inline void cs_st(cs_tensor *t, int64_t off, double v) {
-    void *p = t->st->data;
-    switch (t->dtype) {
-    case CS_FLOAT32: ((float *)p)[off] = (float)v; break;
-    case CS_FLOAT64: ((double *)p)[off] = v; break;
-    default: cs_sti(t, off, cs_d2i(v)); break;
-    }
+    cs_elem_st(t->st->data, t->dtype, off, v);
 }
 
 /* ---- iteration over strided views: up to three operands of one shape */
@@ -135,5 +87,27 @@ static inline void cs_tensor_copy_view(cs_tensor *dst, const cs_tensor *src) {
     memcpy(dst->stride, src->stride, sizeof dst->stride);
     dst->offset = src->offset;
 }
+
+/* ---- the device half (tensor_device.c): what the host functions call when
+ * an operand lives on a device. Each returns 0, or -1 with cs_tensor_errmsg()
+ * set; the host function has checked shapes and dtypes already. */
+
+#include "tensor_kernels.h"
+
+/* -1 with torch's message when a and b (b may be NULL) are on two devices. */
+int cs_dev_same(const cs_tensor *a, const cs_tensor *b);
+/* One element at storage offset off, its bytes to or from elem. */
+int cs_dev_load(const cs_tensor *t, int64_t off, unsigned char elem[8]);
+int cs_dev_store(cs_tensor *t, int64_t off, const unsigned char elem[8]);
+int cs_dev_fill(cs_tensor *t, double v);
+/* dst[i] = src[i] where either lives on a device (the two may differ). */
+int cs_dev_copy(cs_tensor *dst, const cs_tensor *src);
+int cs_dev_binop(cs_binop op, bool fp, cs_tensor *out, const cs_tensor *a, const cs_tensor *b, double s,
+                 bool swap);
+int cs_dev_reduce(cs_kred kind, const cs_tensor *t, double *result);
+int cs_dev_matmul(cs_tensor *out, const cs_tensor *a, int64_t ar, int64_t ac, const cs_tensor *b,
+                  int64_t br, int64_t bc, int64_t n, int64_t k, int64_t m);
+int cs_dev_compare(const cs_tensor *a, const cs_tensor *b, double rtol, double atol, bool exact,
+                   bool *all);
 
 #endif

@@ -84,46 +84,13 @@ static cs_tensor cs_expand(const cs_tensor *t, int ndim, const int64_t *shape) {
     return e;
 }
 
-static double cs_apply_d(cs_binop op, double x, double y) {
-    switch (op) {
-    case CS_ADD: return x + y;
-    case CS_SUB: return x - y;
-    case CS_MUL: return x * y;
-    case CS_DIV: return x / y;
-    case CS_POW: return pow(x, y);
-    case CS_MAXIMUM: return isnan(x) || isnan(y) ? NAN : x > y ? x : y;
-    case CS_MINIMUM: return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
-    }
-    return NAN;
-}
-
-/* Integer pow by squaring, wrapping; negative exponents as torch's powi. */
-static int64_t cs_powi(int64_t base, int64_t e) {
-    if (e < 0) return base == 1 ? 1 : base == -1 ? (e % 2 ? -1 : 1) : 0;
-    uint64_t r = 1, b = (uint64_t)base;
-    for (; e; e >>= 1, b *= b)
-        if (e & 1) r *= b;
-    return cs_u2i64(r);
-}
-
-/* Unsigned arithmetic so that overflow wraps instead of being UB. */
-static int64_t cs_apply_i(cs_binop op, int64_t x, int64_t y) {
-    switch (op) {
-    case CS_ADD: return cs_u2i64((uint64_t)x + (uint64_t)y);
-    case CS_SUB: return cs_u2i64((uint64_t)x - (uint64_t)y);
-    case CS_MUL: return cs_u2i64((uint64_t)x * (uint64_t)y);
-    case CS_POW: return cs_powi(x, y);
-    case CS_MAXIMUM: return x > y ? x : y;
-    case CS_MINIMUM: return x < y ? x : y;
-    case CS_DIV: break; /* always computed in floating point */
-    }
-    return 0;
-}
+/* cs_apply_d, cs_apply_i and cs_powi: tensor_elem.h (the kernels share them). */
 
 /* out = a op b (or a op s, or s op a when swap), all of out's shape; a and b
  * already expanded. fp selects double arithmetic, else exact int64. */
-static void cs_binop_run(cs_binop op, bool fp, cs_tensor *out, const cs_tensor *a,
-                         const cs_tensor *b, double s, bool swap) {
+static int cs_binop_run(cs_binop op, bool fp, cs_tensor *out, const cs_tensor *a,
+                        const cs_tensor *b, double s, bool swap) {
+    if (cs_tensor_on_device(out)) return cs_dev_binop(op, fp, out, a, b, s, swap);
     const cs_tensor *ops[3] = {out, a, b ? b : a};
     cs_iter it;
     cs_iter_init(&it, 3, ops);
@@ -137,6 +104,7 @@ static void cs_binop_run(cs_binop op, bool fp, cs_tensor *out, const cs_tensor *
             cs_sti(out, it.off[0], swap ? cs_apply_i(op, y, x) : cs_apply_i(op, x, y));
         }
     }
+    return 0;
 }
 
 /* torch refuses int ** negative int scalar rather than returning 0. */
@@ -151,15 +119,20 @@ cs_tensor *cs_tensor_binop(cs_budget *bud, cs_binop op, const cs_tensor *a, cons
     int ndim = a->ndim;
     int64_t shape[CS_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
+    if (cs_dev_same(a, b) < 0) return NULL;
     if (b && !cs_broadcast(a, b, &ndim, shape)) return NULL;
     cs_dtype rt = cs_result_dtype(a, b, s);
     if (op == CS_DIV && !cs_dtype_is_float(rt)) rt = CS_FLOAT32; /* true division */
     if (!cs_check_int_pow(op, rt, b, s, scalar_first)) return NULL;
-    cs_tensor *out = cs_tensor_new(bud, rt, ndim, shape);
+    cs_tensor *out = cs_tensor_new_on(bud, cs_tensor_device(a), rt, ndim, shape);
     if (!out) return NULL;
     cs_tensor ea = cs_expand(a, ndim, shape), eb;
     if (b) eb = cs_expand(b, ndim, shape);
-    cs_binop_run(op, cs_dtype_is_float(rt), out, &ea, b ? &eb : NULL, s, b ? false : scalar_first);
+    if (cs_binop_run(op, cs_dtype_is_float(rt), out, &ea, b ? &eb : NULL, s,
+                     b ? false : scalar_first) < 0) {
+        cs_tensor_release(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -168,6 +141,7 @@ int cs_tensor_binop_(cs_binop op, cs_tensor *a, const cs_tensor *b, double s) {
     int ndim = a->ndim;
     int64_t shape[CS_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
+    if (cs_dev_same(a, b) < 0) return -1;
     if (b && !cs_broadcast(a, b, &ndim, shape)) return -1;
     if (ndim != a->ndim || memcmp(shape, a->shape, sizeof(int64_t) * (size_t)ndim) != 0) {
         cs_tensor_fail(EINVAL, "output with shape %s doesn't match the broadcast shape %s",
@@ -186,8 +160,7 @@ int cs_tensor_binop_(cs_binop op, cs_tensor *a, const cs_tensor *b, double s) {
     if (!cs_check_int_pow(op, rt, b, s, false)) return -1;
     cs_tensor eb;
     if (b) eb = cs_expand(b, ndim, shape);
-    cs_binop_run(op, cs_dtype_is_float(a->dtype), a, a, b ? &eb : NULL, s, false);
-    return 0;
+    return cs_binop_run(op, cs_dtype_is_float(a->dtype), a, a, b ? &eb : NULL, s, false);
 }
 
 /* -x is x * -1 in every dtype, wrap-around and -0.0 included. */
@@ -200,13 +173,21 @@ cs_tensor *cs_tensor_relu(cs_budget *bud, const cs_tensor *a) {
     return cs_tensor_binop(bud, CS_MAXIMUM, a, NULL, 0, false);
 }
 
-void cs_tensor_relu_(cs_tensor *a) {
-    cs_tensor_binop_(CS_MAXIMUM, a, NULL, 0);
+int cs_tensor_relu_(cs_tensor *a) {
+    return cs_tensor_binop_(CS_MAXIMUM, a, NULL, 0);
 }
 
 /* ---- reductions */
 
+/* A device tensor's reduction: NaN, with the message set, if the device fails. */
+static double cs_dev_reduce_or_nan(cs_kred kind, const cs_tensor *t) {
+    double r;
+    if (cs_tensor_numel(t) == 0) return kind == CS_KRED_SUM ? 0 : NAN;
+    return cs_dev_reduce(kind, t, &r) < 0 ? NAN : r;
+}
+
 double cs_tensor_sum(const cs_tensor *t) {
+    if (cs_tensor_on_device(t)) return cs_dev_reduce_or_nan(CS_KRED_SUM, t);
     cs_iter it;
     cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
     int64_t n = cs_tensor_numel(t);
@@ -234,10 +215,12 @@ static double cs_tensor_fold(const cs_tensor *t, cs_binop op) {
 }
 
 double cs_tensor_max(const cs_tensor *t) {
+    if (cs_tensor_on_device(t)) return cs_dev_reduce_or_nan(CS_KRED_MAX, t);
     return cs_tensor_fold(t, CS_MAXIMUM);
 }
 
 double cs_tensor_min(const cs_tensor *t) {
+    if (cs_tensor_on_device(t)) return cs_dev_reduce_or_nan(CS_KRED_MIN, t);
     return cs_tensor_fold(t, CS_MINIMUM);
 }
 
@@ -270,7 +253,7 @@ cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor 
         cs_tensor_fail(EINVAL, "matmul supports 1-D and 2-D operands, got %dD and %dD", a->ndim, b->ndim);
         return NULL;
     }
-    if (!cs_matmul_check(a, b)) return NULL;
+    if (cs_dev_same(a, b) < 0 || !cs_matmul_check(a, b)) return NULL;
     /* A vector is a 1xk row on the left, a kx1 column on the right; its
      * missing dim has stride 0 and disappears from the result. */
     int64_t n = a->ndim == 2 ? a->shape[0] : 1, k = b->shape[0];
@@ -281,8 +264,13 @@ cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor 
     if (a->ndim == 2) *sp++ = n;
     if (b->ndim == 2) *sp++ = m;
     cs_dtype rt = cs_dtype_promote(a->dtype, b->dtype);
-    cs_tensor *out = cs_tensor_new(bud, rt, (int)(sp - shape), shape);
+    cs_tensor *out = cs_tensor_new_on(bud, cs_tensor_device(a), rt, (int)(sp - shape), shape);
     if (!out) return NULL;
+    if (cs_tensor_on_device(out)) {
+        if (cs_dev_matmul(out, a, ar, ac, b, br, bc, n, k, m) == 0) return out;
+        cs_tensor_release(out);
+        return NULL;
+    }
     bool fp = cs_dtype_is_float(rt);
     for (int64_t i = 0; i < n; i++) {
         for (int64_t j = 0; j < m; j++) {
@@ -306,27 +294,22 @@ cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor 
 
 /* ---- comparison */
 
-/* |x - y| <= atol + rtol * |y| as torch.isclose, with equal_nan=False; equal
- * values (infinities included) are always close. */
-static bool cs_close(double x, double y, double rtol, double atol) {
-    return x == y || (isfinite(x) && isfinite(y) && fabs(x - y) <= atol + rtol * fabs(y));
-}
-
-/* Same shape and every pair close; integer pairs compare exactly first, so
- * int64 values past 2^53 are not confused. exact: equal() rather than close. */
+/* Same shape and every pair close (tensor_elem.h's cs_elem_pair_ok). */
 static bool cs_tensor_all_pairs(const cs_tensor *a, const cs_tensor *b, double rtol, double atol,
                                 bool exact) {
     if (!cs_tensor_same_shape(a, b)) return false;
-    bool ints = !cs_dtype_is_float(a->dtype) && !cs_dtype_is_float(b->dtype);
+    if (cs_tensor_on_device(a) || cs_tensor_on_device(b)) {
+        bool all = false;
+        return cs_dev_same(a, b) == 0 &&
+               cs_dev_compare(a, b, rtol, atol, exact, &all) == 0 && all;
+    }
     const cs_tensor *ops[2] = {a, b};
     cs_iter it;
     cs_iter_init(&it, 2, ops);
-    for (int64_t i = 0, n = cs_tensor_numel(a); i < n; i++, cs_iter_next(&it)) {
-        if (ints && cs_ldi(a, it.off[0]) == cs_ldi(b, it.off[1])) continue;
-        double x = cs_ld(a, it.off[0]), y = cs_ld(b, it.off[1]);
-        if (exact && (ints || x != y)) return false; /* ints reach here unequal */
-        if (!cs_close(x, y, rtol, atol)) return false;
-    }
+    for (int64_t i = 0, n = cs_tensor_numel(a); i < n; i++, cs_iter_next(&it))
+        if (!cs_elem_pair_ok(a->st->data, a->dtype, it.off[0], b->st->data, b->dtype, it.off[1], rtol,
+                             atol, exact))
+            return false;
     return true;
 }
 

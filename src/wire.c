@@ -23,7 +23,7 @@ static const char *const frame_names[CS_FR_NTYPES] = {
     [CS_FR_ABORT] = "ABORT", [CS_FR_FLUSH] = "FLUSH",     [CS_FR_FLUSHED] = "FLUSHED",
     [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",   [CS_FR_SYNC] = "SYNC",
     [CS_FR_ACK] = "ACK",     [CS_FR_GATE] = "GATE",       [CS_FR_GO] = "GO",
-    [CS_FR_CLOCK] = "CLOCK",
+    [CS_FR_CLOCK] = "CLOCK", [CS_FR_ALIVE] = "ALIVE",
 };
 
 const char *cs_frame_name(int type) {
@@ -141,7 +141,8 @@ static double bits_f64(uint64_t u) {
  * 133 (check_schema tells when a new slot needs this raised, with the version). */
 #define EVENT_FIXED 134
 #define MAX_EVENT_META \
-    (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME)
+    (EVENT_FIXED + 8 * CS_WIRE_MAX_EVENT_REQS + 4 * CS_WIRE_MAX_WORLD + CS_WIRE_MAX_EVENT_TEXT + \
+     2 * CS_WIRE_MAX_NAME + CS_EV_MAX_PITFALL)
 
 void cs_wire_hdr_put(uint8_t *out, int type, uint32_t meta_len, uint64_t data_len) {
     cs_cur c = {.p = out, .len = CS_WIRE_HDR};
@@ -174,6 +175,7 @@ static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
     case CS_FR_GATE: *lo = CS_GATE_FIXED; *hi = CS_GATE_FIXED + CS_WIRE_MAX_GATE_TEXT; break;
     case CS_FR_GO: *lo = *hi = 8; break;
     case CS_FR_CLOCK: *lo = *hi = 8; break;
+    case CS_FR_ALIVE: *lo = *hi = 4; break;
     default: *lo = *hi = 0; break; /* FLUSH, FLUSHED, BYE */
     }
 }

@@ -48,6 +48,7 @@ typedef enum {
     CS_FR_GATE,      /* rank -> controller: the rank waits at its gate (gated runs) */
     CS_FR_GO,        /* controller -> rank: pass that gate */
     CS_FR_CLOCK,     /* controller -> rank: the virtual clock the rank asked for (--net) */
+    CS_FR_ALIVE,     /* either way on the rank link: still here (the sender's heartbeat limit) */
     CS_FR_NTYPES
 } cs_frame_type;
 
@@ -172,7 +173,7 @@ int cs_gate_get(cs_cur *c, cs_gate_msg *g, int world);
 typedef struct cs_wire_scratch {
     uint64_t reqs[CS_WIRE_MAX_EVENT_REQS];
     int group[CS_WIRE_MAX_WORLD];
-    char str[CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME + 3]; /* each NUL-terminated */
+    char str[CS_WIRE_MAX_EVENT_TEXT + 2 * CS_WIRE_MAX_NAME + CS_EV_MAX_PITFALL + 4]; /* each NUL-terminated */
 } cs_wire_scratch;
 
 size_t cs_wire_event_len(const cs_event *ev);

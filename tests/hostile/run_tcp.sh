@@ -204,13 +204,18 @@ case_slow_hello() {
 
 # ---- 5 (tcp): messages waiting for their receives count against a cap
 case_mem_buffered() {
-  local line="rank 1 failed: eager_flood.lua:11: memory limit exceeded (256 MiB per rank; --mem-limit): 1048576 bytes from rank 0 waiting for a receive here (messages not yet received count against the receiver's cap on tcp)"
+  # The receiver's cap (what reached it) or the sender's (what its socket has
+  # not taken: a receiver that reads slower than the sender writes) stops
+  # the flood, whichever fills first: both are this rule, each at its line.
+  local recv_line="rank 1 failed: eager_flood.lua:15: memory limit exceeded (256 MiB per rank; --mem-limit): 1048576 bytes from rank 0 waiting for a receive here (messages not yet received count against the receiver's cap on tcp)"
+  local send_line="rank 0 failed: eager_flood.lua:11: memory limit exceeded (256 MiB per rank; --mem-limit): no room to buffer an eager send of 1048576 bytes (eager messages not yet received count against their sender's cap)"
   guarded "$bin" run "$dir/eager_flood.lua" --engine tcp --send-mode eager --timeout 100 \
     >"$tmp/out" 2>"$tmp/err" </dev/null
   local got=$?
   if [ "$got" != 4 ]; then bad "5: 3000 eager MiB on tcp" "exit status $got, expected 4"
-  elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "5: 3000 eager MiB on tcp" "no line is exactly: $line"
-  else ok "5: 3000 eager 1 MiB isends on tcp: the receiver's cap stops them (status 4)"
+  elif ! grep -qxF "$recv_line" "$tmp/out" "$tmp/err" && ! grep -qxF "$send_line" "$tmp/out" "$tmp/err"; then
+    bad "5: 3000 eager MiB on tcp" "no line is exactly the receiver's or the sender's: $recv_line"
+  else ok "5: 3000 eager 1 MiB isends on tcp: a cap stops them (status 4, its line)"
   fi
   # 16384 rendezvous isends of 64 KiB (1 GiB) before their receives: the
   # receiver holds a bounded window of them, the run ends ok as on thread
@@ -227,6 +232,173 @@ case_mem_buffered() {
   elif [ -z "$rss" ] || [ "$rss" -gt 262144 ]; then
     bad "5: 1 GiB of small rendezvous isends" "a process reached ${rss:-?} KiB (over 256 MiB)"
   else ok "5: 1 GiB of 64 KiB rendezvous isends before their receives: no process over 256 MiB, ok"
+  fi
+}
+
+# ---- 9: a frozen party (SIGSTOP: the connection stays up, silent) is found
+# by the rank link's heartbeat and named; COMMSIM_HEARTBEAT=2 makes the limit
+# 2 s, and no case has a --timeout to fall back on.
+frozen="$dir/frozen.lua"
+
+# wait_text FILE TEXT: until FILE holds TEXT (a backstop of 30 s).
+wait_text() {
+  local i
+  for ((i = 0; i < 600; i++)); do
+    grep -qF -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+case_frozen_rank() {
+  local r1 i line="rank 1 stopped responding (nothing from it for 2 s: stopped or frozen; COMMSIM_HEARTBEAT) while rank 0 waited to receive from it"
+  COMMSIM_HEARTBEAT=2 "$bin" run "$frozen" --engine tcp --timeout 0 --step-limit 0 \
+    --trace "$tmp/frozen.trace" >"$tmp/out" 2>"$tmp/err" </dev/null &
+  ctl=$!
+  wait_text "$tmp/out" "[rank 1] running"
+  for ((i = 0; i < 200; i++)); do r1=$(rank_pid "$ctl" 1); [ -n "$r1" ] && break; sleep 0.05; done
+  [ -n "$r1" ] && kill -STOP "$r1"
+  wait_gone "$ctl" 60
+  ctl=
+  if [ -z "$r1" ]; then bad "9: a stopped rank" "rank 1's process not found"
+  elif [ "$status" != 5 ]; then bad "9: a stopped rank" "exit status $status, expected 5"
+  elif ! grep -qxF "rank 1 failed: $line" "$tmp/out" "$tmp/err"; then
+    bad "9: a stopped rank" "no line is exactly: rank 1 failed: $line"
+  elif kill -0 "$r1" 2>/dev/null; then bad "9: a stopped rank" "its process is still there"
+  else ok "9: a stopped rank (no --timeout) ends the run with status 5, named"
+  fi
+  # the trace holds it: its replay ends the same way
+  guarded "$bin" replay "$tmp/frozen.trace" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != 5 ]; then bad "9: the stopped rank's trace" "replay exit status $got, expected 5"
+  elif ! grep -qxF "rank 1 failed: $line" "$tmp/err"; then bad "9: the stopped rank's trace" "the replay does not name it"
+  else ok "9: the stopped rank's trace replays to the same verdict"
+  fi
+}
+
+case_frozen_controller() {
+  local r0 i
+  export COMMSIM_HEARTBEAT=2
+  if ! start_master "$frozen" 2 --timeout 0 --step-limit 0; then
+    bad "9: a stopped controller" "the controller printed no token"
+    unset COMMSIM_HEARTBEAT
+    return
+  fi
+  hand 1 "$frozen" --step-limit 0
+  wait_text "$tmp/out" "[rank 1] running"
+  r0=$(rank_pid "$ctl" 0)
+  kill -STOP "$ctl"
+  wait_gone "$hand" 60
+  local r1status=$status
+  # rank 0 is the stopped controller's child: once it exits it is a zombie
+  running() { [ -n "$1" ] && [ -n "$(ps -o stat= -p "$1" 2>/dev/null | grep -v '^Z')" ]; }
+  for ((i = 0; i < 600; i++)); do
+    running "$r0" || break
+    sleep 0.05
+  done
+  local r0left=yes
+  running "$r0" && r0left=no
+  kill -CONT "$ctl"
+  wait_gone "$ctl" 60
+  ctl=
+  unset COMMSIM_HEARTBEAT
+  local line="commsim: rank 1: the controller has sent nothing for 2 s (stopped or frozen; COMMSIM_HEARTBEAT); leaving"
+  if [ -z "$r0" ]; then bad "9: a stopped controller" "rank 0's process not found"
+  elif [ "$r1status" != 5 ]; then bad "9: a stopped controller" "the hand-started rank: exit status $r1status, expected 5"; show "$tmp/r1"
+  elif ! grep -qxF "$line" "$tmp/r1"; then bad "9: a stopped controller" "rank 1 lacks: $line"; show "$tmp/r1"
+  elif [ "$r0left" != yes ]; then bad "9: a stopped controller" "rank 0 (launched by it) stayed"
+  else ok "9: a stopped controller: its ranks (one by hand, one launched) leave with status 5, saying why"
+  fi
+}
+
+# A rank waiting to join watches the controller too: it is stopped while
+# rank 1 waits for the third rank.
+case_frozen_controller_join() {
+  export COMMSIM_HEARTBEAT=2
+  if ! start_master "$frozen" 3 --timeout 0; then
+    bad "9: a stopped controller (join)" "the controller printed no token"
+    unset COMMSIM_HEARTBEAT
+    return
+  fi
+  hand 1 "$frozen"
+  sleep 0.5 # not a verdict: rank 1 joins meanwhile or after, either way it waits
+  kill -STOP "$ctl"
+  wait_gone "$hand" 60
+  local r1status=$status
+  kill -CONT "$ctl"
+  kill -TERM "$ctl" 2>/dev/null # it may have ended: its rank 0 left too
+  wait_gone "$ctl" 60
+  ctl=
+  unset COMMSIM_HEARTBEAT
+  local want="commsim: rank 1: the controller has sent nothing for 2 s while this rank waited to join (stopped or frozen; COMMSIM_HEARTBEAT); leaving"
+  local want2="commsim: rank 1: cannot reach the controller"
+  if [ "$r1status" = 1 ] && grep -qxF "$want" "$tmp/r1"; then
+    ok "9: a rank waiting to join leaves a stopped controller, saying why"
+  elif grep -qF "$want2" "$tmp/r1"; then
+    skip "9: a stopped controller (join)" "rank 1 had not connected before the stop"
+  else bad "9: a stopped controller (join)" "status $r1status"; show "$tmp/r1"
+  fi
+}
+
+# ---- 4: a rank waiting to join learns why the job ended before it started
+case_join_abort() {
+  local r0 i
+  if ! start_master "$frozen" 3 --timeout 0; then
+    bad "4: the job ends while a rank joins" "the controller printed no token"
+    return
+  fi
+  hand 1 "$frozen"
+  for ((i = 0; i < 200; i++)); do r0=$(rank_pid "$ctl" 0); [ -n "$r0" ] && break; sleep 0.05; done
+  # rank 1 has joined once the controller talks to it (ALIVE frames: bytes
+  # received on its connection to the controller's port)
+  local joined=
+  for ((i = 0; i < 1200; i++)); do
+    ss -tnpiH "( dport = :$port )" 2>/dev/null |
+      awk -v p="pid=$hand," 'index($0, p) {getline; if ($0 ~ /bytes_received:[1-9]/) f = 1} END {exit !f}' &&
+      joined=yes && break
+    sleep 0.05
+  done
+  if [ -z "$joined" ]; then
+    bad "4: the job ends while a rank joins" "rank 1 never joined"
+    kill -9 "$ctl" "$hand" 2>/dev/null
+    wait "$ctl" "$hand" 2>/dev/null
+    ctl=
+    return
+  fi
+  [ -n "$r0" ] && kill -9 "$r0"
+  wait_gone "$hand" 60
+  local r1status=$status
+  wait_gone "$ctl" 60
+  ctl=
+  local want="commsim: rank 1: the controller refused to let it join: the job ended before it started: rank 0 died (signal 9, before the job started)"
+  if [ "$r1status" != 1 ]; then bad "4: the job ends while a rank joins" "rank 1: exit status $r1status, expected 1"; show "$tmp/r1"
+  elif ! grep -qxF "$want" "$tmp/r1"; then bad "4: the job ends while a rank joins" "rank 1 lacks: $want"; show "$tmp/r1"
+  else ok "4: the job ends while a rank joins: it says which rank died"
+  fi
+}
+
+# ---- 5 (tcp, sender side): eager messages a peer does not take (it never
+# reads: tests/hostile/mute_rank.py plays rank 1) are copied aside in the
+# sender, and those copies count against the sender's cap: status 4 at the
+# isend's line, instead of gigabytes in the sender's process
+case_mem_sender_queue() {
+  local mute
+  command -v python3 >/dev/null || { skip "5: eager copies at the sender" "no python3"; return; }
+  if ! start_master "$dir/eager_mute.lua" 2 --mem-limit 64 --timeout 100; then
+    bad "5: eager copies at the sender" "the controller printed no token"
+    return
+  fi
+  python3 "$top_srcdir/tests/hostile/mute_rank.py" "$port" "$token" 1 2 >"$tmp/mute" 2>&1 &
+  mute=$!
+  helpers="$helpers $mute"
+  wait_gone "$ctl" 110
+  ctl=
+  local got=$status
+  wait_gone "$mute" 30
+  local line="rank 0 failed: eager_mute.lua:9: memory limit exceeded (64 MiB per rank; --mem-limit): no room to buffer an eager send of 1048576 bytes (eager messages not yet received count against their sender's cap)"
+  if [ "$got" != 4 ]; then bad "5: eager copies at the sender" "exit status $got, expected 4"; show "$tmp/mute"
+  elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "5: eager copies at the sender" "no line is exactly: $line"
+  else ok "5: eager sends a peer does not take count against the sender's cap on tcp (status 4, its line)"
   fi
 }
 

@@ -203,6 +203,9 @@ declare -A required=(
     ["06-collectives-in-training/gather_scatter.lua"]="out:[rank 3] my shard: tensor([10., 11., 12.])|out:[rank 0]   loss of rank 3: 365"
     ["06-collectives-in-training/moe_all_to_all.lua"]="out:[rank 0] results in token order: 201 402 303 304"
     ["06-collectives-in-training/recursive_halving.lua"]="out:[rank 3] same: true|out:[rank 0] recursive_halving:  tensor([10., 10., 10.])|err:messages: 16, bytes: 192"
+    ["05-gpu/device_tensors.lua"]="out:[rank 1] y on rank 1: tensor([ 1.,  3.,  5.,  7.,  9., 11.])|out:[rank 0] after 10 round trips: tensor([0., 1., 2., 3.])"
+    ["05-gpu/p2p_nccl.lua"]="out:[rank 1] tag 3: tensor([3., 3.]), tag 7: tensor([7., 7.])|out:[rank 1] from any source: tensor([42.]) sent by rank 0|out:[rank 0] exchanged: I sent tensor([10., 10., 10.]), I got tensor([20., 20., 20.])"
+    ["05-gpu/pipeline.lua"]="out:[rank 0] one micro-batch: grad w0 = tensor([ 7., 14., 42., 56.])|out:[rank 1] 4 micro-batches: errors -3, -4, -5, -6; grad w1 = tensor([-50., -36.,   0., -36.])|out:[rank 0] 4 micro-batches: grad w0 = tensor([-50., -18.,   0., -36.])"
     ["03-collectives/mismatch.lua"]="err:why: ranks 0, 1, 2 entered all_reduce(SUM, float32, 4 elements) at mismatch.lua:16|err:rank 3 did not call it: it has finished"
 )
 

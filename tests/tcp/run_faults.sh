@@ -322,7 +322,7 @@ fi
 # ---- strangers on the controller's port
 
 # hello TOKEN VERSION: a HELLO frame for rank 1 of 2 with the given token
-# (version 02 is the wire protocol's current one: docs/wire-protocol.md)
+# (version 03 is the wire protocol's current one: docs/wire-protocol.md)
 hello() {
   printf 'CSIM\x'"$2"'\x01\x00\x00\x30\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
   printf '%s' "$1"

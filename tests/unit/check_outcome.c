@@ -426,6 +426,32 @@ START_TEST(test_kind_names) {
 }
 END_TEST
 
+/* A warn event's kind comes from its pitfall field, not from its words; a
+ * warn without one (an older trace) is recognised from the text. */
+START_TEST(test_pitfall_kind_field) {
+    cs_pitfall p;
+    for (int k = 0; k < CS_PIT_NKINDS; k++) {
+        const char *name = cs_pitfall_kind_name((cs_pitfall_kind)k);
+        cs_pitfall_of(&p, 0, 3, "x.lua:3: words that name no kind", name);
+        ck_assert_int_eq(p.kind, k);
+    }
+    /* the field wins over a text that reads like another kind */
+    cs_pitfall_of(&p, 0, 3, "x.lua:3: the isend posted here was never waited on", "message_race");
+    ck_assert_int_eq(p.kind, CS_PIT_RACE);
+    cs_pitfall_of(&p, 0, 3, "x.lua:3: the isend posted here was never waited on", NULL);
+    ck_assert_int_eq(p.kind, CS_PIT_NEVER_WAITED);
+    cs_pitfall_of(&p, 0, 3, "x.lua:3: the isend posted here was never waited on", "a_newer_kind");
+    ck_assert_int_eq(p.kind, CS_PIT_OTHER);
+    /* through the monitor, as a replayed trace feeds it */
+    start(1);
+    fold((cs_event){.type = CS_EV_WARN, .rank = 0, .line = 4, .text = "x.lua:4: plain words",
+                    .pitfall = "write_while_receiving"});
+    ck_assert_int_eq(mon.npitfalls, 1);
+    ck_assert_int_eq(mon.pitfalls[0].kind, CS_PIT_WRITE_RECEIVING);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 /* Output that is not UTF-8 still gives valid JSON. */
 START_TEST(test_output_not_utf8) {
     start(1);
@@ -495,6 +521,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_rank_died);
     tcase_add_test(tc, test_interrupted_and_incomplete);
     tcase_add_test(tc, test_kind_names);
+    tcase_add_test(tc, test_pitfall_kind_field);
     tcase_add_test(tc, test_output_not_utf8);
     tcase_add_exit_test(tc, test_oom_in_the_monitor_exits, 1);
     tcase_add_exit_test(tc, test_oom_in_the_leftovers_exits, 1);

@@ -491,7 +491,7 @@ START_TEST(error_dtype_option) {
     expect_fail("dt.lua", "tensor.zeros(2, {dtype = 'float16'})\n", CS_END_ERROR,
                 "dt.lua:1: tensor.zeros: unknown dtype 'float16' (float32, float64, int32, int64 or uint8)");
     expect_fail("dt.lua", "tensor.ones(2, {dtyp = 'int64'})\n", CS_END_ERROR,
-                "dt.lua:1: tensor.ones: unknown option 'dtyp' (expected dtype)");
+                "dt.lua:1: tensor.ones: unknown option 'dtyp' (expected dtype or device)");
 }
 END_TEST
 

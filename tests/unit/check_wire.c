@@ -3,12 +3,14 @@
  * reader over a real socket (frames split at every byte, large payloads read in
  * place, EOF inside a frame). */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "heartbeat.h"
 #include "wire.h"
 #include "run_suite.h"
 
@@ -43,6 +45,8 @@ START_TEST(test_header_limits) {
     refused(CS_FR_HELLO, CS_HELLO_LEN + 1, 0, 0, "metadata");
     refused(CS_FR_EVENT, 0xffffffffu, 0, 0, "metadata");
     refused(CS_FR_ABORT, 3, 0, 0, "metadata");
+    refused(CS_FR_ALIVE, 5, 0, 0, "metadata");
+    refused(CS_FR_ALIVE, 4, 1, 1024, "payload");
     refused(0, 0, 0, 0, "unknown frame type");
     refused(CS_FR_NTYPES, 0, 0, 0, "unknown frame type");
     uint8_t h[CS_WIRE_HDR];
@@ -398,6 +402,70 @@ START_TEST(test_reader_refusals) {
 }
 END_TEST
 
+/* ---- the rank link's heartbeat */
+
+START_TEST(test_heartbeat) {
+    cs_heartbeat h;
+    cs_heartbeat_init(&h, 3.0, 100.0);
+    ck_assert(cs_heartbeat_interval(&h) == 0.5); /* six per limit */
+    ck_assert(cs_heartbeat_due(&h, 100.0));      /* the first at once */
+    ck_assert(!cs_heartbeat_due(&h, 100.4));
+    ck_assert(cs_heartbeat_due(&h, 100.5));
+    ck_assert_uint_eq(cs_heartbeat_ms(&h), 3000);
+    /* the other side's shorter limit makes this side speak more often */
+    cs_heartbeat_peer(&h, 600, 101.0);
+    ck_assert(fabs(cs_heartbeat_interval(&h) - 0.1) < 1e-9);
+    ck_assert(!cs_heartbeat_silent(&h, 104.0));
+    ck_assert(cs_heartbeat_silent(&h, 104.01));
+    cs_heartbeat_heard(&h, 104.0);
+    ck_assert(!cs_heartbeat_silent(&h, 106.0));
+    /* a long limit still speaks every second; 0 never gives up */
+    cs_heartbeat_init(&h, 600.0, 0);
+    ck_assert(cs_heartbeat_interval(&h) == 1.0);
+    cs_heartbeat_init(&h, 0, 0);
+    ck_assert(!cs_heartbeat_silent(&h, 1e9));
+    ck_assert(cs_heartbeat_interval(&h) == 1.0);
+}
+END_TEST
+
+START_TEST(test_heartbeat_env) {
+    char msg[256];
+    double lim;
+    unsetenv(CS_HEARTBEAT_ENV);
+    ck_assert_int_eq(cs_heartbeat_limit(&lim, msg, sizeof msg), 0);
+    ck_assert(lim == CS_HEARTBEAT_DEFAULT);
+    setenv(CS_HEARTBEAT_ENV, "2.5", 1);
+    ck_assert_int_eq(cs_heartbeat_limit(&lim, msg, sizeof msg), 0);
+    ck_assert(lim == 2.5);
+    setenv(CS_HEARTBEAT_ENV, "0", 1);
+    ck_assert_int_eq(cs_heartbeat_limit(&lim, msg, sizeof msg), 0);
+    ck_assert(lim == 0);
+    const char *bad[] = {"-1", "abc", "2s", "nan", "inf", "0.001", "1e9"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv(CS_HEARTBEAT_ENV, bad[i], 1);
+        ck_assert_int_eq(cs_heartbeat_limit(&lim, msg, sizeof msg), -1);
+        ck_assert_ptr_nonnull(strstr(msg, "COMMSIM_HEARTBEAT="));
+    }
+    unsetenv(CS_HEARTBEAT_ENV);
+}
+END_TEST
+
+/* Something unread on a socket (bytes, or its close) is a word from the other side. */
+START_TEST(test_heartbeat_unread) {
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert(!cs_heartbeat_unread(sv[0]));
+    ck_assert_int_eq(write(sv[1], "x", 1), 1);
+    ck_assert(cs_heartbeat_unread(sv[0]));
+    char c;
+    ck_assert_int_eq(read(sv[0], &c, 1), 1);
+    ck_assert(!cs_heartbeat_unread(sv[0]));
+    close(sv[1]);
+    ck_assert(cs_heartbeat_unread(sv[0]));
+    close(sv[0]);
+}
+END_TEST
+
 static Suite *wire_suite(void) {
     Suite *s = suite_create("wire");
     TCase *h = tcase_create("headers");
@@ -417,6 +485,11 @@ static Suite *wire_suite(void) {
     tcase_add_test(r, test_reader_large_payload_and_cut);
     tcase_add_test(r, test_reader_refusals);
     suite_add_tcase(s, r);
+    TCase *hb = tcase_create("heartbeat");
+    tcase_add_test(hb, test_heartbeat);
+    tcase_add_test(hb, test_heartbeat_env);
+    tcase_add_test(hb, test_heartbeat_unread);
+    suite_add_tcase(s, hb);
     return s;
 }
 

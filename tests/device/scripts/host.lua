@@ -1,0 +1,10 @@
+-- Device names on the host: t.device, cpu(), to("cpu"), the count of devices.
+local t = tensor.from({{1, 2}, {3, 4}}, {dtype = "int32", device = "cpu"})
+print(t.device, dist.cuda_device_count())
+print(t:cpu(), t:to("cpu"):equal(t))
+print(t:to("cpu", "float64"))
+print(t:narrow(1, 1, 1):cpu():is_contiguous())
+local ok, err = pcall(function() return tensor.zeros(2, {device = "gpu"}) end)
+print(err)
+ok, err = pcall(function() return t:cuda("cpu") end)
+print(err)
