@@ -72,4 +72,22 @@ void cs_bench_begin(const cs_bench_opts *o);
 void cs_bench_row_print(const cs_bench_opts *o, const cs_bench_row *r, bool first);
 void cs_bench_end(const cs_bench_opts *o, int failed);
 
+/* --calibrate (bench_calibrate.c): a line time = alpha + bytes / bandwidth
+ * fitted to pingpong's half round trips, least squares on relative error. */
+typedef struct cs_bench_fit_result {
+    double alpha_s;          /* seconds, >= 0 */
+    double bandwidth;        /* bytes per second, > 0 */
+    double rms_err, max_err; /* relative error of the line at the points */
+    int points;
+} cs_bench_fit_result;
+
+/* Fit n points; false when no line with positive bandwidth fits (fewer than
+ * two distinct sizes, or time not growing with size). */
+bool cs_bench_fit(const double *bytes, const double *secs, int n, cs_bench_fit_result *fit);
+/* The fit as a --net model: "alpha=4.21us,bandwidth=1.93GB/s". */
+void cs_bench_net_string(const cs_bench_fit_result *fit, char *buf, size_t len);
+/* Measure o's engines (pingpong over o's sizes), fit and print them in o's
+ * format. 0, or 1 when an engine could not be measured or fitted. */
+int cs_bench_calibrate(const cs_bench_opts *o);
+
 #endif

@@ -154,9 +154,17 @@ static int process_environment(cs_run_opts *o, bool have_world, char *master, si
 }
 
 int cs_cli_bad_option(const char *cmd, int c, char **argv) {
-    char shortopt[3] = {'-', (char)optopt, 0};
-    const char *opt = optopt ? shortopt : argv[optind - 1];
+    /* getopt leaves optopt 0 for an unknown long option, the option's value
+     * (a letter or a code above 255) for one missing its value or given one
+     * it takes none of; a long option is then the last argument it read. */
+    const char *last = optind > 0 ? argv[optind - 1] : "";
+    bool lng = strncmp(last, "--", 2) == 0 &&
+               (c == ':' || optopt == 0 || optopt > 255 || strchr(last, '='));
+    char opt[80];
+    if (lng) snprintf(opt, sizeof opt, "%.*s", (int)strcspn(last, "="), last);
+    else snprintf(opt, sizeof opt, "-%c", optopt > 0 && optopt < 128 ? optopt : '?');
     if (c == ':') fprintf(stderr, "commsim %s: option '%s' needs a value", cmd, opt);
+    else if (lng && optopt) fprintf(stderr, "commsim %s: option '%s' takes no value", cmd, opt);
     else fprintf(stderr, "commsim %s: unknown option '%s'", cmd, opt);
     fprintf(stderr, " (commsim %s --help lists them)\n", cmd);
     return 1;

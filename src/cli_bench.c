@@ -36,6 +36,10 @@ static void usage(FILE *f) {
           "  --time S          else: seconds per size, iterations chosen to fill it\n"
           "                    (default 0.2)\n"
           "  --format F        table (default), csv or json\n"
+          "  --calibrate       measure each engine's latency and bandwidth (pingpong over\n"
+          "                    --sizes, default 8:4M; engines default thread,tcp), fit\n"
+          "                    time = alpha + bytes / bandwidth and print it per engine\n"
+          "                    as a --net model: 'ENGINE alpha=...us,bandwidth=...GB/s'\n"
           "  --net MODEL       run under a network model (docs/time-model.md): the\n"
           "                    times are then modelled, the same on every machine\n"
           "                    (and 10 iterations per size unless --iters or --time)\n"
@@ -117,9 +121,26 @@ static int parse_engines(cs_bench_opts *o, char *spec) {
     return 0;
 }
 
+/* --calibrate: pingpong only, on the host engines unless told, over a sweep
+ * that reaches sizes where bandwidth dominates. */
+static int calibrate_run(cs_bench_opts *o, bool engines_given) {
+    char why[256];
+    if (o->nops > 0 || o->nalgos > 1 || o->nmodes > 1 || strcmp(o->modes[0], "rendezvous") != 0) {
+        fprintf(stderr, "commsim bench: --calibrate measures pingpong with rendezvous sends: "
+                        "--op, --algo and --send-mode do not apply\n");
+        return 1;
+    }
+    if (!engines_given) {
+        o->engines[0] = "thread", o->engines[1] = "tcp";
+        o->nengines = 2;
+    }
+    if (o->nsizes == 0) cs_bench_sizes_parse("8:4M", o->sizes, &o->nsizes, why, sizeof why);
+    return cs_bench_calibrate(o);
+}
+
 int cs_cli_bench(int argc, char **argv) {
     enum { OPT_ENGINE = 256, OPT_MODE, OPT_OP, OPT_ALGO, OPT_SIZES, OPT_ITERS, OPT_TIME,
-           OPT_FORMAT, OPT_NET };
+           OPT_FORMAT, OPT_CALIBRATE, OPT_NET };
     static const struct option longopts[] = {
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"send-mode", required_argument, NULL, OPT_MODE},
@@ -130,6 +151,7 @@ int cs_cli_bench(int argc, char **argv) {
         {"iters", required_argument, NULL, OPT_ITERS},
         {"time", required_argument, NULL, OPT_TIME},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"calibrate", no_argument, NULL, OPT_CALIBRATE},
         {"net", required_argument, NULL, OPT_NET},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
@@ -140,11 +162,12 @@ int cs_cli_bench(int argc, char **argv) {
     o.nranks = 4, o.seconds = 0.2, o.out = stdout, o.err = stderr;
     o.modes[o.nmodes++] = "rendezvous";
     o.algos[o.nalgos++] = "default";
-    bool engines_given = false;
+    bool engines_given = false, calibrate = false;
     char why[256], *end;
     int c, r;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+    opterr = 0; /* one line of our own (cs_cli_bad_option) */
+    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_ENGINE:
             if ((r = parse_engines(&o, optarg)) != 0) return r < 0 ? 0 : r;
@@ -196,6 +219,7 @@ int cs_cli_bench(int argc, char **argv) {
             else if (strcmp(optarg, "json") == 0) o.format = CS_BENCH_JSON;
             else return fail("--format", "want table, csv or json, not", optarg);
             break;
+        case OPT_CALIBRATE: calibrate = true; break;
         case OPT_NET: {
             cs_netmodel m;
             char msg[256];
@@ -208,7 +232,7 @@ int cs_cli_bench(int argc, char **argv) {
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 1;
+        default: return cs_cli_bad_option("bench", c, argv);
         }
     }
     if (optind != argc) {
@@ -216,6 +240,10 @@ int cs_cli_bench(int argc, char **argv) {
         usage(stderr);
         return 1;
     }
+    /* Modelled times are exact: a few iterations give them, and filling
+     * seconds of virtual time would take far longer than that in real time. */
+    if (net_on && !o.iters && !time_given) o.iters = 10;
+    if (calibrate) return calibrate_run(&o, engines_given);
     if (!engines_given) {
         char all[] = "all";
         parse_engines(&o, all);
@@ -225,8 +253,5 @@ int cs_cli_bench(int argc, char **argv) {
         parse_ops(&o, all);
     }
     if (o.nsizes == 0) cs_bench_sizes_parse("8:64M", o.sizes, &o.nsizes, why, sizeof why);
-    /* Modelled times are exact: a few iterations give them, and filling
-     * seconds of virtual time would take far longer than that in real time. */
-    if (net_on && !o.iters && !time_given) o.iters = 10;
     return cs_bench_run(&o);
 }

@@ -75,7 +75,8 @@ int cs_cli_export(int argc, char **argv) {
     long long v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+    opterr = 0; /* one line of our own (cs_cli_bad_option) */
+    while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'f': o.format = optarg; break;
         case 'o': o.out = optarg; break;
@@ -120,7 +121,7 @@ int cs_cli_export(int argc, char **argv) {
             o.real_time = strcmp(optarg, "real") == 0;
             break;
         case 'h': export_usage(stdout); return 0;
-        default: export_usage(stderr); return 1;
+        default: return cs_cli_bad_option("export", c, argv);
         }
     }
     if (optind != argc - 1) {

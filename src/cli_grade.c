@@ -61,8 +61,9 @@ int cs_cli_grade(int argc, char **argv) {
     bool show_hidden = false;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     optind = 1;
+    opterr = 0; /* one line of our own (cs_cli_bad_option) */
     int c;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         char *end;
         switch (c) {
         case OPT_FORMAT:
@@ -109,7 +110,7 @@ int cs_cli_grade(int argc, char **argv) {
             break;
         }
         case 'h': grade_usage(stdout); return 0;
-        default: grade_usage(stderr); return 1;
+        default: return cs_cli_bad_option("grade", c, argv);
         }
     }
     if (argc - optind != 2) {

@@ -13,7 +13,7 @@
 #include "vclock.h"
 
 static void replay_usage(FILE *f) {
-    fputs("usage: commsim replay TRACE [--no-tui] [--report text|json] [--net MODEL]\n"
+    fputs("usage: commsim replay TRACE [--no-tui] [--end] [--report text|json] [--net MODEL]\n"
           "\n"
           "Replay a trace written by 'commsim run --trace TRACE': every event goes\n"
           "through the same monitor as in the live run, so the ranks' output, the\n"
@@ -31,6 +31,8 @@ static void replay_usage(FILE *f) {
           "      --no-tui   print the plain report (the default without a terminal); on\n"
           "                 a terminal the replay opens in the visualizer: space steps\n"
           "                 forward, b back, ] [ one event, G g end and start, r plays\n"
+          "      --end      open the visualizer at the end of the trace, where a failing\n"
+          "                 run failed (commsim grade --trace-dir names such replays)\n"
           "      --report FORMAT  text (default): the report above; json: the outcome as\n"
           "                 one JSON document on standard output, the same as the live\n"
           "                 run's 'commsim run --report json' (docs/report-format.md)\n"
@@ -71,7 +73,7 @@ static int replay_model(const cs_replay *rp, const char *net, cs_vclock **out) {
         return -1;
     }
     if (m.on && !(*out = cs_vclock_new(&m, rp->world))) {
-        fprintf(stderr, "commsim: out of memory\n");
+        fprintf(stderr, "commsim replay: out of memory\n");
         return -1;
     }
     return 0;
@@ -81,7 +83,7 @@ static int replay_file(const char *path, cs_report_format format, const char *ne
     char err[600];
     cs_replay rp;
     if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim: %s\n", err);
+        fprintf(stderr, "commsim replay: %s\n", err);
         return 1;
     }
     cs_vclock *vc;
@@ -96,16 +98,16 @@ static int replay_file(const char *path, cs_report_format format, const char *ne
     if (vc) sinks[1] = cs_vclock_sink(vc); /* computes the virtual times again */
     cs_monitor m;
     if (cs_replay_feed(&rp, rp.n, &m, sinks, vc ? 2 : 1) < 0) {
-        fprintf(stderr, "commsim: out of memory\n");
+        fprintf(stderr, "commsim replay: out of memory\n");
         cs_vclock_free(vc);
         cs_replay_free(&rp);
         return 1;
     }
     fflush(stdout);
-    if (rp.cut) fprintf(stderr, "commsim: %s: replayed the %zu events before it\n", err, rp.n);
+    if (rp.cut) fprintf(stderr, "commsim replay: %s: replayed the %zu events before it\n", err, rp.n);
     int status = cs_report_status(&m), left = unfinished(&m);
     if (left && !m.deadlocked && !status) {
-        fprintf(stderr, "commsim: the trace ends before the run did: %d rank%s had not finished\n",
+        fprintf(stderr, "commsim replay: the trace ends before the run did: %d rank%s had not finished\n",
                 left, left == 1 ? "" : "s");
         status = 1;
     }
@@ -133,13 +135,14 @@ static int replay_file(const char *path, cs_report_format format, const char *ne
 int cs_cli_replay(int argc, char **argv) {
     static const struct option longopts[] = {
         {"no-tui", no_argument, NULL, 'T'},
+        {"end", no_argument, NULL, 'E'},
         {"report", required_argument, NULL, 'R'},
         {"net", required_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     const char *net = NULL;
-    bool tui = true;
+    bool tui = true, at_end = false;
     cs_report_format format = CS_REPORT_TEXT;
     int c;
     optind = 1;
@@ -147,6 +150,7 @@ int cs_cli_replay(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'T': tui = false; break;
+        case 'E': at_end = true; break;
         case 'R':
             if (!cs_report_format_parse(optarg, &format)) {
                 fprintf(stderr, "commsim replay: --report: unknown format '%s' (text or json)\n",
@@ -166,6 +170,6 @@ int cs_cli_replay(int argc, char **argv) {
         replay_usage(stderr);
         return 1;
     }
-    if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind]);
+    if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind], at_end);
     return replay_file(argv[optind], format, net);
 }

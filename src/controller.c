@@ -824,7 +824,7 @@ int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const
         return 1;
     }
     if (setup(&k, o) < 0 ||
-        cs_control_open(&k.c, o, s->name, world, kind->name, mode_name, net, out, err) < 0) {
+        cs_control_open(&k.c, o, s, world, kind->name, mode_name, net, out, err) < 0) {
         controller_free(&k);
         return 1;
     }

@@ -31,6 +31,8 @@
 
 static bool job_finished(void *ud) { return atomic_load(&((controller *)ud)->done); }
 
+static void job_settle(void *ud) { cs_control_settle(&((controller *)ud)->c); }
+
 static cs_end_reason job_end_reason(void *ud) {
     int st = atomic_load(&((controller *)ud)->status);
     return st == 1 ? CS_END_ERROR : (cs_end_reason)st; /* 1: the controller's own failure */
@@ -165,7 +167,7 @@ void controller_run_ui(controller *k, const cs_run_opts *o, const cs_script *s) 
     cs_job job = {.world = k->world, .bus = &k->c.bus, .mon = &k->c.mon, .script = s,
                   .notice = k->notice[0] ? k->notice : NULL, .finished = job_finished,
                   .end_reason = job_end_reason, .abort = job_abort, .set_gates = job_set_gates,
-                  .ud = k};
+                  .settle = job_settle, .ud = k};
     k->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (k->wakefd < 0 || ui->attach(ui->ud, &job) < 0) {
         fprintf(k->err, "commsim: cannot start the visualizer\n");

@@ -23,6 +23,10 @@
 #define CS_EV_MAX_TEXT (64 * 1024) /* text or script bytes */
 #define CS_EV_MAX_NAME 256         /* engine, send_mode, coll name bytes */
 #define CS_EV_MAX_ALGO 255         /* algo, reduce_op bytes: a u16 length on the wire */
+/* The script's text in the run header: at most this many bytes, so that the
+ * header line stays under the trace's line limit even if every byte needs a
+ * six-byte JSON escape. */
+#define CS_EV_MAX_SOURCE (128 * 1024)
 #define CS_EV_MAX_REQS 16384       /* requests one block event lists */
 #define CS_EV_MAX_WORLD 65536      /* ranks in a run, members in a group */
 #define CS_EV_MAX_PITFALL 64       /* a pitfall kind's name: a u8 length on the wire */
@@ -69,6 +73,7 @@ enum {
     CS_F_SEED, CS_F_SCRIPT, CS_F_COUNT, CS_F_ALGO, CS_F_REDUCE_OP, CS_F_GROUP,
     CS_F_VT, CS_F_VT_DONE, CS_F_VT_START, CS_F_VT_END, CS_F_VT_ARRIVE, CS_F_NET, CS_F_WHAT, CS_F_VRANK,
     CS_F_PITFALL,
+    CS_F_SOURCE,
     CS_F_NFIELDS
 };
 
@@ -143,6 +148,8 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
     [CS_F_VRANK] = {"vrank", RANK_(vrank, 0)},
     [CS_F_PITFALL] = {"pitfall", CS_FK_STR, M_(pitfall), .max = CS_EV_MAX_PITFALL, .flag = 64,
                       .n_at = 117, .n_size = 1, .tail = 6},
+    /* the header's: never sent */
+    [CS_F_SOURCE] = {"source", CS_FK_STR, M_(source), .max = CS_EV_MAX_SOURCE},
 };
 #undef RANK_
 #undef INT_
@@ -151,7 +158,7 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
 /* Which fields a type carries (need: always; opt: when not zero). */
 #define B_(f) CS_FIELD_BIT(CS_F_##f)
 static const cs_event_kind cs_event_kinds[CS_EV_NTYPES] CS_SCHEMA_TABLE = {
-    [CS_EV_RUN] = {B_(WORLD) | B_(ENGINE) | B_(SEND_MODE) | B_(SEED) | B_(SCRIPT), B_(NET), true,
+    [CS_EV_RUN] = {B_(WORLD) | B_(ENGINE) | B_(SEND_MODE) | B_(SEED) | B_(SCRIPT), B_(NET) | B_(SOURCE), true,
                    true},
     [CS_EV_POST] = {B_(REQ) | B_(OP) | B_(PEER) | B_(TAG) | B_(CTX) | B_(BYTES) | B_(DTYPE) |
                         B_(SHAPE) | B_(EAGER) | B_(LINE), 0, false, false},

@@ -100,6 +100,7 @@ typedef struct cs_event {
     const char *engine;
     const char *send_mode;
     uint64_t seed;
+    const char *source; /* the script's text (NULL: not recorded, e.g. too long) */
 } cs_event;
 
 const char *cs_event_type_name(cs_event_type t);

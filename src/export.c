@@ -128,10 +128,10 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
     char err[600];
     cs_replay rp;
     if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim: %s\n", err);
+        fprintf(stderr, "commsim export: %s\n", err);
         return 1;
     }
-    if (rp.cut) fprintf(stderr, "commsim: %s: exported the %zu events before it\n", err, rp.n);
+    if (rp.cut) fprintf(stderr, "commsim export: %s: exported the %zu events before it\n", err, rp.n);
     if (o->net && cs_replay_retime(&rp, o->net, err, sizeof err) < 0) {
         fprintf(stderr, "commsim export: --net: %s\n", err);
         cs_replay_free(&rp);

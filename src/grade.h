@@ -36,6 +36,7 @@ typedef struct cs_grade_case {
     int nmodes;
     cs_grade_param params[CS_GRADE_MAX_LIST];
     int nparams;
+    char *net;       /* the case's network model (--net spelling), or NULL: real time */
     int check_ref;   /* registry ref of check(run), or LUA_NOREF */
     int expect_ref;  /* registry ref of expect(rank, world, params), or LUA_NOREF */
 } cs_grade_case;

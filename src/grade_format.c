@@ -40,7 +40,7 @@ static void text(FILE *f, const cs_grade_spec *s, const cs_grade_sub *sub, bool 
         if (!m) continue;
         fprintf(f, "\n%s:\n", r->name);
         indent(f, m, "  ");
-        if (r->trace && (!r->hidden || show_hidden)) fprintf(f, "  see it: commsim replay %s\n", r->trace);
+        if (r->trace && (!r->hidden || show_hidden)) fprintf(f, "  see it: commsim replay %s --end\n", r->trace);
     }
     fprintf(f, "total: %g/%g\n", sub->score, sub->max);
 }
@@ -82,7 +82,8 @@ static void xml(FILE *f, const char *s) {
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        /* XML 1.0 has no other control characters, even escaped */
+        default: fputc((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r' ? '?' : *s, f);
         }
 }
 
@@ -127,18 +128,24 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
             }
         break;
     }
-    case CS_GF_JUNIT:
-        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n", f);
-        for (int i = 0; i < nsubs; i++) {
-            int fails = 0;
-            for (int k = 0; k < subs[i].nresults; k++) fails += !subs[i].results[k].pass;
-            fputs("  <testsuite name=\"", f);
-            xml(f, s->name), fputs(":", f), xml(f, subs[i].student);
-            fprintf(f, "\" tests=\"%d\" failures=\"%d\">\n", subs[i].nresults, fails);
+    case CS_GF_JUNIT: {
+        /* One testsuite for the exercise; each submission's cases are its
+         * testcases, told apart by classname EXERCISE.STUDENT (CI tools group
+         * by it). */
+        int n = 0, fails = 0;
+        for (int i = 0; i < nsubs; i++)
+            for (int k = 0; k < subs[i].nresults; k++) n++, fails += !subs[i].results[k].pass;
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
+        xml(f, s->name);
+        fprintf(f, "\" tests=\"%d\" failures=\"%d\">\n  <testsuite name=\"", n, fails);
+        xml(f, s->name);
+        fprintf(f, "\" tests=\"%d\" failures=\"%d\">\n", n, fails);
+        for (int i = 0; i < nsubs; i++)
             for (int k = 0; k < subs[i].nresults; k++) {
                 const cs_grade_result *r = &subs[i].results[k];
                 fputs("    <testcase classname=\"", f);
-                xml(f, s->name), fputs("\" name=\"", f), xml(f, r->name), fputs("\"", f);
+                xml(f, s->name), fputc('.', f), xml(f, subs[i].student);
+                fputs("\" name=\"", f), xml(f, r->name), fputs("\"", f);
                 const char *m = shown(r, show_hidden);
                 if (r->pass) fputs("/>\n", f);
                 else {
@@ -147,10 +154,9 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
                     fputs("</failure>\n    </testcase>\n", f);
                 }
             }
-            fputs("  </testsuite>\n", f);
-        }
-        fputs("</testsuites>\n", f);
+        fputs("  </testsuite>\n</testsuites>\n", f);
         break;
+    }
     }
 }
 

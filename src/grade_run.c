@@ -6,6 +6,8 @@
  * folder, judges the trace and writes one verdict line back over a pipe. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,48 @@ static void copy_file(const char *from, const char *to) {
     free(buf);
 }
 
+/* ---- root: the run as an unprivileged user */
+
+/* RLIMIT_NPROC does not bind root, and root may write anywhere: a grader run
+ * as root (a container's autograder) runs each solution as the user nobody,
+ * when nobody can run this program at all (a tcp rank process execs it). */
+typedef struct unpriv {
+    bool drop;
+    uid_t uid;
+    gid_t gid;
+} unpriv;
+
+static unpriv unprivileged(void) {
+    static unpriv u;
+    static bool known;
+    if (known) return u;
+    known = true;
+    if (geteuid() != 0) return u;
+    struct passwd *pw = getpwnam("nobody");
+    u.uid = pw ? pw->pw_uid : 65534;
+    u.gid = pw ? pw->pw_gid : 65534;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return u;
+    exe[n] = 0;
+    /* can nobody execute it? ask as nobody, in a child */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(setgroups(0, NULL) == 0 && setgid(u.gid) == 0 && setuid(u.uid) == 0 &&
+                      access(exe, X_OK) == 0 ? 0 : 1);
+    int st;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    u.drop = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    return u;
+}
+
+/* In the run's process: become u's user for good. False if that failed. */
+static bool drop_to(const unpriv *u) {
+    return setgroups(0, NULL) == 0 && setgid(u->gid) == 0 && setuid(u->uid) == 0 &&
+           setuid(0) != 0; /* and cannot come back */
+}
+
 static void limit(int res, rlim_t v) {
     struct rlimit rl = {v, v};
     setrlimit(res, &rl);
@@ -89,7 +133,7 @@ static void limit(int res, rlim_t v) {
 /* The child: never returns. */
 static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
                             int world, const char *engine, const char *mode, const char *keep,
-                            int fd) {
+                            int fd, const unpriv *u) {
     char dir[] = "/tmp/commsim-grade.XXXXXX";
     FILE *w = fdopen(fd, "w");
     if (!w || !mkdtemp(dir)) _exit(70);
@@ -106,7 +150,8 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     /* No fork bombs: RLIMIT_NPROC counts every task of the user, threads
      * included, and Linux has no cheap count of those; the system's task
      * count bounds it, and the run needs a few tasks per rank (a tcp rank is
-     * a process with threads). Not enforced for root. */
+     * a process with threads). The kernel does not apply it to root: there
+     * the run drops to nobody first (unprivileged above). */
     FILE *la = fopen("/proc/loadavg", "r");
     long running, tasks;
     if (la && fscanf(la, "%*s %*s %*s %ld/%ld", &running, &tasks) == 2)
@@ -128,9 +173,11 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
     FILE *sf = fopen(script, "w");
     if (!sf || fputs(wrapped, sf) < 0 || fclose(sf) != 0) _exit(70);
+    /* the unprivileged run writes its trace here */
+    if (u->drop && chown(dir, u->uid, u->gid) < 0) _exit(70);
     FILE *devnull = fopen("/dev/null", "w");
     cs_run_opts o = {.script = script, .nranks = world, .engine = engine, .send_mode = mode,
-                     .net = s->net, .mem_limit = s->memory, .step_limit = s->steps, .timeout = s->timeout,
+                     .net = s->net ? s->net : c->net, .mem_limit = s->memory, .step_limit = s->steps, .timeout = s->timeout,
                      .trace = trace, .rank = -1, .out = devnull, .err = devnull,
                      .report = CS_REPORT_JSON,
                      /* the grader runs every send mode the case lists itself */
@@ -141,6 +188,7 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     pid_t run = fork();
     if (run == 0) {
         close(fd); /* the verdict is the judge's to write */
+        if (u->drop && !drop_to(u)) _exit(70);
         alarm((unsigned)s->timeout + 5);
         _exit(cs_launch_run(&o) & 0x7f);
     }
@@ -149,6 +197,7 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     char *why = NULL, kind[32] = "";
     bool pass = cs_grade_judge(s, c, trace, world, &why, kind);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
+    if (!pass && keep && u->drop && chown(keep, geteuid(), getegid()) < 0) {} /* the grader's, as the rest */
     unlink(trace), unlink(script), rmdir(dir);
     fprintf(w, "%c\t%s\t", pass ? 'P' : 'F', kind);
     for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);
@@ -171,6 +220,7 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     *why = NULL, kind_out[0] = 0;
     fflush(NULL);
     /* close-on-exec: a rank process the run execs must not hold the pipe open */
+    unpriv u = unprivileged();
     if (pipe2(p, O_CLOEXEC) < 0) return *why = dupf("cannot grade: %s", strerror(errno)), false;
     pid_t pid = fork();
     if (pid < 0) {
@@ -180,7 +230,7 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     if (pid == 0) {
         close(p[0]);
         setpgid(0, 0); /* its rank processes go with it */
-        child(s, c, path, world, engine, mode, trace, p[1]);
+        child(s, c, path, world, engine, mode, trace, p[1], &u);
     }
     close(p[1]);
     size_t len = 0, cap = 256;

@@ -11,6 +11,7 @@
 
 #include "grade.h"
 #include "lessons.h"
+#include "netmodel.h"
 #include "xalloc.h"
 
 #define CS_DUP(s) cs_xstrdup((s), "grade")
@@ -127,6 +128,17 @@ static int load_case(lua_State *L, int t, cs_grade_case *c, int idx, char *err, 
             snprintf(err, errlen, "case '%s': world size %d out of range", c->name, c->worlds[i]);
             return -1;
         }
+    /* Modelled time: a case may fix the network model, so that times are
+     * exact and can be graded (grade --net overrides it). */
+    c->net = str_field(L, t, "net");
+    if (c->net) {
+        cs_netmodel m;
+        char why[256];
+        if (cs_netmodel_parse(c->net, &m, why, sizeof why) < 0) {
+            snprintf(err, errlen, "case '%s': net: %s", c->name, why);
+            return -1;
+        }
+    }
     c->nengines = str_list(L, t, "engines", c->engines, engines);
     c->nmodes = str_list(L, t, "send_modes", c->modes, modes);
     if (lua_getfield(L, t, "params") == LUA_TTABLE) {
@@ -257,6 +269,7 @@ void cs_grade_spec_free(cs_grade_spec *s) {
     for (int i = 0; i < s->ncases; i++) {
         cs_grade_case *c = &s->cases[i];
         free(c->name);
+        free(c->net);
         for (int k = 0; k < c->nengines; k++) free(c->engines[k]);
         for (int k = 0; k < c->nmodes; k++) free(c->modes[k]);
         for (int k = 0; k < c->nparams; k++) free(c->params[k].name);

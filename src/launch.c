@@ -74,6 +74,8 @@ static void job_abort(void *ud, cs_end_reason why) {
     cs_world_abort(j->w, why);
 }
 
+static void job_settle(void *ud) { cs_control_settle(((thread_job *)ud)->control); }
+
 static void job_set_gates(void *ud, cs_gates *g) {
     cs_world_set_gate(((thread_job *)ud)->w, cs_gates_pass, g);
 }
@@ -207,7 +209,7 @@ void cs_control_clock_answers(cs_control *c, void (*answer)(void *, int, uint64_
     if (c->vclock) cs_vclock_set_answer(c->vclock, answer, ud);
 }
 
-int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
+int cs_control_open(cs_control *c, const cs_run_opts *o, const cs_script *script, int world,
                     const char *engine, const char *mode_name, const cs_netmodel *net, FILE *out,
                     FILE *err) {
     char msg[512], net_name[160];
@@ -248,9 +250,13 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name
      * goes into the JSON outcome. */
     if (o->report == CS_REPORT_JSON) cs_bus_subscribe(&c->bus, cs_output_sink(&c->output));
     else if (!o->ui) cs_bus_subscribe(&c->bus, cs_report_sink(&c->rep));
+    /* The script's text too, so that a replay shows the source wherever the
+     * trace goes (unless it is too long to record: then replay looks for it) */
     cs_event ev = {.type = CS_EV_RUN, .rank = -1, .world = world, .engine = engine,
-                   .send_mode = mode_name, .text = script_name, .seed = o->seed,
-                   .net = c->vclock ? cs_netmodel_format(net, net_name, sizeof net_name) : NULL};
+                   .send_mode = mode_name, .text = script->name, .seed = o->seed,
+                   .net = c->vclock ? cs_netmodel_format(net, net_name, sizeof net_name) : NULL,
+                   .source = script->len <= CS_EV_MAX_SOURCE && !memchr(script->source, 0, script->len)
+                                 ? script->source : NULL};
     cs_bus_emit(&c->bus, &ev);
     return 0;
 }
@@ -324,9 +330,16 @@ static int trace_status(cs_control *c, int status) {
     return 1;
 }
 
+void cs_control_settle(cs_control *c) {
+    cs_bus_lock(&c->bus);
+    if (!c->settled && c->recheck && !c->mon.deadlocked) recheck(c);
+    c->settled = true;
+    cs_bus_unlock(&c->bus);
+}
+
 int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
-    if (status == 0 && c->recheck && !c->mon.deadlocked) recheck(c);
+    if (status == 0 && c->recheck && !c->settled && !c->mon.deadlocked) recheck(c);
     /* A verdict found on the last exit (a collective left unfinished) may
      * come after the engine saw a clean end. */
     if (status == 0 && c->mon.deadlocked) status = CS_END_DEADLOCK;
@@ -417,7 +430,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
 
     cs_control control;
-    if (cs_control_open(&control, o, script.name, world, engine, mode_name, &net, out, err) < 0) {
+    if (cs_control_open(&control, o, &script, world, engine, mode_name, &net, out, err) < 0) {
         cs_script_free(&script);
         return 1;
     }
@@ -443,7 +456,7 @@ int cs_launch_run(const cs_run_opts *o) {
     thread_job tj = {w, &control};
     cs_job job = {.world = world, .bus = &control.bus, .mon = &control.mon, .script = &script,
                   .finished = job_finished, .end_reason = job_end_reason, .abort = job_abort,
-                  .set_gates = job_set_gates, .ud = &tj};
+                  .set_gates = job_set_gates, .settle = job_settle, .ud = &tj};
     if (ui && o->ui->attach(o->ui->ud, &job) < 0) {
         fprintf(err, "commsim: cannot start the visualizer\n");
         cs_world_abort(w, CS_END_ERROR);

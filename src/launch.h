@@ -34,6 +34,10 @@ typedef struct cs_job {
     void (*abort)(void *ud, cs_end_reason why);
     /* From now on every rank passes these gates before each operation. */
     void (*set_gates)(void *ud, cs_gates *g);
+    /* The run has finished cleanly: do now what the summary still waits for
+     * (the rendezvous recheck of an eager run), so that a front end can show
+     * it before it closes. Once; NULL where there is nothing to do. */
+    void (*settle)(void *ud);
     void *ud;
 } cs_job;
 
@@ -95,6 +99,7 @@ typedef struct cs_control {
     int world;
     bool recheck;         /* an eager run: recheck it with rendezvous sends if it ends ok */
     bool buffered;        /* the recheck deadlocked: with --strict, that is the verdict */
+    bool settled;         /* cs_control_settle ran: the recheck is done */
     struct cs_vclock *vclock; /* the timekeeper, with a network model on; else NULL */
 } cs_control;
 
@@ -102,7 +107,7 @@ typedef struct cs_control {
  * subscribed, and emit the run header. 0, or -1 after printing why. */
 /* net: the network model; with one on, the timekeeper (vclock.h) is
  * subscribed after the monitor, and the header records the model. */
-int cs_control_open(cs_control *c, const cs_run_opts *o, const char *script_name, int world,
+int cs_control_open(cs_control *c, const cs_run_opts *o, const cs_script *script, int world,
                     const char *engine, const char *mode_name, const cs_netmodel *net, FILE *out,
                     FILE *err);
 /* Where the timekeeper's answers to clock reads go (before the ranks start). */
@@ -111,6 +116,9 @@ void cs_control_clock_answers(cs_control *c, void (*answer)(void *, int, uint64_
  * -1 after printing why. */
 int cs_control_resolve_net(const cs_run_opts *o, const char *header_net, const char *script_name,
                            cs_netmodel *net, FILE *err);
+/* Every rank ended cleanly: run the rendezvous recheck now (once) rather
+ * than in cs_control_close, for a front end that shows its line. */
+void cs_control_settle(cs_control *c);
 /* --timeout expired: declare a deadlock among the ranks if there is one
  * (the monitor's on_deadlock then ends the run), before ending it for the timeout. */
 void cs_control_timeout(cs_control *c);

@@ -46,6 +46,7 @@ int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen) {
         return -1;
     }
     r->cut = rc == CS_TRACE_CUT;
+    if (r->n > 0 && r->ev[0].type == CS_EV_RUN) r->source = r->ev[0].source;
     if (r->n > 0 && r->ev[0].text && !(r->script = strdup(r->ev[0].text))) {
         snprintf(err, errlen, "%s: out of memory", path);
         cs_replay_free(r);

@@ -15,6 +15,7 @@ typedef struct cs_replay {
     size_t n;
     int world;
     char *script;      /* from the run header */
+    const char *source; /* the script's text from the run header, or NULL (in ev[0]) */
     bool cut;          /* the file ended mid-event (a crash): replayed up to there */
     void *priv;        /* owned storage */
 } cs_replay;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "recheck.h"
 
 #define DEFAULT_CELLS (4u << 20) /* rows x ranks bytes of diagram state */
 
@@ -289,7 +290,10 @@ void cs_history_add(cs_history *h, const cs_event *ev) {
     case CS_EV_COMPUTE: set_state(h, k, ev->begin ? CS_HS_COMPUTE : CS_HS_RUN); break;
     case CS_EV_COLL: add_coll(h, ev); break;
     case CS_EV_PRINT: add_output(h, k, ev->text); break;
-    case CS_EV_WARN: add_warn(h, ev); break;
+    case CS_EV_WARN: /* the recheck's line is no warning: the alerts show it on its own */
+        if (!ev->text || strncmp(ev->text, CS_RECHECK_PREFIX, strlen(CS_RECHECK_PREFIX)) != 0)
+            add_warn(h, ev);
+        break;
     /* After a deadlock the ranks only unwind: the diagram ends at the verdict. */
     case CS_EV_ERROR:
         set_state(h, k, CS_HS_FAILED);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "header.h"
 #include "screen.h"
@@ -166,6 +167,37 @@ static void load_lessons(cs_chapter *c) {
     free(names);
 }
 
+static bool is_exercise(const char *dir, const char *name) {
+    if (name[0] == '.') return false;
+    char *sub = join(dir, name), *spec = sub ? join(sub, "spec.lua") : NULL;
+    bool ok = spec && access(spec, R_OK) == 0;
+    free(spec);
+    free(sub);
+    return ok;
+}
+
+static void load_exercises(cs_chapter *c) {
+    char *dir = join(c->dir, "exercises");
+    int n = 0;
+    char **names = dir ? list_dir(dir, is_exercise, &n) : NULL;
+    c->ex = n ? calloc((size_t)n, sizeof *c->ex) : NULL;
+    for (int i = 0; i < n; i++) {
+        if (!c->ex) {
+            free(names[i]);
+            continue;
+        }
+        cs_exercise *e = &c->ex[c->nex++];
+        e->name = names[i];
+        e->dir = join(dir, names[i]);
+        char *readme = e->dir ? join(e->dir, "README.md") : NULL;
+        e->readme = readme ? slurp(readme, NULL) : NULL;
+        free(readme);
+        if (!e->readme) e->readme = strdup("(this exercise has no README.md)");
+    }
+    free(names);
+    free(dir);
+}
+
 int cs_book_load(cs_book *b, const char *dir, char *err, size_t errlen) {
     memset(b, 0, sizeof *b);
     int n;
@@ -186,6 +218,7 @@ int cs_book_load(cs_book *b, const char *dir, char *err, size_t errlen) {
         if (!c->readme) c->readme = strdup("(this chapter has no README.md)");
         c->title = first_heading(c->readme, c->slug);
         load_lessons(c);
+        load_exercises(c);
     }
     free(names);
     return b->ch ? 0 : -1;
@@ -200,6 +233,12 @@ void cs_book_free(cs_book *b) {
             free(c->lesson[k].title);
         }
         free(c->lesson);
+        for (int k = 0; k < c->nex; k++) {
+            free(c->ex[k].name);
+            free(c->ex[k].dir);
+            free(c->ex[k].readme);
+        }
+        free(c->ex);
         free(c->dir);
         free(c->slug);
         free(c->title);
@@ -228,23 +267,72 @@ int cs_book_find(const cs_book *b, const char *arg) {
 void cs_learn_init(cs_learn *l, const cs_book *b, int chapter) {
     memset(l, 0, sizeof *l);
     l->book = b;
+    l->work = ".";
     l->chapter = chapter >= 0 && chapter < b->n ? chapter : 0;
     l->on_lessons = chapter >= 0;
     l->md_chapter = -1;
+    l->grade.chapter = -1;
 }
 
-void cs_learn_free(cs_learn *l) { cs_md_free(&l->md); }
+static void grade_free(cs_learn_grade *g) {
+    for (int i = 0; i < g->nfail; i++) free(g->fail_case[i]), free(g->fail_trace[i]);
+    free(g->fail_case);
+    free(g->fail_trace);
+    free(g->text);
+    memset(g, 0, sizeof *g);
+    g->chapter = -1;
+}
+
+void cs_learn_free(cs_learn *l) {
+    cs_md_free(&l->md);
+    grade_free(&l->grade);
+}
+
+static int nitems(const cs_learn *l) {
+    const cs_chapter *c = &l->book->ch[l->chapter];
+    return c->nlessons + c->nex;
+}
+
+const cs_exercise *cs_learn_exercise(const cs_learn *l) {
+    const cs_chapter *c = &l->book->ch[l->chapter];
+    int k = l->lesson - c->nlessons;
+    return l->on_lessons && k >= 0 && k < c->nex ? &c->ex[k] : NULL;
+}
+
+bool cs_learn_student_file(const cs_learn *l, const cs_exercise *e, char *buf, size_t len) {
+    snprintf(buf, len, "%s/%s.lua", l->work, e->name);
+    return access(buf, R_OK) == 0;
+}
+
+void cs_learn_set_grade(cs_learn *l, char *text, char **fail_case, char **fail_trace, int nfail) {
+    grade_free(&l->grade);
+    const cs_exercise *e = cs_learn_exercise(l);
+    l->grade = (cs_learn_grade){.chapter = e ? l->chapter : -1,
+                                .ex = e ? l->lesson - l->book->ch[l->chapter].nlessons : 0,
+                                .text = text, .fail_case = fail_case, .fail_trace = fail_trace,
+                                .nfail = nfail};
+    l->show_grade = e != NULL;
+    l->scroll = 0;
+}
+
+/* Is the selected exercise the one graded last? */
+static bool graded_here(const cs_learn *l) {
+    return cs_learn_exercise(l) && l->grade.chapter == l->chapter &&
+           l->grade.ex == l->lesson - l->book->ch[l->chapter].nlessons;
+}
 
 static void clamp_lesson(cs_learn *l) {
-    int n = l->book->ch[l->chapter].nlessons;
+    int n = nitems(l);
     if (l->lesson >= n) l->lesson = n - 1;
     if (l->lesson < 0) l->lesson = 0;
 }
 
 static void move(cs_learn *l, int d) {
     if (l->on_lessons) {
+        int was = l->lesson;
         l->lesson += d;
         clamp_lesson(l);
+        if (l->lesson != was) l->show_grade = graded_here(l), l->scroll = 0;
         return;
     }
     int c = l->chapter + d;
@@ -254,20 +342,59 @@ static void move(cs_learn *l, int d) {
     l->scroll = 0;
 }
 
+/* The keys of a selected exercise; NONE when key is not one of them. */
+static cs_learn_action exercise_key(cs_learn *l, const cs_exercise *e, int key) {
+    char path[PATH_MAX];
+    bool have = cs_learn_student_file(l, e, path, sizeof path);
+    switch (key) {
+    case CS_KEY_ENTER: /* the statement, again */
+        l->show_grade = false;
+        l->scroll = 0;
+        return CS_LEARN_NONE;
+    case 'g':
+        if (have) return CS_LEARN_GRADE;
+        snprintf(l->message, sizeof l->message, "no %.120s yet: c copies the starter there", path);
+        return CS_LEARN_NONE;
+    case 'c':
+        if (!have) return CS_LEARN_STARTER;
+        snprintf(l->message, sizeof l->message, "%.120s exists: edit it, then g grades it", path);
+        return CS_LEARN_NONE;
+    case 'v': case 'n':
+        if (!graded_here(l) || !l->grade.nfail) {
+            snprintf(l->message, sizeof l->message,
+                     graded_here(l) ? "no failing case to show (a hidden one shows pass or fail only)"
+                                    : "g grades your file first");
+            return CS_LEARN_NONE;
+        }
+        l->show_grade = true;
+        if (key == 'n') {
+            l->grade.sel = (l->grade.sel + 1) % l->grade.nfail;
+            return CS_LEARN_NONE;
+        }
+        return CS_LEARN_FAILURE;
+    default: return CS_LEARN_NONE;
+    }
+}
+
 cs_learn_action cs_learn_key(cs_learn *l, int key) {
+    if (key == CS_KEY_RESIZE) return CS_LEARN_NONE; /* not the user's: the message stays */
     if (l->help) {
         l->help = false;
         return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;
     }
     l->message[0] = 0;
     int page = l->text_h > 2 ? l->text_h - 1 : 10; /* a page, keeping one line */
+    const cs_exercise *e = cs_learn_exercise(l);
+    if (e && (key == 'g' || key == 'c' || key == 'v' || key == 'n' || key == CS_KEY_ENTER))
+        return exercise_key(l, e, key);
+    const cs_chapter *c = &l->book->ch[l->chapter];
     switch (key) {
     case 'q': case 'Q': case 3: return CS_LEARN_QUIT;
     case CS_KEY_UP: case 'k': move(l, -1); break;
     case CS_KEY_DOWN: case 'j': move(l, 1); break;
-    case CS_KEY_TAB: case CS_KEY_BTAB: l->on_lessons = !l->on_lessons; break;
+    case CS_KEY_TAB: case CS_KEY_BTAB: l->on_lessons = !l->on_lessons; l->scroll = 0; break;
     case CS_KEY_RIGHT: l->on_lessons = true; break;
-    case CS_KEY_LEFT: case CS_KEY_ESC: case CS_KEY_BACKSPACE: l->on_lessons = false; break;
+    case CS_KEY_LEFT: case CS_KEY_ESC: case CS_KEY_BACKSPACE: l->on_lessons = false; l->scroll = 0; break;
     case CS_KEY_PGDN: case ' ': case CS_KEY_WHEEL_DOWN: l->scroll += key == CS_KEY_WHEEL_DOWN ? 3 : page; break;
     case CS_KEY_PGUP: case 'b': case CS_KEY_WHEEL_UP:
         l->scroll -= key == CS_KEY_WHEEL_UP ? 3 : page;
@@ -275,12 +402,26 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
         break;
     case CS_KEY_HOME: l->scroll = 0; break;
     case '?': l->help = true; break;
+    case 'e': /* the chapter's exercises */
+        if (!c->nex) {
+            snprintf(l->message, sizeof l->message, "this chapter has no exercises");
+            break;
+        }
+        l->on_lessons = true;
+        l->lesson = c->nlessons;
+        l->show_grade = graded_here(l);
+        l->scroll = 0;
+        break;
+    case 'g': case 'c': case 'v': case 'n':
+        snprintf(l->message, sizeof l->message,
+                 c->nex ? "select an exercise first (e goes to them)" : "this chapter has no exercises");
+        break;
     case CS_KEY_ENTER:
         if (!l->on_lessons) {
             l->on_lessons = true;
             break;
         }
-        if (l->book->ch[l->chapter].nlessons > 0) return CS_LEARN_RUN;
+        if (c->nlessons > 0) return CS_LEARN_RUN;
         snprintf(l->message, sizeof l->message, "this chapter has no scripts");
         break;
     default: break;
@@ -288,10 +429,15 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
     return CS_LEARN_NONE;
 }
 
+/* A heading row of the left pane. */
+static void rule(cs_grid *g, int y, const char *title, bool ascii) {
+    cs_grid_fill(g, 0, y, LEFT_W, 1, ascii ? '-' : 0x2500, CS_C_DEFAULT, CS_A_DIM);
+    cs_grid_put(g, 1, y, LEFT_W - 2, title, CS_C_DEFAULT, CS_A_BOLD);
+}
+
 static void draw_list(cs_learn *l, cs_grid *g, int y, int h, bool ascii) {
     const cs_book *b = l->book;
-    cs_grid_fill(g, 0, y, LEFT_W, 1, ascii ? '-' : 0x2500, CS_C_DEFAULT, CS_A_DIM);
-    cs_grid_put(g, 1, y, LEFT_W - 2, " chapters ", CS_C_DEFAULT, CS_A_BOLD);
+    rule(g, y, " chapters ", ascii);
     int row = y + 1, split = y + 1 + (b->n < h / 2 ? b->n : h / 2);
     for (int i = 0; i < b->n && row < split; i++, row++) {
         bool sel = i == l->chapter;
@@ -300,42 +446,174 @@ static void draw_list(cs_learn *l, cs_grid *g, int y, int h, bool ascii) {
         cs_grid_put(g, 1, row, LEFT_W - 2, b->ch[i].title, CS_C_DEFAULT, attr);
     }
     const cs_chapter *c = &b->ch[l->chapter];
-    cs_grid_fill(g, 0, split, LEFT_W, 1, ascii ? '-' : 0x2500, CS_C_DEFAULT, CS_A_DIM);
-    cs_grid_put(g, 1, split, LEFT_W - 2, " scripts (enter runs) ", CS_C_DEFAULT, CS_A_BOLD);
-    int room = y + h - split - 1, per = 2;
-    int first = l->lesson * per >= room ? l->lesson - room / per + 1 : 0;
-    for (int i = first, r = split + 1; i < c->nlessons && r + 1 < y + h + 1; i++, r += per) {
-        bool sel = i == l->lesson;
-        int attr = sel && l->on_lessons ? CS_A_REVERSE : 0;
-        cs_grid_fill(g, 0, r, LEFT_W, 1, ' ', CS_C_DEFAULT, attr);
-        cs_grid_put(g, 1, r, LEFT_W - 2, c->lesson[i].file, CS_C_GREEN, attr | CS_A_BOLD);
-        cs_grid_put(g, 3, r + 1, LEFT_W - 4, c->lesson[i].title, CS_C_DEFAULT, CS_A_DIM);
+    rule(g, split, " scripts (enter runs) ", ascii);
+    /* Rows of the list: a script takes two (name, title), the exercises'
+     * heading one, an exercise one. The list scrolls to keep the selection
+     * in view. */
+    int room = y + h - split - 1, rows_before = 0, sel_rows = 2;
+    for (int i = 0; i < l->lesson && i < nitems(l); i++)
+        rows_before += i < c->nlessons ? 2 : 1 + (i == c->nlessons);
+    if (l->lesson >= c->nlessons) rows_before += l->lesson == c->nlessons, sel_rows = 1;
+    int skip = rows_before + sel_rows > room ? rows_before + sel_rows - room : 0;
+    int r = split + 1 - skip, bottom = y + h;
+    for (int i = 0; i < nitems(l); i++) {
+        bool sel = i == l->lesson && l->on_lessons;
+        int attr = sel ? CS_A_REVERSE : 0;
+        if (i < c->nlessons) {
+            if (r >= split + 1 && r < bottom) {
+                cs_grid_fill(g, 0, r, LEFT_W, 1, ' ', CS_C_DEFAULT, attr);
+                cs_grid_put(g, 1, r, LEFT_W - 2, c->lesson[i].file, CS_C_GREEN, attr | CS_A_BOLD);
+            }
+            if (r + 1 >= split + 1 && r + 1 < bottom)
+                cs_grid_put(g, 3, r + 1, LEFT_W - 4, c->lesson[i].title, CS_C_DEFAULT, CS_A_DIM);
+            r += 2;
+            continue;
+        }
+        const cs_exercise *e = &c->ex[i - c->nlessons];
+        if (i == c->nlessons) {
+            if (r >= split + 1 && r < bottom) rule(g, r, " exercises (g grades) ", ascii);
+            r++;
+        }
+        if (r >= split + 1 && r < bottom) {
+            cs_grid_fill(g, 0, r, LEFT_W, 1, ' ', CS_C_DEFAULT, attr);
+            cs_grid_put(g, 1, r, LEFT_W - 2, e->name, CS_C_CYAN, attr | CS_A_BOLD);
+        }
+        r++;
     }
 }
 
 static const char learn_help[] =
-    "up/down   select a chapter or a script\n"
+    "up/down   select a chapter, a script or an exercise\n"
     "tab       switch between chapters and scripts\n"
-    "enter     run the selected script in the visualizer, paused at its start\n"
-    "          (space steps, r runs, q comes back here)\n"
-    "PgUp/PgDn scroll the chapter's text (also space and b)\n"
+    "enter     run the selected script in the visualizer, paused\n"
+    "          (space steps, r runs, q comes back here);\n"
+    "          on an exercise: its statement again\n"
+    "e         the chapter's exercises\n"
+    "c         copy the exercise's starter to your file\n"
+    "g         grade your file; v opens a failing case where it\n"
+    "          failed, n selects the next failing case\n"
+    "PgUp/PgDn scroll the text (also space and b)\n"
     "q         quit";
+
+/* ---- the text pane: the chapter, an exercise's statement, or a grading */
+
+static int add_line(cs_md *d, const char *s, size_t n, int fg, int attr) {
+    if (d->n == d->cap) {
+        int cap = d->cap ? d->cap * 2 : 32;
+        cs_md_line *v = realloc(d->line, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        d->line = v, d->cap = cap;
+    }
+    char *t = strndup(s, n);
+    if (!t) return -1;
+    d->line[d->n++] = (cs_md_line){t, fg, attr};
+    return 0;
+}
+
+/* Columns of s[0, n): one per code point. */
+static int cols(const char *s, size_t n) {
+    int c = 0;
+    for (size_t i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* The grader's text, as it prints it, wrapped at width: a wrapped line keeps
+ * its indent. Passed cases green, failed ones red, the selected failing
+ * case's heading reversed. */
+static int layout_grade(cs_md *d, const cs_learn_grade *gr, int width, bool ascii) {
+    memset(d, 0, sizeof *d);
+    d->ascii = ascii;
+    const char *sel = gr->nfail ? gr->fail_case[gr->sel] : NULL;
+    for (const char *p = gr->text; *p;) {
+        size_t n = strcspn(p, "\n");
+        size_t ind = strspn(p, " ");
+        int fg = 0, attr = 0;
+        if (ind == 2 && strncmp(p + 2, "\u2713", 3) == 0) fg = CS_C_GREEN;
+        else if (ind == 2 && strncmp(p + 2, "\u2717", 3) == 0) fg = CS_C_RED, attr = CS_A_BOLD;
+        else if (ind == 0 && n && p[n - 1] == ':') {
+            attr = CS_A_BOLD;
+            if (sel && strlen(sel) == n - 1 && strncmp(p, sel, n - 1) == 0) attr |= CS_A_REVERSE;
+        } else if (ind == 0 && strncmp(p, "total:", 6) == 0) attr = CS_A_BOLD;
+        /* wrap at spaces; a word longer than the line is cut */
+        size_t at = 0;
+        bool first = true;
+        do {
+            size_t pad = first ? 0 : ind + 2;
+            int room = width - (int)pad;
+            if (room < 10) room = 10;
+            size_t end = at, brk = 0;
+            while (end < n && cols(p + at, end - at + 1) <= room) {
+                if (p[end] == ' ' && end > at) brk = end;
+                end++;
+            }
+            if (end < n && brk > at) end = brk;
+            char buf[1024];
+            int k = snprintf(buf, sizeof buf, "%*s%.*s", (int)pad, "", (int)(end - at), p + at);
+            if (add_line(d, buf, k < (int)sizeof buf ? (size_t)k : sizeof buf - 1, fg, attr) < 0)
+                return -1;
+            at = end;
+            while (at < n && p[at] == ' ') at++;
+            first = false;
+        } while (at < n);
+        p += n + (p[n] == '\n');
+    }
+    return 0;
+}
+
+/* An exercise's statement, and where the student's file is. */
+static char *statement(const cs_learn *l, const cs_exercise *e) {
+    char path[PATH_MAX];
+    bool have = cs_learn_student_file(l, e, path, sizeof path);
+    const char *tail = have ? "\n\nYour file: `%s`. Edit it, then **g** grades it.\n"
+                            : "\n\nYour file will be `%s`: **c** copies the starter there.\n";
+    size_t n = strlen(e->readme) + strlen(tail) + strlen(path) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s", e->readme), snprintf(s + strlen(s), n - strlen(s), tail, path);
+    return s;
+}
+
+/* Lay out what the text pane shows, unless md holds it already. */
+static void layout_text(cs_learn *l, int tw, bool ascii) {
+    const cs_chapter *c = &l->book->ch[l->chapter];
+    const cs_exercise *e = cs_learn_exercise(l);
+    char path[PATH_MAX];
+    /* 0: the chapter; 1 and 2: the statement (without, with the student's
+     * file); 3: the grading (the selection is part of it) */
+    int kind = !e ? 0 : l->show_grade && graded_here(l) ? 3 + l->grade.sel
+                                                        : 1 + cs_learn_student_file(l, e, path, sizeof path);
+    int item = e ? l->lesson : -1;
+    if (l->md_chapter == l->chapter && l->md_item == item && l->md_width == tw && l->md_kind == kind)
+        return;
+    cs_md_free(&l->md);
+    if (kind >= 3) layout_grade(&l->md, &l->grade, tw, ascii);
+    else if (kind) {
+        char *text = statement(l, e);
+        if (text) cs_md_layout(&l->md, text, tw, ascii);
+        free(text);
+    } else cs_md_layout(&l->md, c->readme, tw, ascii);
+    l->md_chapter = l->chapter, l->md_item = item, l->md_width = tw, l->md_kind = kind;
+}
+
+static const char *footer(const cs_learn *l) {
+    if (!cs_learn_exercise(l))
+        return "up/down select  tab chapters/scripts  enter run  e exercises  ? help  q quit";
+    if (graded_here(l) && l->grade.nfail)
+        return l->grade.nfail > 1 ? "v see the failure  n next failing  g grade again  enter text  ? help  q quit"
+                                  : "v see the failure  g grade again  enter statement  ? help  q quit";
+    return "g grade your file  c copy the starter  enter statement  ? help  q quit";
+}
 
 void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     cs_grid_clear(g);
     const cs_chapter *c = &l->book->ch[l->chapter];
     int tx = LEFT_W + 1, tw = g->w - tx - 1, h = g->h - 2;
-    if (l->md_chapter != l->chapter || l->md_width != tw) {
-        cs_md_free(&l->md);
-        cs_md_layout(&l->md, c->readme, tw, ascii);
-        l->md_chapter = l->chapter;
-        l->md_width = tw;
-    }
+    layout_text(l, tw, ascii);
     if (l->scroll > l->md.n - h) l->scroll = l->md.n - h > 0 ? l->md.n - h : 0;
     l->text_h = h;
     cs_grid_fill(g, 0, 0, g->w, 1, ' ', CS_C_DEFAULT, CS_A_REVERSE);
-    cs_grid_printf(g, 0, 0, g->w, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim learn  %s",
-                   c->slug);
+    const cs_exercise *e = cs_learn_exercise(l);
+    cs_grid_printf(g, 0, 0, g->w, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim learn  %s%s%s",
+                   c->slug, e ? "  exercise " : "", e ? e->name : "");
     if (l->md.n > h)
         cs_grid_printf(g, g->w - 16, 0, 16, CS_C_DEFAULT, CS_A_REVERSE, " lines %d-%d/%d ",
                        l->scroll + 1, l->scroll + h < l->md.n ? l->scroll + h : l->md.n, l->md.n);
@@ -344,12 +622,10 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);
     int y = g->h - 1;
     if (l->message[0]) cs_grid_put(g, 1, y, g->w - 2, l->message, CS_C_YELLOW, CS_A_BOLD);
-    else cs_grid_put(g, 1, y, g->w - 2,
-                     "up/down select  tab chapters/scripts  enter run  PgUp/PgDn text  ? help  q quit",
-                     CS_C_DEFAULT, 0);
+    else cs_grid_put(g, 1, y, g->w - 2, footer(l), CS_C_DEFAULT, 0);
     if (l->help) {
-        int w = g->w - 8 < 76 ? g->w - 8 : 76, bx = (g->w - w) / 2, by = 4;
-        cs_grid_fill(g, bx, by, w, 9, ' ', CS_C_DEFAULT, CS_A_REVERSE);
+        int w = g->w - 8 < 78 ? g->w - 8 : 78, bx = (g->w - w) / 2, by = 3;
+        cs_grid_fill(g, bx, by, w, 14, ' ', CS_C_DEFAULT, CS_A_REVERSE);
         cs_grid_put(g, bx + 2, by, w - 4, " keys ", CS_C_CYAN, CS_A_REVERSE | CS_A_BOLD);
         int row = by + 2;
         for (const char *p = learn_help; *p; row++) {

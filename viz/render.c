@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recheck.h"
+
 /* Glyphs with their ASCII stand-ins (NO_COLOR or a non-UTF-8 terminal still
  * get a readable diagram). */
 typedef enum { G_VLINE, G_BLOCK, G_COMP, G_COLL, G_HLINE, G_RIGHT, G_LEFT, G_DOT, G_BAND,
@@ -279,6 +281,17 @@ static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     for (int k = 0; k < m->world && y < end; k++)
         if (m->ranks[k].error)
             y += wrap(g, 1, y, w - 2, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
+    /* An eager run rechecked with rendezvous sends: the summary's line, in
+     * green when it holds, yellow when only buffering kept the run going */
+    if (m->recheck && y < end) {
+        bool ok = strncmp(m->recheck + strlen(CS_RECHECK_PREFIX), "ok", 2) == 0;
+        size_t n = strcspn(m->recheck, "\n");
+        char *line = strndup(m->recheck, n);
+        int k = line ? wrap(g, 1, y, w - 2, end - y, line, ok ? CS_C_GREEN : CS_C_YELLOW,
+                            ok ? 0 : CS_A_BOLD, 4) : 0;
+        free(line);
+        y += k ? k : 1;
+    }
     size_t nw = cs_history_nwarn(v->hist);
     for (size_t i = 0; i < nw && y < end; i++) {
         if (g) cs_grid_put(g, 1, y, 9, "warning: ", CS_C_YELLOW, CS_A_BOLD);

@@ -23,12 +23,14 @@ cs_frontend cs_tui_frontend(cs_tui *t);
 /* Could the screen be opened? (false: message in err; run headless instead.) */
 bool cs_tui_usable(char *err, size_t errlen);
 
-/* `commsim replay FILE` in the visualizer; returns the exit status. */
-int cs_tui_replay(const char *path);
-/* `commsim learn [CHAPTER]`: lessons_dir holds NN-slug/ chapters. */
-int cs_tui_learn(const char *lessons_dir, const char *chapter);
+/* `commsim replay FILE` in the visualizer, at the start of the run or, with
+ * at_end, at its end (where a failing run failed); returns the exit status. */
+int cs_tui_replay(const char *path, bool at_end);
+/* `commsim learn [CHAPTER]`: lessons_dir holds NN-slug/ chapters; work holds
+ * the student's files for the exercises (WORK/NAME.lua). */
+int cs_tui_learn(const char *lessons_dir, const char *chapter, const char *work);
 /* `commsim learn --no-tui [CHAPTER]`: the chapter list, or one chapter's text
  * and scripts, printed. */
-int cs_learn_print(const char *lessons_dir, const char *chapter);
+int cs_learn_print(const char *lessons_dir, const char *chapter, const char *work);
 
 #endif

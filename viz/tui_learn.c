@@ -1,10 +1,17 @@
 /* tui_learn.c -- `commsim learn`: the chapter browser's loop. A script runs
  * in the visualizer on the same screen, paused at its start; when the user
- * leaves it, the browser comes back with the run's outcome in its footer. */
+ * leaves it, the browser comes back with the run's outcome in its footer.
+ * An exercise's file is graded here as `commsim grade` grades it, and a
+ * failing case's trace replays on the same screen. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "grade.h"
 #include "learn.h"
 #include "screen.h"
 #include "script.h"
@@ -54,7 +61,126 @@ static void run_lesson(cs_learn *l) {
                  ls->file, outcome(status), status);
 }
 
-int cs_learn_print(const char *lessons_dir, const char *chapter) {
+/* ---- exercises */
+
+/* The browser's own folder for the traces of failing cases, made on the first
+ * grading and removed when the browser closes. */
+static char trace_dir[] = "/tmp/commsim-learn.XXXXXX";
+static bool have_trace_dir;
+
+static void remove_traces(void) {
+    if (!have_trace_dir) return;
+    DIR *d = opendir(trace_dir);
+    struct dirent *e;
+    char p[PATH_MAX];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.' && snprintf(p, sizeof p, "%s/%s", trace_dir, e->d_name) < (int)sizeof p)
+            unlink(p);
+    if (d) closedir(d);
+    rmdir(trace_dir);
+    have_trace_dir = false;
+}
+
+static void copy_starter(cs_learn *l) {
+    const cs_exercise *e = cs_learn_exercise(l);
+    char from[PATH_MAX], to[PATH_MAX];
+    cs_learn_student_file(l, e, to, sizeof to);
+    snprintf(from, sizeof from, "%s/starter.lua", e->dir);
+    FILE *in = fopen(from, "rb");
+    /* O_EXCL: a student's own file is never overwritten */
+    int fd = in ? open(to, O_WRONLY | O_CREAT | O_EXCL, 0644) : -1;
+    FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    char buf[8192];
+    size_t n;
+    bool ok = in && out;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    if (out && fclose(out) != 0) ok = false;
+    if (!out && fd >= 0) close(fd);
+    if (in) fclose(in);
+    if (ok) snprintf(l->message, sizeof l->message, "copied the starter to %.120s: edit it, then g grades it", to);
+    else snprintf(l->message, sizeof l->message, "cannot copy %.80s to %.80s", from, to);
+}
+
+/* Grade the student's file for the selected exercise, as `commsim grade
+ * NAME FILE --trace-dir` does; keep the text result and the failing
+ * (visible) cases' traces. */
+static void grade(cs_learn *l, cs_grid *g) {
+    const cs_exercise *e = cs_learn_exercise(l);
+    char path[PATH_MAX], err[1024];
+    cs_learn_student_file(l, e, path, sizeof path);
+    snprintf(l->message, sizeof l->message, "grading %.120s ...", path);
+    cs_learn_render(l, g, cs_screen_ascii());
+    cs_screen_show(g);
+    cs_grade_spec spec;
+    if (cs_grade_spec_load(&spec, e->dir, err, sizeof err) < 0) {
+        snprintf(l->message, sizeof l->message, "%.190s", err);
+        cs_grade_spec_free(&spec);
+        return;
+    }
+    if (!have_trace_dir) have_trace_dir = mkdtemp(trace_dir) != NULL;
+    cs_grade_opts go = {.trace_dir = have_trace_dir ? trace_dir : NULL};
+    const char *base = strrchr(path, '/');
+    cs_grade_sub sub = {.student = strdup(base ? base + 1 : path), .path = strdup(path)};
+    if (!sub.student || !sub.path) {
+        snprintf(l->message, sizeof l->message, "out of memory");
+        cs_grade_sub_free(&sub);
+        cs_grade_spec_free(&spec);
+        return;
+    }
+    /* The runs are in child processes writing nowhere, but whatever a child
+     * might say on the terminal would scribble on the screen. */
+    fflush(NULL);
+    int saved[2] = {dup(1), dup(2)}, null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 1), dup2(null, 2), close(null);
+    cs_grade_submission(&spec, &go, &sub);
+    fflush(NULL);
+    for (int i = 0; i < 2; i++)
+        if (saved[i] >= 0) dup2(saved[i], i + 1), close(saved[i]);
+    /* The text as the grader prints it, less the replay commands: v opens
+     * those traces here. */
+    char **traces = calloc((size_t)sub.nresults + 1, sizeof *traces);
+    char **fail_case = calloc((size_t)sub.nresults + 1, sizeof *fail_case);
+    char **fail_trace = calloc((size_t)sub.nresults + 1, sizeof *fail_trace);
+    int nfail = 0;
+    for (int i = 0; traces && fail_case && fail_trace && i < sub.nresults; i++) {
+        cs_grade_result *r = &sub.results[i];
+        traces[i] = r->trace, r->trace = NULL;
+        if (!r->pass && !r->hidden && traces[i]) {
+            fail_case[nfail] = strdup(r->name);
+            fail_trace[nfail] = strdup(traces[i]);
+            nfail += fail_case[nfail] && fail_trace[nfail];
+        }
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        cs_grade_write(f, CS_GF_TEXT, &spec, &sub, 1, false);
+        fclose(f);
+    }
+    for (int i = 0; traces && i < sub.nresults; i++) sub.results[i].trace = traces[i];
+    if (text && traces && fail_case && fail_trace) {
+        cs_learn_set_grade(l, text, fail_case, fail_trace, nfail);
+        int k = snprintf(l->message, sizeof l->message, "%s: %g/%g", sub.student, sub.score, sub.max);
+        if (nfail && k > 0 && k < (int)sizeof l->message)
+            snprintf(l->message + k, sizeof l->message - (size_t)k, "  v shows where '%.60s' failed",
+                     fail_case[0]);
+    } else {
+        snprintf(l->message, sizeof l->message, "out of memory");
+        free(text), free(fail_case), free(fail_trace);
+    }
+    free(traces);
+    cs_grade_sub_free(&sub);
+    cs_grade_spec_free(&spec);
+}
+
+static void show_failure(cs_learn *l) {
+    const char *name = l->grade.fail_case[l->grade.sel], *trace = l->grade.fail_trace[l->grade.sel];
+    cs_tui_replay(trace, true);
+    snprintf(l->message, sizeof l->message, "back from '%.100s'", name);
+}
+
+int cs_learn_print(const char *lessons_dir, const char *chapter, const char *work) {
     cs_book book;
     char err[512];
     if (cs_book_load(&book, lessons_dir, err, sizeof err) < 0) {
@@ -79,12 +205,14 @@ int cs_learn_print(const char *lessons_dir, const char *chapter) {
         printf("\nscripts (commsim run %s/FILE runs one):\n", c->slug);
         for (int i = 0; i < c->nlessons; i++)
             printf("  %-22s %s\n", c->lesson[i].file, c->lesson[i].title);
+        if (c->nex) printf("\nexercises (commsim grade NAME %s/NAME.lua grades yours):\n", work);
+        for (int i = 0; i < c->nex; i++) printf("  %-22s %s\n", c->ex[i].name, c->ex[i].dir);
     }
     cs_book_free(&book);
     return 0;
 }
 
-int cs_tui_learn(const char *lessons_dir, const char *chapter) {
+int cs_tui_learn(const char *lessons_dir, const char *chapter, const char *work) {
     cs_book book;
     char err[512];
     if (cs_book_load(&book, lessons_dir, err, sizeof err) < 0) {
@@ -105,6 +233,7 @@ int cs_tui_learn(const char *lessons_dir, const char *chapter) {
     }
     cs_learn l;
     cs_learn_init(&l, &book, ch);
+    l.work = work;
     cs_grid g = {0};
     for (;;) {
         int w, h, x, y;
@@ -117,7 +246,11 @@ int cs_tui_learn(const char *lessons_dir, const char *chapter) {
         cs_learn_action a = cs_learn_key(&l, key);
         if (a == CS_LEARN_QUIT) break;
         if (a == CS_LEARN_RUN) run_lesson(&l);
+        if (a == CS_LEARN_STARTER) copy_starter(&l);
+        if (a == CS_LEARN_GRADE) grade(&l, &g);
+        if (a == CS_LEARN_FAILURE) show_failure(&l);
     }
+    remove_traces();
     cs_grid_free(&g);
     cs_learn_free(&l);
     cs_screen_close();

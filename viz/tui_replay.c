@@ -82,10 +82,17 @@ static bool read_lines(cs_tui_lines *l, const char *path) {
     return ok;
 }
 
-/* The trace names its script without a directory: look beside the trace, in
+/* The run header records the script's text: the source is the one that ran,
+ * wherever the replay is started. An older trace, or a script too long to
+ * record, names its script without a directory: look beside the trace, in
  * the current directory, then in the chapters of the lessons (./lessons or
  * wherever cs_lessons_dir finds them). */
 static void load_source(rview *v, const char *trace) {
+    if (v->rp.source &&
+        cs_tui_lines_split(&v->src, v->rp.source, strlen(v->rp.source)) == 0) {
+        v->have_src = true;
+        return;
+    }
     const char *name = v->rp.script;
     if (!name) return;
     char *dup = strdup(trace), path[4096], buf[4096];
@@ -151,11 +158,11 @@ static bool key(rview *v, int ch, int x, int y) {
     return true;
 }
 
-int cs_tui_replay(const char *path) {
+int cs_tui_replay(const char *path, bool at_end) {
     rview v = {.speed = 10};
     char err[600];
     if (cs_replay_load(&v.rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim: %s\n", err);
+        fprintf(stderr, "commsim replay: %s\n", err);
         return 1;
     }
     if (!cs_screen_open(err, sizeof err)) {
@@ -168,6 +175,11 @@ int cs_tui_replay(const char *path) {
     cs_monitor_init(&v.mon, v.rp.world);
     cs_history_init(&v.hist, v.rp.world, 0);
     refold(&v, cs_timeline_start(v.rp.ev, v.rp.n)); /* after the run header */
+    if (at_end) {
+        while (v.pos < v.rp.n) fold_one(&v);
+        snprintf(v.nav.message, sizeof v.nav.message,
+                 "the end of the run, where it failed: b goes back, g to the start, q leaves");
+    }
     cs_grid g = {0};
     for (;;) {
         int w, h, x = 0, y = 0;

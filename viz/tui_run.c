@@ -38,6 +38,7 @@ struct cs_tui {
     bool opened;
     cs_deferred *report; /* printed when the screen closes */
     double paused_at;    /* run time when paused (blocked-for timers stop), or < 0 */
+    bool settled;        /* the finished run's job->settle ran (the recheck) */
 };
 
 cs_tui *cs_tui_new(const cs_tui_opts *o) {
@@ -225,6 +226,16 @@ static void tui_loop(void *ud) {
         int w, h;
         cs_screen_size(&w, &h);
         if ((g.w != w || g.h != h) && (cs_grid_free(&g), cs_grid_init(&g, w, h) < 0)) break;
+        if (finished && why == CS_END_NONE && !t->settled && job->settle) {
+            /* the recheck reruns the script: say so while it does */
+            snprintf(t->nav.message, sizeof t->nav.message, "finished; checking what it does with "
+                     "rendezvous sends ...");
+            frame(t, &g, true);
+            cs_screen_show(&g);
+            job->settle(job->ud);
+            t->nav.message[0] = 0;
+        }
+        t->settled |= finished && why == CS_END_NONE;
         frame(t, &g, finished || why != CS_END_NONE);
         cs_screen_show(&g);
         int x = 0, y = 0, ch = cs_screen_key(FRAME_MS, &x, &y);

@@ -25,6 +25,20 @@ else bad_showing "$tmp/err" "unknown option: one line, no help text" "$(wc -l <"
 expect "an option without its value"        1 "commsim run: option '-n' needs a value" -- run x.lua -n
 expect "replay: unknown option"             1 "commsim replay: unknown option '--zz'" -- replay --zz
 expect "learn: unknown option"              1 "commsim learn: unknown option '-q'" -- learn -q
+# Every command: the same one line (no usage text), getopt's own words never.
+for cmd in run replay learn grade export bench; do
+  expect "$cmd --zz: one line in the commsim COMMAND form" 1 \
+    "commsim $cmd: unknown option '--zz' (commsim $cmd --help lists them)" -- $cmd --zz
+  if [ "$(wc -l <"$tmp/err")" = 1 ] && [ ! -s "$tmp/out" ]; then ok "$cmd --zz: nothing else"
+  else bad "$cmd --zz: nothing else" "$(wc -l <"$tmp/err") lines"; fi
+done
+expect "a long option without its value is named" 1 \
+  "commsim grade: option '--format' needs a value (commsim grade --help lists them)" -- grade --format
+expect "a long option with a short letter, without its value" 1 \
+  "commsim learn: option '--lessons' needs a value" -- learn --lessons
+expect "a long option given a value it takes none of" 1 \
+  "commsim replay: option '--no-tui' takes no value" -- replay --no-tui=1
+expect "export: a missing value" 1 "commsim export: option '--width' needs a value" -- export t.jsonl --width
 # learn without a terminal: --no-tui prints the chapters, or one chapter
 expect "learn --no-tui lists the chapters"  0 "  02-point-to-point      2. Point-to-point communication" -- learn --no-tui --lessons "$top_srcdir/lessons"
 expect "learn 1 --no-tui prints the chapter and its scripts" 0 "  hello.lua              Hello: every rank says who it is" -- learn 1 --no-tui --lessons "$top_srcdir/lessons"

@@ -7,6 +7,7 @@
 
 here=$top_srcdir/tests/grade
 exercises="ring bidirectional chunked ring_allreduce tree_broadcast pingpong_latency pipeline_microbatches"
+exercises+=" measure_latency"   # chapter 04: every case under its own --net model
 cd "$top_srcdir" || exit 1
 
 # score NAME SOLUTION ENGINE: the total of a grading, "S/M"
@@ -40,6 +41,14 @@ expect "forbidden op named with its line" 6 "rank 0 calls dist.all_reduce on lin
 expect "first differing value" 6 "rank 0: result[0] is 7, expected 6" \
   -- grade ring "$here/ring/forward_own.lua"
 expect "pitfall text" 6 "pitfall: " -- grade bidirectional "$here/bidirectional/no_wait.lua"
+# A case's net: its model, so times are graded exactly; a wrong one is the spec's error.
+expect "exact time, the model's figure" 6 "rank 0's result is 20.008 us; under this model one message of 4 bytes takes 10.004 us" \
+  -- grade measure_latency "$here/measure_latency/round_trip.lua"
+expect "the model rounds up to whole ns" 0 "total: 5/5" \
+  -- grade measure_latency "$here/measure_latency/reference.lua" --hidden
+mkdir -p "$tmp/badnet" && printf 'return {cases = {{name = "x", net = "alpha=5"}}}\n' >"$tmp/badnet/spec.lua"
+expect "a spec's bad net" 1 "case 'x': net: --net: alpha=5: expected a number with a unit" \
+  -- grade "$tmp/badnet" "$here/measure_latency/reference.lua"
 expect "hidden details hidden" 6 "(hidden case: details are not shown)" \
   -- grade ring "$here/ring/forward_own.lua"
 expect "--hidden shows them" 6 "rank 0: result[0] is 57, expected 36" \
@@ -56,7 +65,7 @@ expect "listed in help" 0 "grade EXERCISE" -- help
 # --trace-dir keeps a failing case's trace and names the replay command.
 expect "trace-dir" 6 "see it: commsim replay $tmp/traces/" \
   -- grade ring "$here/ring/eager_only.lua" --trace-dir "$tmp/traces"
-t=$(sed -n 's/^  see it: commsim replay //p' "$tmp/out" | head -1)
+t=$(sed -n 's/^  see it: commsim replay \(.*\) --end$/\1/p' "$tmp/out" | head -1)
 expect "the kept trace replays to the deadlock" 3 "deadlock" -- replay "$t" --no-tui
 
 # Byte-identical twice, in every format.
@@ -73,7 +82,23 @@ import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
 assert r.tag == "testsuites"
 s = r.find("testsuite"); assert int(s.get("tests")) == 4 and int(s.get("failures")) == 4
+assert s.get("name") == "ring_allreduce"
 assert s.find("testcase/failure") is not None
+PY
+  # A class: still one testsuite (the exercise), a testcase per student and case.
+  mkdir -p "$tmp/jclass" && cp "$here/ring/reference.lua" "$tmp/jclass/ann.lua" &&
+    cp "$here/ring/forward_own.lua" "$tmp/jclass/bob.lua"
+  guarded "$bin" grade ring "$tmp/jclass" --format junit --out "$tmp/class.junit" --jobs 2
+  python3 - "$tmp/class.junit" <<'PY' && ok "junit: a class is one testsuite for the exercise" || bad_showing "$tmp/class.junit" "junit class"
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+suites = r.findall("testsuite")
+assert len(suites) == 1 and suites[0].get("name") == "ring", suites
+cases = suites[0].findall("testcase")
+assert int(suites[0].get("tests")) == len(cases) == 8, len(cases)
+assert sorted(set(c.get("classname") for c in cases)) == ["ring.ann", "ring.bob"]
+assert not [c for c in cases if c.get("classname") == "ring.ann" and c.find("failure") is not None]
+assert int(suites[0].get("failures")) == len([c for c in cases if c.find("failure") is not None]) > 0
 PY
   # Gradescope's results.json schema (docs/grading.md): score, tests[] with
   # name, score, max_score, output, visibility; hidden cases after_published.
@@ -125,7 +150,7 @@ st=$?
 guarded "$bin" grade ring "$class" --jobs 3 --out "$tmp/c2.txt" --csv "$tmp/c2.csv"
 [ "$st" = 6 ] && ok "class: status 6" || bad "class: status $st"
 cmp -s "$tmp/c1.txt" "$tmp/c2.txt" && cmp -s "$tmp/c1.csv" "$tmp/c2.csv" && ok "class graded twice: byte-identical" \
-  || bad_showing "$tmp/c2.csv" "class twice" "outputs differ"
+  || { diff "$tmp/c1.txt" "$tmp/c2.txt" >"$tmp/c.diff"; bad_showing "$tmp/c.diff" "class twice" "outputs differ"; }
 [ "$(grep -c . "$tmp/c1.csv")" = 31 ] && ok "class: 30 rows" || bad_showing "$tmp/c1.csv" "class rows"
 # The same solution scores the same whatever its neighbours: compare with alone.
 for s in 02 03 04 05 06; do
@@ -141,5 +166,25 @@ grep -q "instruction budget exceeded" "$tmp/c1.txt" && ok "the loop's reason" ||
 grep -q "attempt to index a nil value (global 'io')" "$tmp/c1.txt" && ok "the escape's reason" || bad_showing "$tmp/c1.txt" "escape reason"
 grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's reason" || bad_showing "$tmp/c1.txt" "syntax reason"
 [ ! -e /tmp/pwned ] && ok "no escape" || bad "escape" "/tmp/pwned exists"
+
+# As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  mkdir -p "$tmp/spin_ex"
+  echo 'return {title = "spin", limits = {timeout = 4}, cases = {{name = "spin", world = 1, send_modes = {"rendezvous"}}}}' \
+    >"$tmp/spin_ex/spec.lua"
+  echo 'while true do end' >"$tmp/spin.lua"
+  "$bin" grade "$tmp/spin_ex" "$tmp/spin.lua" --trace-dir "$tmp/spin_traces" >"$tmp/spin.out" 2>&1 &
+  gpid=$! found=
+  for i in $(seq 1 200); do
+    ps -eo user=,args= | grep -F "$tmp/spin_ex" | grep -q '^nobody ' && { found=1; break; }
+    sleep 0.05
+  done
+  wait $gpid
+  [ -n "$found" ] && ok "as root: the solution runs as nobody" || bad_showing "$tmp/spin.out" "as root: runs as nobody"
+  grep -qF "total: 0/1" "$tmp/spin.out" && [ "$(stat -c %U "$tmp/spin_traces"/*.jsonl)" = root ] &&
+    ok "as root: the spinning solution scores 0, its kept trace is the grader's" || bad_showing "$tmp/spin.out" "as root: spin"
+else
+  skip "as root: the solution runs as nobody" "not root, or no user nobody"
+fi
 
 finish

@@ -19,7 +19,10 @@
 # untagged lines (the report) follow, in order. Timings are masked in the
 # report; lesson output itself must not contain any, except in the scripts
 # listed in `timed` below (timing exercises), whose printed durations are
-# masked as the report's are. The engine's name in the
+# masked as the report's are. Scripts whose header names a network model
+# (`--- net:`) run in modelled time: their output and their report's times
+# are exact and compared unmasked; their `real` variants (`--net none`) are
+# compared with every number masked. The engine's name in the
 # report's header line ("--- NAME: N ranks, ENGINE engine, ...", after any
 # warnings) reads "thread" whatever the engine: the rest of the
 # report must not differ.
@@ -59,18 +62,31 @@ declare -A timed=(
     ["02-point-to-point/timing.lua"]=1
 )
 
-# normalise_out REL
+# Real-time runs of the modelled scripts of chapter 04 (variants named
+# real*, run with --net none) print measured numbers: every number is masked
+# and runs of spaces squeezed, so that only the shape of the output counts.
+mask_numbers() {
+    sed -E -e 's/-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?/<n>/g' -e 's/-?(inf|nan)/<n>/g' -e 's/ +/ /g'
+}
+
+# normalise_out REL [VARIANT]
 normalise_out() {
-    if [ -n "${timed[$1]:-}" ]; then
+    if [ "${2#real}" != "${2:-}" ]; then
+        sort_by_rank | mask_numbers
+    elif [ -n "${timed[$1]:-}" ]; then
         sort_by_rank | mask_times
     else
         sort_by_rank
     fi
 }
 
-# The report: the same sort, then mask durations and the engine's name.
+# The report: the same sort, then mask durations and the engine's name. A
+# run in modelled time (NORMALISE_MODELLED=1: the script's header names a
+# network model and the run keeps it) keeps its durations: they are virtual,
+# exact, and the same on every engine.
 normalise_err() {
-    sort_by_rank | mask_times | sed -E -e 's/^(--- [^ ]+: [0-9]+ ranks?), tcp engine, /\1, thread engine, /'
+    if [ "${NORMALISE_MODELLED:-0}" = 1 ]; then sort_by_rank; else sort_by_rank | mask_times; fi |
+        sed -E -e 's/^(--- [^ ]+: [0-9]+ ranks?), tcp engine, /\1, thread engine, /'
 }
 
 status_of() {
@@ -141,8 +157,10 @@ run_case() {
     # shellcheck disable=SC2086  # ARGS is a list of words
     guarded "$bin" run "$script" --no-tui --engine "$engine" $args >"$out" 2>"$err" </dev/null
     status=$?
-    normalise_out "$rel" <"$out" >"$out.n"
-    normalise_err <"$err" >"$err.n"
+    normalise_out "$rel" "$variant" <"$out" >"$out.n"
+    local modelled=0
+    if grep -qE '^--- net:' "$script" && [ "${variant#real}" = "$variant" ]; then modelled=1; fi
+    NORMALISE_MODELLED=$modelled normalise_err <"$err" >"$err.n"
 
     if [ "$status" != "$want_status" ]; then
         why+=("exit status $status, expected $want_status")
@@ -203,6 +221,11 @@ declare -A required=(
     ["06-collectives-in-training/gather_scatter.lua"]="out:[rank 3] my shard: tensor([10., 11., 12.])|out:[rank 0]   loss of rank 3: 365"
     ["06-collectives-in-training/moe_all_to_all.lua"]="out:[rank 0] results in token order: 201 402 303 304"
     ["06-collectives-in-training/recursive_halving.lua"]="out:[rank 3] same: true|out:[rank 0] recursive_halving:  tensor([10., 10., 10.])|err:messages: 16, bytes: 192"
+    ["04-performance/pingpong.lua"]="out:[rank 0]        4 B: one way 10.004 us, 0.0004 GB/s|out:[rank 0]  4194304 B: one way 4204.304 us, 0.9976 GB/s"
+    ["04-performance/alpha_beta.lua"]="out:[rank 0] fit: alpha = 10.000 us, bandwidth = 1.0000 GB/s"
+    ["04-performance/chunking.lua"]="out:[rank 3] k = 16 chunks of   65536 B: 1359.648 us (formula 1359.648 us)|out:[rank 3] k =  1 chunks of 1048576 B: 3175.728 us (formula 3175.728 us)"
+    ["04-performance/allreduce_algos.lua"]="out:ring beats recursive doubling above n = 80000 bytes|out:[rank 0]     16384  84.576 (84.576)        105.536 (105.536)      52.768 (52.768)        recursive_doubling|out:[rank 0]    131072  256.608 (256.608)      564.288 (564.288)      282.144 (282.144)      ring"
+    ["04-performance/pipeline.lua"]="out:...12345678hhggffeeddccbbaa......|out:...1aa2bb3cc4dd5ee6ff7gg8hh......|out:[rank 0] gpipe makespan 33.100 ms, bubble 0.2749 (formula (p - 1) / (m + p - 1) = 0.2727)"
     ["05-gpu/device_tensors.lua"]="out:[rank 1] y on rank 1: tensor([ 1.,  3.,  5.,  7.,  9., 11.])|out:[rank 0] after 10 round trips: tensor([0., 1., 2., 3.])"
     ["05-gpu/p2p_nccl.lua"]="out:[rank 1] tag 3: tensor([3., 3.]), tag 7: tensor([7., 7.])|out:[rank 1] from any source: tensor([42.]) sent by rank 0|out:[rank 0] exchanged: I sent tensor([10., 10., 10.]), I got tensor([20., 20., 20.])"
     ["05-gpu/pipeline.lua"]="out:[rank 0] one micro-batch: grad w0 = tensor([ 7., 14., 42., 56.])|out:[rank 1] 4 micro-batches: errors -3, -4, -5, -6; grad w1 = tensor([-50., -36.,   0., -36.])|out:[rank 0] 4 micro-batches: grad w0 = tensor([-50., -18.,   0., -36.])"
@@ -266,6 +289,17 @@ all_cases() {
     ch6=06-collectives-in-training
     run_case $ch6/recursive_halving.lua n2 0 "-n 2" "out:[rank 1] same: true" "err:messages: 4,"
     run_case $ch6/recursive_halving.lua n8 0 "-n 8" "out:[rank 7] same: true" "err:messages: 48,"
+    # Chapter 04 under --net none: real time on this engine, numbers masked.
+    ch4=04-performance
+    run_case $ch4/pingpong.lua real 0 "--net none" "out:[rank <n>] <n> B: one way <n> us, <n> GB/s"
+    run_case $ch4/alpha_beta.lua real 0 "--net none" "out:[rank <n>] fit: alpha = <n> us, bandwidth = <n> GB/s"
+    # Two ranks: nothing to overlap, every chunk adds alpha; eight ranks: the
+    # crossover moves to 8.8 alpha / beta.
+    run_case $ch4/chunking.lua n2 0 "-n 2" \
+        "out:[rank 1] k = 64 chunks of   16384 B: 1688.576 us (formula 1688.576 us)" \
+        "out:[rank 1] one hop: nothing to overlap"
+    run_case $ch4/allreduce_algos.lua n8 0 "-n 8" \
+        "out:ring beats recursive doubling above n = 88000 bytes (8.8 alpha / beta)"
 }
 
 for engine in ${ENGINES:-thread tcp}; do

@@ -79,4 +79,26 @@ expect "cut deadlock trace: the monitor still finds it" 1 "why: every blocked ra
 { cat "$tmp/c.jsonl"; printf '{"type":"print","ra'; } >"$tmp/exitcut.jsonl"
 expect "cut after every exit: not ok"        1 "verdict: failed (exit status 1)" -- replay "$tmp/exitcut.jsonl"
 
+# ---- the run header records the script's text (replay shows the source from
+# anywhere; the TUI suite checks the screen): byte for byte, and absent for a
+# script too long to record
+if command -v python3 >/dev/null; then
+  "$bin" run "$L/chain.lua" --no-tui --trace "$tmp/src.jsonl" >/dev/null 2>&1
+  python3 - "$tmp/src.jsonl" "$L/chain.lua" <<'PY' && ok "header: the script's text, byte for byte" || bad_showing "$tmp/src.jsonl" "header source"
+import json, sys
+h = json.loads(open(sys.argv[1]).readline())
+assert h["type"] == "run" and h["source"] == open(sys.argv[2]).read()
+PY
+  { echo 'print("big")'; for i in $(seq 1 3000); do echo "-- padding line $i: a script longer than the header records ......"; done; } >"$tmp/big.lua"
+  "$bin" run "$tmp/big.lua" -n 1 --no-tui --trace "$tmp/big.jsonl" >/dev/null 2>&1
+  python3 - "$tmp/big.jsonl" <<'PY' && ok "header: a script over 128 KiB is not recorded" || bad_showing "$tmp/big.jsonl" "header big source"
+import json, sys
+h = json.loads(open(sys.argv[1]).readline())
+assert h["type"] == "run" and "source" not in h and h["script"] == "big.lua"
+PY
+  expect "a trace without the source still replays" 0 "[rank 0] big" -- replay "$tmp/big.jsonl" --no-tui
+else
+  skip "header source" "no python3"
+fi
+
 finish

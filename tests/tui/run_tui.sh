@@ -232,6 +232,36 @@ check "q after the end: the output and the warning printed in full, then the sum
    [ "$(grep -n "warning: isend" "$tmp/screen" | cut -d: -f1)" -lt "$(grep -n "^--- isend_reuse" "$tmp/screen" | cut -d: -f1)" ]'
 tm kill-session -t pa
 
+# ---- an eager run that ends ok is rechecked with rendezvous sends: the line
+# is on the visualizer's end screen, for both outcomes, and once in the summary
+printf '%s\n' '--- world: 2' 'local t = tensor.full(4, rank)' 'local r = tensor.zeros(4)' \
+  'dist.send(t, 1 - rank)' 'dist.recv(r, 1 - rank)' >"$tmp/bothsend.lua"
+start rk 100 30 "$bin run $tmp/bothsend.lua --send-mode eager --speed 0 --trace $tmp/rk.trace"
+check "eager, ok only because sends are buffered: the recheck's line on the end screen" \
+  'wait_for rk FINISHED "with rendezvous sends: deadlock at bothsend.lua:4" "the run has ended (finished)"'
+tm send-keys -t rk q
+check "the recheck's line once in the summary after the screen closes" \
+  'wait_for rk EXIT=0 "verdict: ok" && [ "$(count "with rendezvous sends: deadlock at")" = 1 ]'
+tm kill-session -t rk
+start rk2 80 24 "$bin run $lessons/02-point-to-point/chain.lua --send-mode eager --speed 0"
+check "eager, and fine with rendezvous sends (80x24): \"with rendezvous sends: ok\" on the end screen" \
+  'wait_for rk2 FINISHED "with rendezvous sends: ok"'
+quit_check rk2 0 "recheck ok: q gives status 0"
+start rkt 100 30 "$bin run $tmp/bothsend.lua --engine tcp --send-mode eager --speed 0"
+check "tcp: the recheck's line on the end screen too" \
+  'wait_for rkt FINISHED "with rendezvous sends: deadlock at bothsend.lua:4" "the run has ended (finished)"'
+quit_check rkt 0 "tcp recheck: q gives status 0"
+start rk3 80 24 "$bin run $tmp/bothsend.lua --send-mode eager --speed 0 --no-recheck"
+check "--no-recheck: no recheck line on the end screen" \
+  'wait_for rk3 FINISHED "the run has ended" && ! grep -qF "with rendezvous sends" "$tmp/screen"'
+quit_check rk3 0 "--no-recheck: q gives status 0"
+start rk4 100 30 "$bin replay $tmp/rk.trace"
+wait_for rk4 "event 1/" >/dev/null
+tm send-keys -t rk4 G
+check "replay at the end: the recheck's line, not as a warning" \
+  'wait_for rk4 "with rendezvous sends: deadlock at bothsend.lua:4" && ! grep -qF "warning: with rendezvous sends:" "$tmp/screen"'
+quit_check rk4 0 "replay of a rechecked run: q gives status 0"
+
 # ---- --timeout applies in the visualizer only when given
 start to 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --timeout 1"
 check "--timeout 1 --step: the paused run times out and says so" 'wait_for to TIMEOUT'
@@ -361,6 +391,70 @@ wait_for ln DEADLOCKED >/dev/null
 tm send-keys -t ln q
 check "learn: q returns to the chapter with the run's outcome" 'wait_for ln "deadlock.lua ended: deadlock (status 3)" "The calls"'
 quit_check ln 0 "learn: q quits with status 0, terminal restored"
+# ---- the chapter's exercises: the statement, the starter copied, the
+# student's file graded, a failing case opened where it failed (80x24, then
+# 200x60)
+work=$tmp/work
+mkdir -p "$work"
+grade_dir=$(cd "$top_srcdir/tests/grade/ring" && pwd)
+learn_before=$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)
+start lx 80 24 "cd $work && $bin learn 2 --lessons $lessons"
+wait_for lx "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lx e
+check "learn e (80x24): the exercises listed, the first one's statement and where its file goes" \
+  'wait_for lx "exercise bidirectional" "exercises (g grades)" "Exercise: bidirectional" "Your file will be ./bidirectional.lua"'
+tm send-keys -t lx g
+check "learn g without the file: says c copies the starter" 'wait_for lx "no ./bidirectional.lua yet: c copies the starter there"'
+tm send-keys -t lx c
+check "learn c: the starter copied to the student's file" \
+  'wait_for lx "copied the starter to ./bidirectional.lua" &&
+   cmp -s "$work/bidirectional.lua" "$lessons/02-point-to-point/exercises/bidirectional/starter.lua"'
+echo "-- mine" >"$work/bidirectional.lua"
+tm send-keys -t lx c
+check "learn c again: a student's file is never overwritten" \
+  'wait_for lx "./bidirectional.lua exists: edit it" && [ "$(cat "$work/bidirectional.lua")" = "-- mine" ]'
+cp "$grade_dir/eager_only.lua" "$work/ring.lua"
+tm send-keys -t lx Down Down Down Down
+check "learn: down to the ring exercise" 'wait_for lx "exercise ring" "Exercise: ring" "Your file: ./ring.lua"'
+tm send-keys -t lx g
+check "learn g: the file graded as commsim grade grades it, the text result shown" \
+  'wait_for lx "ring.lua: 0/5  v shows where '\''two ranks'\'' failed" "✗ 0/1  two ranks" "✗ 0/2  three to five ranks" "works with eager"'
+tm send-keys -t lx v
+check "learn v: the first failing case opens in the visualizer at its failure, with the student's source" \
+  'wait_for lx DEADLOCKED "world 2" "where it failed" "8     dist.send(outgoing," && wait_count lx " blocked    send $to" 2'
+tm send-keys -t lx q
+check "learn: q comes back to the grading" 'wait_for lx "back from '\''two ranks'\''" "✗ 0/1  two ranks"'
+tm send-keys -t lx n v
+check "learn n, v: the next failing case (world 3)" 'wait_for lx DEADLOCKED "world 3" && wait_count lx " blocked    send $to" 3'
+tm send-keys -t lx q
+wait_for lx "back from" >/dev/null
+cp "$grade_dir/reference.lua" "$work/ring.lua"
+tm resize-window -t lx -x 200 -y 60
+tm send-keys -t lx g
+check "learn g again (200x60): full marks, the whole result in view" \
+  'wait_for lx "ring.lua: 5/5" "✓ 1/1  two ranks" "✓ 1/1  eight ranks (hidden)" "total: 5/5" "exercises (g grades)" "pipeline_microbatches"'
+tm send-keys -t lx v
+check "learn v with nothing failing: says so" 'wait_for lx "no failing case to show"'
+tm send-keys -t lx Enter
+check "learn enter: the statement again" 'wait_for lx "Exercise: ring" "Your file: ./ring.lua" && ! grep -qF "total: 5/5" "$tmp/screen"'
+quit_check lx 0 "learn with exercises: q quits with status 0"
+check "learn: the failing cases' traces are removed when it quits" \
+  '[ "$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)" = "$learn_before" ]'
+"$bin" learn 2 --no-tui --lessons "$lessons" --work "$work" >"$tmp/out" 2>&1
+cp "$tmp/out" "$tmp/screen"
+check "learn 2 --no-tui: the chapter's exercises listed" \
+  'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/out" && grep -qE "^  ring +.*exercises/ring$" "$tmp/out"'
+
+# ---- replay from another directory: the source comes from the trace
+mkdir -p "$tmp/elsewhere"
+cp "$lessons/02-point-to-point/chain.lua" "$tmp/elsewhere/mychain.lua"
+"$bin" run "$tmp/elsewhere/mychain.lua" --no-tui --trace "$tmp/mychain.trace" >/dev/null 2>&1
+rm -r "$tmp/elsewhere"
+start rs 100 30 "cd / && $bin replay $tmp/mychain.trace --end"
+check "replay from another directory, the script gone: the source recorded in the trace, --end at the end" \
+  'wait_for rs "mychain.lua" "26     dist.send(t, rank + 1)" "END OF TRACE" "space-time: 3 msgs"'
+quit_check rs 0 "replay --end: q gives the recorded status"
+
 "$bin" run "$lessons/02-point-to-point/chain.lua" --tui </dev/null >"$tmp/out" 2>&1
 status=$?
 cp "$tmp/out" "$tmp/screen"

@@ -12,6 +12,7 @@
 #include "run_suite.h"
 
 static char path[64];
+static const char *record_source = "--- world: 2\nlocal t = tensor.zeros(4)\n\"\\\u00e9\t\x01\n";
 
 /* The both-send-first deadlock, through a bus into a live monitor and a trace. */
 static void record(cs_monitor *live) {
@@ -25,7 +26,7 @@ static void record(cs_monitor *live) {
     cs_bus_subscribe(&bus, cs_monitor_sink(live));
     cs_bus_subscribe(&bus, cs_trace_sink(tw));
     cs_event run = {.type = CS_EV_RUN, .rank = -1, .world = 2, .engine = "thread",
-                    .send_mode = "rendezvous", .text = "d.lua"};
+                    .send_mode = "rendezvous", .text = "d.lua", .source = record_source};
     cs_bus_emit(&bus, &run);
     static const uint64_t one[] = {1};
     for (int k = 0; k < 2; k++) {
@@ -58,6 +59,9 @@ START_TEST(test_replay_equals_live) {
     ck_assert_int_eq(rp.n, 6); /* run, 2 posts, 2 blocks, the verdict */
     ck_assert_int_eq(rp.world, 2);
     ck_assert_str_eq(rp.script, "d.lua");
+    /* the script's text comes back byte for byte (quotes, escapes, UTF-8) */
+    ck_assert_ptr_nonnull(rp.source);
+    ck_assert_str_eq(rp.source, record_source);
     ck_assert(!rp.cut);
     ck_assert_int_eq(cs_replay_fold(&rp, (size_t)-1, &again), 0);
     ck_assert(again.deadlocked);
@@ -140,6 +144,21 @@ START_TEST(test_cut_trace) {
 }
 END_TEST
 
+/* A header without the script's text (an older trace, or a script too long
+ * to record) still loads: replay then looks for the file. */
+START_TEST(test_header_without_source) {
+    cs_replay rp;
+    char err[512];
+    write_file("{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,"
+               "\"t\":0,\"world\":1,\"engine\":\"thread\",\"send_mode\":\"rendezvous\",\"seed\":\"0\","
+               "\"script\":\"x.lua\"}\n{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":0.1,\"status\":0}\n");
+    ck_assert_msg(cs_replay_load(&rp, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(rp.script, "x.lua");
+    ck_assert_ptr_null(rp.source);
+    cs_replay_free(&rp);
+}
+END_TEST
+
 START_TEST(test_not_a_trace) {
     cs_replay rp;
     char err[512];
@@ -160,6 +179,7 @@ int main(void) {
     tcase_add_test(tc, test_malformed_line);
     tcase_add_test(tc, test_cut_trace);
     tcase_add_test(tc, test_not_a_trace);
+    tcase_add_test(tc, test_header_without_source);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -790,6 +790,95 @@ START_TEST(test_book) {
 }
 END_TEST
 
+/* A chapter's exercises follow its scripts: e selects the first, its
+ * statement and the student's file on the right; g, c, v and n ask the loop
+ * to grade, copy the starter or open a failing case; a grading's text is
+ * laid out wrapped, its failing case marked. */
+START_TEST(test_book_exercises) {
+    const char *top = getenv("top_srcdir");
+    char dir[1024], err[256];
+    snprintf(dir, sizeof dir, "%s/lessons", top ? top : ".");
+    cs_book b;
+    ck_assert_int_eq(cs_book_load(&b, dir, err, sizeof err), 0);
+    int ch = cs_book_find(&b, "2");
+    ck_assert_int_ge(ch, 0);
+    ck_assert_int_ge(b.ch[ch].nex, 5);
+    ck_assert_str_eq(b.ch[ch].ex[0].name, "bidirectional"); /* by name */
+    ck_assert_ptr_nonnull(strstr(b.ch[ch].ex[0].readme, "# Exercise: bidirectional"));
+    ck_assert_int_eq(b.ch[cs_book_find(&b, "1")].nex, 0);
+    cs_learn l;
+    cs_learn_init(&l, &b, ch);
+    l.work = "/nonexistent-work";
+    ck_assert_ptr_null(cs_learn_exercise(&l)); /* a script is selected */
+    ck_assert_int_eq(cs_learn_key(&l, 'g'), CS_LEARN_NONE);
+    ck_assert_ptr_nonnull(strstr(l.message, "select an exercise first"));
+    ck_assert_int_eq(cs_learn_key(&l, 'e'), CS_LEARN_NONE);
+    const cs_exercise *e = cs_learn_exercise(&l);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_str_eq(e->name, "bidirectional");
+    char path[256];
+    ck_assert(!cs_learn_student_file(&l, e, path, sizeof path));
+    ck_assert_str_eq(path, "/nonexistent-work/bidirectional.lua");
+    ck_assert_int_eq(cs_learn_key(&l, 'g'), CS_LEARN_NONE); /* no file yet */
+    ck_assert_ptr_nonnull(strstr(l.message, "c copies the starter"));
+    ck_assert_int_eq(cs_learn_key(&l, 'c'), CS_LEARN_STARTER);
+    ck_assert_int_eq(cs_learn_key(&l, 'v'), CS_LEARN_NONE); /* nothing graded */
+    ck_assert_ptr_nonnull(strstr(l.message, "g grades your file first"));
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_HOME), CS_LEARN_NONE); /* a key clears the message */
+    ck_assert_int_eq(cs_grid_init(&grid, 80, 24), 0);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has("exercise bidirectional");
+    ck_assert_has("exercises (g grades)");
+    ck_assert_has("Exercise: bidirectional");
+    ck_assert_has("g grade your file");
+    free(text);
+    /* a grading: the text result, its failing cases selectable */
+    char **fc = calloc(2, sizeof *fc), **ft = calloc(2, sizeof *ft);
+    fc[0] = strdup("two ranks"), ft[0] = strdup("/t/a.jsonl");
+    fc[1] = strdup("four ranks"), ft[1] = strdup("/t/b.jsonl");
+    cs_learn_set_grade(&l, strdup("x.lua: title\n  \u2717 0/1  two ranks\n  \u2717 0/1  four ranks\n\n"
+                                  "two ranks:\n  a reason long enough to be wrapped at the width of the "
+                                  "pane on the right of the browser\n\nfour ranks:\n  another\ntotal: 0/2\n"),
+                       fc, ft, 2);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has("\u2717 0/1  two ranks");
+    ck_assert_has("  a reason long enough to be wrapped at the");
+    ck_assert_has("    width of the pane"); /* the wrapped line keeps its indent */
+    ck_assert_has("v see the failure  n next failing");
+    free(text);
+    snprintf(l.message, sizeof l.message, "x.lua: 0/2");
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_RESIZE), CS_LEARN_NONE);
+    ck_assert_str_eq(l.message, "x.lua: 0/2"); /* a resize is no key of the user's */
+    ck_assert_int_eq(cs_learn_key(&l, 'v'), CS_LEARN_FAILURE);
+    ck_assert_int_eq(l.grade.sel, 0);
+    ck_assert_int_eq(cs_learn_key(&l, 'n'), CS_LEARN_NONE);
+    ck_assert_int_eq(l.grade.sel, 1);
+    ck_assert_int_eq(cs_learn_key(&l, 'n'), CS_LEARN_NONE);
+    ck_assert_int_eq(l.grade.sel, 0); /* round */
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_ENTER), CS_LEARN_NONE); /* the statement again */
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has("Exercise: bidirectional");
+    free(text);
+    /* another exercise: its own statement; back: the grading again */
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_DOWN), CS_LEARN_NONE);
+    ck_assert_str_eq(cs_learn_exercise(&l)->name, "chunked");
+    ck_assert_int_eq(cs_learn_key(&l, 'v'), CS_LEARN_NONE);
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_UP), CS_LEARN_NONE);
+    ck_assert(l.show_grade);
+    /* up from the first exercise: the last script, which enter runs */
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_UP), CS_LEARN_NONE);
+    ck_assert_ptr_null(cs_learn_exercise(&l));
+    ck_assert_int_eq(cs_learn_key(&l, CS_KEY_ENTER), CS_LEARN_RUN);
+    cs_learn_free(&l);
+    cs_book_free(&b);
+    text = NULL;
+    cs_grid_free(&grid);
+}
+END_TEST
+
 /* The browser lists a chapter's scripts in the order its README names them in
  * headings and table rows (not in code blocks, not as part of a longer name);
  * the others follow by name. Chapter numbers may skip. */
@@ -879,6 +968,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tl, test_markdown_layout);
     tcase_add_test(tl, test_timeline);
     tcase_add_test(tl, test_book);
+    tcase_add_test(tl, test_book_exercises);
     tcase_add_test(tl, test_script_order);
     suite_add_tcase(s, tl);
     return s;
