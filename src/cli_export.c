@@ -11,7 +11,7 @@
 static void export_usage(FILE *f) {
     fputs("usage: commsim export TRACE --format svg|mermaid|perfetto|asciicast [--out FILE]\n"
           "       [--from N --to N] [--width COLS --height ROWS] [--theme light|dark]\n"
-          "       [--net MODEL]\n"
+          "       [--net MODEL] [--time virtual|real]\n"
           "\n"
           "Draw a trace written by 'commsim run --trace TRACE' as a picture: the\n"
           "events go through the same monitor as 'commsim replay', so the verdict\n"
@@ -36,6 +36,9 @@ static void export_usage(FILE *f) {
           "                   own times)\n"
           "      --net MODEL  time a trace recorded with 'run --net' again under MODEL\n"
           "                   before drawing it (docs/time-model.md)\n"
+          "      --time T     svg, perfetto, asciicast, for a trace with a network model:\n"
+          "                   virtual (the default: modelled time, to scale) or real\n"
+          "                   (the event order and recorded times, as without one)\n"
           "  -h, --help       show this help\n"
           "\n"
           "Run-time pictures: 'commsim run SCRIPT --export FORMAT:FILE' (repeatable)\n"
@@ -64,7 +67,8 @@ int cs_cli_export(int argc, char **argv) {
         {"from", required_argument, NULL, 'F'},   {"to", required_argument, NULL, 'T'},
         {"width", required_argument, NULL, 'W'},  {"height", required_argument, NULL, 'H'},
         {"theme", required_argument, NULL, 'm'},  {"speed", required_argument, NULL, 's'},
-        {"net", required_argument, NULL, 'N'},    {"help", no_argument, NULL, 'h'},
+        {"net", required_argument, NULL, 'N'},    {"time", required_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     cs_export_opts o = {.from = -1, .to = -1};
@@ -109,6 +113,13 @@ int cs_cli_export(int argc, char **argv) {
             break;
         }
         case 'N': o.net = optarg; break;
+        case 'V':
+            if (strcmp(optarg, "virtual") && strcmp(optarg, "real")) {
+                fprintf(stderr, "commsim export: --time: virtual or real, not '%s'\n", optarg);
+                return 1;
+            }
+            o.real_time = strcmp(optarg, "real") == 0;
+            break;
         case 'h': export_usage(stdout); return 0;
         default: return cs_cli_bad_option("export", c, argv);
         }

@@ -112,6 +112,12 @@ void cs_export_reqmap_free(cs_export_reqmap *m) {
     memset(m, 0, sizeof *m);
 }
 
+const char *cs_export_model(const cs_export_ctx *x) {
+    const cs_replay *rp = x->rp;
+    if (x->o->real_time || !rp->n || rp->ev[0].type != CS_EV_RUN) return NULL;
+    return rp->ev[0].net;
+}
+
 int cs_export_file(const char *path, const cs_export_opts *o) {
     const cs_export_format *fmt = cs_export_find(o->format);
     if (!fmt) {

@@ -21,6 +21,8 @@ typedef struct cs_export_opts {
     bool dark;              /* --theme dark */
     double speed;           /* asciicast: 0: at the events' times; else steps per second */
     const char *net;        /* --net: time the trace again under this model first, or NULL */
+    bool real_time;         /* --time real: a trace with a model drawn in event order and real
+                               time, as one without (svg, perfetto) */
 } cs_export_opts;
 
 /* What every writer reads. Events [from, to) are drawn; the outcome is the
@@ -49,6 +51,10 @@ void cs_export_print_formats(FILE *f);
 int cs_export_file(const char *path, const cs_export_opts *o);
 
 int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen);       /* export_svg.c */
+int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errlen); /* export_svg_scale.c */
+/* The trace's network model when the picture is to be drawn in its virtual
+ * time (a model, and not --time real), else NULL. */
+const char *cs_export_model(const cs_export_ctx *x);
 int cs_export_mermaid(FILE *f, const cs_export_ctx *x, char *err, size_t errlen);   /* export_mermaid.c */
 int cs_export_perfetto(FILE *f, const cs_export_ctx *x, char *err, size_t errlen);  /* export_perfetto.c */
 int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errlen); /* export_asciicast.c */

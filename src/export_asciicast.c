@@ -120,10 +120,13 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     hist.ascii = false;
     size_t pos = 0, start = cs_timeline_start(rp->ev, x->to);
     if (start < x->from) start = x->from;
-    /* fold up to the first frame without drawing */
+    /* fold up to the first frame without drawing; the operations so far are
+     * counted as they go (counting them again per frame is quadratic) */
+    uint64_t ops = 0;
     for (; pos < start; pos++) {
         cs_monitor_fold(&mon, &rp->ev[pos]);
         cs_history_add(&hist, &rp->ev[pos]);
+        ops += rp->ev[pos].type == CS_EV_POST;
     }
     /* sample steps when there are too many to draw */
     size_t steps = 0;
@@ -146,8 +149,10 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                                           : mon.nfailed  ? "failed"
                                           : pos == rp->n ? "end of trace"
                                                          : "replay",
-                                .extra = extra, .steps = cs_timeline_ops(rp->ev, pos),
-                                .speed = -1, .now = now, .selected = 0};
+                                .extra = extra, .steps = ops,
+                                .speed = -1, .now = now, .selected = 0,
+                                /* a run with a network model: the diagram in its virtual time */
+                                .scaled = cs_export_model(x) != NULL};
             cs_grid_clear(&g);
             cs_viz_render(&g, &view);
             /* event times are seconds of a run that may last milliseconds: a
@@ -165,6 +170,7 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         for (; pos < next; pos++) {
             cs_monitor_fold(&mon, &rp->ev[pos]);
             cs_history_add(&hist, &rp->ev[pos]);
+            ops += rp->ev[pos].type == CS_EV_POST;
         }
     }
     free(src.buf);

@@ -23,6 +23,7 @@
 
 #include "event_schema.h"
 #include "trace_line.h"
+#include "trace_scan.h"
 
 /* ======================================================================
  * Encoding
@@ -855,6 +856,12 @@ int cs_trace_read(cs_trace_reader *r, cs_event *ev, char *err, size_t errlen) {
         return finish(r, -1, err, errlen, "line longer than %d bytes", CS_TRACE_MAX_LINE);
     case LINE_NOMEM: return finish(r, -1, err, errlen, "out of memory");
     case LINE_IOERR: return finish(r, -1, err, errlen, "read error: %s", strerror(errno));
+    }
+    /* the writer's plain lines without a JSON tree; the rest (and every
+     * refusal, with its message) the full way */
+    if (len && cs_trace_scan(r->buf, len, r->world, ev, &r->store) == 1) {
+        if (check_order(r, ev, why, sizeof why) < 0) return finish(r, -1, err, errlen, "%s", why);
+        return 1;
     }
     obj = len ? json_loadb(r->buf, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je) : NULL;
     if (!obj) {

@@ -2,7 +2,8 @@
 # run_export.sh -- commsim export and run --export: every lesson of the
 # chapters exports in every format, and each picture is read back by a real
 # consumer where one is installed: xmllint and rsvg-convert for SVG, the
-# Trace Event Format checks for Perfetto, the Mermaid grammar subset we
+# Trace Event Format checks for Perfetto, Mermaid's own parser (npm's
+# mermaid in node, when ./setup could install it) and the grammar subset we
 # emit, asciinema's parser for asciicasts. Then a golden PNG of the deadlock
 # demo, bad traces (the replay's FILE:LINE errors) and the options.
 . "$(dirname "$0")/../lib.sh"
@@ -15,10 +16,15 @@ have() { command -v "$1" >/dev/null 2>&1; }
 
 # ---- every lesson, every format; each consumer reads all of its pictures at once
 mkdir -p "$tmp/pics"
-for script in "$L"/0[1236]-*/*.lua; do
+for script in "$L"/[0-9][0-9]-*/*.lua; do
   name=${script#"$L"/}
   base=$tmp/pics/$(echo "${name%.lua}" | tr / _)
-  guarded "$bin" run "$script" --no-tui --trace "$tmp/t.jsonl" >/dev/null 2>&1 </dev/null
+  rm -f "$tmp/t.jsonl"
+  guarded "$bin" run "$script" --no-tui --trace "$tmp/t.jsonl" >/dev/null 2>"$tmp/run.err" </dev/null
+  if [ ! -s "$tmp/t.jsonl" ]; then # a run that could not start here (no GPU for its engine)
+    skip "$name: exports" "the run wrote no trace here: $(head -n 1 "$tmp/run.err")"
+    continue
+  fi
   for fmt in svg mermaid perfetto asciicast; do
     if "$bin" export "$tmp/t.jsonl" --format $fmt --out "$base.$fmt" 2>"$tmp/err"; then
       ok "$name: exports $fmt"
@@ -44,9 +50,49 @@ if have rsvg-convert; then
   consumer "svg: rsvg-convert renders every lesson's picture" test ! -s "$tmp/rsvg"
   [ -s "$tmp/rsvg" ] && show "$tmp/rsvg"
 else skip "svg: rsvg-convert is not installed"; fi
+consumer "svg: collectives' messages inside their bands, user arrows outside, steps labelled" "$py" "$here/check_svg.py" "$tmp"/pics/*.svg
+# README's inline diagram is what the chain exports (its participants and
+# arrows: whether a rank blocks first, a note, depends on the run's timing),
+# and Mermaid reads it
+awk '/^```mermaid$/{on=1; next} /^```$/{on=0} on' "$top_srcdir/README.md" >"$tmp/readme.mmd"
+guarded "$bin" run "$L/02-point-to-point/chain.lua" -n 4 --no-tui --export mermaid:"$tmp/chain.mmd" >/dev/null 2>&1 </dev/null
+if [ -s "$tmp/readme.mmd" ] && cmp -s <(grep -v 'Note over' "$tmp/readme.mmd") <(grep -v 'Note over' "$tmp/chain.mmd"); then
+  ok "README's Mermaid diagram is the chain's export"
+else
+  bad "README's Mermaid diagram is the chain's export"
+fi
+cp "$tmp/readme.mmd" "$tmp/pics/README.mermaid"
+# Mermaid itself where ./setup could install it (npm), offline in node; it
+# must refuse a broken diagram too, or its passing would say nothing
+mm=$here/mermaid
+if have node && [ -d "$mm/node_modules/mermaid" ]; then
+  consumer "mermaid: Mermaid itself parses every lesson's diagram as a sequenceDiagram" node "$mm/parse.mjs" "$tmp"/pics/*.mermaid
+  printf 'sequenceDiagram\n    participant R0 as Rank 0\n    R0->>: 16 B tag 0\n' >"$tmp/broken.mmd"
+  if node "$mm/parse.mjs" "$tmp/broken.mmd" >"$tmp/chk" 2>&1; then bad "mermaid: Mermaid refuses a broken diagram"
+  else ok "mermaid: Mermaid refuses a broken diagram"; fi
+else
+  skip "mermaid: Mermaid itself is not installed (./setup installs it with npm): the grammar subset only"
+fi
 consumer "mermaid: every lesson's diagram is in the grammar we emit" "$py" "$here/check_mermaid.py" "$tmp"/pics/*.mermaid
 consumer "perfetto: every lesson's trace events are well formed" "$py" "$here/check_perfetto.py" "$tmp"/pics/*.perfetto
 consumer "asciicast: every lesson's recording is asciicast v2" "$py" "$here/check_cast.py" 100 30 "$tmp"/pics/*.asciicast
+
+# ---- every lesson again with a network model: SVG to scale and Perfetto in
+# virtual time, read back by the same consumers
+mkdir -p "$tmp/net"
+for script in "$L"/[0-9][0-9]-*/*.lua; do
+  name=${script#"$L"/}
+  base=$tmp/net/$(echo "${name%.lua}" | tr / _)
+  rm -f "$tmp/t.jsonl"
+  guarded "$bin" run "$script" --net ethernet-1g --no-tui --trace "$tmp/t.jsonl" >/dev/null 2>&1 </dev/null
+  [ -s "$tmp/t.jsonl" ] || continue
+  "$bin" export "$tmp/t.jsonl" --format svg --out "$base.svg" 2>>"$tmp/net/err" || echo "$name: svg" >>"$tmp/net/fail"
+  "$bin" export "$tmp/t.jsonl" --format perfetto --out "$base.perfetto" 2>>"$tmp/net/err" || echo "$name: perfetto" >>"$tmp/net/fail"
+done
+consumer "model: every lesson exports in virtual time" test ! -s "$tmp/net/fail"
+if have xmllint; then consumer "model: xmllint reads every lesson's picture to scale" xmllint --noout "$tmp"/net/*.svg; fi
+consumer "model: every lesson's picture to scale: labels apart" "$py" "$here/check_svg.py" "$tmp"/net/*.svg
+consumer "model: every lesson's Perfetto in virtual time is well formed" "$py" "$here/check_perfetto.py" "$tmp"/net/*.perfetto
 
 # ---- what each format says about the deadlock demo
 "$bin" run "$L/02-point-to-point/deadlock.lua" --no-tui --trace "$tmp/d.jsonl" >/dev/null 2>&1
@@ -58,10 +104,59 @@ expect "svg: the dark theme"          0 'fill="#0d1117"' -- export "$tmp/d.jsonl
 expect "asciicast: the visualizer's deadlock frame" 0 "wait-for cycle: rank 0" -- export "$tmp/d.jsonl" -f asciicast
 "$bin" run "$L/03-collectives/ring_allreduce.lua" --no-tui --trace "$tmp/r.jsonl" >/dev/null 2>&1
 expect "mermaid: a collective in a rect" 0 "Note over R0,R3: all_reduce (ring) SUM" -- export "$tmp/r.jsonl" -f mermaid
-expect "svg: a collective band names its algorithm" 0 ">ring SUM<" -- export "$tmp/r.jsonl" -f svg
+expect "svg: a collective band names its algorithm" 0 ">ring SUM, 24 msgs<" -- export "$tmp/r.jsonl" -f svg
+for label in RS1 RS3 AG1 AG3 reduce-scatter all-gather; do
+  expect "svg: the ring's schedule labelled: $label" 0 ">$label<" -- export "$tmp/r.jsonl" -f svg
+done
+# two calls on one context overlapping in time: a message is its own call's
+# (by the call's number, its tag), not the call open at its time
+expect "svg: overlapping calls count their own messages (first)"  0 ">ring SUM, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
+expect "svg: overlapping calls count their own messages (second)" 0 ">ring, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
 "$bin" run "$L/02-point-to-point/isend_reuse.lua" --no-tui --trace "$tmp/p.jsonl" >/dev/null 2>&1
 expect "svg: pitfalls listed by number" 0 "pitfall 1 (rank" -- export "$tmp/p.jsonl" -f svg
 expect "perfetto: pitfalls as instants" 0 '"cat":"pitfall"' -- export "$tmp/p.jsonl" -f perfetto
+
+# ---- a bigger trace: the SVG aggregates (and says so) instead of growing
+cat >"$tmp/big.lua" <<'LUA'
+local t, r = tensor.zeros(4), tensor.zeros(4)
+local right, left = (rank + 1) % world_size, (rank - 1) % world_size
+for i = 1, 400 do
+  local w = dist.isend(t, right)
+  dist.recv(r, left)
+  w:wait()
+end
+LUA
+guarded "$bin" run "$tmp/big.lua" -n 8 --no-tui --trace "$tmp/big.jsonl" >/dev/null 2>&1 </dev/null
+"$bin" export "$tmp/big.jsonl" -f svg -o "$tmp/big.svg" 2>"$tmp/err"
+size=$(wc -c <"$tmp/big.svg")
+if [ "$size" -lt 1000000 ] && grep -q "Aggregated: the first [0-9]* diagram columns ([0-9]* messages) are not drawn" "$tmp/big.svg"; then
+  ok "svg: 3200 messages drawn in $size bytes, the aggregation said on the picture"
+else
+  bad "svg: a big trace aggregates" "$size bytes"
+fi
+"$bin" export "$tmp/big.jsonl" -f perfetto -o "$tmp/big.json" 2>"$tmp/err"
+consumer "perfetto: the big trace's events are well formed" "$py" "$here/check_perfetto.py" "$tmp/big.json"
+
+# ---- a run with a network model: drawn in virtual time, to scale. Each
+# ping-pong message of 4 bytes takes alpha + 4 B / (1 GB/s) = 100.004 us.
+guarded "$bin" run "$L/02-point-to-point/pingpong.lua" --net alpha=100us,bandwidth=1GB/s --no-tui \
+  --trace "$tmp/v.jsonl" >/dev/null 2>&1 </dev/null
+"$bin" export "$tmp/v.jsonl" -f svg -o "$tmp/v.svg" 2>"$tmp/err"
+"$bin" export "$tmp/v.jsonl" -f perfetto -o "$tmp/v.json" 2>>"$tmp/err"
+consumer "model: every message 100.004 us long in the SVG and in Perfetto" "$py" "$here/check_scale.py" 100004 "$tmp/v.svg" "$tmp/v.json"
+consumer "model: the to-scale SVG is well formed" xmllint --noout "$tmp/v.svg"
+consumer "model: Perfetto in virtual time is well formed" "$py" "$here/check_perfetto.py" "$tmp/v.json"
+expect "model: the makespan in the title" 0 "makespan 1.00004 ms" -- export "$tmp/v.jsonl" -f svg
+expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
+expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
+expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
+expect "model: --time takes virtual or real" 1 "--time: virtual or real" -- export "$tmp/v.jsonl" -f svg --time wall
+# the built-in ring all_reduce as a band over its requests' virtual times:
+# 2 (n - 1) = 6 steps of alpha + 4 B / (1 GB/s) = 10.004 us each
+guarded "$bin" run "$L/03-collectives/ring_allreduce.lua" --net alpha=10us,bandwidth=1GB/s --no-tui \
+  --trace "$tmp/vr.jsonl" >/dev/null 2>&1 </dev/null
+expect "model: the all_reduce's slice lasts its 6 steps" 0 '"name":"all_reduce (ring)","dur":60.024' -- export "$tmp/vr.jsonl" -f perfetto
+expect "model: the all_reduce's band in the SVG" 0 ">all_reduce ring<" -- export "$tmp/vr.jsonl" -f svg
 
 # ---- golden image: the deadlock demo's SVG as a PNG, stable across exports
 if have rsvg-convert; then
