@@ -31,7 +31,11 @@
  * at its planted receive, and nothing in the ordered programs.
  *
  * Environment: COMMSIM_GEN_PROGRAMS (default 500), COMMSIM_GEN_ANY_PROGRAMS
- * (default 500), COMMSIM_GEN_SEED (default 1). Prints one line per failure and ends with "N passed, M failed".
+ * (default 500), COMMSIM_GEN_SEED (default 1).
+ *
+ * "gen_p2p --print N FILE" only writes program N (seed 1, the same program
+ * the test runs as its number N) to FILE and prints its world size and bug:
+ * bench/soak.sh draws its programs this way. Prints one line per failure and ends with "N passed, M failed".
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -512,7 +516,27 @@ static int any_batch(uint64_t seed, const char *path, const char *trace, const c
     return programs;
 }
 
-int main(void) {
+/* --print N FILE: write program N of seed 1 and say "WORLD BUG". */
+static int print_program(const char *num, const char *path) {
+    static program p;
+    int i = atoi(num), bug_elems, planted[16];
+    rng_state = (1 + (uint64_t)i) * 0x9e3779b97f4a7c15ULL | 1;
+    bug k = i % 2 ? (bug)(1 + rnd(BUG_COUNT - 1)) : BUG_NONE;
+    generate(&p, k, &bug_elems);
+    if (write_script(&p, path, planted, 16) < 0) {
+        fprintf(stderr, "gen_p2p: cannot write %s\n", path);
+        return 1;
+    }
+    printf("%d %s\n", p.world, bug_names[k]);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--print") == 0) return print_program(argv[2], argv[3]);
+    if (argc != 1) {
+        fprintf(stderr, "usage: gen_p2p [--print N FILE]\n");
+        return 1;
+    }
     const char *e = getenv("COMMSIM_GEN_PROGRAMS");
     int programs = e ? atoi(e) : 500;
     e = getenv("COMMSIM_GEN_SEED");
