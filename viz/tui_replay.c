@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "history.h"
 #include "lessons.h"
 #include "monitor.h"
@@ -162,11 +163,11 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
     rview v = {.speed = 10};
     char err[600];
     if (cs_replay_load(&v.rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim replay: %s\n", err);
+        cs_errf(stderr, "%s\n", err);
         return 1;
     }
     if (!cs_screen_open(err, sizeof err)) {
-        fprintf(stderr, "commsim replay: %s\n", err);
+        cs_errf(stderr, "%s\n", err);
         cs_replay_free(&v.rp);
         return 1;
     }
