@@ -13,7 +13,8 @@
 #include "vclock.h"
 
 static void replay_usage(FILE *f) {
-    fputs("usage: commsim replay TRACE [--no-tui] [--end] [--report text|json] [--net MODEL]\n"
+    fputs("usage: commsim replay TRACE [--no-tui] [--end | --at N] [--report text|json]\n"
+          "                      [--net MODEL]\n"
           "\n"
           "Replay a trace written by 'commsim run --trace TRACE': every event goes\n"
           "through the same monitor as in the live run, so the ranks' output, the\n"
@@ -33,6 +34,11 @@ static void replay_usage(FILE *f) {
           "                 forward, b back, ] [ one event, G g end and start, r plays\n"
           "      --end      open the visualizer at the end of the trace, where a failing\n"
           "                 run failed (commsim grade --trace-dir names such replays)\n"
+          "      --at N     open the visualizer after event N (counted from 1, as its\n"
+          "                 header's 'event N/M' counts)\n"
+          "      --at RANK:LINE  open it at RANK's first event on LINE of the script:\n"
+          "                 where commsim grade saw a case fail (a forbidden call, a\n"
+          "                 pitfall's warning)\n"
           "      --report FORMAT  text (default): the report above; json: the outcome as\n"
           "                 one JSON document on standard output, the same as the live\n"
           "                 run's 'commsim run --report json' (docs/report-format.md)\n"
@@ -136,13 +142,15 @@ int cs_cli_replay(int argc, char **argv) {
     static const struct option longopts[] = {
         {"no-tui", no_argument, NULL, 'T'},
         {"end", no_argument, NULL, 'E'},
+        {"at", required_argument, NULL, 'A'},
         {"report", required_argument, NULL, 'R'},
         {"net", required_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     const char *net = NULL;
-    bool tui = true, at_end = false;
+    bool tui = true;
+    cs_replay_at at = {0};
     cs_report_format format = CS_REPORT_TEXT;
     int c;
     optind = 1;
@@ -150,7 +158,14 @@ int cs_cli_replay(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'T': tui = false; break;
-        case 'E': at_end = true; break;
+        case 'E': at = (cs_replay_at){.event = -1}; break;
+        case 'A':
+            if (!cs_replay_at_parse(optarg, &at)) {
+                fprintf(stderr, "commsim replay: --at: '%s' is neither an event number N (from 1) "
+                        "nor RANK:LINE\n", optarg);
+                return 1;
+            }
+            break;
         case 'R':
             if (!cs_report_format_parse(optarg, &format)) {
                 fprintf(stderr, "commsim replay: --report: unknown format '%s' (text or json)\n",
@@ -170,6 +185,6 @@ int cs_cli_replay(int argc, char **argv) {
         replay_usage(stderr);
         return 1;
     }
-    if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind], at_end);
+    if (tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) return cs_tui_replay(argv[optind], &at);
     return replay_file(argv[optind], format, net);
 }

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "errmsg.h"
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -89,9 +90,10 @@ int cs_commands_main(int argc, char **argv) {
     }
     const cs_command *c = cs_command_find(argv[1]);
     if (!c) {
-        fprintf(stderr, "commsim: unknown command '%s'\n", argv[1]);
+        cs_errf(stderr, "unknown command '%s'\n", argv[1]); /* no command: "commsim:" */
         cs_commands_usage(stderr);
         return 1;
     }
+    cs_errmsg_command(c->name); /* every message from here on says "commsim CMD:" */
     return c->exec(argc - 1, argv + 1);
 }

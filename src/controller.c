@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "controller_internal.h"
+#include "errmsg.h"
 #include "xalloc.h"
 
 static void held_free(held *h) {
@@ -317,7 +318,7 @@ static void rank_readable(controller *k, int i) {
         return;
     }
     if (rc == -1) {
-        fprintf(k->err, "commsim: rank %d sent a malformed frame (%s): closing its connection\n",
+        cs_errf(k->err, "rank %d sent a malformed frame (%s): closing its connection\n",
                 i, err);
         if (p->pid) kill(p->pid, SIGKILL);
     }
@@ -328,7 +329,7 @@ static void rank_readable(controller *k, int i) {
 
 static void pending_close(controller *k, pconn *pc, const char *why, bool refuse) {
     if (why) {
-        fprintf(k->err, "commsim: refused a connection from %s: %s\n", pc->addr, why);
+        cs_errf(k->err, "refused a connection from %s: %s\n", pc->addr, why);
         if (refuse) cs_wire_send(pc->fd, CS_FR_REFUSE, why, (uint32_t)strlen(why), cs_now() + 0.2);
     }
     epoll_ctl(k->epfd, EPOLL_CTL_DEL, pc->fd, NULL);
@@ -374,7 +375,7 @@ static void send_welcome(controller *k) {
     w.ip = malloc((size_t)k->world * sizeof *w.ip);
     w.port = malloc((size_t)k->world * sizeof *w.port);
     if (!m || !w.ip || !w.port) {
-        fprintf(k->err, "commsim: out of memory\n");
+        cs_errf(k->err, "out of memory\n");
         controller_abort(k, 1);
     } else {
         for (int i = 0; i < k->world; i++) {
@@ -480,7 +481,7 @@ static void expire_pending(controller *k) {
 static int listen_master(controller *k, const char *addr, int default_port) {
     char msg[256];
     if (cs_wire_parse_addr(addr, default_port, &k->ip, &k->port, msg, sizeof msg) < 0) {
-        fprintf(k->err, "commsim run: --master: %s\n", msg);
+        cs_errf(k->err, "--master: %s\n", msg);
         return -1;
     }
     k->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -495,7 +496,7 @@ static int listen_master(controller *k, const char *addr, int default_port) {
     }
     socklen_t len = sizeof sa;
     if (rc < 0 || listen(k->lfd, 1024) < 0 || getsockname(k->lfd, (struct sockaddr *)&sa, &len) < 0) {
-        fprintf(k->err, "commsim: cannot listen on %s: %s\n", addr, strerror(errno));
+        cs_errf(k->err, "cannot listen on %s: %s\n", addr, strerror(errno));
         return -1;
     }
     k->port = ntohs(sa.sin_port);
@@ -516,7 +517,7 @@ static int spawn(controller *k, int i) {
     pid_t parent = getpid(), pgid = k->pgid;
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(k->err, "commsim: cannot start rank %d: %s\n", i, strerror(errno));
+        cs_errf(k->err, "cannot start rank %d: %s\n", i, strerror(errno));
         return -1;
     }
     if (pid == 0) {
@@ -683,7 +684,7 @@ static void loop(controller *k) {
         if (k->deadline && now >= k->deadline && !k->status) controller_timeout(k);
         abort_joining(k);
         if (k->grace_until && now >= k->grace_until && !finished(k)) {
-            fprintf(k->err, "commsim: a rank did not stop within %g s of the end; killing it\n",
+            cs_errf(k->err, "a rank did not stop within %g s of the end; killing it\n",
                     GRACE_SECONDS);
             for (int i = 0; i < k->world; i++) {
                 if (k->r[i].pid) kill(k->r[i].pid, SIGKILL);
@@ -755,20 +756,20 @@ static int setup(controller *k, const cs_run_opts *o) {
     k->scratch = malloc(sizeof *k->scratch);
     ssize_t n = readlink("/proc/self/exe", k->exe, sizeof k->exe - 1);
     if (k->epfd < 0 || !k->r || !k->scratch || n <= 0) {
-        fprintf(k->err, "commsim: cannot set up the controller: %s\n", strerror(errno));
+        cs_errf(k->err, "cannot set up the controller: %s\n", strerror(errno));
         return -1;
     }
     k->exe[n] = 0;
     for (int i = 0; i < k->world; i++) k->r[i].fd = k->r[i].pidfd = -1;
     const char *tok = o->token ? o->token : getenv("COMMSIM_TOKEN");
     if (tok && !cs_wire_token_valid(tok)) {
-        fprintf(k->err, "commsim run: the job token must be %d hex digits (--token, COMMSIM_TOKEN)\n",
+        cs_errf(k->err, "the job token must be %d hex digits (--token, COMMSIM_TOKEN)\n",
                 CS_WIRE_TOKEN);
         return -1;
     }
     if (tok) memcpy(k->token, tok, sizeof k->token);
     else if (cs_wire_token_new(k->token) < 0) {
-        fprintf(k->err, "commsim: no randomness for the job token: %s\n", strerror(errno));
+        cs_errf(k->err, "no randomness for the job token: %s\n", strerror(errno));
         return -1;
     }
     bool here = o->rank < 0;
@@ -779,7 +780,7 @@ static int setup(controller *k, const cs_run_opts *o) {
         if (o->ui) /* the front end's footer: short enough for 80 columns */
             snprintf(k->notice, sizeof k->notice, "join: --token %s --master %s", k->token, a);
         else
-            fprintf(k->err, "commsim: job token %s: start the other ranks with COMMSIM_TOKEN=%s "
+            cs_errf(k->err, "job token %s: start the other ranks with COMMSIM_TOKEN=%s "
                             "(or --token) and --master %s\n", k->token, k->token, a);
     }
     if (o->catch_signals) {
@@ -793,7 +794,7 @@ static int setup(controller *k, const cs_run_opts *o) {
     }
     char msg[256];
     if (cs_heartbeat_limit(&k->hb_limit, msg, sizeof msg) < 0) {
-        fprintf(k->err, "commsim run: %s\n", msg);
+        cs_errf(k->err, "%s\n", msg);
         return -1;
     }
     setenv("COMMSIM_TOKEN", k->token, 1); /* the children's proof */
@@ -815,12 +816,12 @@ int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
     controller k = {.o = o, .kind = kind, .err = err, .world = world, .mode = *mode, .net = *net};
     if (world > CS_WIRE_MAX_WORLD) {
-        fprintf(err, "commsim run: the %s engine runs at most %d ranks\n", kind->name,
+        cs_errf(err, "the %s engine runs at most %d ranks\n", kind->name,
                 CS_WIRE_MAX_WORLD);
         return 1;
     }
     if (o->rank >= world) {
-        fprintf(err, "commsim run: --rank %d is outside a world of %d\n", o->rank, world);
+        cs_errf(err, "--rank %d is outside a world of %d\n", o->rank, world);
         return 1;
     }
     if (setup(&k, o) < 0 ||

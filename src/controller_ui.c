@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "gates.h"
 #include "controller_internal.h"
 
@@ -170,7 +171,7 @@ void controller_run_ui(controller *k, const cs_run_opts *o, const cs_script *s) 
                   .settle = job_settle, .ud = k};
     k->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (k->wakefd < 0 || ui->attach(ui->ud, &job) < 0) {
-        fprintf(k->err, "commsim: cannot start the visualizer\n");
+        cs_errf(k->err, "cannot start the visualizer\n");
         controller_abort(k, CS_END_ERROR);
         atomic_store(&k->done, true);
         return;
@@ -182,7 +183,7 @@ void controller_run_ui(controller *k, const cs_run_opts *o, const cs_script *s) 
     k->outw = -1;
     pthread_t t;
     if (pthread_create(&t, NULL, controller_main, k) != 0) {
-        fprintf(k->err, "commsim: cannot start the controller's thread\n");
+        cs_errf(k->err, "cannot start the controller's thread\n");
         controller_abort(k, CS_END_ERROR);
         controller_run(k);
         ui->loop(ui->ud); /* shows the failed run; closes its screen */

@@ -46,6 +46,7 @@
 
 #include "collectives.h"
 #include "device.h"
+#include "errmsg.h"
 
 #define INIT_SECONDS 120.0  /* communicator set-up, at the longest */
 #define ASYNC_CHECK_S 0.01  /* how often the progress thread asks NCCL for errors */
@@ -495,7 +496,7 @@ static cs_engine *nccl_new(cs_world *w, void *arg) {
     int n = w->cfg.world;
     char err[512] = "";
     if (nccl_check(n, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim: %s\n", err);
+        cs_errf(stderr, "%s\n", err);
         return NULL;
     }
     nccl_engine *e = calloc(1, sizeof *e);
@@ -522,7 +523,7 @@ static cs_engine *nccl_new(cs_world *w, void *arg) {
     e->started = ok;
     if (saved >= 0) cudaSetDevice(saved);
     if (!ok) {
-        fprintf(stderr, "commsim: the nccl engine cannot start: %s\n", err);
+        cs_errf(stderr, "the nccl engine cannot start: %s\n", err);
         nccl_destroy(&e->base);
         return NULL;
     }

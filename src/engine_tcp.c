@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "engine_tcp_internal.h"
+#include "errmsg.h"
 #include "msgbuf.h"
 #include "stage.h"
 
@@ -446,7 +447,7 @@ static void conn_readable(tconn *c) {
     /* A peer that exits closes its side: not an error (the controller knows
      * whether it died). A malformed frame from an authenticated peer is. */
     if (rc == -1 && !cs_world_aborted(e->base.world)) {
-        fprintf(stderr, "commsim: rank %d: closing the connection from rank %d: %s\n", e->rank,
+        cs_errf(stderr, "rank %d: closing the connection from rank %d: %s\n", e->rank,
                 c->peer, err);
         /* Its messages are lost with it: the rank's waits fail now, not at the timeout. */
         char why[sizeof e->base.broken_why];

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine_tcp_internal.h"
+#include "errmsg.h"
 
 /* A backstop only: a peer that dies before connecting is reported by the
  * controller, whose ABORT (or close) ends the wait at once. */
@@ -55,7 +56,7 @@ static void drop(const cs_rank_setup *wk, pending *p, const char *why) {
     char addr[64] = "?";
     if (getpeername(p->fd, (struct sockaddr *)&sa, &len) == 0)
         cs_wire_addr_str(sa.sin_addr.s_addr, ntohs(sa.sin_port), addr, sizeof addr);
-    fprintf(wk->err, "commsim: rank %d: closed a connection from %s: %s\n", wk->rank, addr, why);
+    cs_errf(wk->err, "rank %d: closed a connection from %s: %s\n", wk->rank, addr, why);
     close(p->fd);
     p->fd = -1;
 }
@@ -116,7 +117,7 @@ static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadl
         char why[256];
         if (cs_rank_link_setup_poll(wk->link, why, sizeof why) < 0) { /* ABORT, or no controller */
             for (int i = 0; i < np; i++) close(pend[i].fd);
-            fprintf(wk->err, "commsim: rank %d: %s while it waited for %d higher rank%s to connect\n",
+            cs_errf(wk->err, "rank %d: %s while it waited for %d higher rank%s to connect\n",
                     wk->rank, why, missing, missing == 1 ? "" : "s");
             return -1;
         }
@@ -148,7 +149,7 @@ static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadl
     }
     for (int i = 0; i < np; i++) close(pend[i].fd);
     if (missing > 0) {
-        fprintf(wk->err, "commsim: rank %d: %d higher rank%s never connected\n", wk->rank, missing,
+        cs_errf(wk->err, "rank %d: %d higher rank%s never connected\n", wk->rank, missing,
                 missing == 1 ? "" : "s");
         return -1;
     }
@@ -166,7 +167,7 @@ static int mesh_connect(const cs_rank_setup *wk, const cs_welcome *wel, int lfd,
         fds[j] = cs_rank_link_dial(wel->ip[j], wel->port[j], deadline);
         if (fds[j] < 0 || cs_wire_send(fds[j], CS_FR_PEER, meta, sizeof meta, deadline) < 0) {
             char a[64];
-            fprintf(wk->err, "commsim: rank %d: cannot connect to rank %d at %s: %s\n", wk->rank, j,
+            cs_errf(wk->err, "rank %d: cannot connect to rank %d at %s: %s\n", wk->rank, j,
                     cs_wire_addr_str(wel->ip[j], wel->port[j], a, sizeof a), strerror(errno));
             return -1;
         }
@@ -178,14 +179,14 @@ void *tcp_rank_setup(const cs_rank_setup *s) {
     int *fds = malloc((size_t)s->world * sizeof *fds);
     cs_tcp_mesh *m = calloc(1, sizeof *m);
     if (!fds || !m) {
-        fprintf(s->err, "commsim: rank %d: out of memory joining the job\n", s->rank);
+        cs_errf(s->err, "rank %d: out of memory joining the job\n", s->rank);
         goto fail;
     }
     for (int i = 0; i < s->world; i++) fds[i] = -1;
     uint16_t port = 0;
     int lfd = listen_on(s->ip, &port);
     if (lfd < 0) {
-        fprintf(s->err, "commsim: rank %d: cannot listen: %s\n", s->rank, strerror(errno));
+        cs_errf(s->err, "rank %d: cannot listen: %s\n", s->rank, strerror(errno));
         goto fail;
     }
     int rc = cs_rank_link_join(s->link, s->ip, port, s->wel);

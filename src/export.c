@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "export.h"
 #include "report.h"
 #include "xalloc.h"
@@ -121,19 +122,19 @@ const char *cs_export_model(const cs_export_ctx *x) {
 int cs_export_file(const char *path, const cs_export_opts *o) {
     const cs_export_format *fmt = cs_export_find(o->format);
     if (!fmt) {
-        fprintf(stderr, "commsim export: unknown format '%s'; one of:\n", o->format);
+        cs_errf(stderr, "unknown format '%s'; one of:\n", o->format);
         cs_export_print_formats(stderr);
         return 1;
     }
     char err[600];
     cs_replay rp;
     if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim export: %s\n", err);
+        cs_errf(stderr, "%s\n", err);
         return 1;
     }
-    if (rp.cut) fprintf(stderr, "commsim export: %s: exported the %zu events before it\n", err, rp.n);
+    if (rp.cut) cs_errf(stderr, "%s: exported the %zu events before it\n", err, rp.n);
     if (o->net && cs_replay_retime(&rp, o->net, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim export: --net: %s\n", err);
+        cs_errf(stderr, "--net: %s\n", err);
         cs_replay_free(&rp);
         return 1;
     }
@@ -142,7 +143,7 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
     x.from = o->from > 0 ? (size_t)o->from : 0;
     if (x.from > x.to) x.from = x.to;
     if (cs_replay_fold(&rp, x.to, &x.mon) < 0) {
-        fprintf(stderr, "commsim export: out of memory\n");
+        cs_errf(stderr, "out of memory\n");
         cs_replay_free(&rp);
         return 1;
     }
@@ -151,7 +152,7 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
     FILE *f = std ? stdout : fopen(o->out, "wb");
     int rc = 1;
     if (!f) {
-        fprintf(stderr, "commsim export: %s: %s\n", o->out, strerror(errno));
+        cs_errf(stderr, "%s: %s\n", o->out, strerror(errno));
     } else {
         err[0] = 0;
         rc = fmt->write(f, &x, err, sizeof err) < 0 ? 1 : 0;
@@ -162,7 +163,7 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
         if (!std && fclose(f) != 0) rc = 1;
     /* as replay: a cut trace is drawn up to the cut, and is never a success */
     if (rp.cut) rc = 1;
-        if (rc) fprintf(stderr, "commsim export: %s\n", err[0] ? err : "write failed");
+        if (rc) cs_errf(stderr, "%s\n", err[0] ? err : "write failed");
     }
     cs_outcome_free(&x.out);
     cs_monitor_destroy(&x.mon);

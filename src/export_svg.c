@@ -479,9 +479,9 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
 
     cs_svg_head(f, t, width, height, "");
     char sub[300];
-    snprintf(sub, sizeof sub, "%llu messages, %llu bytes, %llu collective calls; time flows right",
-             (unsigned long long)o->messages, (unsigned long long)o->bytes,
-             (unsigned long long)o->collectives);
+    snprintf(sub, sizeof sub, "%llu message%s, %llu bytes, %llu collective call%s; time flows right",
+             (unsigned long long)o->messages, o->messages == 1 ? "" : "s", (unsigned long long)o->bytes,
+             (unsigned long long)o->collectives, o->collectives == 1 ? "" : "s");
     cs_svg_title(f, t, x, sub);
 
     /* collective bands under everything: a rectangle over each run of its

@@ -59,6 +59,15 @@ typedef struct cs_grade_spec {
 int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t errlen);
 void cs_grade_spec_free(cs_grade_spec *s);
 
+/* Where a case failed, as `commsim replay --at RANK:LINE` opens it: the
+ * rank's call (a forbidden operation) or warning (a pitfall) on that line of
+ * the solution. line 0: no one call failed it (a deadlock, an error, a
+ * wrong value): the replay opens at the end. Rank and line, not the event's
+ * number: the ranks' interleaving, so the numbering, varies between runs. */
+typedef struct cs_grade_where {
+    int rank, line;
+} cs_grade_where;
+
 /* The result of one case for one submission. */
 typedef struct cs_grade_result {
     char *name;
@@ -66,6 +75,7 @@ typedef struct cs_grade_result {
     bool pass, hidden;
     char *message;   /* why it failed (student's terms), or NULL */
     char *trace;     /* the failing variant's trace under --trace-dir, or NULL */
+    cs_grade_where at; /* where in the trace it failed */
 } cs_grade_result;
 
 typedef struct cs_grade_sub {
@@ -86,15 +96,16 @@ void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grad
 void cs_grade_sub_free(cs_grade_sub *sub);
 
 /* Run one variant in a forked child; returns true when it passed, else the
- * reason (malloc'd) in *why. kind_out receives the outcome kind name. */
+ * reason (malloc'd) in *why and where it failed in *at. kind_out receives
+ * the outcome kind name. */
 bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
                       int world, const char *engine, const char *mode, const char *trace,
-                      char **why, char kind_out[32]);
+                      char **why, cs_grade_where *at, char kind_out[32]);
 
 /* The judge, in the child after the run: trace is the run's trace. Returns
- * true when the run passes, else the reason in *why. */
+ * true when the run passes, else the reason in *why and where in *at. */
 bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace,
-                    int world, char **why, char kind_out[32]);
+                    int world, char **why, cs_grade_where *at, char kind_out[32]);
 
 /* ---- formats */
 typedef enum {

@@ -40,7 +40,10 @@ static void text(FILE *f, const cs_grade_spec *s, const cs_grade_sub *sub, bool 
         if (!m) continue;
         fprintf(f, "\n%s:\n", r->name);
         indent(f, m, "  ");
-        if (r->trace && (!r->hidden || show_hidden)) fprintf(f, "  see it: commsim replay %s --end\n", r->trace);
+        if (r->trace && (!r->hidden || show_hidden) && r->at.line > 0)
+            fprintf(f, "  see it: commsim replay %s --at %d:%d\n", r->trace, r->at.rank, r->at.line);
+        else if (r->trace && (!r->hidden || show_hidden))
+            fprintf(f, "  see it: commsim replay %s --end\n", r->trace);
     }
     fprintf(f, "total: %g/%g\n", sub->score, sub->max);
 }
@@ -59,6 +62,11 @@ static json_t *sub_json(const cs_grade_sub *sub, bool show_hidden, bool gradesco
             json_object_set_new(t, "hidden", json_boolean(r->hidden));
             json_object_set_new(t, "message", m ? json_string(m) : json_null());
             if (r->trace) json_object_set_new(t, "trace", json_string(r->trace));
+            if (r->trace && r->at.line > 0) {
+                char at[32];
+                snprintf(at, sizeof at, "%d:%d", r->at.rank, r->at.line);
+                json_object_set_new(t, "trace_at", json_string(at));
+            }
         }
         json_array_append_new(tests, t);
     }

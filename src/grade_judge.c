@@ -190,8 +190,9 @@ static bool listed(char *const *v, int n, const char *op) {
     return false;
 }
 
-/* Forbidden and required operations, from the events. */
-static char *check_ops(const cs_grade_spec *s, const run_data *d) {
+/* Forbidden and required operations, from the events. *at: the forbidden
+ * call. */
+static char *check_ops(const cs_grade_spec *s, const run_data *d, cs_grade_where *at) {
     const cs_event *bad = NULL;
     for (size_t i = 0; i < d->rp.n; i++) {
         const cs_event *e = &d->rp.ev[i];
@@ -200,10 +201,12 @@ static char *check_ops(const cs_grade_spec *s, const run_data *d) {
         if (!op) continue;
         if (listed(s->forbidden, s->nforbidden, op) || (s->nallowed && !listed(s->allowed, s->nallowed, op)))
             /* the lowest rank, then line: the ranks' interleaving varies */
-            if (!bad || e->rank < bad->rank || (e->rank == bad->rank && e->line < bad->line)) bad = e;
+            if (!bad || e->rank < bad->rank || (e->rank == bad->rank && e->line < bad->line))
+                bad = e;
     }
     if (bad) {
         const char *op = bad->type == CS_EV_POST ? cs_op_name(bad->op) : bad->text;
+        *at = (cs_grade_where){bad->rank, bad->line};
         return fmt("rank %d calls dist.%s on line %d: this exercise does not allow it", bad->rank, op, bad->line);
     }
     for (int k = 0; k < s->nrequired; k++) {
@@ -272,11 +275,25 @@ static char *verdict_text(const cs_outcome *o) {
     return fmt("the run ended: %s", o->word);
 }
 
+/* The lowest rank whose warning reported p (which rank warned first varies
+ * between runs); line 0 when no rank's warning did (the monitor found it
+ * at the end). */
+static cs_grade_where pitfall_site(const cs_replay *rp, const cs_pitfall *p) {
+    cs_grade_where w = {0, 0};
+    for (size_t i = 0; i < rp->n; i++) {
+        const cs_event *e = &rp->ev[i];
+        if (e->type == CS_EV_WARN && e->rank >= 0 && e->line > 0 && e->text && strcmp(e->text, p->text) == 0 &&
+            (!w.line || e->rank < w.rank))
+            w = (cs_grade_where){e->rank, e->line};
+    }
+    return w;
+}
+
 bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace, int world,
-                    char **why, char kind_out[32]) {
+                    char **why, cs_grade_where *at, char kind_out[32]) {
     char err[600];
     run_data d = {.world = world};
-    *why = NULL;
+    *why = NULL, *at = (cs_grade_where){0, 0};
     if (cs_replay_load(&d.rp, trace, err, sizeof err) < 0) {
         *why = fmt("the run left no usable trace: %s", err);
         return false;
@@ -309,8 +326,9 @@ bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *
             if (q->line < p->line || (q->line == p->line && strcmp(q->text, p->text) < 0)) p = q;
         }
         *why = fmt("pitfall: %s", p->text);
+        *at = pitfall_site(&d.rp, p);
     }
-    if (!*why) *why = check_ops(s, &d);
+    if (!*why) *why = check_ops(s, &d, at);
     if (!*why && !c->expect_deadlock && c->expect_ref != LUA_NOREF) *why = check_expect(L, c, &d);
     if (!*why && c->check_ref != LUA_NOREF) *why = check_fn(L, c, &d);
     return *why == NULL; /* the child exits: nothing to free */

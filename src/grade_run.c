@@ -195,11 +195,12 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     int st;
     while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
     char *why = NULL, kind[32] = "";
-    bool pass = cs_grade_judge(s, c, trace, world, &why, kind);
+    cs_grade_where at = {0, 0};
+    bool pass = cs_grade_judge(s, c, trace, world, &why, &at, kind);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
     if (!pass && keep && u->drop && chown(keep, geteuid(), getegid()) < 0) {} /* the grader's, as the rest */
     unlink(trace), unlink(script), rmdir(dir);
-    fprintf(w, "%c\t%s\t", pass ? 'P' : 'F', kind);
+    fprintf(w, "%c\t%s\t%d:%d\t", pass ? 'P' : 'F', kind, at.rank, at.line);
     for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);
     fputc('\n', w);
     fclose(w);
@@ -215,9 +216,9 @@ static char *dupf(const char *fmt, const char *a) {
 
 bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path, int world,
                       const char *engine, const char *mode, const char *trace, char **why,
-                      char kind_out[32]) {
+                      cs_grade_where *at, char kind_out[32]) {
     int p[2];
-    *why = NULL, kind_out[0] = 0;
+    *why = NULL, *at = (cs_grade_where){0, 0}, kind_out[0] = 0;
     fflush(NULL);
     /* close-on-exec: a rank process the run execs must not hold the pipe open */
     unpriv u = unprivileged();
@@ -256,6 +257,10 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
         if (m) {
             *m++ = 0;
             snprintf(kind_out, 32, "%s", k);
+            if (sscanf(m, "%d:%d", &at->rank, &at->line) != 2 || at->rank < 0 || at->line < 0)
+                *at = (cs_grade_where){0, 0};
+            char *tab = strchr(m, '\t');
+            m = tab ? tab + 1 : m + strlen(m);
             char *nl = strchr(m, '\n');
             if (nl) *nl = 0;
             for (char *q = m; *q; q++)

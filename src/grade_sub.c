@@ -38,9 +38,10 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
             for (int m = 0; m < c->nmodes && r->pass; m++) {
                 const char *engine = o->engine ? o->engine : c->engines[e], *mode = c->modes[m];
                 char trace[4096], kind[32], *why = NULL;
+                cs_grade_where at = {0, 0};
                 if (o->trace_dir) trace_name(trace, sizeof trace, o, student, c->name, c->worlds[w], mode);
                 if (cs_grade_variant(s, c, path, c->worlds[w], engine, mode, o->trace_dir ? trace : NULL,
-                                     &why, kind))
+                                     &why, &at, kind))
                     continue;
                 r->pass = false;
                 char head[256];
@@ -48,7 +49,8 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
                 /* A rendezvous deadlock that eager sends hide: say so in those words. */
                 if (!c->expect_deadlock && strncmp(kind, "deadlock", 8) == 0 && strncmp(mode, "eager", 5)) {
                     char *why2 = NULL, kind2[32];
-                    if (cs_grade_variant(s, c, path, c->worlds[w], engine, "eager", NULL, &why2, kind2)) {
+                    cs_grade_where at2;
+                    if (cs_grade_variant(s, c, path, c->worlds[w], engine, "eager", NULL, &why2, &at2, kind2)) {
                         char *t = dup2s("works with eager sends only: deadlocks when sends wait for their "
                                         "receive\n", why ? why : "");
                         free(why), why = t;
@@ -56,7 +58,7 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
                     free(why2);
                 }
                 r->message = dup2s(head, why ? why : "failed");
-                if (o->trace_dir) r->trace = cs_xstrdup(trace, "grade");
+                if (o->trace_dir) r->trace = cs_xstrdup(trace, "grade"), r->at = at;
                 free(why);
             }
     r->score = r->pass ? r->max : 0;

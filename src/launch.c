@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "collectives.h"
+#include "errmsg.h"
 #include "gates.h"
 #include "world.h"
 #include "header.h"
@@ -125,8 +126,8 @@ int cs_control_resolve_net(const cs_run_opts *o, const char *header_net, const c
     char msg[512];
     const char *spec = o->net ? o->net : header_net && header_net[0] ? header_net : "none";
     if (cs_netmodel_parse(spec, net, msg, sizeof msg) == 0) return 0;
-    if (o->net) fprintf(err, "commsim: %s\n", msg);
-    else fprintf(err, "commsim: %s: net: %s\n", script_name, msg + strlen("--net: "));
+    if (o->net) cs_errf(err, "%s\n", msg);
+    else cs_errf(err, "%s: net: %s\n", script_name, msg + strlen("--net: "));
     return -1;
 }
 
@@ -135,13 +136,13 @@ static int resolve(const cs_run_opts *o, const cs_script *s, cs_header *h, int *
                    FILE *err) {
     char msg[512];
     if (cs_header_parse(s->name, s->source, s->len, h, msg, sizeof msg) < 0) {
-        fprintf(err, "commsim: %s\n", msg);
+        cs_errf(err, "%s\n", msg);
         return -1;
     }
     *world = o->nranks > 0 ? o->nranks : h->world > 0 ? h->world : 2;
     const char *m = o->send_mode ? o->send_mode : h->send_mode[0] ? h->send_mode : "rendezvous";
     if (!cs_send_mode_parse(m, mode)) {
-        fprintf(err, "commsim: %s: unknown send mode '%s' (rendezvous, eager or eager:N)\n",
+        cs_errf(err, "%s: unknown send mode '%s' (rendezvous, eager or eager:N)\n",
                 o->send_mode ? "--send-mode" : s->name, m);
         return -1;
     }
@@ -175,7 +176,7 @@ static int start_ranks(cs_world *w, rank_thread *rt, const cs_script *s,
     for (int i = 0; i < n; i++) {
         rt[i] = (rank_thread){.rank = cs_world_rank(w, i), .script = s, .limits = lim};
         if (pthread_create(&rt[i].tid, &attr, rank_main, &rt[i]) != 0) {
-            fprintf(err, "commsim: cannot start rank %d: %s\n", i, strerror(errno));
+            cs_errf(err, "cannot start rank %d: %s\n", i, strerror(errno));
             cs_world_abort(w, CS_END_ERROR);
             /* ranks never started still count as exited for the wait */
             for (int k = i; k < n; k++) cs_rank_exit(cs_world_rank(w, k), 1);
@@ -223,18 +224,18 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const cs_script *script
     c->world = world;
     c->recheck = cs_recheck_wanted(o, mode_name);
     if (cs_bus_init(&c->bus, world) < 0 || cs_monitor_init(&c->mon, world) < 0) {
-        fprintf(err, "commsim: out of memory\n");
+        cs_errf(err, "out of memory\n");
         return -1;
     }
     if (o->trace && !(c->tw = cs_trace_open(o->trace, msg, sizeof msg))) {
-        fprintf(err, "commsim: %s\n", msg);
+        cs_errf(err, "%s\n", msg);
         cs_monitor_destroy(&c->mon);
         cs_bus_destroy(&c->bus);
         return -1;
     }
     if (net && net->on) {
         if (!(c->vclock = cs_vclock_new(net, world))) {
-            fprintf(err, "commsim: out of memory\n");
+            cs_errf(err, "out of memory\n");
             cs_monitor_destroy(&c->mon);
             cs_bus_destroy(&c->bus);
             if (c->tw) cs_trace_close(c->tw);
@@ -364,7 +365,7 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
         const char *e = cs_trace_error(c->tw);
         snprintf(why, sizeof why, "%s", e ? e : "");
         if (cs_trace_close(c->tw) < 0) {
-            fprintf(err, "commsim: writing the trace %s failed: %s\n", c->trace_path, why);
+            cs_errf(err, "writing the trace %s failed: %s\n", c->trace_path, why);
             if (status == 0) status = 1; /* the close itself failed */
         }
         c->tw = NULL;
@@ -386,13 +387,13 @@ int cs_launch_run(const cs_run_opts *o) {
     char msg[512], mode_name[64];
     cs_script script;
     if (cs_script_load(&script, o->script, msg, sizeof msg) < 0) {
-        fprintf(err, "commsim: %s\n", msg);
+        cs_errf(err, "%s\n", msg);
         return 1;
     }
     /* A syntax error once, not once per rank; a JSON report (grade) keeps it
      * in the outcome, as the ranks report it. */
     if (o->report != CS_REPORT_JSON && cs_script_check_syntax(&script, msg, sizeof msg) < 0) {
-        fprintf(err, "commsim: %s\n", msg);
+        cs_errf(err, "%s\n", msg);
         cs_script_free(&script);
         return CS_END_ERROR;
     }
@@ -406,19 +407,19 @@ int cs_launch_run(const cs_run_opts *o) {
     }
     const cs_engine_kind *kind = cs_engine_find(o->engine);
     if (!kind) {
-        fprintf(err, "commsim: unknown engine '%s'\n", o->engine);
+        cs_errf(err, "unknown engine '%s'\n", o->engine);
         cs_script_free(&script);
         return 1;
     }
     const char *engine = kind->name;
     if (kind->check && kind->check(world, msg, sizeof msg) < 0) { /* e.g. a GPU per rank */
-        fprintf(err, "commsim: %s\n", msg);
+        cs_errf(err, "%s\n", msg);
         cs_script_free(&script);
         return 1;
     }
     for (int f = 0; f < CS_FAM_N; f++)
         if (o->coll_algo[f] == CS_ALGO_NCCL && !(kind->caps & CS_ENGINE_NATIVE_COLL)) {
-            fprintf(err, "commsim: --algo %s=nccl: NCCL's own collectives run on --engine nccl "
+            cs_errf(err, "--algo %s=nccl: NCCL's own collectives run on --engine nccl "
                          "only (this run uses the %s engine)\n",
                     cs_coll_family_name((cs_coll_family)f), engine);
             cs_script_free(&script);
@@ -442,7 +443,7 @@ int cs_launch_run(const cs_run_opts *o) {
     cs_world *w = cs_world_new(&cfg, &control.bus, msg, sizeof msg);
     rank_thread *rt = w ? calloc((size_t)world, sizeof *rt) : NULL;
     if (!w || !rt) {
-        fprintf(err, "commsim: %s\n", w ? "out of memory" : msg);
+        cs_errf(err, "%s\n", w ? "out of memory" : msg);
         cs_world_free(w);
         if (control.tw) cs_trace_close(control.tw);
         cs_control_free(&control);
@@ -459,7 +460,7 @@ int cs_launch_run(const cs_run_opts *o) {
                   .finished = job_finished, .end_reason = job_end_reason, .abort = job_abort,
                   .set_gates = job_set_gates, .settle = job_settle, .ud = &tj};
     if (ui && o->ui->attach(o->ui->ud, &job) < 0) {
-        fprintf(err, "commsim: cannot start the visualizer\n");
+        cs_errf(err, "cannot start the visualizer\n");
         cs_world_abort(w, CS_END_ERROR);
         ui = false;
     }
@@ -477,7 +478,7 @@ int cs_launch_run(const cs_run_opts *o) {
     int status = cs_control_close(&control, (int)cs_world_end_reason(w), err);
     if (!clean) {
         /* A rank is stuck in C code and still uses the world: leave without freeing it. */
-        fprintf(err, "commsim: a rank did not stop within %g s of the end; exiting without it\n",
+        cs_errf(err, "a rank did not stop within %g s of the end; exiting without it\n",
                 GRACE_SECONDS);
         fflush(NULL);
         _exit(status);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "heartbeat.h"
 #include "rank_link.h"
 #include "wire.h"
@@ -244,7 +245,7 @@ static void link_closed(cs_rank_link *l, const char *err) {
     bool finishing = l->finishing;
     pthread_mutex_unlock(&l->end_lock);
     if (!finishing) {
-        fprintf(stderr, "commsim: rank %d: lost the controller%s%s; leaving\n", l->rank,
+        cs_errf(stderr, "rank %d: lost the controller%s%s; leaving\n", l->rank,
                 err ? ": " : "", err ? err : "");
         cs_world_abort(l->w, CS_END_DIED);
         atomic_store(&l->lost_at, cs_now());
@@ -256,7 +257,7 @@ static void link_closed(cs_rank_link *l, const char *err) {
  * frozen with its connection up. The rank leaves as if it had gone, script
  * finished or not: nobody is left to end the job. */
 static void link_silent(cs_rank_link *l, double limit) {
-    fprintf(stderr, "commsim: rank %d: the controller has sent nothing for %g s (stopped or "
+    cs_errf(stderr, "rank %d: the controller has sent nothing for %g s (stopped or "
                     "frozen; %s); leaving\n", l->rank, limit, CS_HEARTBEAT_ENV);
     if (l->w) cs_world_abort(l->w, CS_END_DIED);
     atomic_store(&l->lost_at, cs_now());
@@ -327,7 +328,7 @@ void cs_rank_link_watchdog(cs_rank_link *l) {
     double lost = atomic_load(&l->lost_at);
     if (lost && cs_now() - lost > LOST_GRACE) {
         /* the rank is stuck in C code and the controller is gone: leave */
-        fprintf(stderr, "commsim: rank %d: the controller is gone; exiting\n", l->rank);
+        cs_errf(stderr, "rank %d: the controller is gone; exiting\n", l->rank);
         _exit(CS_END_DIED);
     }
 }
@@ -514,11 +515,11 @@ static int join_read(cs_rank_link *l, double until, cs_frame_hdr *fh, uint8_t **
         if (cs_wire_read_frame(l->fd, t, (uint32_t)cs_welcome_len(CS_WIRE_MAX_WORLD), fh, m, err,
                                sizeof err) < 0) {
             if (silent_at && cs_now() >= silent_at)
-                fprintf(l->err, "commsim: rank %d: the controller has sent nothing for %g s while "
+                cs_errf(l->err, "rank %d: the controller has sent nothing for %g s while "
                                 "this rank waited to join (stopped or frozen; %s); leaving\n",
                         l->rank, l->hb.limit, CS_HEARTBEAT_ENV);
             else
-                fprintf(l->err, "commsim: rank %d: joining the job failed: %s\n", l->rank, err);
+                cs_errf(l->err, "rank %d: joining the job failed: %s\n", l->rank, err);
             return -1;
         }
         cs_heartbeat_heard(&l->hb, cs_now());
@@ -537,7 +538,7 @@ int cs_rank_link_join(cs_rank_link *l, uint32_t ip, uint16_t port, cs_welcome *w
     memcpy(h.token, l->token, sizeof h.token);
     cs_hello_put(&cur, &h, true);
     if (cs_wire_send(l->fd, CS_FR_HELLO, meta, sizeof meta, cs_now() + CONNECT_SECONDS) < 0) {
-        fprintf(l->err, "commsim: rank %d: cannot reach the controller: %s\n", l->rank,
+        cs_errf(l->err, "rank %d: cannot reach the controller: %s\n", l->rank,
                 strerror(errno));
         return -1;
     }
@@ -548,18 +549,18 @@ int cs_rank_link_join(cs_rank_link *l, uint32_t ip, uint16_t port, cs_welcome *w
     int rc = -1;
     cs_cur in = {.p = m, .len = fh.meta_len};
     if (fh.type == CS_FR_REFUSE) {
-        fprintf(l->err, "commsim: rank %d: the controller refused to let it join: %.*s\n",
+        cs_errf(l->err, "rank %d: the controller refused to let it join: %.*s\n",
                 l->rank, (int)fh.meta_len, (const char *)m);
     } else if (fh.type == CS_FR_ABORT) {
-        fprintf(l->err, "commsim: rank %d: the job ended before it started: %s\n", l->rank,
+        cs_errf(l->err, "rank %d: the job ended before it started: %s\n", l->rank,
                 end_words(cs_get_u32(&in)));
     } else if (fh.type != CS_FR_WELCOME) {
-        fprintf(l->err, "commsim: rank %d: the controller answered its HELLO with %s instead of "
+        cs_errf(l->err, "rank %d: the controller answered its HELLO with %s instead of "
                         "WELCOME\n", l->rank, cs_frame_name(fh.type));
     } else if (cs_welcome_get(&in, wel) < 0) {
-        fprintf(l->err, "commsim: rank %d: the controller's WELCOME is malformed\n", l->rank);
+        cs_errf(l->err, "rank %d: the controller's WELCOME is malformed\n", l->rank);
     } else if (wel->world != (uint32_t)l->world) {
-        fprintf(l->err, "commsim: rank %d: the controller's job has %u ranks, not %d (--world)\n",
+        cs_errf(l->err, "rank %d: the controller's job has %u ranks, not %d (--world)\n",
                 l->rank, wel->world, l->world);
         free(wel->ip);
         free(wel->port);

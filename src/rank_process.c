@@ -21,6 +21,7 @@
 
 #include "collectives.h"
 #include "engine.h"
+#include "errmsg.h"
 #include "heartbeat.h"
 #include "launch.h"
 #include "rank_link.h"
@@ -41,13 +42,13 @@ typedef struct rank_proc {
 static int check_options(rank_proc *rp) {
     const cs_run_opts *o = rp->o;
     if (!rp->kind || !(rp->kind->caps & CS_ENGINE_PROCESSES)) {
-        fprintf(rp->err, "commsim run: --worker: the %s engine does not run its ranks as processes\n",
+        cs_errf(rp->err, "--worker: the %s engine does not run its ranks as processes\n",
                 rp->kind ? rp->kind->name : "chosen");
         return -1;
     }
     const char *tok = o->token ? o->token : getenv("COMMSIM_TOKEN");
     if (!tok || !cs_wire_token_valid(tok)) {
-        fprintf(rp->err, "commsim run: rank %d needs the job's token (%d hex digits): --token or "
+        cs_errf(rp->err, "rank %d needs the job's token (%d hex digits): --token or "
                          "COMMSIM_TOKEN; the controller prints it\n",
                 rp->rank, CS_WIRE_TOKEN);
         return -1;
@@ -55,11 +56,11 @@ static int check_options(rank_proc *rp) {
     memcpy(rp->token, tok, sizeof rp->token);
     char msg[256];
     if (cs_heartbeat_limit(&rp->heartbeat, msg, sizeof msg) < 0) {
-        fprintf(rp->err, "commsim run: %s\n", msg);
+        cs_errf(rp->err, "%s\n", msg);
         return -1;
     }
     if (rp->world < 1 || rp->rank < 0 || rp->rank >= rp->world || rp->world > CS_WIRE_MAX_WORLD) {
-        fprintf(rp->err, "commsim run: rank %d is outside a world of %d (--rank, --world)\n",
+        cs_errf(rp->err, "rank %d is outside a world of %d (--rank, --world)\n",
                 rp->rank, rp->world);
         return -1;
     }
@@ -91,7 +92,7 @@ static int run_rank(rank_proc *rp, const cs_script *s, const cs_welcome *wel, cs
         w = NULL;
     }
     if (!w) {
-        fprintf(rp->err, "commsim: rank %d: %s\n", rp->rank, msg);
+        cs_errf(rp->err, "rank %d: %s\n", rp->rank, msg);
         cs_bus_destroy(&bus);
         return 1;
     }
@@ -118,14 +119,14 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     if (check_options(&rp) < 0) return 1;
     cs_script s;
     if (cs_script_load(&s, o->script, msg, sizeof msg) < 0) {
-        fprintf(rp.err, "commsim: rank %d: %s\n", rp.rank, msg);
+        cs_errf(rp.err, "rank %d: %s\n", rp.rank, msg);
         return 1;
     }
     uint32_t mip;
     uint16_t mport;
     if (cs_wire_parse_addr(o->master ? o->master : "127.0.0.1", 29500, &mip, &mport, msg,
                            sizeof msg) < 0) {
-        fprintf(rp.err, "commsim run: --master: %s\n", msg);
+        cs_errf(rp.err, "--master: %s\n", msg);
         cs_script_free(&s);
         return 1;
     }
@@ -134,7 +135,7 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     cs_rank_link *link = NULL;
     int cfd = cs_rank_link_dial(mip, mport, cs_now() + CONNECT_SECONDS);
     if (cfd < 0) {
-        fprintf(rp.err, "commsim: rank %d: cannot reach the controller at %s: %s\n", rp.rank,
+        cs_errf(rp.err, "rank %d: cannot reach the controller at %s: %s\n", rp.rank,
                 cs_wire_addr_str(mip, mport, msg, sizeof msg), strerror(errno));
         goto out;
     }
@@ -145,7 +146,7 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     uint32_t lip = 0;
     uint16_t lport = 0;
     if (o->bind && cs_wire_parse_addr(o->bind, 0, &lip, &lport, msg, sizeof msg) < 0) {
-        fprintf(rp.err, "commsim run: --bind: %s\n", msg);
+        cs_errf(rp.err, "--bind: %s\n", msg);
         close(cfd);
         goto out;
     }

@@ -5,6 +5,8 @@
  */
 #include "replay.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,46 @@ void cs_replay_free(cs_replay *r) {
     free(r->ev);
     free(r->script);
     memset(r, 0, sizeof *r);
+}
+
+static bool whole_number(const char *s, long min, long *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return false;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < min) return false;
+    *out = v;
+    return true;
+}
+
+bool cs_replay_at_parse(const char *s, cs_replay_at *at) {
+    const char *colon = strchr(s, ':');
+    long rank, line, ev;
+    *at = (cs_replay_at){0};
+    if (!colon) return whole_number(s, 1, &ev) && (at->event = ev, true);
+    char head[32];
+    if ((size_t)(colon - s) >= sizeof head) return false;
+    memcpy(head, s, (size_t)(colon - s));
+    head[colon - s] = 0;
+    if (!whole_number(head, 0, &rank) || !whole_number(colon + 1, 1, &line) || rank > INT_MAX ||
+        line > INT_MAX)
+        return false;
+    at->rank = (int)rank, at->line = (int)line;
+    return true;
+}
+
+size_t cs_replay_at_events(const cs_replay *r, const cs_replay_at *at, bool *found) {
+    *found = true;
+    if (at->line > 0) {
+        for (size_t i = 0; i < r->n; i++)
+            if (r->ev[i].rank == at->rank && r->ev[i].line == at->line && r->ev[i].type != CS_EV_RUN)
+                return i + 1; /* the event itself folded: the rank stands on that line */
+        *found = false;
+        return r->n;
+    }
+    if (at->event < 0) return r->n;
+    if ((size_t)at->event > r->n) *found = false;
+    return (size_t)at->event < r->n ? (size_t)at->event : r->n;
 }
 
 int cs_replay_fold(const cs_replay *r, size_t upto, cs_monitor *m) {

@@ -32,6 +32,20 @@ void cs_replay_free(cs_replay *r);
  * reason in err (a trace recorded without a model has not all its waits). */
 int cs_replay_retime(cs_replay *r, const char *net, char *err, size_t errlen);
 
+/* Where a replay opens (`commsim replay --end`, `--at`). */
+typedef struct cs_replay_at {
+    long event;     /* 0: the start; -1: the end; N > 0: after event N, counted from 1 */
+    int rank, line; /* line > 0: after rank's first event at that line of the script */
+} cs_replay_at;
+
+/* "--at" spellings: "N" (an event, as the visualizer's header counts them)
+ * or "RANK:LINE" (what `commsim grade` names: unlike an event's number, it
+ * is the same in every run of a program). False for anything else. */
+bool cs_replay_at_parse(const char *s, cs_replay_at *at);
+/* How many events to fold to stand where at says; *found is false when no
+ * event is there (rank never reached the line): then all of them. */
+size_t cs_replay_at_events(const cs_replay *r, const cs_replay_at *at, bool *found);
+
 /* Initialise m and fold events [0, upto) into it (upto > n means all). */
 int cs_replay_fold(const cs_replay *r, size_t upto, cs_monitor *m);
 /* The same, and hand each event to the sinks too (the report: the ranks'

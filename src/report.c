@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "errmsg.h"
 #include "recheck.h"
 
 static void tagged(FILE *f, int rank, const char *prefix, const char *text) {
@@ -23,7 +24,7 @@ static void report_emit(void *ud, const cs_event *ev) {
         strncmp(ev->text, CS_RECHECK_PREFIX, strlen(CS_RECHECK_PREFIX)) == 0)
         return; /* the rendezvous recheck: the summary prints it */
     if (ev->rank < 0 && ev->type == CS_EV_WARN) {
-        fprintf(rep->err, "commsim: warning: %s\n", ev->text ? ev->text : "");
+        cs_errf(rep->err, "warning: %s\n", ev->text ? ev->text : "");
         return;
     }
     switch (ev->type) {

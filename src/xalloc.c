@@ -1,4 +1,5 @@
 /* xalloc.c -- allocation that cannot fail quietly (see xalloc.h). */
+#include "errmsg.h"
 #include "xalloc.h"
 
 #include <stdatomic.h>
@@ -20,8 +21,8 @@ static int injected(void) {
 _Noreturn void cs_oom(const char *what, size_t bytes) {
     /* stderr is unbuffered: the line is out before exit runs the handlers
      * (the visualizer's restores the terminal). */
-    fprintf(stderr,
-            "commsim: out of memory: cannot allocate %s (%zu bytes); the run cannot go on\n",
+    cs_errf(stderr,
+            "out of memory: cannot allocate %s (%zu bytes); the run cannot go on\n",
             what ? what : "memory", bytes);
     exit(1);
 }

@@ -3,7 +3,7 @@
  * The monitor and the event path must not go on with a model that misses an
  * event: a dropped post or collective would change the verdict without a word.
  * Where an allocation failure has no sensible way back, these end the process
- * with "commsim: out of memory: cannot allocate WHAT (N bytes)" and status 1,
+ * with "commsim CMD: out of memory: cannot allocate WHAT (N bytes)" and status 1,
  * as htop's xMalloc and Redis's zmalloc do.
  */
 #ifndef CS_XALLOC_H

@@ -278,6 +278,7 @@ static void grade_free(cs_learn_grade *g) {
     for (int i = 0; i < g->nfail; i++) free(g->fail_case[i]), free(g->fail_trace[i]);
     free(g->fail_case);
     free(g->fail_trace);
+    free(g->fail_at);
     free(g->text);
     memset(g, 0, sizeof *g);
     g->chapter = -1;
@@ -304,15 +305,17 @@ bool cs_learn_student_file(const cs_learn *l, const cs_exercise *e, char *buf, s
     return access(buf, R_OK) == 0;
 }
 
-void cs_learn_set_grade(cs_learn *l, char *text, char **fail_case, char **fail_trace, int nfail) {
+void cs_learn_set_grade(cs_learn *l, char *text, char **fail_case, char **fail_trace, cs_replay_at *fail_at,
+                        int nfail) {
     grade_free(&l->grade);
     const cs_exercise *e = cs_learn_exercise(l);
     l->grade = (cs_learn_grade){.chapter = e ? l->chapter : -1,
                                 .ex = e ? l->lesson - l->book->ch[l->chapter].nlessons : 0,
                                 .text = text, .fail_case = fail_case, .fail_trace = fail_trace,
-                                .nfail = nfail};
+                                .fail_at = fail_at, .nfail = nfail};
     l->show_grade = e != NULL;
     l->scroll = 0;
+    l->md_chapter = -1; /* a new text, for the same exercise and width */
 }
 
 /* Is the selected exercise the one graded last? */

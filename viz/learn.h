@@ -9,6 +9,7 @@
 
 #include "grid.h"
 #include "markdown.h"
+#include "replay.h"
 
 typedef struct cs_lesson {
     char *path;    /* the script */
@@ -63,6 +64,7 @@ typedef struct cs_learn_grade {
     int chapter, ex;  /* which exercise; chapter -1: none yet */
     char *text;       /* the grader's text result */
     char **fail_case, **fail_trace; /* the visible failing cases and their traces */
+    cs_replay_at *fail_at; /* where each failed (line 0: at the end); may be NULL */
     int nfail, sel;   /* sel: the one v opens */
 } cs_learn_grade;
 
@@ -94,9 +96,11 @@ void cs_learn_init(cs_learn *l, const cs_book *b, int chapter);
 const cs_exercise *cs_learn_exercise(const cs_learn *l);
 /* The student's file for exercise e: WORK/NAME.lua in buf; whether it exists. */
 bool cs_learn_student_file(const cs_learn *l, const cs_exercise *e, char *buf, size_t len);
-/* Keep a grading of the selected exercise (text and the failing cases'
- * names and traces, all malloc'ed: the browser owns them now) and show it. */
-void cs_learn_set_grade(cs_learn *l, char *text, char **fail_case, char **fail_trace, int nfail);
+/* Keep a grading of the selected exercise (text, the failing cases' names,
+ * traces and failing events, all malloc'ed: the browser owns them now) and
+ * show it. fail_at may be NULL: every case opens at its trace's end. */
+void cs_learn_set_grade(cs_learn *l, char *text, char **fail_case, char **fail_trace, cs_replay_at *fail_at,
+                        int nfail);
 void cs_learn_free(cs_learn *l);
 /* A key (screen.h codes): moves the selection, scrolls, or asks to run the
  * selected script, to grade or start the selected exercise, to open a

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "launch.h"
+#include "replay.h"
 
 typedef struct cs_tui_opts {
     bool paused;     /* start paused (--step) */
@@ -23,9 +24,11 @@ cs_frontend cs_tui_frontend(cs_tui *t);
 /* Could the screen be opened? (false: message in err; run headless instead.) */
 bool cs_tui_usable(char *err, size_t errlen);
 
-/* `commsim replay FILE` in the visualizer, at the start of the run or, with
- * at_end, at its end (where a failing run failed); returns the exit status. */
-int cs_tui_replay(const char *path, bool at_end);
+/* `commsim replay FILE` in the visualizer, opened where at says (replay.h):
+ * at the start of the run, at its end (where a deadlocked or failed run
+ * failed), after an event, or at a rank's line (where the grader saw a case
+ * fail: a forbidden call, a pitfall's warning). Returns the exit status. */
+int cs_tui_replay(const char *path, const cs_replay_at *at);
 /* `commsim learn [CHAPTER]`: lessons_dir holds NN-slug/ chapters; work holds
  * the student's files for the exercises (WORK/NAME.lua). */
 int cs_tui_learn(const char *lessons_dir, const char *chapter, const char *work);

@@ -141,13 +141,15 @@ static void grade(cs_learn *l, cs_grid *g) {
     char **traces = calloc((size_t)sub.nresults + 1, sizeof *traces);
     char **fail_case = calloc((size_t)sub.nresults + 1, sizeof *fail_case);
     char **fail_trace = calloc((size_t)sub.nresults + 1, sizeof *fail_trace);
+    cs_replay_at *fail_at = calloc((size_t)sub.nresults + 1, sizeof *fail_at);
     int nfail = 0;
-    for (int i = 0; traces && fail_case && fail_trace && i < sub.nresults; i++) {
+    for (int i = 0; traces && fail_case && fail_trace && fail_at && i < sub.nresults; i++) {
         cs_grade_result *r = &sub.results[i];
         traces[i] = r->trace, r->trace = NULL;
         if (!r->pass && !r->hidden && traces[i]) {
             fail_case[nfail] = strdup(r->name);
             fail_trace[nfail] = strdup(traces[i]);
+            fail_at[nfail] = (cs_replay_at){.rank = r->at.rank, .line = r->at.line};
             nfail += fail_case[nfail] && fail_trace[nfail];
         }
     }
@@ -159,15 +161,15 @@ static void grade(cs_learn *l, cs_grid *g) {
         fclose(f);
     }
     for (int i = 0; traces && i < sub.nresults; i++) sub.results[i].trace = traces[i];
-    if (text && traces && fail_case && fail_trace) {
-        cs_learn_set_grade(l, text, fail_case, fail_trace, nfail);
+    if (text && traces && fail_case && fail_trace && fail_at) {
+        cs_learn_set_grade(l, text, fail_case, fail_trace, fail_at, nfail);
         int k = snprintf(l->message, sizeof l->message, "%s: %g/%g", sub.student, sub.score, sub.max);
         if (nfail && k > 0 && k < (int)sizeof l->message)
             snprintf(l->message + k, sizeof l->message - (size_t)k, "  v shows where '%.60s' failed",
                      fail_case[0]);
     } else {
         snprintf(l->message, sizeof l->message, "out of memory");
-        free(text), free(fail_case), free(fail_trace);
+        free(text), free(fail_case), free(fail_trace), free(fail_at);
     }
     free(traces);
     cs_grade_sub_free(&sub);
@@ -176,7 +178,9 @@ static void grade(cs_learn *l, cs_grid *g) {
 
 static void show_failure(cs_learn *l) {
     const char *name = l->grade.fail_case[l->grade.sel], *trace = l->grade.fail_trace[l->grade.sel];
-    cs_tui_replay(trace, true);
+    cs_replay_at end = {.event = -1};
+    cs_tui_replay(trace, l->grade.fail_at && l->grade.fail_at[l->grade.sel].line > 0
+                             ? &l->grade.fail_at[l->grade.sel] : &end);
     snprintf(l->message, sizeof l->message, "back from '%.100s'", name);
 }
 

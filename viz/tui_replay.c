@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "history.h"
 #include "lessons.h"
 #include "monitor.h"
@@ -158,15 +159,15 @@ static bool key(rview *v, int ch, int x, int y) {
     return true;
 }
 
-int cs_tui_replay(const char *path, bool at_end) {
+int cs_tui_replay(const char *path, const cs_replay_at *at) {
     rview v = {.speed = 10};
     char err[600];
     if (cs_replay_load(&v.rp, path, err, sizeof err) < 0) {
-        fprintf(stderr, "commsim replay: %s\n", err);
+        cs_errf(stderr, "%s\n", err);
         return 1;
     }
     if (!cs_screen_open(err, sizeof err)) {
-        fprintf(stderr, "commsim replay: %s\n", err);
+        cs_errf(stderr, "%s\n", err);
         cs_replay_free(&v.rp);
         return 1;
     }
@@ -175,10 +176,30 @@ int cs_tui_replay(const char *path, bool at_end) {
     cs_monitor_init(&v.mon, v.rp.world);
     cs_history_init(&v.hist, v.rp.world, 0);
     refold(&v, cs_timeline_start(v.rp.ev, v.rp.n)); /* after the run header */
-    if (at_end) {
+    bool found;
+    size_t upto = cs_replay_at_events(&v.rp, at, &found);
+    if (at->event < 0) {
         while (v.pos < v.rp.n) fold_one(&v);
         snprintf(v.nav.message, sizeof v.nav.message,
                  "the end of the run, where it failed: b goes back, g to the start, q leaves");
+    } else if (at->line > 0 || at->event > 0) {
+        while (v.pos < upto) fold_one(&v);
+        /* the rank selected: the source panel is its, at that line */
+        if (at->line > 0 && at->rank < v.rp.world) v.nav.selected = at->rank;
+        if (!found && at->line > 0)
+            snprintf(v.nav.message, sizeof v.nav.message,
+                     "rank %d never reached line %d: this is the end of the run; g goes to the start",
+                     at->rank, at->line);
+        else if (!found)
+            snprintf(v.nav.message, sizeof v.nav.message,
+                     "the trace holds %zu events: this is the end of the run; g goes to the start", v.rp.n);
+        else if (at->line > 0)
+            snprintf(v.nav.message, sizeof v.nav.message,
+                     "rank %d at line %d, where it failed: ] [ one event, b back, G g end, start, q leaves",
+                     at->rank, at->line);
+        else
+            snprintf(v.nav.message, sizeof v.nav.message,
+                     "event %zu: ] [ one event, b back, G g end and start, q leaves", v.pos);
     }
     cs_grid g = {0};
     for (;;) {

@@ -7,6 +7,19 @@ dir="$top_srcdir/tests/cli/scripts"
 # ---- usage
 expect "no arguments is a usage error"      1 "usage: commsim" --
 expect "unknown command"                    1 "unknown command 'bogus'" -- bogus
+# One prefix: what the shared runtime says names the command too, as the
+# command's own option errors do ("commsim run:", never a bare "commsim:").
+printf -- '--- net: bogus\nprint(1)\n' >"$tmp/badnet.lua"
+expect "a header error says commsim run:"   1 "commsim run: badnet.lua:1: net: unknown model 'bogus'" -- run "$tmp/badnet.lua"
+expect "a trace it cannot open says commsim run:" 1 "commsim run: $tmp/no/such/dir/t.jsonl: " \
+  -- run "$top_srcdir/lessons/02-point-to-point/chain.lua" --trace "$tmp/no/such/dir/t.jsonl"
+for args in "run $tmp/badnet.lua" "run $top_srcdir/lessons/02-point-to-point/chain.lua --trace $tmp/no/such/dir/t.jsonl" \
+            "run $dir/syntax.lua -n 3 --engine tcp"; do
+  "$bin" $args >/dev/null 2>"$tmp/err" </dev/null
+  if grep -q '^commsim:' "$tmp/err"; then bad "no bare 'commsim:' prefix: $args" "$(grep '^commsim:' "$tmp/err" | head -1)"
+  else ok "no bare 'commsim:' prefix: $args"; fi
+done
+expect "no command known: commsim:"        1 "commsim: unknown command 'bogus'" -- bogus
 expect "run --help"                         0 "usage: commsim run SCRIPT" -- run --help
 expect "help run"                           0 "--send-mode MODE" -- help run
 # The command table (src/commands.c) prints every list and error.

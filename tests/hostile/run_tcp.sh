@@ -43,7 +43,7 @@ start_master() {
     wait "$ctl" 2>/dev/null
     ctl=
   done
-  token=$(sed -n 's/^commsim: job token \([0-9a-f]*\):.*/\1/p' "$tmp/err")
+  token=$(sed -n 's/^commsim run: job token \([0-9a-f]*\):.*/\1/p' "$tmp/err")
   [ -n "$ctl" ] && [ -n "$token" ]
 }
 
@@ -302,7 +302,7 @@ case_frozen_controller() {
   wait_gone "$ctl" 60
   ctl=
   unset COMMSIM_HEARTBEAT
-  local line="commsim: rank 1: the controller has sent nothing for 2 s (stopped or frozen; COMMSIM_HEARTBEAT); leaving"
+  local line="commsim run: rank 1: the controller has sent nothing for 2 s (stopped or frozen; COMMSIM_HEARTBEAT); leaving"
   if [ -z "$r0" ]; then bad "9: a stopped controller" "rank 0's process not found"
   elif [ "$r1status" != 5 ]; then bad "9: a stopped controller" "the hand-started rank: exit status $r1status, expected 5"; show "$tmp/r1"
   elif ! grep -qxF "$line" "$tmp/r1"; then bad "9: a stopped controller" "rank 1 lacks: $line"; show "$tmp/r1"
@@ -330,8 +330,8 @@ case_frozen_controller_join() {
   wait_gone "$ctl" 60
   ctl=
   unset COMMSIM_HEARTBEAT
-  local want="commsim: rank 1: the controller has sent nothing for 2 s while this rank waited to join (stopped or frozen; COMMSIM_HEARTBEAT); leaving"
-  local want2="commsim: rank 1: cannot reach the controller"
+  local want="commsim run: rank 1: the controller has sent nothing for 2 s while this rank waited to join (stopped or frozen; COMMSIM_HEARTBEAT); leaving"
+  local want2="commsim run: rank 1: cannot reach the controller"
   if [ "$r1status" = 1 ] && grep -qxF "$want" "$tmp/r1"; then
     ok "9: a rank waiting to join leaves a stopped controller, saying why"
   elif grep -qF "$want2" "$tmp/r1"; then
@@ -370,7 +370,7 @@ case_join_abort() {
   local r1status=$status
   wait_gone "$ctl" 60
   ctl=
-  local want="commsim: rank 1: the controller refused to let it join: the job ended before it started: rank 0 died (signal 9, before the job started)"
+  local want="commsim run: rank 1: the controller refused to let it join: the job ended before it started: rank 0 died (signal 9, before the job started)"
   if [ "$r1status" != 1 ]; then bad "4: the job ends while a rank joins" "rank 1: exit status $r1status, expected 1"; show "$tmp/r1"
   elif ! grep -qxF "$want" "$tmp/r1"; then bad "4: the job ends while a rank joins" "rank 1 lacks: $want"; show "$tmp/r1"
   else ok "4: the job ends while a rank joins: it says which rank died"

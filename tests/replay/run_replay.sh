@@ -60,6 +60,14 @@ count_lines "... async.lua is clean"              0 "warning"
 expect "replay --help"                       0 "usage: commsim replay TRACE" -- replay --help
 expect "help replay"                         0 "--no-tui" -- help replay
 expect "replay without a trace"              1 "which trace?" -- replay
+# --at N or RANK:LINE: where the visualizer opens; anything else is refused.
+expect "replay --help names --at"            0 "--at RANK:LINE" -- replay --help
+for bad_at in 0 -2 x 1: :3 0:0 1:2:3; do
+  expect "replay --at $bad_at refused"         1 "commsim replay: --at: '$bad_at' is neither an event number" \
+    -- replay "$tmp/none.jsonl" --at "$bad_at"
+done
+"$bin" run "$top_srcdir/lessons/02-point-to-point/deadlock.lua" --trace "$tmp/at.jsonl" >/dev/null 2>&1
+expect "replay --at without a terminal: the plain report" 3 "deadlock" -- replay "$tmp/at.jsonl" --at 0:7
 expect "replay a missing file"               1 "$tmp/nope.jsonl" -- replay "$tmp/nope.jsonl"
 "$bin" run "$L/chain.lua" -n 4 --trace "$tmp/c.jsonl" >/dev/null 2>&1
 sed '3s/.*/{"type":"bogus"}/' "$tmp/c.jsonl" >"$tmp/bad.jsonl"

@@ -61,7 +61,7 @@ start_master() {
     wait "$ctl"
     ctl=
   done
-  token=$(sed -n 's/^commsim: job token \([0-9a-f]*\):.*/\1/p' "$tmp/err")
+  token=$(sed -n 's/^commsim run: job token \([0-9a-f]*\):.*/\1/p' "$tmp/err")
   [ -n "$ctl" ] && [ -n "$token" ]
 }
 
@@ -363,7 +363,7 @@ strangers() {
   done
   sort "$tmp/out" >"$tmp/out.s"
   sort "$tmp/clean.out" >"$tmp/clean.out.s"
-  grep -v '^commsim: refused a connection' "$tmp/err" >"$tmp/err.f"
+  grep -v '^commsim run: refused a connection' "$tmp/err" >"$tmp/err.f"
   if [ "$status" != 0 ]; then bad "strangers" "exit status $status, expected 0"
   elif [ -n "$why" ]; then bad "strangers" "$why"
   elif ! cmp -s "$tmp/out.s" "$tmp/clean.out.s"; then bad "strangers" "the output changed"

@@ -427,7 +427,17 @@ check "learn: q comes back to the grading" 'wait_for lx "back from '\''two ranks
 tm send-keys -t lx n v
 check "learn n, v: the next failing case (world 3)" 'wait_for lx DEADLOCKED "world 3" && wait_count lx " blocked    send $to" 3'
 tm send-keys -t lx q
-wait_for lx "back from" >/dev/null
+# (the screen before v, seen again as the visualizer closes, may say "back
+# from" too: wait for this case's)
+wait_for lx "back from 'three to five ranks'" >/dev/null
+cp "$grade_dir/all_reduce.lua" "$work/ring.lua"
+tm send-keys -t lx g
+wait_for lx "rank 0 calls dist.all_reduce on line 3" >/dev/null
+tm send-keys -t lx v
+check "learn v: a forbidden call opens at its rank and line, not at the end" \
+  'wait_for lx "rank 0 at line 3, where it failed" "source, rank 0" "3 dist.all_reduce(total)" && ! grep -qF "END OF TRACE" "$tmp/screen"'
+tm send-keys -t lx q
+wait_for lx "back from 'two ranks'" "calls dist.all_reduce" >/dev/null
 cp "$grade_dir/reference.lua" "$work/ring.lua"
 tm resize-window -t lx -x 200 -y 60
 tm send-keys -t lx g
@@ -454,6 +464,13 @@ start rs 100 30 "cd / && $bin replay $tmp/mychain.trace --end"
 check "replay from another directory, the script gone: the source recorded in the trace, --end at the end" \
   'wait_for rs "mychain.lua" "26     dist.send(t, rank + 1)" "END OF TRACE" "space-time: 3 msgs"'
 quit_check rs 0 "replay --end: q gives the recorded status"
+start ra 100 30 "$bin replay $tmp/dl.trace --at 1:19"
+check "replay --at RANK:LINE: opens at that rank's first event on the line, the rank selected" \
+  'wait_for ra "rank 1 at line 19, where it failed" "source, rank 1" "1  19 dist.send(outgoing, right)" " REPLAY"'
+quit_check ra 3 "replay --at: q gives the recorded status"
+start rb 100 30 "$bin replay $tmp/dl.trace --at 3"
+check "replay --at N: opens after event N" 'wait_for rb "event 3/" "event 3: ] [ one event"'
+quit_check rb 3 "replay --at N: q gives the recorded status"
 
 "$bin" run "$lessons/02-point-to-point/chain.lua" --tui </dev/null >"$tmp/out" 2>&1
 status=$?

@@ -79,6 +79,48 @@ START_TEST(test_replay_equals_live) {
 }
 END_TEST
 
+/* --at: an event's number, or a rank's first event on a line */
+START_TEST(test_open_at) {
+    cs_monitor live;
+    cs_replay rp;
+    cs_replay_at at;
+    char err[256];
+    bool found;
+    static const char *const refused[] = {"", "0", "-1", "x", "3x", "1:", ":3", "0:0", "-1:3",
+                                          "1:2:3", "1: 2", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        ck_assert_msg(!cs_replay_at_parse(refused[i], &at), "'%s' was taken", refused[i]);
+    record(&live);
+    ck_assert_int_eq(cs_replay_load(&rp, path, err, sizeof err), 0);
+    /* run, post 0, post 1, block 0, block 1, the verdict: rank 1's first
+     * event on line 19 is its post, the third */
+    ck_assert(cs_replay_at_parse("1:19", &at));
+    ck_assert_int_eq(at.rank, 1);
+    ck_assert_int_eq(at.line, 19);
+    ck_assert_int_eq(cs_replay_at_events(&rp, &at, &found), 3);
+    ck_assert(found);
+    ck_assert(cs_replay_at_parse("0:19", &at));
+    ck_assert_int_eq(cs_replay_at_events(&rp, &at, &found), 2);
+    ck_assert(found);
+    ck_assert(cs_replay_at_parse("1:20", &at)); /* never reached: the end */
+    ck_assert_int_eq(cs_replay_at_events(&rp, &at, &found), 6);
+    ck_assert(!found);
+    ck_assert(cs_replay_at_parse("4", &at));
+    ck_assert_int_eq(at.event, 4);
+    ck_assert_int_eq(at.line, 0);
+    ck_assert_int_eq(cs_replay_at_events(&rp, &at, &found), 4);
+    ck_assert(found);
+    ck_assert(cs_replay_at_parse("99", &at));
+    ck_assert_int_eq(cs_replay_at_events(&rp, &at, &found), 6);
+    ck_assert(!found);
+    at = (cs_replay_at){.event = -1}; /* --end */
+    ck_assert_int_eq(cs_replay_at_events(&rp, &at, &found), 6);
+    ck_assert(found);
+    cs_monitor_destroy(&live);
+    cs_replay_free(&rp);
+}
+END_TEST
+
 static int seen;
 static void count(void *ud, const cs_event *ev) {
     (void)ud, (void)ev;
@@ -176,6 +218,7 @@ int main(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_replay_equals_live);
     tcase_add_test(tc, test_feed_sinks);
+    tcase_add_test(tc, test_open_at);
     tcase_add_test(tc, test_malformed_line);
     tcase_add_test(tc, test_cut_trace);
     tcase_add_test(tc, test_not_a_trace);

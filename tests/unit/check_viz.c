@@ -840,13 +840,26 @@ START_TEST(test_book_exercises) {
     cs_learn_set_grade(&l, strdup("x.lua: title\n  \u2717 0/1  two ranks\n  \u2717 0/1  four ranks\n\n"
                                   "two ranks:\n  a reason long enough to be wrapped at the width of the "
                                   "pane on the right of the browser\n\nfour ranks:\n  another\ntotal: 0/2\n"),
-                       fc, ft, 2);
+                       fc, ft, NULL, 2);
     cs_learn_render(&l, &grid, false);
     text = cs_grid_text(&grid);
     ck_assert_has("\u2717 0/1  two ranks");
     ck_assert_has("  a reason long enough to be wrapped at the");
     ck_assert_has("    width of the pane"); /* the wrapped line keeps its indent */
     ck_assert_has("v see the failure  n next failing");
+    free(text);
+    /* graded again, same exercise, same width: the new text, not the last */
+    char **fc2 = calloc(2, sizeof *fc2), **ft2 = calloc(2, sizeof *ft2);
+    fc2[0] = strdup("two ranks"), ft2[0] = strdup("/t/a.jsonl");
+    fc2[1] = strdup("four ranks"), ft2[1] = strdup("/t/b.jsonl");
+    cs_replay_at *fa = calloc(2, sizeof *fa);
+    fa[0] = (cs_replay_at){.rank = 1, .line = 7};
+    cs_learn_set_grade(&l, strdup("x.lua: title\n  \u2717 0/1  two ranks\n  \u2717 0/1  four ranks\n\n"
+                                  "two ranks:\n  graded again\n\nfour ranks:\n  another\ntotal: 0/2\n"),
+                       fc2, ft2, fa, 2);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has("  graded again");
     free(text);
     snprintf(l.message, sizeof l.message, "x.lua: 0/2");
     ck_assert_int_eq(cs_learn_key(&l, CS_KEY_RESIZE), CS_LEARN_NONE);
