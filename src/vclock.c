@@ -64,6 +64,9 @@ typedef struct pend {
     uint64_t id;
 } pend;
 
+/* A growable list of requests, by rank and id. */
+struct plist { pend *v; size_t n, cap; };
+
 typedef struct vrank {
     vreq *reqs;           /* by id - 1 */
     size_t nreqs;
@@ -74,7 +77,7 @@ typedef struct vrank {
     bool exited;
     /* Timed and not yet paired: sends to this rank (a receive may still
      * take one), and this rank's receives (a send's match may be on its way). */
-    struct plist { struct pend *v; size_t n, cap; } inbox, open;
+    struct plist inbox, open;
     cs_vclock_rank info;
 } vrank;
 
@@ -82,8 +85,7 @@ struct cs_vclock {
     cs_netmodel net;
     int world;
     vrank *r;
-    pend *pend;
-    size_t npend, pcap;
+    struct plist pend;    /* transmissions waiting to be placed on their links */
     int64_t *lb;          /* scratch: per rank, a lower bound on its future sends' ready times */
     int64_t lb_min;       /* the smallest of them, and the lowest rank with it */
     int lb_min_rank;
@@ -120,7 +122,7 @@ void cs_vclock_free(cs_vclock *v) {
     }
     free(v->r);
     free(v->lb);
-    free(v->pend);
+    free(v->pend.v);
     free(v);
 }
 
@@ -211,18 +213,10 @@ static void refresh_ready(cs_vclock *v, vreq *s) {
     if (q && q->posted) s->ready = s->post > q->post ? s->post : q->post;
 }
 
+static void plist_add(cs_vclock *v, struct plist *l, int rank, uint64_t id);
+
 static void pend_add(cs_vclock *v, int rank, uint64_t id, vreq *s) {
-    if (v->npend == v->pcap) {
-        size_t n = v->pcap ? v->pcap * 2 : 64;
-        pend *p = realloc(v->pend, n * sizeof *p);
-        if (!p) {
-            v->failed = true;
-            return;
-        }
-        v->pend = p;
-        v->pcap = n;
-    }
-    v->pend[v->npend++] = (pend){rank, id};
+    plist_add(v, &v->pend, rank, id);
     s->pending = true;
 }
 
@@ -354,8 +348,8 @@ static bool safe(cs_vclock *v, int srank, uint64_t sid, const vreq *s) {
      * (and the lowest rank that has it) decides for all: checked first, it
      * is the cheap test that usually answers. */
     if (v->lb_min < s->ready || (v->lb_min == s->ready && v->lb_min_rank < srank)) return false;
-    for (size_t i = 0; i < v->npend; i++) {
-        const pend *p = &v->pend[i];
+    for (size_t i = 0; i < v->pend.n; i++) {
+        const pend *p = &v->pend.v[i];
         if (p->rank == srank && p->id == sid) continue;
         const vreq *z = req_at(v, p->rank, p->id, false);
         if (!z || (p->rank != srank && z->peer != s->peer)) continue;
@@ -389,8 +383,8 @@ static void schedule(cs_vclock *v) {
         bool progress = false;
         for (int j = 0; j < v->world; j++) progress |= advance(v, j);
         int64_t cap = -1;
-        for (size_t i = 0; i < v->npend; i++) {
-            const vreq *s = req_at(v, v->pend[i].rank, v->pend[i].id, false);
+        for (size_t i = 0; i < v->pend.n; i++) {
+            const vreq *s = req_at(v, v->pend.v[i].rank, v->pend.v[i].id, false);
             if (s && s->ready > cap) cap = s->ready;
         }
         if (cap < 0) { /* nothing to place */
@@ -400,27 +394,27 @@ static void schedule(cs_vclock *v) {
         bounds(v, add64(cap, 1));
         /* the smallest key first: nearly always safe */
         size_t best = SIZE_MAX;
-        for (size_t i = 0; i < v->npend; i++) {
-            const pend *p = &v->pend[i];
+        for (size_t i = 0; i < v->pend.n; i++) {
+            const pend *p = &v->pend.v[i];
             vreq *s = req_at(v, p->rank, p->id, false);
             if (!s || s->ready < 0) continue;
             if (best != SIZE_MAX) {
-                const pend *b = &v->pend[best];
+                const pend *b = &v->pend.v[best];
                 const vreq *bs = req_at(v, b->rank, b->id, false);
                 if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
             }
             best = i;
         }
         if (best != SIZE_MAX &&
-            !safe(v, v->pend[best].rank, v->pend[best].id,
-                  req_at(v, v->pend[best].rank, v->pend[best].id, false))) {
+            !safe(v, v->pend.v[best].rank, v->pend.v[best].id,
+                  req_at(v, v->pend.v[best].rank, v->pend.v[best].id, false))) {
             best = SIZE_MAX; /* the smallest safe one then */
-            for (size_t i = 0; i < v->npend; i++) {
-                const pend *p = &v->pend[i];
+            for (size_t i = 0; i < v->pend.n; i++) {
+                const pend *p = &v->pend.v[i];
                 vreq *s = req_at(v, p->rank, p->id, false);
                 if (!s || s->ready < 0) continue;
                 if (best != SIZE_MAX) {
-                    const pend *b = &v->pend[best];
+                    const pend *b = &v->pend.v[best];
                     const vreq *bs = req_at(v, b->rank, b->id, false);
                     if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
                 }
@@ -428,9 +422,9 @@ static void schedule(cs_vclock *v) {
             }
         }
         if (best != SIZE_MAX) {
-            pend p = v->pend[best];
+            pend p = v->pend.v[best];
             vreq *s = req_at(v, p.rank, p.id, false);
-            v->pend[best] = v->pend[--v->npend];
+            v->pend.v[best] = v->pend.v[--v->pend.n];
             s->pending = false;
             place(v, p.rank, p.id, s);
             progress = true;
