@@ -90,13 +90,9 @@ int cs_export_mermaid(FILE *f, const cs_export_ctx *x, char *err, size_t errlen)
             }
             break;
         case CS_EV_WARN:
-            fprintf(f, "    Note over R%d: pitfall: ", e->rank >= 0 ? e->rank : 0);
-            cs_export_first_line(e->text, buf, sizeof buf);
-            put_text(f, buf);
-            fputc('\n', f);
-            break;
         case CS_EV_ERROR:
-            fprintf(f, "    Note over R%d: error: ", e->rank >= 0 ? e->rank : 0);
+            fprintf(f, "    Note over R%d: %s: ", e->rank >= 0 ? e->rank : 0,
+                    e->type == CS_EV_WARN ? "pitfall" : "error");
             cs_export_first_line(e->text, buf, sizeof buf);
             put_text(f, buf);
             fputc('\n', f);
