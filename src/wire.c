@@ -24,6 +24,7 @@ static const char *const frame_names[CS_FR_NTYPES] = {
     [CS_FR_BYE] = "BYE",     [CS_FR_REFUSE] = "REFUSE",   [CS_FR_SYNC] = "SYNC",
     [CS_FR_ACK] = "ACK",     [CS_FR_GATE] = "GATE",       [CS_FR_GO] = "GO",
     [CS_FR_CLOCK] = "CLOCK", [CS_FR_ALIVE] = "ALIVE",
+    [CS_FR_HUB] = "HUB", /* the hub's (hub.c) */
 };
 
 const char *cs_frame_name(int type) {
@@ -176,6 +177,7 @@ static void type_limits(int type, uint32_t *lo, uint32_t *hi, bool *payload) {
     case CS_FR_GO: *lo = *hi = 8; break;
     case CS_FR_CLOCK: *lo = *hi = 8; break;
     case CS_FR_ALIVE: *lo = *hi = 4; break;
+    case CS_FR_HUB: *lo = CS_HUB_FIXED; *hi = CS_HUB_FIXED + CS_HUB_MAX_DATA; break; /* hub.c */
     default: *lo = *hi = 0; break; /* FLUSH, FLUSHED, BYE */
     }
 }

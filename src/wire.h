@@ -49,8 +49,17 @@ typedef enum {
     CS_FR_GO,        /* controller -> rank: pass that gate */
     CS_FR_CLOCK,     /* controller -> rank: the virtual clock the rank asked for (--net) */
     CS_FR_ALIVE,     /* either way on the rank link: still here (the sender's heartbeat limit) */
+    /* ---- the hub (hub.c: the nccl engine's ranks as processes) */
+    CS_FR_HUB,       /* rank <-> hub: store, envelope relay, transfer tickets (kind byte) */
+    /* ---- end of the hub's */
     CS_FR_NTYPES
 } cs_frame_type;
+
+/* ---- the hub's frame (hub.h has its codec): a fixed part, then up to
+ * CS_HUB_MAX_DATA bytes (a stored blob, an envelope, a reason) */
+#define CS_HUB_FIXED 48
+#define CS_HUB_MAX_DATA 4096
+/* ---- end of the hub's */
 
 typedef struct cs_frame_hdr {
     uint8_t type;

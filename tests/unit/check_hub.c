@@ -1,0 +1,341 @@
+/* check_hub.c -- the hub (hub.c) with real processes and sockets, no GPU:
+ * the HUB frame's codec and its refusals; the store (a blob PUT by one rank
+ * reaches every rank that GETs it, before or after the PUT); the relay
+ * (envelopes reach their destination, one pair's in order); the sequencer
+ * (every transfer gets one ticket, both ends get the same one, and every
+ * rank sees its tickets in increasing order: the global issue order the
+ * nccl engine's process mode relies on); and strangers refused (a wrong
+ * token, a spoofed envelope) without harm to the others. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "api.h"
+#include "hub.h"
+#include "rank_link.h"
+#include "run_suite.h"
+#include "wire.h"
+
+static const char *TOKEN = "0123456789abcdef0123456789abcdef";
+static char err[256];
+
+/* ---- the codec */
+
+static int round_trip(const cs_hub_msg *m, cs_hub_msg *out, int world, uint8_t *buf) {
+    cs_cur c = {.p = buf, .len = cs_hub_msg_len(m)};
+    cs_hub_msg_put(&c, m);
+    ck_assert(!c.bad);
+    cs_cur in = {.p = buf, .len = cs_hub_msg_len(m)};
+    return cs_hub_msg_get(&in, out, world);
+}
+
+START_TEST(test_codec) {
+    uint8_t buf[CS_HUB_FIXED + CS_HUB_MAX_DATA + 8];
+    cs_hub_msg t = {.kind = CS_HUB_TICKET, .seq = 7, .peer = 2, .peer2 = 3, .sreq = 11, .rid = 12,
+                    .bytes = 1 << 20}, o;
+    ck_assert_int_eq(round_trip(&t, &o, 4, buf), 0);
+    ck_assert_uint_eq(o.seq, 7);
+    ck_assert_uint_eq(o.peer, 2);
+    ck_assert_uint_eq(o.peer2, 3);
+    ck_assert_uint_eq(o.sreq, 11);
+    ck_assert_uint_eq(o.rid, 12);
+    ck_assert_uint_eq(o.bytes, 1 << 20);
+    ck_assert_int_eq(round_trip(&t, &o, 3, buf), -1); /* peer2 outside the world */
+    uint8_t blob[128] = {1, 2, 3};
+    cs_hub_msg p = {.kind = CS_HUB_PUT, .key = 5, .data = blob, .len = sizeof blob};
+    ck_assert_int_eq(round_trip(&p, &o, 1, buf), 0);
+    ck_assert_uint_eq(o.len, sizeof blob);
+    ck_assert_int_eq(memcmp(o.data, blob, sizeof blob), 0);
+    p.len = 0; /* a PUT without a blob */
+    ck_assert_int_eq(round_trip(&p, &o, 1, buf), -1);
+    cs_hub_msg g = {.kind = CS_HUB_GET, .key = 1, .data = blob, .len = 1}; /* a GET with data */
+    ck_assert_int_eq(round_trip(&g, &o, 1, buf), -1);
+    cs_hub_msg e = {.kind = CS_HUB_ENV, .data = blob, .len = 16}; /* not an envelope's length */
+    ck_assert_int_eq(round_trip(&e, &o, 1, buf), -1);
+    cs_hub_msg k = {.kind = CS_HUB_NKINDS};
+    ck_assert_int_eq(round_trip(&k, &o, 1, buf), -1);
+    k.kind = 0;
+    ck_assert_int_eq(round_trip(&k, &o, 1, buf), -1);
+    /* a reserved byte set */
+    cs_cur c = {.p = buf, .len = CS_HUB_FIXED};
+    cs_hub_msg_put(&c, &g);
+    buf[1] = 1;
+    cs_cur in = {.p = buf, .len = CS_HUB_FIXED};
+    ck_assert_int_eq(cs_hub_msg_get(&in, &o, 1), -1);
+    /* the header's limits for the type */
+    uint8_t h[CS_WIRE_HDR];
+    cs_frame_hdr fh;
+    cs_wire_hdr_put(h, CS_FR_HUB, CS_HUB_FIXED + CS_HUB_MAX_DATA + 1, 0);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 1 << 20, &fh, err, sizeof err), -1);
+    cs_wire_hdr_put(h, CS_FR_HUB, CS_HUB_FIXED - 1, 0);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 1 << 20, &fh, err, sizeof err), -1);
+    cs_wire_hdr_put(h, CS_FR_HUB, CS_HUB_FIXED, 1);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 1 << 20, &fh, err, sizeof err), -1);
+    cs_wire_hdr_put(h, CS_FR_HUB, CS_HUB_FIXED, 0);
+    ck_assert_int_eq(cs_wire_hdr_get(h, 1 << 20, &fh, err, sizeof err), 0);
+    ck_assert_str_eq(cs_frame_name(CS_FR_HUB), "HUB");
+}
+END_TEST
+
+/* ---- ranks as processes */
+
+#define N 4
+#define K 6 /* envelopes from every rank to every rank */
+#define MY_TICKETS (2 * N * K - K)
+
+typedef struct rank_state {
+    cs_hub_client *c;
+    int rank;
+    pthread_mutex_t lock;
+    int nticket, nenv, bad;
+    uint64_t last_seq;
+    uint64_t last_sreq[N]; /* per source: envelopes arrive in order */
+    uint64_t rid;
+    char why[256];
+    FILE *log;
+    bool lost;
+} rank_state;
+
+static void envelope(uint8_t *out, int src, uint64_t sreq) {
+    cs_envelope env = {.src = src, .bytes = 4, .dtype = CS_FLOAT32, .ndim = 1, .shape = {1},
+                       .line = 3, .sreq_id = sreq};
+    cs_cur c = {.p = out, .len = CS_WIRE_ENVELOPE};
+    cs_envelope_put(&c, &env);
+}
+
+/* The handler: an envelope is matched at once (MATCH); a ticket is logged. */
+static void on_frame(void *ud, const cs_hub_msg *m, const char *why) {
+    rank_state *s = ud;
+    pthread_mutex_lock(&s->lock);
+    if (!m) {
+        s->lost = true;
+        snprintf(s->why, sizeof s->why, "%s", why);
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    if (m->kind == CS_HUB_ENV) {
+        cs_envelope env;
+        cs_cur c = {.p = (uint8_t *)m->data, .len = m->len};
+        if (cs_envelope_get(&c, &env, N) < 0 || env.src != (int)m->peer ||
+            env.sreq_id <= s->last_sreq[m->peer])
+            s->bad++;
+        s->last_sreq[m->peer] = env.sreq_id;
+        s->nenv++;
+        cs_hub_msg match = {.kind = CS_HUB_MATCH, .peer = m->peer, .sreq = env.sreq_id,
+                            .rid = ++s->rid, .bytes = env.bytes};
+        pthread_mutex_unlock(&s->lock);
+        if (cs_hub_send(s->c, &match) < 0) s->bad++;
+        return;
+    }
+    if (m->kind == CS_HUB_TICKET) {
+        if (m->seq <= s->last_seq || (m->peer != (uint32_t)s->rank && m->peer2 != (uint32_t)s->rank))
+            s->bad++;
+        s->last_seq = m->seq;
+        s->nticket++;
+        fprintf(s->log, "%llu %u %u %llu %llu\n", (unsigned long long)m->seq, m->peer, m->peer2,
+                (unsigned long long)m->sreq, (unsigned long long)m->rid);
+    } else {
+        s->bad++;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A child process: one rank. Exit status 0 when everything it saw was right. */
+static int rank_main(int rank, uint16_t port, const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tickets.%d", dir, rank);
+    rank_state s = {.rank = rank, .log = fopen(path, "w")};
+    pthread_mutex_init(&s.lock, NULL);
+    if (!s.log) return 10;
+    s.c = cs_hub_dial(htonl(0x7f000001), port, TOKEN, rank, N, cs_now() + 30, err, sizeof err);
+    if (!s.c) return 11;
+    uint8_t id[128];
+    if (rank == 0) {
+        for (int i = 0; i < 128; i++) id[i] = (uint8_t)(i * 7 + 1);
+        if (cs_hub_put(s.c, 0, id, sizeof id) < 0) return 12;
+    }
+    uint8_t got[256];
+    if (cs_hub_get(s.c, 0, got, sizeof got, cs_now() + 30, NULL, NULL, err, sizeof err) != 128) return 13;
+    for (int i = 0; i < 128; i++)
+        if (got[i] != (uint8_t)(i * 7 + 1)) return 14;
+    /* a key that each rank puts in turn: rank r waits for r - 1's */
+    if (rank > 0 && cs_hub_get(s.c, 100 + (uint32_t)rank - 1, got, sizeof got, cs_now() + 30, NULL,
+                               NULL, err, sizeof err) != 1)
+        return 15;
+    uint8_t b = (uint8_t)rank;
+    if (cs_hub_put(s.c, 100 + (uint32_t)rank, &b, 1) < 0) return 16;
+    cs_hub_client_on(s.c, on_frame, &s);
+    uint64_t sreq = 0;
+    for (int k = 0; k < K; k++)
+        for (int d = 0; d < N; d++) {
+            uint8_t env[CS_WIRE_ENVELOPE];
+            envelope(env, rank, ++sreq);
+            cs_hub_msg m = {.kind = CS_HUB_ENV, .peer = (uint32_t)d, .data = env, .len = sizeof env};
+            if (cs_hub_send(s.c, &m) < 0) return 17;
+        }
+    double until = cs_now() + 60;
+    for (;;) {
+        pthread_mutex_lock(&s.lock);
+        bool done = s.nticket >= MY_TICKETS || s.lost;
+        pthread_mutex_unlock(&s.lock);
+        if (done || cs_now() > until) break;
+        usleep(2000);
+    }
+    /* everyone has its tickets before anyone leaves: a late frame is not lost */
+    b = 1;
+    cs_hub_put(s.c, 200 + (uint32_t)rank, &b, 1);
+    for (int r = 0; r < N; r++)
+        if (cs_hub_get(s.c, 200 + (uint32_t)r, got, sizeof got, cs_now() + 30, NULL, NULL, err,
+                       sizeof err) != 1)
+            return 18;
+    cs_hub_client_free(s.c);
+    fclose(s.log);
+    if (s.lost) return 19;
+    if (s.nticket != MY_TICKETS) {
+        fprintf(stderr, "rank %d: %d tickets, %d envelopes\n", rank, s.nticket, s.nenv);
+        return 20;
+    }
+    if (s.nenv != N * K) return 21;
+    return s.bad ? 22 : 0;
+}
+
+typedef struct ticket { unsigned long long seq, sreq, rid; unsigned src, dst; } ticket;
+
+START_TEST(test_processes) {
+    char dir[] = "/tmp/check_hub.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    cs_hub *h = cs_hub_new(TOKEN, N, htonl(0x7f000001), err, sizeof err);
+    ck_assert_msg(h != NULL, "%s", err);
+    ck_assert_int_eq(cs_hub_start(h), 0);
+    pid_t pids[N];
+    for (int r = 0; r < N; r++) {
+        pids[r] = fork();
+        ck_assert_int_ge(pids[r], 0);
+        if (pids[r] == 0) _exit(rank_main(r, cs_hub_port(h), dir));
+    }
+    for (int r = 0; r < N; r++) {
+        int ws;
+        ck_assert_int_eq(waitpid(pids[r], &ws, 0), pids[r]);
+        ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "rank %d: status %d", r, WEXITSTATUS(ws));
+    }
+    ck_assert_uint_eq(cs_hub_tickets(h), N * N * K);
+    cs_hub_free(h);
+    /* every ticket at both its ends, the same there */
+    static ticket seen[N * N * K + 1];
+    static int count[N * N * K + 1];
+    memset(count, 0, sizeof count);
+    for (int r = 0; r < N; r++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tickets.%d", dir, r);
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        ticket t;
+        while (fscanf(f, "%llu %u %u %llu %llu", &t.seq, &t.src, &t.dst, &t.sreq, &t.rid) == 5) {
+            ck_assert(t.seq >= 1 && t.seq <= N * N * K);
+            ck_assert(t.src == (unsigned)r || t.dst == (unsigned)r);
+            if (count[t.seq]++) {
+                ck_assert_uint_eq(seen[t.seq].src, t.src);
+                ck_assert_uint_eq(seen[t.seq].dst, t.dst);
+                ck_assert_uint_eq(seen[t.seq].sreq, t.sreq);
+                ck_assert_uint_eq(seen[t.seq].rid, t.rid);
+            }
+            seen[t.seq] = t;
+        }
+        fclose(f);
+        unlink(path);
+    }
+    rmdir(dir);
+    for (int q = 1; q <= N * N * K; q++)
+        ck_assert_int_eq(count[q], seen[q].src == seen[q].dst ? 1 : 2);
+}
+END_TEST
+
+static void lost(void *ud, const cs_hub_msg *m, const char *why) {
+    (void)why;
+    if (!m) *(int *)ud = 1;
+}
+
+static bool is_set(void *ud) { return *(int *)ud != 0; }
+
+START_TEST(test_strangers) {
+    cs_hub *h = cs_hub_new(TOKEN, 2, htonl(0x7f000001), err, sizeof err);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(cs_hub_start(h), 0);
+    uint16_t port = cs_hub_port(h);
+    /* a wrong token: the hub closes the connection */
+    cs_hub_client *bad = cs_hub_dial(htonl(0x7f000001), port, "ffffffffffffffffffffffffffffffff", 0, 2,
+                                     cs_now() + 10, err, sizeof err);
+    ck_assert_ptr_nonnull(bad);
+    int gone = 0;
+    cs_hub_client_on(bad, lost, &gone);
+    uint8_t v[8];
+    ck_assert_int_eq(cs_hub_get(bad, 0, v, sizeof v, cs_now() + 10, NULL, NULL, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "lost the hub"));
+    for (int i = 0; i < 500 && !gone; i++) usleep(10000);
+    ck_assert_int_eq(gone, 1);
+    cs_hub_client_free(bad);
+    /* the rightful ranks still join; a second rank 0 does not */
+    cs_hub_client *a = cs_hub_dial(htonl(0x7f000001), port, TOKEN, 0, 2, cs_now() + 10, err, sizeof err);
+    cs_hub_client *b = cs_hub_dial(htonl(0x7f000001), port, TOKEN, 1, 2, cs_now() + 10, err, sizeof err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(cs_hub_put(a, 9, "x", 1), 0);
+    ck_assert_int_eq(cs_hub_get(b, 9, v, sizeof v, cs_now() + 10, NULL, NULL, err, sizeof err), 1);
+    ck_assert_int_eq(cs_hub_get(a, 9, v, sizeof v, cs_now() + 10, NULL, NULL, err, sizeof err), 1);
+    cs_hub_client *twin = cs_hub_dial(htonl(0x7f000001), port, TOKEN, 0, 2, cs_now() + 10, err, sizeof err);
+    ck_assert_ptr_nonnull(twin);
+    ck_assert_int_eq(cs_hub_get(twin, 9, v, sizeof v, cs_now() + 10, NULL, NULL, err, sizeof err), -1);
+    cs_hub_client_free(twin);
+    /* another blob under a stored key closes the putter's connection */
+    ck_assert_int_eq(cs_hub_put(b, 9, "y", 1), 0);
+    ck_assert_int_eq(cs_hub_get(b, 9, v, sizeof v, cs_now() + 10, NULL, NULL, err, sizeof err), -1);
+    /* a spoofed envelope (rank 0 claiming rank 1's) closes rank 0's */
+    gone = 0;
+    cs_hub_client_on(a, lost, &gone);
+    uint8_t env[CS_WIRE_ENVELOPE];
+    envelope(env, 1, 1);
+    cs_hub_msg m = {.kind = CS_HUB_ENV, .peer = 1, .data = env, .len = sizeof env};
+    ck_assert_int_eq(cs_hub_send(a, &m), 0);
+    for (int i = 0; i < 500 && !gone; i++) usleep(10000);
+    ck_assert_int_eq(gone, 1);
+    cs_hub_client_free(a);
+    cs_hub_client_free(b);
+    /* a rank that left does not come back (its tickets went with it) */
+    cs_hub_client *c = cs_hub_dial(htonl(0x7f000001), port, TOKEN, 0, 2, cs_now() + 10, err, sizeof err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(cs_hub_get(c, 9, v, sizeof v, cs_now() + 10, NULL, NULL, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "lost the hub"));
+    cs_hub_client_free(c);
+    cs_hub_free(h);
+    /* a GET nobody answers ends at its deadline, or when the run ends */
+    h = cs_hub_new(TOKEN, 1, htonl(0x7f000001), err, sizeof err);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(cs_hub_start(h), 0);
+    c = cs_hub_dial(htonl(0x7f000001), cs_hub_port(h), TOKEN, 0, 1, cs_now() + 10, err, sizeof err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(cs_hub_get(c, 77, v, sizeof v, cs_now() + 0.2, NULL, NULL, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "no value for key 77"));
+    int ended = 1;
+    ck_assert_int_eq(cs_hub_get(c, 78, v, sizeof v, cs_now() + 30, is_set, &ended, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "the run ended"));
+    cs_hub_client_free(c);
+    cs_hub_free(h);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("hub");
+    TCase *c = tcase_create("codec");
+    tcase_add_test(c, test_codec);
+    suite_add_tcase(s, c);
+    TCase *p = tcase_create("processes");
+    tcase_set_timeout(p, 120);
+    tcase_add_test(p, test_processes);
+    tcase_add_test(p, test_strangers);
+    suite_add_tcase(s, p);
+    return run_suite(s);
+}
