@@ -335,6 +335,11 @@ int cs_cli_run(int argc, char **argv) {
     }
     char lesson[4096];
     o.script = cs_lessons_script(argv[optind], lesson, sizeof lesson); /* "chain": a lesson */
+    /* An engine whose ranks are threads unless the run spans processes
+     * (nccl): a master or a rank, given or torchrun's, picks its twin. */
+    const char *twin = cs_engine_find(o.engine)->as_processes;
+    if (twin && (o.master || o.rank >= 0 || o.worker || (getenv("MASTER_ADDR") && getenv("RANK"))))
+        o.engine = twin;
     bool processes = cs_engine_find(o.engine)->caps & CS_ENGINE_PROCESSES;
     if (processes && process_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
     /* The visualizer is the default where a user is watching; a rank process

@@ -20,7 +20,7 @@ static int world_of(const cs_coll *c, int gr) { return c->ranks ? c->ranks[gr] :
 int cs_algo_barrier(cs_coll *c);
 
 /* --algo nccl: the engine's own collective instead of a schedule of messages
- * (the world group only: collectives.c picks a visible one for groups).
+ * (on the world or a group: the engine keeps a communicator per group).
  * Every member first arrives at a barrier of one-byte messages in the
  * call's context and tag, so the monitor sees who waits for whom exactly as
  * with the visible algorithms (a member that never calls is a deadlock
@@ -34,6 +34,7 @@ static int native(cs_coll *c, cs_native_coll nc) {
     if (rc != CS_OK) return rc;
     nc.op = (int)c->op;
     nc.line = c->line;
+    if (c->ranks) nc.ranks = c->ranks, nc.n = c->n, nc.me = c->me, nc.ctx = c->ctx;
     return e->ops->coll(e, c->r, &nc);
 }
 static int mod(int a, int n) { return ((a % n) + n) % n; }

@@ -310,7 +310,7 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     cs_coll_family f = kinds[k->kind].family;
     k->algo = cc->algo ? cc->algo : (cs_coll_algo)r->world->cfg.coll_algo[f];
     /* An engine with collectives of its own runs them unless --algo names a
-     * visible one; on a group they run as the visible default (docs/engines.md). */
+     * visible one, on the world and on groups alike (docs/engines.md). */
     bool native = r->world->engine->ops->coll != NULL;
     const cs_engine_kind *ek = cs_engine_find(r->world->engine_name);
     c->device = ek && (ek->caps & CS_ENGINE_DEVICE_ONLY) ? CS_DEVICE_CURRENT : CS_DEVICE_CPU;
@@ -318,7 +318,6 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     if (k->algo == CS_ALGO_NCCL && !native)
         return fail(r, k->kind, "the 'nccl' algorithm is NCCL's own and runs on --engine nccl only "
                                 "(this run uses the %s engine)", r->world->engine_name);
-    if (k->algo == CS_ALGO_NCCL && g) k->algo = cs_coll_default_algo(f);
     c->native = k->algo == CS_ALGO_NCCL;
     if (!c->native && !cs_coll_algo_allowed(f, k->algo)) {
         char list[160];

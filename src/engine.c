@@ -23,6 +23,7 @@ extern const cs_engine_kind cs_engine_thread;
 extern const cs_engine_kind cs_engine_tcp;
 #ifdef HAVE_NCCL
 extern const cs_engine_kind cs_engine_nccl;
+extern const cs_engine_kind cs_engine_nccl_procs;
 #endif
 
 static const cs_engine_kind *const engines[] = {
@@ -30,6 +31,7 @@ static const cs_engine_kind *const engines[] = {
     &cs_engine_tcp,
 #ifdef HAVE_NCCL
     &cs_engine_nccl,
+    &cs_engine_nccl_procs,
 #endif
 };
 
@@ -39,6 +41,8 @@ static const struct {
 } optional[] = {
     {"nccl", "this build lacks the nccl engine: configure found no CUDA toolkit with NCCL "
              "(./configure --with-cuda=DIR); use --engine thread or --engine tcp"},
+    {"nccl-mp", "this build lacks the nccl engine: configure found no CUDA toolkit with NCCL "
+                "(./configure --with-cuda=DIR); use --engine tcp"},
 };
 
 #define NENGINES ((int)(sizeof engines / sizeof engines[0]))

@@ -77,6 +77,11 @@ struct cs_native_coll {
                             * inputs, gather's and scatter's list (root only; else NULL) */
     cs_tensor **blocks2;   /* all_to_all: the inputs (blocks: the outputs) */
     int line;
+    /* The group (dist.new_group): ranks[i] is group rank i's world rank, n
+     * members, this rank is group rank me, ctx its context; roots and block
+     * indices are group ranks. ranks NULL: the world (n, me, ctx unset). */
+    const int *ranks;
+    int n, me, ctx;
 };
 
 struct cs_engine {
@@ -137,6 +142,10 @@ typedef struct cs_engine_kind {
      * create does not drive the link (cs_rank_link_watch) leaves it to a
      * thread of the link's own. */
     void *(*rank_setup)(const cs_rank_setup *s);
+    /* Optional. The same engine with its ranks as processes (the nccl
+     * engine's nccl-mp): what a run naming a master or a rank (--master,
+     * --rank, torchrun's MASTER_ADDR and RANK) gets instead. */
+    const char *as_processes;
     /* Optional. Can this machine run a world of n ranks on the engine? Asked
      * before anything starts; -1 with the reason in err (a usage error,
      * status 1): the nccl engine needs a GPU per rank. */

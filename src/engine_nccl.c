@@ -1,5 +1,7 @@
 /* engine_nccl.c -- every rank a thread of this process with a GPU of its own;
  * NCCL moves the payload (built only when configure found CUDA and NCCL).
+ * What the ranks as processes share with it (the progress thread, the
+ * events, the end) is here too; engine_nccl_proc.c has the rest.
  *
  * NCCL's point-to-point has no tags and no any-source, so matching stays
  * where it is for every engine (match.c): a send hands its envelope to the
@@ -48,7 +50,6 @@
 #include "device.h"
 #include "errmsg.h"
 
-#define INIT_SECONDS 120.0  /* communicator set-up, at the longest */
 #define ASYNC_CHECK_S 0.01  /* how often the progress thread asks NCCL for errors */
 
 /* ---- messages */
@@ -96,7 +97,7 @@ int nccl_ready(nccl_engine *e, ncclComm_t *comms, int k, bool locked, cs_world *
         if (rc != CS_OK || !busy) return rc;
         if (w && cs_world_aborted(w)) return CS_EABORT;
         if (!w && cs_now() > deadline) {
-            snprintf(err, len, "NCCL did not set up its communicators within %g s", INIT_SECONDS);
+            snprintf(err, len, "NCCL did not set up its communicators within %g s", NCCL_INIT_SECONDS);
             return CS_ETRANSPORT;
         }
     }
@@ -104,11 +105,12 @@ int nccl_ready(nccl_engine *e, ncclComm_t *comms, int k, bool locked, cs_world *
 
 /* ---- the progress thread: completions, errors, the end of the run */
 
-static void abort_all(nccl_engine *e) {
+void nccl_abort_all(nccl_engine *e) {
     pthread_mutex_lock(&e->issue);
     if (!e->dead) {
         e->dead = true;
-        for (int i = 0; i < e->n; i++) {
+        nccl_groups_abort(e);
+        for (int i = e->lo; i < e->hi; i++) {
             cs_device_set(e->r[i].dev);
             if (e->r[i].coll) ncclCommAbort(e->r[i].coll);
             if (e->r[i].p2p) ncclCommAbort(e->r[i].p2p);
@@ -123,18 +125,18 @@ static void abort_all(nccl_engine *e) {
 static void check_async(nccl_engine *e) {
     char why[256] = "";
     pthread_mutex_lock(&e->issue);
-    for (int i = 0; i < e->n && !e->dead && !why[0]; i++) {
+    for (int i = e->lo; i < e->hi && !e->dead && !why[0]; i++) {
         ncclComm_t c[2] = {e->r[i].coll, e->r[i].p2p};
         for (int k = 0; k < 2 && !why[0]; k++) {
             ncclResult_t st = ncclSuccess;
-            if (ncclCommGetAsyncError(c[k], &st) == ncclSuccess && st != ncclSuccess &&
+            if (c[k] && ncclCommGetAsyncError(c[k], &st) == ncclSuccess && st != ncclSuccess &&
                 st != ncclInProgress)
                 nccl_say(why, sizeof why, "asynchronous error", st, c[k]);
         }
     }
     pthread_mutex_unlock(&e->issue);
     if (!why[0]) return;
-    for (int i = 0; i < e->n; i++) cs_engine_break(&e->base, &e->base.world->ranks[i], CS_ETRANSPORT, why);
+    for (int i = e->lo; i < e->hi; i++) cs_engine_break(&e->base, &e->base.world->ranks[i], CS_ETRANSPORT, why);
 }
 
 static void *progress_main(void *arg) {
@@ -187,7 +189,7 @@ static void *progress_main(void *arg) {
             }
             free(p);
         }
-        if (cs_world_aborted(w)) abort_all(e);
+        if (cs_world_aborted(w)) nccl_abort_all(e);
         double now = cs_now();
         if (now >= next_check) {
             check_async(e);
@@ -202,8 +204,8 @@ static void *progress_main(void *arg) {
 
 /* Record an event on stream s (device dev) for request q: q completes with it,
  * and keep (taken over, may be NULL) is freed then. The issue lock is held. */
-static int watch(nccl_engine *e, int dev, cudaStream_t s, cs_request *q, cs_tensor *keep,
-                 char *err, size_t len) {
+int nccl_watch(nccl_engine *e, int dev, cudaStream_t s, cs_request *q, cs_tensor *keep,
+               char *err, size_t len) {
     pend *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, len, "out of memory for a transfer");
@@ -293,11 +295,11 @@ static void nccl_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
      * for an empty message: events on idle streams). */
     /* An eager send's copy lives until ncclSend has read it. */
     if (rc == CS_OK && (sq || msg->engine_data) &&
-        (rc = watch(e, s->dev, s->pstream, sq, msg->engine_data, err, sizeof err)) == CS_OK) {
+        (rc = nccl_watch(e, s->dev, s->pstream, sq, msg->engine_data, err, sizeof err)) == CS_OK) {
         sq = NULL;
         msg->engine_data = NULL;
     }
-    if (rc == CS_OK && (rc = watch(e, d->dev, d->pstream, rq, NULL, err, sizeof err)) == CS_OK)
+    if (rc == CS_OK && (rc = nccl_watch(e, d->dev, d->pstream, rq, NULL, err, sizeof err)) == CS_OK)
         rq = NULL;
     pthread_mutex_unlock(&e->issue);
     if (saved >= 0) cudaSetDevice(saved);
@@ -340,14 +342,14 @@ static int nccl_rank_start(cs_engine *eng, cs_rank *r) {
 /* The unexpected messages a run left hold eager copies on their GPUs. */
 static void drop_copies(nccl_engine *e) {
     cs_world *w = e->base.world;
-    for (int i = 0; i < e->n; i++)
+    for (int i = e->lo; i < e->hi; i++)
         for (cs_msg *m = w->matchers[i].unexpected; m; m = m->next) {
             cs_tensor_release(m->engine_data);
             m->engine_data = NULL;
         }
 }
 
-static void nccl_destroy(cs_engine *eng) {
+void nccl_destroy(cs_engine *eng) {
     nccl_engine *e = (nccl_engine *)eng;
     if (e->started) {
         pthread_mutex_lock(&e->plock);
@@ -356,6 +358,7 @@ static void nccl_destroy(cs_engine *eng) {
         pthread_mutex_unlock(&e->plock);
         pthread_join(e->progress, NULL);
     }
+    if (e->proc) nccl_proc_stop(e); /* no ticket is issued from now on */
     int saved = -1;
     cudaGetDevice(&saved);
     /* A clean end finalizes (flushes, then frees); a run that ended early,
@@ -364,8 +367,9 @@ static void nccl_destroy(cs_engine *eng) {
         ncclComm_t *all = calloc((size_t)e->n * 2, sizeof *all);
         int k = 0;
         pthread_mutex_lock(&e->issue);
+        nccl_groups_end(e, true);
         ncclGroupStart(); /* one thread finalizing several ranks' communicators */
-        for (int i = 0; all && i < e->n; i++) {
+        for (int i = e->lo; all && i < e->hi; i++) {
             cs_device_set(e->r[i].dev);
             ncclCommFinalize(e->r[i].coll);
             ncclCommFinalize(e->r[i].p2p);
@@ -374,8 +378,8 @@ static void nccl_destroy(cs_engine *eng) {
         }
         ncclGroupEnd();
         char err[256];
-        bool ok = all && nccl_ready(e, all, k, true, NULL, cs_now() + INIT_SECONDS, err, sizeof err) == CS_OK;
-        for (int i = 0; ok && i < e->n; i++) {
+        bool ok = all && nccl_ready(e, all, k, true, NULL, cs_now() + NCCL_INIT_SECONDS, err, sizeof err) == CS_OK;
+        for (int i = e->lo; ok && i < e->hi; i++) {
             cs_device_set(e->r[i].dev);
             ncclCommDestroy(e->r[i].coll);
             ncclCommDestroy(e->r[i].p2p);
@@ -384,7 +388,7 @@ static void nccl_destroy(cs_engine *eng) {
         pthread_mutex_unlock(&e->issue);
         free(all);
     }
-    abort_all(e); /* whatever is left */
+    nccl_abort_all(e); /* whatever is left */
     for (pend *p = e->pending, *next; p; p = next) {
         next = p->next;
         cudaEventDestroy(p->ev);
@@ -393,14 +397,19 @@ static void nccl_destroy(cs_engine *eng) {
         free(p);
     }
     drop_copies(e);
-    for (int i = 0; e->r && i < e->n; i++) {
+    pthread_mutex_lock(&e->issue);
+    nccl_groups_end(e, false); /* what a clean end left: none */
+    pthread_mutex_unlock(&e->issue);
+    for (int i = e->lo; e->r && i < e->hi; i++) {
         cs_device_set(e->r[i].dev);
         if (e->r[i].cstream) cudaStreamDestroy(e->r[i].cstream);
         if (e->r[i].pstream) cudaStreamDestroy(e->r[i].pstream);
         cs_device_free(e->r[i].dev, e->r[i].one);
     }
     if (saved >= 0) cudaSetDevice(saved);
+    if (e->proc) nccl_proc_free(e);
     pthread_mutex_destroy(&e->issue);
+    pthread_mutex_destroy(&e->glock);
     pthread_mutex_destroy(&e->plock);
     pthread_cond_destroy(&e->pcond);
     free(e->r);
@@ -418,7 +427,7 @@ static const cs_engine_ops nccl_ops = {
 };
 
 /* One rank per GPU: NCCL refuses two ranks on one device. */
-static int nccl_check(int n, char *err, size_t len) {
+int nccl_check(int n, char *err, size_t len) {
     int gpus = cs_device_count();
     if (n <= gpus) return 0;
     char why[300] = "";
@@ -463,7 +472,7 @@ static int init_comms(nccl_engine *e, bool p2p, char *err, size_t len) {
     if (q != ncclSuccess && q != ncclInProgress) {
         if (!err[0]) nccl_say(err, len, "ncclCommInitRankConfig", q, NULL);
         rc = -1;
-    } else if (nccl_ready(e, comms, e->n, true, NULL, cs_now() + INIT_SECONDS, err, len) != CS_OK) {
+    } else if (nccl_ready(e, comms, e->n, true, NULL, cs_now() + NCCL_INIT_SECONDS, err, len) != CS_OK) {
         rc = -1;
     }
     for (int i = 0; i < e->n; i++) {
@@ -474,7 +483,7 @@ static int init_comms(nccl_engine *e, bool p2p, char *err, size_t len) {
     return rc;
 }
 
-static int init_rank(nrank *nr, char *err, size_t len) {
+int nccl_init_rank(nrank *nr, char *err, size_t len) {
     /* Blocking streams: they wait for what the rank's tensor operations
      * queued on the default stream, so NCCL reads what the script wrote. */
     cudaError_t ce = cudaSetDevice(nr->dev);
@@ -491,6 +500,38 @@ static int init_rank(nrank *nr, char *err, size_t len) {
     return 0;
 }
 
+nccl_engine *nccl_alloc(cs_world *w, int lo, int hi) {
+    nccl_engine *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->base.ops = NULL;
+    e->base.world = w;
+    e->n = w->cfg.world;
+    e->lo = lo;
+    e->hi = hi;
+    pthread_mutex_init(&e->issue, NULL);
+    pthread_mutex_init(&e->glock, NULL);
+    pthread_mutex_init(&e->plock, NULL);
+    pthread_cond_init(&e->pcond, NULL);
+    if (!(e->r = calloc((size_t)e->n, sizeof *e->r))) {
+        pthread_mutex_destroy(&e->issue);
+        pthread_mutex_destroy(&e->glock);
+        pthread_mutex_destroy(&e->plock);
+        pthread_cond_destroy(&e->pcond);
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+int nccl_start_progress(nccl_engine *e, char *err, size_t len) {
+    if (pthread_create(&e->progress, NULL, progress_main, e) != 0) {
+        snprintf(err, len, "cannot start the progress thread: %s", strerror(errno));
+        return -1;
+    }
+    e->started = true;
+    return 0;
+}
+
 static cs_engine *nccl_new(cs_world *w, void *arg) {
     (void)arg;
     int n = w->cfg.world;
@@ -499,28 +540,21 @@ static cs_engine *nccl_new(cs_world *w, void *arg) {
         cs_errf(stderr, "%s\n", err);
         return NULL;
     }
-    nccl_engine *e = calloc(1, sizeof *e);
-    if (!e) return NULL;
+    nccl_engine *e = nccl_alloc(w, 0, n);
+    if (!e) {
+        cs_errf(stderr, "out of memory for the nccl engine of %d ranks\n", n);
+        return NULL;
+    }
     e->base.ops = &nccl_ops;
-    e->base.world = w;
-    e->n = n;
-    pthread_mutex_init(&e->issue, NULL);
-    pthread_mutex_init(&e->plock, NULL);
-    pthread_cond_init(&e->pcond, NULL);
     int saved = -1;
     cudaGetDevice(&saved);
-    bool ok = (e->r = calloc((size_t)n, sizeof *e->r)) != NULL;
-    if (!ok) snprintf(err, sizeof err, "out of memory for %d ranks", n);
+    bool ok = true;
     for (int i = 0; ok && i < n; i++) {
         e->r[i].dev = i;
-        ok = init_rank(&e->r[i], err, sizeof err) == 0;
+        ok = nccl_init_rank(&e->r[i], err, sizeof err) == 0;
     }
     ok = ok && init_comms(e, false, err, sizeof err) == 0 && init_comms(e, true, err, sizeof err) == 0;
-    if (ok && pthread_create(&e->progress, NULL, progress_main, e) != 0) {
-        snprintf(err, sizeof err, "cannot start the progress thread: %s", strerror(errno));
-        ok = false;
-    }
-    e->started = ok;
+    ok = ok && nccl_start_progress(e, err, sizeof err) == 0;
     if (saved >= 0) cudaSetDevice(saved);
     if (!ok) {
         cs_errf(stderr, "the nccl engine cannot start: %s\n", err);
@@ -536,6 +570,7 @@ const cs_engine_kind cs_engine_nccl = {
     .caps = CS_ENGINE_DEVICE | CS_ENGINE_DEVICE_ONLY | CS_ENGINE_NATIVE_COLL | CS_ENGINE_TAGS |
             CS_ENGINE_ANY_SOURCE,
     .create = nccl_new,
+    .as_processes = "nccl-mp",
     .threads_per_rank = 1,
     .wait_yields = 32,
     .check = nccl_check,

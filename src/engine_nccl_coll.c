@@ -4,8 +4,9 @@
  * ncclSend/ncclRecv, barrier as a one-element all_reduce; and which tensors
  * a rank may hand to NCCL at all. collectives.c has checked the arguments
  * and the members have all arrived (coll_algos.c) before a call gets here;
- * the rank's own thread issues it on its collective communicator and waits
- * for the CUDA event behind it.
+ * the rank's own thread issues it on its collective communicator (the
+ * world's, or its group's: engine_nccl_group.c) and waits for the CUDA event
+ * behind it.
  */
 #include "engine_nccl_internal.h"
 
@@ -84,13 +85,18 @@ static int check_all(cs_rank *r, const nrank *nr, const cs_native_coll *c, int n
 
 static size_t count_of(const cs_tensor *t) { return (size_t)cs_tensor_numel(t); }
 
+/* The communicator a collective runs on, and the rank's place in it. */
+typedef struct where {
+    ncclComm_t cm;
+    int n, me;              /* its ranks; this rank's: roots and blocks count so */
+} where;
+
 /* Issue the NCCL calls of c inside the group the caller opened. */
-static ncclResult_t issue_coll(const nccl_engine *e, int me, const cs_native_coll *c,
+static ncclResult_t issue_coll(const nrank *nr, const where *at, const cs_native_coll *c,
                                ncclDataType_t ty, ncclRedOp_t op, void *flat) {
-    const nrank *nr = &e->r[me];
-    ncclComm_t cm = nr->coll;
+    ncclComm_t cm = at->cm;
     cudaStream_t s = nr->cstream;
-    int n = e->n;
+    int n = at->n, me = at->me;
     ncclResult_t q = ncclSuccess;
     switch (c->kind) {
     case CS_NATIVE_ALL_REDUCE:
@@ -150,8 +156,8 @@ static int wait_event(nccl_engine *e, cs_rank *r, cudaEvent_t ev) {
     }
 }
 
-static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const cs_native_coll *c,
-                    ncclDataType_t ty, ncclRedOp_t op, void *flat);
+static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const where *at,
+                    const cs_native_coll *c, ncclDataType_t ty, ncclRedOp_t op, void *flat);
 
 /* The start of n equal blocks that lie end to end in memory, else NULL. */
 static void *end_to_end(cs_tensor **blocks, int n) {
@@ -168,7 +174,9 @@ static void *end_to_end(cs_tensor **blocks, int n) {
 int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
     nccl_engine *e = (nccl_engine *)eng;
     nrank *nr = &e->r[r->rank];
-    int rc = check_all(r, nr, c, e->n);
+    where at = {.cm = nr->coll, .n = e->n, .me = r->rank};
+    if (c->ranks) at.n = c->n, at.me = c->me;
+    int rc = check_all(r, nr, c, at.n);
     if (rc != CS_OK) return rc;
     cs_dtype d = c->t ? c->t->dtype : c->out ? c->out->dtype : c->blocks ? c->blocks[0]->dtype : CS_FLOAT32;
     ncclDataType_t ty;
@@ -180,6 +188,8 @@ int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
     bool reduces = c->kind == CS_NATIVE_ALL_REDUCE || c->kind == CS_NATIVE_REDUCE ||
                    c->kind == CS_NATIVE_REDUCE_SCATTER;
     if (reduces && (rc = nccl_op(r, c->op, &op)) != CS_OK) return rc;
+    /* a group's communicator: made at its first collective (every member is here) */
+    if (c->ranks && (rc = nccl_group_comm(e, r, c, &at.cm)) != CS_OK) return rc;
 
     /* Blocks that are one tensor already (the _tensor forms) go to NCCL as
      * they are. reduce_scatter of a list: its inputs are first laid end to
@@ -189,15 +199,15 @@ int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
     void *flat = NULL;
     bool owned = false;
     if (c->kind == CS_NATIVE_ALL_GATHER || c->kind == CS_NATIVE_REDUCE_SCATTER)
-        flat = end_to_end(c->blocks, e->n);
+        flat = end_to_end(c->blocks, at.n);
     if (!flat && c->kind == CS_NATIVE_REDUCE_SCATTER) {
         owned = true;
         size_t one = cs_tensor_nbytes(c->out);
-        if (!(flat = cs_device_alloc(nr->dev, one * (size_t)e->n))) {
+        if (!(flat = cs_device_alloc(nr->dev, one * (size_t)at.n))) {
             snprintf(r->errmsg, sizeof r->errmsg, "%s", cs_device_errmsg());
             return CS_ENOMEM;
         }
-        for (int j = 0; j < e->n; j++) {
+        for (int j = 0; j < at.n; j++) {
             cudaError_t ce = cudaMemcpyAsync((char *)flat + one * (size_t)j, cs_tensor_data(c->blocks[j]),
                                              one, cudaMemcpyDeviceToDevice, nr->cstream);
             if (ce != cudaSuccess) {
@@ -207,14 +217,14 @@ int nccl_coll(cs_engine *eng, cs_rank *r, const cs_native_coll *c) {
             }
         }
     }
-    rc = run_coll(e, r, nr, c, ty, op, flat);
+    rc = run_coll(e, r, nr, &at, c, ty, op, flat);
     if (owned) cs_device_free(nr->dev, flat);
     return rc;
 }
 
 /* Issue c on the rank's collective communicator and wait for it. */
-static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const cs_native_coll *c,
-                    ncclDataType_t ty, ncclRedOp_t op, void *flat) {
+static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const where *at,
+                    const cs_native_coll *c, ncclDataType_t ty, ncclRedOp_t op, void *flat) {
     int rc;
     pthread_mutex_lock(&e->issue);
     if (e->dead) {
@@ -222,15 +232,15 @@ static int run_coll(nccl_engine *e, cs_rank *r, nrank *nr, const cs_native_coll 
         return CS_EABORT;
     }
     ncclResult_t q = ncclGroupStart();
-    if (q == ncclSuccess) q = issue_coll(e, r->rank, c, ty, op, flat);
+    if (q == ncclSuccess) q = issue_coll(nr, at, c, ty, op, flat);
     ncclResult_t g = ncclGroupEnd();
     if (q == ncclSuccess) q = g;
-    if (q != ncclSuccess && q != ncclInProgress) nccl_say(r->errmsg, sizeof r->errmsg, "collective", q, nr->coll);
+    if (q != ncclSuccess && q != ncclInProgress) nccl_say(r->errmsg, sizeof r->errmsg, "collective", q, at->cm);
     pthread_mutex_unlock(&e->issue);
     if (q != ncclSuccess && q != ncclInProgress) return CS_ETRANSPORT;
     /* Enqueued once the communicator is ready; the peers may still be on
      * their way, so the lock is not held while waiting. */
-    ncclComm_t cm = nr->coll;
+    ncclComm_t cm = at->cm;
     if (q == ncclInProgress &&
         (rc = nccl_ready(e, &cm, 1, false, e->base.world, 0, r->errmsg, sizeof r->errmsg)) != CS_OK)
         return rc;

@@ -412,7 +412,10 @@ int cs_launch_run(const cs_run_opts *o) {
         return 1;
     }
     const char *engine = kind->name;
-    if (kind->check && kind->check(world, msg, sizeof msg) < 0) { /* e.g. a GPU per rank */
+    /* e.g. a GPU per rank: of the ranks this machine runs (one, when the
+     * others are started by hand elsewhere: each of them checks its own) */
+    int here = (kind->caps & CS_ENGINE_PROCESSES) && o->rank >= 0 ? 1 : world;
+    if (kind->check && kind->check(here, msg, sizeof msg) < 0) {
         cs_errf(err, "%s\n", msg);
         cs_script_free(&script);
         return 1;

@@ -96,6 +96,16 @@ static int run_rank(rank_proc *rp, const cs_script *s, const cs_welcome *wel, cs
         cs_bus_destroy(&bus);
         return 1;
     }
+    /* ---- ncclproc: bind this thread to what the engine gave the rank (its GPU) */
+    cs_engine *e = w->engine;
+    if (e->ops->rank_start && e->ops->rank_start(e, cs_world_rank(w, rp->rank)) != CS_OK) {
+        cs_errf(rp->err, "rank %d: %s\n", rp->rank, cs_rank_errmsg(cs_world_rank(w, rp->rank)));
+        cs_rank_link_stop(link);
+        cs_world_free(w);
+        cs_bus_destroy(&bus);
+        return 1;
+    }
+    /* ---- end ncclproc */
     cs_bus_subscribe(&bus, cs_rank_link_sink(link));
     if (wel->flags & CS_WELCOME_GATED) cs_world_set_gate(w, cs_rank_link_gate, link);
     cs_script_limits lim = {.mem_limit = wel->mem_limit, .step_limit = wel->step_limit};
@@ -117,6 +127,12 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (check_options(&rp) < 0) return 1;
+    /* ---- ncclproc: what this machine must have for its one rank (a GPU), before dialing */
+    if (rp.kind->check && rp.kind->check(1, msg, sizeof msg) < 0) {
+        cs_errf(rp.err, "rank %d: %s\n", rp.rank, msg);
+        return 1;
+    }
+    /* ---- end ncclproc */
     cs_script s;
     if (cs_script_load(&s, o->script, msg, sizeof msg) < 0) {
         cs_errf(rp.err, "rank %d: %s\n", rp.rank, msg);
