@@ -85,6 +85,9 @@ if [ "$built" = no ]; then
     "this build lacks the nccl engine: configure found no CUDA toolkit with NCCL" -- \
     run "$lesson" --engine nccl --no-tui
   clean_exit "--engine nccl (not built)"
+  expect "--engine nccl-mp: this build lacks it" 1 \
+    "this build lacks the nccl engine: configure found no CUDA toolkit with NCCL" -- \
+    run "$lesson" --engine nccl-mp --no-tui
   finish
 fi
 
@@ -138,6 +141,58 @@ fi
 # Nothing on standard output: the refusal is the report's business.
 expect "refused: stdout is empty" 1 "" -- run "$lesson" --engine nccl -n "$n" --no-tui
 if [ -s "$tmp/out" ]; then bad "refused: stdout is empty" "it has: $(head -c 200 "$tmp/out")"; fi
+
+# ---- ranks as processes (nccl-mp): every way of starting them refuses a
+# machine without the GPUs its ranks need, with status 1, the count named,
+# no sanitizer report and no process left behind. The script is a copy
+# with a name of its own, so that a leftover process is found by it.
+expect "--engine help lists nccl-mp" 0 "nccl-mp  processes  yes     yes           yes   yes" -- run --engine help x
+marker=$tmp/nccl-mp-marker-$$.lua
+cp "$lesson" "$marker"
+no_orphans() {
+  sleep 0.3
+  if pgrep -f -- "$marker" >/dev/null 2>&1; then
+    bad "$1: no process left" "$(pgrep -af -- "$marker" | head -3)"
+    pkill -KILL -f -- "$marker" 2>/dev/null
+  else ok "$1: no process left"; fi
+}
+port=$((20000 + $$ % 20000))
+tok=0123456789abcdef0123456789abcdef
+if [ "$gpus" -lt 2 ]; then
+  expect "nccl-mp, launched (-n 2): refused" 1 "2 ranks asked for, $gpus GPU" -- \
+    run "$marker" --engine nccl-mp -n 2 --no-tui
+  clean_exit "nccl-mp, launched"
+  if [ "$(wc -l <"$tmp/err")" = 1 ]; then ok "nccl-mp, launched: the refusal is one line"
+  else bad "nccl-mp, launched: the refusal is one line" "$(wc -l <"$tmp/err") lines"; fi
+  no_orphans "nccl-mp, launched"
+fi
+if [ "$gpus" = 0 ]; then
+  # --master and --rank make --engine nccl the processes' twin
+  expect "--engine nccl --rank 0 (the controller's machine): refused" 1 \
+    "1 rank asked for, 0 GPUs here (no CUDA device available: " -- \
+    run "$marker" --engine nccl --master "127.0.0.1:$port" --rank 0 --world 2 --no-tui
+  clean_exit "--engine nccl --rank 0"
+  no_orphans "--engine nccl --rank 0"
+  expect "--engine nccl --rank 1 (by hand): refused before dialing" 1 \
+    "rank 1: the nccl engine runs one rank per GPU" -- \
+    run "$marker" --engine nccl --master "127.0.0.1:$port" --rank 1 --world 2 --token "$tok" --no-tui
+  clean_exit "--engine nccl --rank 1"
+  no_orphans "--engine nccl --rank 1"
+  # torchrun's variables
+  MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=1 WORLD_SIZE=2 COMMSIM_TOKEN=$tok \
+    expect "torchrun's variables, RANK=1: refused" 1 "rank 1: the nccl engine runs one rank per GPU" -- \
+    run "$marker" --engine nccl --no-tui
+  clean_exit "torchrun's variables, RANK=1"
+  no_orphans "torchrun's variables, RANK=1"
+  MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=0 WORLD_SIZE=2 \
+    expect "torchrun's variables, RANK=0: refused" 1 "1 rank asked for, 0 GPUs here" -- \
+    run "$marker" --engine nccl --no-tui
+  clean_exit "torchrun's variables, RANK=0"
+  no_orphans "torchrun's variables, RANK=0"
+  # with neither a master nor a rank, --engine nccl stays threads
+  expect "--engine nccl alone: threads (the world's count)" 1 "2 ranks asked for, 0 GPUs" -- \
+    run "$marker" --engine nccl -n 2 --no-tui
+fi
 
 # ---- --algo nccl elsewhere
 expect "--algo nccl on the thread engine" 1 \
