@@ -527,6 +527,10 @@ static int spawn(controller *k, int i) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        /* ---- ncclproc: every rank launched here: rank i is this machine's
+         * i-th (its GPU, for the nccl engine), whatever the caller's LOCAL_RANK */
+        if (k->o->rank < 0) setenv("LOCAL_RANK", rank, 1);
+        /* ---- end ncclproc */
         if (k->outw >= 0) { /* the screen is the front end's */
             dup2(k->outw, STDOUT_FILENO);
             dup2(k->outw, STDERR_FILENO);
