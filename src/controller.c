@@ -514,10 +514,28 @@ static int spawn(controller *k, int i) {
     cs_wire_addr_str(k->ip, k->port, master, sizeof master);
     char *argv[] = {k->exe, "run", (char *)k->o->script, "--engine", (char *)k->kind->name, "--worker",
                     "--rank", rank, "--world", world, "--master", master, "--no-tui", NULL};
+    /* ---- ncclproc: every rank launched here: rank i is this machine's i-th
+     * (its GPU, for the nccl engine), whatever the caller's LOCAL_RANK. The
+     * environment is built before fork: the child may only exec. */
+    extern char **environ;
+    char local[32];
+    snprintf(local, sizeof local, "LOCAL_RANK=%d", i);
+    size_t nenv = 0;
+    while (environ[nenv]) nenv++;
+    char **envp = k->o->rank < 0 ? malloc((nenv + 2) * sizeof *envp) : NULL;
+    if (envp) {
+        size_t j = 0;
+        for (size_t e = 0; e < nenv; e++)
+            if (strncmp(environ[e], "LOCAL_RANK=", 11) != 0) envp[j++] = environ[e];
+        envp[j++] = local;
+        envp[j] = NULL;
+    }
+    /* ---- end ncclproc */
     pid_t parent = getpid(), pgid = k->pgid;
     pid_t pid = fork();
     if (pid < 0) {
         cs_errf(k->err, "cannot start rank %d: %s\n", i, strerror(errno));
+        free(envp); /* ncclproc */
         return -1;
     }
     if (pid == 0) {
@@ -527,17 +545,15 @@ static int spawn(controller *k, int i) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        /* ---- ncclproc: every rank launched here: rank i is this machine's
-         * i-th (its GPU, for the nccl engine), whatever the caller's LOCAL_RANK */
-        if (k->o->rank < 0) setenv("LOCAL_RANK", rank, 1);
-        /* ---- end ncclproc */
         if (k->outw >= 0) { /* the screen is the front end's */
             dup2(k->outw, STDOUT_FILENO);
             dup2(k->outw, STDERR_FILENO);
         }
-        execv(k->exe, argv);
+        if (envp) execve(k->exe, argv, envp); /* ncclproc */
+        else execv(k->exe, argv);
         _exit(127);
     }
+    free(envp); /* ncclproc */
     if (!k->pgid) k->pgid = pid;
     setpgid(pid, k->pgid);
     prank *p = &k->r[i];

@@ -194,6 +194,24 @@ if [ "$gpus" = 0 ]; then
     run "$marker" --engine nccl -n 2 --no-tui
 fi
 
+# A rank launched here is this machine's rank i (LOCAL_RANK=i: its GPU on
+# nccl-mp), whatever LOCAL_RANK the caller had: seen in a tcp run's ranks.
+lr=$tmp/local-rank-$$.lua
+printf 'dist.compute(3000)\n' >"$lr"
+LOCAL_RANK=7 guarded "$bin" run "$lr" --engine tcp -n 3 --no-tui >/dev/null 2>&1 </dev/null &
+lrpid=$!
+seen=""
+for _ in $(seq 50); do
+  sleep 0.1
+  pids=$(pgrep -f -- "$lr.*--worker" || true)
+  [ "$(echo "$pids" | grep -c .)" = 3 ] || continue
+  seen=$(for p in $pids; do tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep '^LOCAL_RANK='; done | sort | tr '\n' ' ')
+  break
+done
+wait "$lrpid"
+if [ "$seen" = "LOCAL_RANK=0 LOCAL_RANK=1 LOCAL_RANK=2 " ]; then ok "launched ranks get LOCAL_RANK=0, 1, 2"
+else bad "launched ranks get LOCAL_RANK=0, 1, 2" "saw: ${seen:-nothing}"; fi
+
 # ---- --algo nccl elsewhere
 expect "--algo nccl on the thread engine" 1 \
   "--algo all_reduce=nccl: NCCL's own collectives run on --engine nccl only (this run uses the thread engine)" -- \
