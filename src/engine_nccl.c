@@ -134,6 +134,14 @@ static void check_async(nccl_engine *e) {
                 nccl_say(why, sizeof why, "asynchronous error", st, c[k]);
         }
     }
+    /* the groups' too (linked with the issue lock held: engine_nccl_group.c) */
+    for (ngroup *g = e->groups; g && !e->dead && !why[0]; g = g->next)
+        for (int i = 0; i < g->n && !why[0]; i++) {
+            ncclResult_t st = ncclSuccess;
+            if (g->comm[i] && ncclCommGetAsyncError(g->comm[i], &st) == ncclSuccess &&
+                st != ncclSuccess && st != ncclInProgress)
+                nccl_say(why, sizeof why, "asynchronous error (a group)", st, g->comm[i]);
+        }
     pthread_mutex_unlock(&e->issue);
     if (!why[0]) return;
     for (int i = e->lo; i < e->hi; i++) cs_engine_break(&e->base, &e->base.world->ranks[i], CS_ETRANSPORT, why);
