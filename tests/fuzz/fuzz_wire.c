@@ -3,7 +3,7 @@
  * Every input is a byte stream as a peer could send it. It goes through a
  * socket into cs_rx_pump, and every frame the reader hands over is decoded with
  * the decoder its type uses in the engine and the controller (HELLO, PEER,
- * WELCOME, envelopes, events, gates, ids, texts); payloads are read into buffers of
+ * WELCOME, envelopes, events, gates, the hub's frames, ids, texts); payloads are read into buffers of
  * the announced size. Nothing may crash, leak, overrun or hang, whatever the
  * bytes: the reader and the decoders check every length before using it.
  *
@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hub.h"
 #include "wire.h"
 
 #define MAX_PAYLOAD (1 << 20)
@@ -51,6 +52,15 @@ static int on_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst, c
         if (cs_gate_get(meta, &gate, WORLD) == 0 && gate.text_len)
             (void)memchr(gate.text, 0, gate.text_len);
         break;
+    case CS_FR_HUB: { /* the nccl engine's hub (hub.c): an envelope inside ENV */
+        cs_hub_msg hm;
+        if (cs_hub_msg_get(meta, &hm, WORLD) < 0) return -1;
+        if (hm.kind == CS_HUB_ENV) {
+            cs_cur in = {.p = (uint8_t *)hm.data, .len = hm.len};
+            cs_envelope_get(&in, &env, WORLD);
+        }
+        break;
+    }
     case CS_FR_EVENT:
         if (cs_wire_event_get(meta, &ev, WORLD, &s->s) == 0 && ev.text)
             (void)strlen(ev.text);
