@@ -427,7 +427,7 @@ cs_hub *cs_hub_new(const char *token, int world, uint32_t ip, char *err, size_t 
     snprintf(h->token, sizeof h->token, "%s", token);
     h->world = world;
     h->wakefd = -1;
-    h->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    h->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* accept never blocks */
     h->epfd = epoll_create1(EPOLL_CLOEXEC);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
     socklen_t len = sizeof sa;
