@@ -37,11 +37,11 @@
 #include "device.h"
 #include "errmsg.h"
 #include "hub.h"
+#include "hub_join.h"
 #include "rank_link.h"
 #include "wire.h"
 
 #define WORLD_KEY 0u /* the hub's key of the world's ids; groups use 1 and up */
-#define HUB_DIAL_SECONDS 60.0
 
 typedef struct sent { /* a send of this rank, until its ticket */
     struct sent *next;
@@ -67,7 +67,6 @@ typedef struct nccl_proc {
     sent *sends;
     recvd *recvs;
     uint64_t next_rid;
-    char why[256];        /* why a set-up wait ended */
 } nccl_proc;
 
 /* ---- the tables */
@@ -315,12 +314,6 @@ static int local_device(int rank) {
     return rank;
 }
 
-/* While a set-up step waits: the controller may end the job meanwhile. */
-static bool setup_over(void *ud) {
-    nccl_proc *p = ud;
-    return cs_rank_link_setup_poll(p->link, p->why, sizeof p->why) < 0;
-}
-
 static void proc_free(nccl_proc *p) {
     if (!p) return;
     cs_hub_client_free(p->hc);
@@ -336,6 +329,20 @@ static void proc_free(nccl_proc *p) {
     }
     pthread_mutex_destroy(&p->lock);
     free(p);
+}
+
+/* Rank 0's: the world's two ids, the collectives' and point-to-point's. */
+static int make_ids(void *ud, void *blob, size_t len, char *err, size_t errlen) {
+    (void)ud;
+    ncclUniqueId *ids = blob;
+    for (size_t k = 0; k < len / sizeof *ids; k++) {
+        ncclResult_t q = ncclGetUniqueId(&ids[k]);
+        if (q != ncclSuccess) {
+            nccl_say(err, errlen, "ncclGetUniqueId", q, NULL);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static void *proc_rank_setup(const cs_rank_setup *s) {
@@ -361,47 +368,13 @@ static void *proc_rank_setup(const cs_rank_setup *s) {
     p->rank = s->rank;
     p->dev = dev;
     p->link = s->link;
-    uint16_t port = 0;
-    if (s->rank == 0) { /* the hub: where the controller reached this process */
-        if (!(p->hub = cs_hub_new(s->token, s->world, s->ip, err, sizeof err)) || cs_hub_start(p->hub) < 0) {
-            cs_errf(s->err, "rank 0: %s\n", err[0] ? err : "cannot start the hub");
-            proc_free(p);
-            return NULL;
-        }
-        port = cs_hub_port(p->hub);
-    }
-    if (cs_rank_link_join(s->link, s->rank == 0 ? s->ip : 0, port, s->wel) < 0) {
+    if (cs_hub_join(s, WORLD_KEY, make_ids, NULL, p->ids, sizeof p->ids, &p->hub, &p->hc, err,
+                    sizeof err) < 0) {
+        if (err[0]) cs_errf(s->err, "rank %d: the nccl engine cannot start: %s\n", s->rank, err);
         proc_free(p);
         return NULL;
     }
-    p->hc = cs_hub_dial(s->wel->ip[0], s->wel->port[0], s->token, s->rank, s->world,
-                        cs_now() + HUB_DIAL_SECONDS, err, sizeof err);
-    if (!p->hc) goto fail;
-    if (s->rank == 0) {
-        for (int k = 0; k < 2; k++) {
-            ncclResult_t q = ncclGetUniqueId(&p->ids[k]);
-            if (q != ncclSuccess) {
-                nccl_say(err, sizeof err, "ncclGetUniqueId", q, NULL);
-                goto fail;
-            }
-        }
-        if (cs_hub_put(p->hc, WORLD_KEY, p->ids, sizeof p->ids) < 0) {
-            snprintf(err, sizeof err, "lost the hub");
-            goto fail;
-        }
-    }
-    long got = cs_hub_get(p->hc, WORLD_KEY, p->ids, sizeof p->ids, cs_now() + 1e9, setup_over, p,
-                          err, sizeof err);
-    if (got != (long)sizeof p->ids) {
-        if (got >= 0) snprintf(err, sizeof err, "the world's ids have %ld bytes", got);
-        else if (p->why[0]) snprintf(err, sizeof err, "%s", p->why);
-        goto fail;
-    }
     return p;
-fail:
-    cs_errf(s->err, "rank %d: the nccl engine cannot start: %s\n", s->rank, err);
-    proc_free(p);
-    return NULL;
 }
 
 /* ---- the engine */

@@ -5,7 +5,9 @@
  * (every transfer gets one ticket, both ends get the same one, and every
  * rank sees its tickets in increasing order: the global issue order the
  * nccl engine's process mode relies on); and strangers refused (a wrong
- * token, a spoofed envelope) without harm to the others. */
+ * token, a spoofed envelope) without harm to the others; and the set-up
+ * through the controller (hub_join.c): rank 0's hub address travels in its
+ * HELLO and every rank's WELCOME, and every rank gets the blob rank 0 made. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "api.h"
 #include "hub.h"
+#include "hub_join.h"
 #include "rank_link.h"
 #include "run_suite.h"
 #include "wire.h"
@@ -327,6 +332,164 @@ START_TEST(test_strangers) {
 }
 END_TEST
 
+/* ---- the set-up through the controller: rank processes with real links,
+ * and the controller's side of the join played here (HELLO in, WELCOME out) */
+
+static int make_blob(void *ud, void *blob, size_t len, char *why, size_t whylen) {
+    (void)ud, (void)why, (void)whylen;
+    for (size_t i = 0; i < len; i++) ((uint8_t *)blob)[i] = (uint8_t)(i * 13 + 5);
+    return 0;
+}
+
+static int join_main(int rank, uint16_t cport) {
+    uint32_t lo = htonl(0x7f000001);
+    int fd = cs_rank_link_dial(lo, cport, cs_now() + 30);
+    if (fd < 0) return 30;
+    cs_rank_link *link = cs_rank_link_new(fd, rank, N, TOKEN, stderr);
+    if (!link) return 31;
+    cs_welcome wel = {0};
+    cs_rank_setup s = {.rank = rank, .world = N, .token = TOKEN, .ip = lo, .link = link, .wel = &wel,
+                       .err = stderr};
+    uint8_t blob[256];
+    cs_hub *hub;
+    cs_hub_client *hc;
+    int rc = 0;
+    if (cs_hub_join(&s, 0, make_blob, NULL, blob, sizeof blob, &hub, &hc, err, sizeof err) < 0) {
+        fprintf(stderr, "rank %d: %s\n", rank, err);
+        rc = 32;
+    }
+    for (size_t i = 0; !rc && i < sizeof blob; i++)
+        if (blob[i] != (uint8_t)(i * 13 + 5)) rc = 33;
+    if (!rc && (rank == 0) != (hub != NULL)) rc = 34; /* the hub is rank 0's */
+    if (!rc && !(wel.port[0] != 0 && wel.port[1] == 0)) rc = 35; /* the WELCOME has the hub's */
+    /* rank 0 keeps the hub until every rank has its blob */
+    uint8_t one = 1, v[4];
+    if (!rc && cs_hub_put(hc, 1000 + (uint32_t)rank, &one, 1) < 0) rc = 36;
+    for (int r = 0; !rc && rank == 0 && r < N; r++)
+        if (cs_hub_get(hc, 1000 + (uint32_t)r, v, sizeof v, cs_now() + 30, NULL, NULL, err, sizeof err) != 1)
+            rc = 37;
+    cs_hub_client_free(hc);
+    cs_hub_free(hub);
+    cs_rank_link_free(link);
+    free(wel.ip);
+    free(wel.port);
+    return rc;
+}
+
+START_TEST(test_join) {
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+    socklen_t len = sizeof sa;
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(lfd, 16), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    pid_t pids[N];
+    for (int r = 0; r < N; r++) {
+        pids[r] = fork();
+        ck_assert_int_ge(pids[r], 0);
+        if (pids[r] == 0) _exit(join_main(r, ntohs(sa.sin_port)));
+    }
+    /* the controller's side: every HELLO, then one WELCOME with every address */
+    int fds[N];
+    uint32_t ips[N];
+    uint16_t ports[N];
+    for (int i = 0; i < N; i++) {
+        int fd = accept(lfd, NULL, NULL);
+        ck_assert_int_ge(fd, 0);
+        cs_frame_hdr fh;
+        uint8_t *m;
+        ck_assert_int_eq(cs_wire_read_frame(fd, cs_now() + 30, CS_HELLO_LEN, &fh, &m, err, sizeof err), 0);
+        ck_assert_int_eq(fh.type, CS_FR_HELLO);
+        cs_hello h;
+        cs_cur in = {.p = m, .len = fh.meta_len};
+        ck_assert_int_eq(cs_hello_get(&in, &h, true), 0);
+        free(m);
+        fds[h.rank] = fd;
+        ips[h.rank] = h.ip;
+        ports[h.rank] = h.port;
+    }
+    ck_assert_uint_ne(ports[0], 0); /* rank 0 joined with its hub's address */
+    for (int i = 1; i < N; i++) ck_assert_uint_eq(ports[i], 0);
+    cs_welcome w = {.world = N, .ip = ips, .port = ports};
+    size_t wl = cs_welcome_len(N);
+    uint8_t *wm = malloc(wl);
+    cs_cur out = {.p = wm, .len = wl};
+    cs_welcome_put(&out, &w);
+    for (int i = 0; i < N; i++) ck_assert_int_eq(cs_wire_send(fds[i], CS_FR_WELCOME, wm, (uint32_t)wl, cs_now() + 10), 0);
+    free(wm);
+    for (int r = 0; r < N; r++) {
+        int ws;
+        ck_assert_int_eq(waitpid(pids[r], &ws, 0), pids[r]);
+        ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "rank %d: status %d", r, WEXITSTATUS(ws));
+    }
+    for (int i = 0; i < N; i++) close(fds[i]);
+    close(lfd);
+}
+END_TEST
+
+/* An ABORT from the controller while a rank waits for the blob ends the
+ * wait (the job is over), and nothing is left running. */
+static int abort_main(uint16_t cport) {
+    uint32_t lo = htonl(0x7f000001);
+    int fd = cs_rank_link_dial(lo, cport, cs_now() + 30);
+    if (fd < 0) return 40;
+    cs_rank_link *link = cs_rank_link_new(fd, 1, 2, TOKEN, stderr);
+    cs_welcome wel = {0};
+    cs_rank_setup s = {.rank = 1, .world = 2, .token = TOKEN, .ip = lo, .link = link, .wel = &wel,
+                       .err = stderr};
+    uint8_t blob[8];
+    cs_hub *hub;
+    cs_hub_client *hc;
+    int rc = cs_hub_join(&s, 0, make_blob, NULL, blob, sizeof blob, &hub, &hc, err, sizeof err) < 0 &&
+                     strstr(err, "the job ended") && !hub && !hc ? 0 : 41;
+    if (rc) fprintf(stderr, "abort: %s\n", err);
+    cs_rank_link_free(link);
+    free(wel.ip);
+    free(wel.port);
+    return rc;
+}
+
+START_TEST(test_join_abort) {
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+    socklen_t len = sizeof sa;
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(lfd, 4), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    /* rank 0's hub, here: rank 1 connects to it and waits for a blob nobody puts */
+    cs_hub *hub = cs_hub_new(TOKEN, 2, htonl(0x7f000001), err, sizeof err);
+    ck_assert_ptr_nonnull(hub);
+    ck_assert_int_eq(cs_hub_start(hub), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) _exit(abort_main(ntohs(sa.sin_port)));
+    int fd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(fd, 0);
+    cs_frame_hdr fh;
+    uint8_t *m;
+    ck_assert_int_eq(cs_wire_read_frame(fd, cs_now() + 30, CS_HELLO_LEN, &fh, &m, err, sizeof err), 0);
+    free(m);
+    uint32_t ips[2] = {htonl(0x7f000001), 0};
+    uint16_t ports[2] = {cs_hub_port(hub), 0};
+    cs_welcome w = {.world = 2, .ip = ips, .port = ports};
+    size_t wl = cs_welcome_len(2);
+    uint8_t *wm = malloc(wl);
+    cs_cur out = {.p = wm, .len = wl};
+    cs_welcome_put(&out, &w);
+    ck_assert_int_eq(cs_wire_send(fd, CS_FR_WELCOME, wm, (uint32_t)wl, cs_now() + 10), 0);
+    free(wm);
+    usleep(200 * 1000); /* let it wait; the outcome is the same if it has not yet */
+    uint8_t why[4] = {CS_END_ERROR, 0, 0, 0};
+    ck_assert_int_eq(cs_wire_send(fd, CS_FR_ABORT, why, 4, cs_now() + 10), 0);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", WEXITSTATUS(ws));
+    close(fd);
+    close(lfd);
+    cs_hub_free(hub);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("hub");
     TCase *c = tcase_create("codec");
@@ -336,6 +499,8 @@ int main(void) {
     tcase_set_timeout(p, 120);
     tcase_add_test(p, test_processes);
     tcase_add_test(p, test_strangers);
+    tcase_add_test(p, test_join);
+    tcase_add_test(p, test_join_abort);
     suite_add_tcase(s, p);
     return run_suite(s);
 }
