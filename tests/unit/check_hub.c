@@ -9,6 +9,7 @@
  * through the controller (hub_join.c): rank 0's hub address travels in its
  * HELLO and every rank's WELCOME, and every rank gets the blob rank 0 made. */
 #include <check.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,34 @@ START_TEST(test_codec) {
 }
 END_TEST
 
-/* ---- ranks as processes */
+/* ---- ranks as processes: this program again (a child that only forked
+ * could not start threads under TSan), in the role named */
+
+static int rank_main(int rank, uint16_t port, const char *dir);
+static int join_main(int rank, uint16_t cport);
+static int abort_main(uint16_t cport);
+
+static pid_t spawn(const char *role, int rank, uint16_t port, const char *dir) {
+    char r[16], p[16];
+    snprintf(r, sizeof r, "%d", rank);
+    snprintf(p, sizeof p, "%u", port);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "check_hub", "--child", role, r, p, dir, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int child(char **argv) {
+    int rank = atoi(argv[3]);
+    uint16_t port = (uint16_t)atoi(argv[4]);
+    if (strcmp(argv[2], "ranks") == 0) return rank_main(rank, port, argv[5]);
+    if (strcmp(argv[2], "join") == 0) return join_main(rank, port);
+    if (strcmp(argv[2], "abort") == 0) return abort_main(port);
+    return 126;
+}
+
 
 #define N 4
 #define K 6 /* envelopes from every rank to every rank */
@@ -218,9 +246,8 @@ START_TEST(test_processes) {
     ck_assert_int_eq(cs_hub_start(h), 0);
     pid_t pids[N];
     for (int r = 0; r < N; r++) {
-        pids[r] = fork();
-        ck_assert_int_ge(pids[r], 0);
-        if (pids[r] == 0) _exit(rank_main(r, cs_hub_port(h), dir));
+        pids[r] = spawn("ranks", r, cs_hub_port(h), dir);
+        ck_assert_int_gt(pids[r], 0);
     }
     for (int r = 0; r < N; r++) {
         int ws;
@@ -261,7 +288,7 @@ END_TEST
 
 static void lost(void *ud, const cs_hub_msg *m, const char *why) {
     (void)why;
-    if (!m) *(int *)ud = 1;
+    if (!m) atomic_store((_Atomic int *)ud, 1);
 }
 
 static bool is_set(void *ud) { return *(int *)ud != 0; }
@@ -275,7 +302,7 @@ START_TEST(test_strangers) {
     cs_hub_client *bad = cs_hub_dial(htonl(0x7f000001), port, "ffffffffffffffffffffffffffffffff", 0, 2,
                                      cs_now() + 10, err, sizeof err);
     ck_assert_ptr_nonnull(bad);
-    int gone = 0;
+    _Atomic int gone = 0; /* set by the client's reader thread */
     cs_hub_client_on(bad, lost, &gone);
     uint8_t v[8];
     ck_assert_int_eq(cs_hub_get(bad, 0, v, sizeof v, cs_now() + 10, NULL, NULL, err, sizeof err), -1);
@@ -385,9 +412,8 @@ START_TEST(test_join) {
     ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
     pid_t pids[N];
     for (int r = 0; r < N; r++) {
-        pids[r] = fork();
-        ck_assert_int_ge(pids[r], 0);
-        if (pids[r] == 0) _exit(join_main(r, ntohs(sa.sin_port)));
+        pids[r] = spawn("join", r, ntohs(sa.sin_port), "");
+        ck_assert_int_gt(pids[r], 0);
     }
     /* the controller's side: every HELLO, then one WELCOME with every address */
     int fds[N];
@@ -460,9 +486,8 @@ START_TEST(test_join_abort) {
     cs_hub *hub = cs_hub_new(TOKEN, 2, htonl(0x7f000001), err, sizeof err);
     ck_assert_ptr_nonnull(hub);
     ck_assert_int_eq(cs_hub_start(hub), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) _exit(abort_main(ntohs(sa.sin_port)));
+    pid_t pid = spawn("abort", 1, ntohs(sa.sin_port), "");
+    ck_assert_int_gt(pid, 0);
     int fd = accept(lfd, NULL, NULL);
     ck_assert_int_ge(fd, 0);
     cs_frame_hdr fh;
@@ -490,7 +515,8 @@ START_TEST(test_join_abort) {
 }
 END_TEST
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc == 6 && strcmp(argv[1], "--child") == 0) return child(argv);
     Suite *s = suite_create("hub");
     TCase *c = tcase_create("codec");
     tcase_add_test(c, test_codec);
