@@ -91,19 +91,28 @@ static int make_here(nccl_engine *e, ngroup *g, char *err, size_t len) {
     }
     ncclResult_t ge = ncclGroupEnd();
     if (q == ncclSuccess) q = ge;
+    pthread_mutex_unlock(&e->issue);
+    /* Wait without the lock: other ranks' transfers and collectives go on
+     * meanwhile, and nothing NCCL's set-up does on a GPU waits behind them. */
     int rc = CS_OK;
     if (q != ncclSuccess && q != ncclInProgress) {
         if (!err[0]) nccl_say(err, len, "ncclCommInitRankConfig (a group)", q, NULL);
         rc = CS_ETRANSPORT;
     } else {
-        rc = nccl_ready(e, g->comm, g->n, true, e->base.world, 0, err, len);
+        rc = nccl_ready(e, g->comm, g->n, false, e->base.world, 0, err, len);
     }
+    pthread_mutex_lock(&e->issue);
+    if (rc == CS_OK && e->dead) rc = CS_EABORT;
     if (rc == CS_OK) {
         g->next = e->groups;
         e->groups = g;
     } else {
         for (int i = 0; i < g->n; i++)
-            if (g->comm[i]) ncclCommAbort(g->comm[i]);
+            if (g->comm[i]) {
+                cs_device_set(e->r[g->ranks[i]].dev);
+                ncclCommAbort(g->comm[i]);
+                g->comm[i] = NULL;
+            }
     }
     pthread_mutex_unlock(&e->issue);
     if (saved >= 0) cudaSetDevice(saved);
@@ -157,6 +166,7 @@ static int make_proc(nccl_engine *e, ngroup *g, int me, int world_rank, char *er
     if (q != ncclSuccess && q != ncclInProgress) {
         nccl_say(err, len, "ncclCommInitRankConfig (a group)", q, NULL);
         if (g->comm[me]) ncclCommAbort(g->comm[me]);
+        g->comm[me] = NULL;
         return CS_ETRANSPORT;
     }
     /* the other members are on their way: wait without the lock */
@@ -168,6 +178,7 @@ static int make_proc(nccl_engine *e, ngroup *g, int me, int world_rank, char *er
     } else {
         if (rc == CS_OK) rc = CS_EABORT;
         ncclCommAbort(g->comm[me]);
+        g->comm[me] = NULL;
     }
     pthread_mutex_unlock(&e->issue);
     return rc;
