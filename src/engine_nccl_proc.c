@@ -245,8 +245,15 @@ static void on_ticket(nccl_engine *e, const cs_hub_msg *t) {
         if (q != ncclSuccess && q != ncclInProgress) {
             nccl_say(err, sizeof err, "send/recv", q, nr->p2p);
             rc = CS_ETRANSPORT;
-        } else {
-            rc = nccl_ready(e, &nr->p2p, 1, true, w, 0, err, sizeof err);
+        } else if (q == ncclInProgress) {
+            /* NCCL is still enqueueing (a first transfer to a peer connects
+             * to it): this thread is the only one that issues on p2p, so it
+             * waits without the lock, and the rank's collectives go on */
+            pthread_mutex_unlock(&e->issue);
+            ncclComm_t cm = nr->p2p;
+            rc = nccl_ready(e, &cm, 1, false, w, 0, err, sizeof err);
+            pthread_mutex_lock(&e->issue);
+            if (rc == CS_OK && e->dead) rc = CS_EABORT;
         }
     }
     /* each side completes when its stream has done the work */
