@@ -28,6 +28,34 @@ START_TEST(test_find_by_name) {
 }
 END_TEST
 
+/* An engine whose ranks are threads unless the run spans processes names
+ * its twin: an engine of the table, with processes, and otherwise alike. */
+START_TEST(test_process_twins) {
+    int twins = 0;
+    for (int i = 0; cs_engine_at(i); i++) {
+        const cs_engine_kind *k = cs_engine_at(i);
+        if (!k->as_processes) continue;
+        twins++;
+        const cs_engine_kind *t = cs_engine_find(k->as_processes);
+        ck_assert_msg(t != NULL, "%s's twin %s is not in the table", k->name, k->as_processes);
+        ck_assert(!(k->caps & CS_ENGINE_PROCESSES));
+        ck_assert(t->caps & CS_ENGINE_PROCESSES);
+        ck_assert_uint_eq(k->caps | CS_ENGINE_PROCESSES, t->caps);
+        ck_assert_ptr_null(t->as_processes);
+        ck_assert_ptr_nonnull(t->rank_setup); /* it joins through the controller */
+    }
+    /* nccl has one where it is built; thread and tcp have none */
+    ck_assert_int_eq(twins, cs_engine_find("nccl") ? 1 : 0);
+    ck_assert_ptr_null(cs_engine_find("thread")->as_processes);
+    ck_assert_ptr_null(cs_engine_find("tcp")->as_processes);
+    /* a build without NCCL says so for both names */
+    if (!cs_engine_find("nccl")) {
+        ck_assert_ptr_nonnull(cs_engine_missing("nccl"));
+        ck_assert_ptr_nonnull(cs_engine_missing("nccl-mp"));
+    }
+}
+END_TEST
+
 START_TEST(test_capabilities) {
     const cs_engine_kind *th = cs_engine_find("thread"), *tcp = cs_engine_find("tcp");
     ck_assert(!(th->caps & CS_ENGINE_PROCESSES));
@@ -151,6 +179,7 @@ int main(void) {
     TCase *tc = tcase_create("table");
     tcase_add_test(tc, test_find_by_name);
     tcase_add_test(tc, test_capabilities);
+    tcase_add_test(tc, test_process_twins);
     tcase_add_test(tc, test_rows_complete_and_unique);
     tcase_add_test(tc, test_table_printed);
     tcase_add_test(tc, test_world_refuses_unknown_engine);
