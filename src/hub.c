@@ -105,7 +105,7 @@ typedef struct entry {
     uint32_t key;
     uint8_t *blob;        /* NULL: asked for, not stored yet */
     uint32_t len;
-    bool *waiting;        /* world entries: who asked before it was there */
+    uint32_t *waiting;    /* world entries: how many GETs each rank made before it was there */
 } entry;
 
 struct cs_hub {
@@ -122,7 +122,7 @@ struct cs_hub {
     _Atomic uint64_t seq; /* the last ticket's number */
     pthread_t thread;
     bool started;
-    _Atomic int stop;
+    _Atomic double drain_until; /* set by cs_hub_free: serve until all is written, or then */
 };
 
 static void conn_arm(hconn *c, bool out) {
@@ -220,11 +220,8 @@ static int on_put(cs_hub *h, const cs_hub_msg *m, char *err, size_t errlen) {
     memcpy(e->blob, m->data, m->len);
     e->len = m->len;
     cs_hub_msg v = {.kind = CS_HUB_VALUE, .key = m->key, .data = e->blob, .len = e->len};
-    for (int i = 0; i < h->world; i++)
-        if (e->waiting[i]) {
-            e->waiting[i] = false;
-            rank_send(h, (uint32_t)i, &v);
-        }
+    for (int i = 0; i < h->world; i++) /* one VALUE per GET */
+        for (; e->waiting[i]; e->waiting[i]--) rank_send(h, (uint32_t)i, &v);
     return 0;
 }
 
@@ -235,7 +232,7 @@ static int on_get(cs_hub *h, int from, const cs_hub_msg *m, char *err, size_t er
         return -1;
     }
     if (!e->blob) {
-        e->waiting[from] = true;
+        e->waiting[from]++;
         return 0;
     }
     cs_hub_msg v = {.kind = CS_HUB_VALUE, .key = m->key, .data = e->blob, .len = e->len};
@@ -387,9 +384,18 @@ static void accept_one(cs_hub *h) {
     }
 }
 
+/* Everything queued for the ranks has been written. */
+static bool flushed(const cs_hub *h) {
+    for (int i = 0; i < h->world; i++)
+        if (h->ranks[i] && !h->ranks[i]->dead && h->ranks[i]->len) return false;
+    return true;
+}
+
 static void *hub_main(void *arg) {
     cs_hub *h = arg;
-    while (!atomic_load(&h->stop)) {
+    for (;;) {
+        double until = atomic_load(&h->drain_until);
+        if (until > 0 && (flushed(h) || cs_now() > until)) break;
         struct epoll_event evs[16];
         int n = epoll_wait(h->epfd, evs, 16, 100);
         bool accept = false;
@@ -464,10 +470,14 @@ int cs_hub_start(cs_hub *h) {
 void cs_hub_free(cs_hub *h) {
     if (!h) return;
     if (h->started) {
-        atomic_store(&h->stop, 1);
+        /* What the hub still has for a rank (a ticket of a transfer that a
+         * rank's script never waited for) leaves first, briefly: a rank that
+         * got one half of a transfer and not the other would wait for it. */
+        atomic_store(&h->drain_until, cs_now() + 2.0);
         uint64_t one = 1;
         if (write(h->wakefd, &one, sizeof one) < 0) { /* the loop's timeout wakes it anyway */ }
         pthread_join(h->thread, NULL);
+        h->started = false;
     }
     for (int i = 0; h->ranks && i < h->world; i++) {
         if (h->ranks[i]) conn_close(h->ranks[i]);

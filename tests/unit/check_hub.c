@@ -9,6 +9,8 @@
  * through the controller (hub_join.c): rank 0's hub address travels in its
  * HELLO and every rank's WELCOME, and every rank gets the blob rank 0 made. */
 #include <check.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,6 +517,93 @@ START_TEST(test_join_abort) {
 }
 END_TEST
 
+/* ---- the hub's end: what it still has for a rank is written before it
+ * closes (a rank must not get one half of a transfer's tickets and lose the
+ * other), even when that is more than the socket holds */
+
+#define DRAIN_GETS 3000
+
+typedef struct drain {
+    int fd;
+    _Atomic int go;
+    int values;
+} drain;
+
+static int count_value(void *ud, const cs_frame_hdr *fh, cs_cur *meta, void **dst, char *why,
+                       size_t whylen) {
+    (void)dst, (void)why, (void)whylen;
+    cs_hub_msg m;
+    if (fh->type == CS_FR_HUB && cs_hub_msg_get(meta, &m, 2) == 0 && m.kind == CS_HUB_VALUE &&
+        m.key == 5 && m.len == CS_HUB_MAX_DATA)
+        ((drain *)ud)->values++;
+    return 0;
+}
+
+static int no_payload(void *ud, char *why, size_t whylen) {
+    (void)ud, (void)why, (void)whylen;
+    return -1;
+}
+
+static void *drain_reader(void *arg) {
+    drain *d = arg;
+    while (!atomic_load(&d->go)) usleep(1000);
+    cs_rx rx;
+    cs_rx_init(&rx, 0);
+    for (;;) {
+        struct pollfd p = {.fd = d->fd, .events = POLLIN};
+        poll(&p, 1, 1000);
+        int rc = cs_rx_pump(&rx, d->fd, &(cs_rx_ops){count_value, no_payload}, d, err, sizeof err);
+        if (rc != 0) break; /* EOF: the hub closed, after everything */
+    }
+    cs_rx_free(&rx);
+    return NULL;
+}
+
+START_TEST(test_drain) {
+    cs_hub *h = cs_hub_new(TOKEN, 2, htonl(0x7f000001), err, sizeof err);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(cs_hub_start(h), 0);
+    /* rank 0: a raw connection that asks for a 4 KiB blob DRAIN_GETS times
+     * (12 MiB of answers, one per GET, whether it came before the blob or
+     * after) and reads nothing until the hub is closing */
+    drain d = {.fd = cs_rank_link_dial(htonl(0x7f000001), cs_hub_port(h), cs_now() + 10)};
+    ck_assert_int_ge(d.fd, 0);
+    uint8_t peer[CS_PEER_LEN];
+    cs_cur pc = {.p = peer, .len = sizeof peer};
+    cs_hello hello = {.rank = 0, .world = 2};
+    memcpy(hello.token, TOKEN, CS_WIRE_TOKEN);
+    cs_hello_put(&pc, &hello, false);
+    ck_assert_int_eq(cs_wire_send(d.fd, CS_FR_PEER, peer, sizeof peer, cs_now() + 10), 0);
+    cs_hub_client *b = cs_hub_dial(htonl(0x7f000001), cs_hub_port(h), TOKEN, 1, 2, cs_now() + 10, err, sizeof err);
+    ck_assert_ptr_nonnull(b);
+    static uint8_t blob[CS_HUB_MAX_DATA];
+    ck_assert_int_eq(cs_hub_put(b, 5, blob, sizeof blob), 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, drain_reader, &d), 0);
+    uint8_t get[CS_WIRE_HDR + CS_HUB_FIXED];
+    cs_hub_msg g = {.kind = CS_HUB_GET, .key = 5};
+    cs_wire_hdr_put(get, CS_FR_HUB, CS_HUB_FIXED, 0);
+    cs_cur gc = {.p = get + CS_WIRE_HDR, .len = CS_HUB_FIXED};
+    cs_hub_msg_put(&gc, &g);
+    for (int i = 0; i < DRAIN_GETS; i++) ck_assert_int_eq(cs_wire_write_all(d.fd, get, sizeof get, cs_now() + 30), 0);
+    /* then a PUT: once rank 1 sees it, the hub has read every GET before it */
+    uint8_t put[CS_WIRE_HDR + CS_HUB_FIXED + 1];
+    cs_hub_msg m = {.kind = CS_HUB_PUT, .key = 6, .data = (const uint8_t *)"x", .len = 1};
+    cs_wire_hdr_put(put, CS_FR_HUB, CS_HUB_FIXED + 1, 0);
+    cs_cur mc = {.p = put + CS_WIRE_HDR, .len = CS_HUB_FIXED + 1};
+    cs_hub_msg_put(&mc, &m);
+    ck_assert_int_eq(cs_wire_write_all(d.fd, put, sizeof put, cs_now() + 30), 0);
+    uint8_t v[4];
+    ck_assert_int_eq(cs_hub_get(b, 6, v, sizeof v, cs_now() + 60, NULL, NULL, err, sizeof err), 1);
+    atomic_store(&d.go, 1);
+    cs_hub_free(h); /* rank 0 reads only now */
+    pthread_join(t, NULL);
+    ck_assert_int_eq(d.values, DRAIN_GETS);
+    close(d.fd);
+    cs_hub_client_free(b);
+}
+END_TEST
+
 int main(int argc, char **argv) {
     if (argc == 6 && strcmp(argv[1], "--child") == 0) return child(argv);
     Suite *s = suite_create("hub");
@@ -527,6 +616,7 @@ int main(int argc, char **argv) {
     tcase_add_test(p, test_strangers);
     tcase_add_test(p, test_join);
     tcase_add_test(p, test_join_abort);
+    tcase_add_test(p, test_drain);
     suite_add_tcase(s, p);
     return run_suite(s);
 }
