@@ -596,7 +596,7 @@ static void deliver_held(cs_hub_client *c) {
 
 static void *client_main(void *arg) {
     cs_hub_client *c = arg;
-    char err[256] = "";
+    char err[200] = ""; /* fits c->why after "lost the hub: " */
     int rc = 0;
     while (!atomic_load(&c->stop) && rc == 0) {
         deliver_held(c);
