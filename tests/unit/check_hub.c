@@ -4,7 +4,8 @@
  * (envelopes reach their destination, one pair's in order); the sequencer
  * (every transfer gets one ticket, both ends get the same one, and every
  * rank sees its tickets in increasing order: the global issue order the
- * nccl engine's process mode relies on); and strangers refused (a wrong
+ * nccl engine's process mode relies on; and the ranks' streams, played in
+ * the orders their tickets came, all run to the end: no deadlock); and strangers refused (a wrong
  * token, a spoofed envelope) without harm to the others; and the set-up
  * through the controller (hub_join.c): rank 0's hub address travels in its
  * HELLO and every rank's WELCOME, and every rank gets the blob rank 0 made. */
@@ -261,6 +262,8 @@ START_TEST(test_processes) {
     /* every ticket at both its ends, the same there */
     static ticket seen[N * N * K + 1];
     static int count[N * N * K + 1];
+    static unsigned long long stream[N][MY_TICKETS]; /* each rank's issue order */
+    int nstream[N] = {0};
     memset(count, 0, sizeof count);
     for (int r = 0; r < N; r++) {
         char path[512];
@@ -270,6 +273,8 @@ START_TEST(test_processes) {
         ticket t;
         while (fscanf(f, "%llu %u %u %llu %llu", &t.seq, &t.src, &t.dst, &t.sreq, &t.rid) == 5) {
             ck_assert(t.seq >= 1 && t.seq <= N * N * K);
+            ck_assert_int_lt(nstream[r], MY_TICKETS);
+            stream[r][nstream[r]++] = t.seq;
             ck_assert(t.src == (unsigned)r || t.dst == (unsigned)r);
             if (count[t.seq]++) {
                 ck_assert_uint_eq(seen[t.seq].src, t.src);
@@ -285,6 +290,27 @@ START_TEST(test_processes) {
     rmdir(dir);
     for (int q = 1; q <= N * N * K; q++)
         ck_assert_int_eq(count[q], seen[q].src == seen[q].dst ? 1 : 2);
+    /* The streams cannot deadlock: play every rank's stream in the order
+     * its tickets came (a rank issues them so), a transfer running only
+     * once it heads the streams of both its ends, as NCCL pairs them; every
+     * transfer must run. */
+    int head[N] = {0}, done = 0;
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int r = 0; r < N; r++) {
+            if (head[r] == nstream[r]) continue;
+            ticket *t = &seen[stream[r][head[r]]];
+            int other = (int)(t->src == (unsigned)r ? t->dst : t->src);
+            if (other != r && (head[other] == nstream[other] ||
+                               stream[other][head[other]] != t->seq))
+                continue; /* its other half is not at the head yet */
+            head[r]++;
+            if (other != r) head[other]++;
+            done++;
+            moved = true;
+        }
+    }
+    ck_assert_int_eq(done, N * N * K);
 }
 END_TEST
 
