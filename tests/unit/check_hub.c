@@ -134,6 +134,11 @@ typedef struct rank_state {
     char why[256];
     FILE *log;
     bool lost;
+    /* envelopes not yet matched: a receive takes them in a random order,
+     * as scripts post receives in any order */
+    struct { uint32_t src; uint64_t sreq, bytes; } pend[N * K];
+    int npend;
+    unsigned seed;
 } rank_state;
 
 static void envelope(uint8_t *out, int src, uint64_t sreq) {
@@ -161,10 +166,19 @@ static void on_frame(void *ud, const cs_hub_msg *m, const char *why) {
             s->bad++;
         s->last_sreq[m->peer] = env.sreq_id;
         s->nenv++;
-        cs_hub_msg match = {.kind = CS_HUB_MATCH, .peer = m->peer, .sreq = env.sreq_id,
-                            .rid = ++s->rid, .bytes = env.bytes};
+        s->pend[s->npend].src = m->peer;
+        s->pend[s->npend].sreq = env.sreq_id;
+        s->pend[s->npend].bytes = env.bytes;
+        s->npend++;
+        /* match some now, in a random order; the rest once all have come */
+        while (s->npend > 0 && (s->nenv == N * K || rand_r(&s->seed) % 3 == 0)) {
+            int i = (int)(rand_r(&s->seed) % (unsigned)s->npend);
+            cs_hub_msg match = {.kind = CS_HUB_MATCH, .peer = s->pend[i].src, .sreq = s->pend[i].sreq,
+                                .rid = ++s->rid, .bytes = s->pend[i].bytes};
+            s->pend[i] = s->pend[--s->npend];
+            if (cs_hub_send(s->c, &match) < 0) s->bad++;
+        }
         pthread_mutex_unlock(&s->lock);
-        if (cs_hub_send(s->c, &match) < 0) s->bad++;
         return;
     }
     if (m->kind == CS_HUB_TICKET) {
@@ -184,7 +198,7 @@ static void on_frame(void *ud, const cs_hub_msg *m, const char *why) {
 static int rank_main(int rank, uint16_t port, const char *dir) {
     char path[512];
     snprintf(path, sizeof path, "%s/tickets.%d", dir, rank);
-    rank_state s = {.rank = rank, .log = fopen(path, "w")};
+    rank_state s = {.rank = rank, .log = fopen(path, "w"), .seed = 12345u + (unsigned)rank};
     pthread_mutex_init(&s.lock, NULL);
     if (!s.log) return 10;
     s.c = cs_hub_dial(htonl(0x7f000001), port, TOKEN, rank, N, cs_now() + 30, err, sizeof err);
