@@ -196,10 +196,8 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
   echo 'while true do end' >"$tmp/spin.lua"
   "$bin" grade "$tmp/spin_ex" "$tmp/spin.lua" --trace-dir "$tmp/spin_traces" >"$tmp/spin.out" 2>&1 &
   gpid=$! found=
-  for i in $(seq 1 200); do
-    ps -eo user=,args= | grep -F "$tmp/spin_ex" | grep -q '^nobody ' && { found=1; break; }
-    sleep 0.05
-  done
+  runs_as_nobody() { ps -eo user=,args= | grep -F "$tmp/spin_ex" | grep -q '^nobody '; }
+  wait_until 10 runs_as_nobody && found=1
   wait $gpid
   [ -n "$found" ] && ok "as root: the solution runs as nobody" || bad_showing "$tmp/spin.out" "as root: runs as nobody"
   grep -qF "total: 0/1" "$tmp/spin.out" && [ "$(stat -c %U "$tmp/spin_traces"/*.jsonl)" = root ] &&

@@ -43,18 +43,20 @@ start() {
 
 snap() { tm capture-pane -p -t "$1" >"$tmp/screen"; }
 
-# wait_for NAME PATTERN...: poll until every fixed-string pattern is on screen
-# (bound: about 60 s). Returns 1 if they never all appear.
-wait_for() {
-  local name=$1 i p missing
+# on_screen NAME PATTERN...: every fixed-string pattern is on NAME's screen
+# now; the first one that is not in $missing.
+on_screen() {
+  local p
+  snap "$1"
   shift
-  for i in $(seq 1 1200); do
-    snap "$name"
-    missing=
-    for p in "$@"; do grep -qF -- "$p" "$tmp/screen" || { missing=$p; break; }; done
-    [ -z "$missing" ] && return 0
-    sleep 0.05
-  done
+  for p in "$@"; do grep -qF -- "$p" "$tmp/screen" || { missing=$p; return 1; }; done
+}
+
+# wait_for NAME PATTERN...: wait until every pattern is on screen (bound: 60 s).
+# Returns 1 if they never all appear.
+wait_for() {
+  local missing=
+  wait_until 60 on_screen "$@" && return 0
   echo "    never appeared: $missing"
   return 1
 }
@@ -71,14 +73,12 @@ quit_check() {
   tm kill-session -t "$1"
 }
 
-# wait_count NAME PATTERN N: poll until exactly N lines hold PATTERN.
+# lines_on_screen NAME PATTERN N: exactly N lines of NAME's screen hold PATTERN.
+lines_on_screen() { snap "$1" && [ "$(count "$2")" = "$3" ]; }
+
+# wait_count NAME PATTERN N: wait until exactly N lines hold PATTERN (60 s).
 wait_count() {
-  local i
-  for i in $(seq 1 1200); do
-    snap "$1"
-    [ "$(count "$2")" = "$3" ] && return 0
-    sleep 0.05
-  done
+  wait_until 60 lines_on_screen "$@" && return 0
   echo "    never $3 lines with: $2"
   return 1
 }
