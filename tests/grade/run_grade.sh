@@ -147,6 +147,57 @@ else
   skip "junit, gradescope and json checks" "no python3"
 fi
 
+# The JSON's modelled time: each variant of a case under a network model
+# carries its run's "time" (the fields of run --report json), per rank too.
+# measure_latency's reference makes 10 round trips under alpha 10 us and
+# 1 GB/s: 20 messages of 4 bytes, 10.004 us each, so 200080 ns, every rank.
+if command -v python3 >/dev/null; then
+  ml=$here/measure_latency/reference.lua
+  "$bin" grade measure_latency "$ml" --format json >"$tmp/ml.json" 2>&1
+  "$bin" grade measure_latency "$ml" --format json --hidden >"$tmp/mlh.json" 2>&1
+  "$bin" grade measure_latency "$ml" --format json --hidden --engine tcp >"$tmp/mlt.json" 2>&1
+  { echo 'ROUNDS = 10; ELEMS = 1'; cat "$ml"; } >"$tmp/ml_run.lua"
+  "$bin" run "$tmp/ml_run.lua" --net alpha=10us,bandwidth=1GB/s --report json >"$tmp/ml_run.json" 2>/dev/null
+  "$bin" grade ring "$here/ring/reference.lua" --format json --hidden >"$tmp/ring.json" 2>&1
+  mkdir -p "$tmp/mlclass" && cp "$ml" "$tmp/mlclass/ann.lua" && cp "$here/measure_latency/round_trip.lua" "$tmp/mlclass/bob.lua"
+  guarded "$bin" grade measure_latency "$tmp/mlclass" --format json --hidden --jobs 2 >"$tmp/mlclass.json" 2>&1
+  "$bin" grade measure_latency "$here/measure_latency/round_trip.lua" --format json --hidden >"$tmp/mlbob.json" 2>&1
+  json_check() { # NAME FILE PYTHON: the PYTHON assertions hold of FILE's JSON (as d)
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); run = json.load(open(sys.argv[2])); $3" \
+      "$2" "$tmp/ml_run.json" && ok "$1" || bad_showing "$2" "$1"
+  }
+  json_check "json time: each variant of a case under a model, the exact makespan and per-rank figures" "$tmp/ml.json" '
+t = d["submissions"][0]["tests"][0]["time"]
+assert [(v["world"], v["engine"], v["send_mode"]) for v in t] == [(2, "thread", "rendezvous")], t
+v = t[0]
+assert v["net"] == "alpha=10us,bandwidth=1GB/s" and v["complete"] is True and v["makespan_ns"] == 200080, v
+assert [(r["rank"], r["end_ns"], r["compute_ns"], r["comm_ns"] + r["wait_ns"]) for r in v["ranks"]] == [(0, 200080, 0, 200080), (1, 200080, 0, 200080)], v'
+  json_check "json time: the same figures as the run's own --report json" "$tmp/ml.json" '
+v = dict(d["submissions"][0]["tests"][0]["time"][0])
+for k in ("world", "engine", "send_mode"): del v[k]
+assert v == run["time"], (v, run["time"])'
+  json_check "json time: a hidden case's only with --hidden" "$tmp/ml.json" '
+t = d["submissions"][0]["tests"]
+assert t[2]["hidden"] and "time" not in t[2]
+h = json.load(open(sys.argv[1].replace("ml.json", "mlh.json")))["submissions"][0]["tests"][2]["time"]
+assert [(v["world"], len(v["ranks"])) for v in h] == [(3, 3)], h'
+  json_check "json time: the tcp engine's figures are the thread engine's" "$tmp/mlt.json" '
+th = json.load(open(sys.argv[1].replace("mlt.json", "mlh.json")))["submissions"][0]["tests"]
+tc = d["submissions"][0]["tests"]
+strip = lambda ts: [[{k: x for k, x in v.items() if k != "engine"} for v in t["time"]] for t in ts]
+assert [v["engine"] for t in tc for v in t["time"]] == ["tcp"] * 3
+assert strip(tc) == strip(th)'
+  json_check "json time: none for a case without a model" "$tmp/ring.json" '
+assert all("time" not in t for t in d["submissions"][0]["tests"])'
+  json_check "json time: a class's workers keep each student's times" "$tmp/mlclass.json" '
+s = {x["student"]: x for x in d["submissions"]}
+alone = json.load(open(sys.argv[1].replace("mlclass.json", "mlbob.json")))["submissions"][0]
+assert s["bob"]["tests"] == alone["tests"], (s["bob"]["tests"], alone["tests"])
+assert s["ann"]["tests"][0]["time"][0]["makespan_ns"] == 200080'
+else
+  skip "json time checks" "no python3"
+fi
+
 # A class: 30 submissions, files and folders, hostile ones among them. Each
 # hostile entry gets 0 with a reason; nobody else's result changes; twice
 # byte-identical.
