@@ -47,17 +47,22 @@ static int64_t shape_numel(int ndim, const int64_t *shape) {
     return n;
 }
 
-static int filled(lua_State *L, const char *fn, double v) {
-    int64_t shape[CS_MAX_DIMS];
-    cs_dtype d;
-    int dev;
-    int ndim = factory_args(L, 1, fn, shape, &d, &dev);
+/* A new tensor of the shape, filled with v, on dev: the top of the stack. */
+static int new_full(lua_State *L, cs_dtype d, int dev, int ndim, const int64_t *shape, double v) {
     cs_tensor **slot = cs_lua_newslot(L), *t;
     cs_lua_charge_elems(L, shape_numel(ndim, shape));
     CS_LUA_TRY_NEW(L, t, cs_tensor_full(cs_lua_budget(L), d, ndim, shape, v));
     cs_lua_own(L, slot, t);
     cs_lua_place(L, dev);
     return 1;
+}
+
+static int filled(lua_State *L, const char *fn, double v) {
+    int64_t shape[CS_MAX_DIMS];
+    cs_dtype d;
+    int dev;
+    int ndim = factory_args(L, 1, fn, shape, &d, &dev);
+    return new_full(L, d, dev, ndim, shape, v);
 }
 
 static int l_zeros(lua_State *L) { return filled(L, "tensor.zeros", 0); }
@@ -70,12 +75,7 @@ static int l_full(lua_State *L) {
     cs_dtype d = opt_dtype(L, 3, "tensor.full", CS_FLOAT32, &dev);
     luaL_checkany(L, 1);
     int ndim = cs_lua_checkdims(L, 1, 1, "tensor.full", shape);
-    cs_tensor **slot = cs_lua_newslot(L), *t;
-    cs_lua_charge_elems(L, shape_numel(ndim, shape));
-    CS_LUA_TRY_NEW(L, t, cs_tensor_full(cs_lua_budget(L), d, ndim, shape, v));
-    cs_lua_own(L, slot, t);
-    cs_lua_place(L, dev);
-    return 1;
+    return new_full(L, d, dev, ndim, shape, v);
 }
 
 /* arange(n) or arange(start, end [, step]), each with optional options. */

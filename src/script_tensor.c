@@ -474,23 +474,18 @@ static int m_sub_(lua_State *L) { return binop_(L, CS_SUB); }
 static int m_mul_(lua_State *L) { return binop_(L, CS_MUL); }
 static int m_div_(lua_State *L) { return binop_(L, CS_DIV); }
 
-static int m_neg(lua_State *L) {
+/* fn(t): a new tensor, one operation per element. */
+static int unary(lua_State *L, cs_tensor *(*fn)(cs_budget *, const cs_tensor *)) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *t;
     cs_tensor **slot = new_slot(L);
     cs_lua_charge_elems(L, cs_tensor_numel(a));
-    CS_LUA_TRY_NEW(L, t, cs_tensor_neg(cs_lua_budget(L), a));
+    CS_LUA_TRY_NEW(L, t, fn(cs_lua_budget(L), a));
     model_flops(L, cs_tensor_numel(a));
     return cs_lua_own(L, slot, t);
 }
 
-static int m_relu(lua_State *L) {
-    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
-    cs_tensor **slot = new_slot(L);
-    cs_lua_charge_elems(L, cs_tensor_numel(a));
-    CS_LUA_TRY_NEW(L, t, cs_tensor_relu(cs_lua_budget(L), a));
-    model_flops(L, cs_tensor_numel(a));
-    return cs_lua_own(L, slot, t);
-}
+static int m_neg(lua_State *L) { return unary(L, cs_tensor_neg); }
+static int m_relu(lua_State *L) { return unary(L, cs_tensor_relu); }
 
 static int m_relu_(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1);
