@@ -63,6 +63,10 @@ wait_for() {
 
 count() { grep -cF -- "$1" "$tmp/screen"; }
 
+# plain ARGS...: commsim ARGS, both streams in $tmp/screen (where a failed
+# case shows them), its exit status in $status.
+plain() { "$bin" "$@" >"$tmp/screen" 2>&1; status=$?; }
+
 # check NAME CONDITION: one test, passing when the shell condition holds.
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
@@ -450,10 +454,9 @@ check "learn enter: the statement again" 'wait_for lx "Exercise: ring" "Your fil
 quit_check lx 0 "learn with exercises: q quits with status 0"
 check "learn: the failing cases' traces are removed when it quits" \
   '[ "$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)" = "$learn_before" ]'
-"$bin" learn 2 --no-tui --lessons "$lessons" --work "$work" >"$tmp/out" 2>&1
-cp "$tmp/out" "$tmp/screen"
+plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
-  'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/out" && grep -qE "^  ring +.*exercises/ring$" "$tmp/out"'
+  'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
 
 # ---- replay from another directory: the source comes from the trace
 mkdir -p "$tmp/elsewhere"
@@ -472,19 +475,13 @@ start rb 100 30 "$bin replay $tmp/dl.trace --at 3"
 check "replay --at N: opens after event N" 'wait_for rb "event 3/" "event 3: ] [ one event"'
 quit_check rb 3 "replay --at N: q gives the recorded status"
 
-"$bin" run "$lessons/02-point-to-point/chain.lua" --tui </dev/null >"$tmp/out" 2>&1
-status=$?
-cp "$tmp/out" "$tmp/screen"
-check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -qF "needs a terminal" "$tmp/out"'
-"$bin" run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp --rank 1 --world 2 >"$tmp/out" 2>&1
-status=$?
-cp "$tmp/out" "$tmp/screen"
+plain run "$lessons/02-point-to-point/chain.lua" --tui </dev/null
+check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -qF "needs a terminal" "$tmp/screen"'
+plain run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp --rank 1 --world 2
 check "--tui in a hand-started rank process: a usage error (1) that says where it runs" \
-  '[ $status = 1 ] && grep -qF "runs on rank 0'"'"'s side" "$tmp/out"'
-"$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1
-status=$?
-cp "$tmp/out" "$tmp/screen"
+  '[ $status = 1 ] && grep -qF "runs on rank 0'"'"'s side" "$tmp/screen"'
+plain learn 99 --lessons "$lessons"
 check "learn 99: an unknown chapter is an error (1) that lists the chapters" \
-  '[ $status = 1 ] && grep -qF "no chapter '\''99'\''" "$tmp/out" && grep -qF 02-point-to-point "$tmp/out"'
+  '[ $status = 1 ] && grep -qF "no chapter '\''99'\''" "$tmp/screen" && grep -qF 02-point-to-point "$tmp/screen"'
 
 finish
