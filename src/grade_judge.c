@@ -290,17 +290,6 @@ static cs_grade_where pitfall_site(const cs_replay *rp, const cs_pitfall *p) {
     return w;
 }
 
-/* The timekeeper of the model the run was recorded with, as a replay of the
- * trace has it: *v NULL without one; -1 when out of memory. */
-static int recorded_model(const cs_replay *rp, cs_vclock **v) {
-    const char *net = rp->n && rp->ev[0].type == CS_EV_RUN ? rp->ev[0].net : NULL;
-    cs_netmodel nm;
-    char msg[256];
-    *v = NULL;
-    if (!net || cs_netmodel_parse(net, &nm, msg, sizeof msg) < 0 || !nm.on) return 0;
-    return (*v = cs_vclock_new(&nm, rp->world)) ? 0 : -1;
-}
-
 bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace, int world,
                     char **why, cs_grade_where *at, char kind_out[32], cs_outcome_time *time) {
     char err[600];
@@ -313,10 +302,10 @@ bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *
     cs_monitor m;
     cs_vclock *vc;
     cs_sink sinks[2] = {cs_output_sink(&d.out)};
-    int model = recorded_model(&d.rp, &vc);
+    int model = cs_replay_timekeeper(&d.rp, NULL, &vc, err, sizeof err);
     if (vc) sinks[1] = cs_vclock_sink(vc);
     if (model < 0 || cs_replay_feed(&d.rp, d.rp.n, &m, sinks, vc ? 2 : 1) < 0) {
-        *why = fmt("out of memory");
+        *why = fmt("%s", model < 0 ? err : "out of memory");
         return false;
     }
     int status = cs_report_status(&m);
