@@ -102,11 +102,7 @@ int cs_cli_grade(int argc, char **argv) {
         }
         case OPT_NET: {
             cs_netmodel m;
-            char msg[256];
-            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
-                fprintf(stderr, "commsim grade: %s\n", msg);
-                return 1;
-            }
+            if (!cs_cli_net_option("grade", optarg, &m)) return 1;
             net = optarg;
             break;
         }
