@@ -44,7 +44,7 @@ static const struct {
     [CS_COLL_BARRIER] = {"barrier", CS_FAM_BARRIER},
 };
 
-/* Each family's algorithms, the default first. */
+/* Each family's algorithms, in the order --help lists them. */
 static const struct {
     const char *name;
     cs_coll_algo algos[4];
@@ -62,6 +62,41 @@ static const struct {
     [CS_FAM_BARRIER] = {"barrier", {CS_ALGO_DISSEMINATION}},
 };
 
+/* The default: what a call runs when neither it nor --algo names an
+ * algorithm. Read top to bottom, the first row of the family that the call
+ * fits is taken, as Open MPI's tuned decision functions and NCCL's tuning
+ * choose by size. Small calls are latency-bound: every step is a message each
+ * rank waits for, so the fewest steps win; large ones are bandwidth-bound,
+ * where the ring sends the least per rank. bytes is the whole buffer
+ * (nccl-tests' size: the n blocks of an all_gather or reduce_scatter). The
+ * thresholds come from `commsim bench --algo ...` on both engines
+ * (docs/collectives.md gives the measurements); they depend on the size and
+ * the group size only, never on the engine, so that every engine runs the
+ * same messages and prints the same thing. */
+static const struct pick {
+    cs_coll_family f;
+    size_t upto;    /* bytes, inclusive; SIZE_MAX: any size */
+    cs_coll_algo algo;
+} picks[] = {
+    {CS_FAM_BROADCAST, SIZE_MAX, CS_ALGO_TREE},
+    {CS_FAM_REDUCE, SIZE_MAX, CS_ALGO_TREE},
+    {CS_FAM_ALL_REDUCE, CS_ALL_REDUCE_SMALL, CS_ALGO_RECURSIVE_DOUBLING},
+    {CS_FAM_ALL_REDUCE, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_ALL_GATHER, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_GATHER, SIZE_MAX, CS_ALGO_LINEAR},
+    {CS_FAM_SCATTER, SIZE_MAX, CS_ALGO_LINEAR},
+    {CS_FAM_REDUCE_SCATTER, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_ALL_TO_ALL, SIZE_MAX, CS_ALGO_DIRECT},
+    {CS_FAM_BARRIER, SIZE_MAX, CS_ALGO_DISSEMINATION},
+};
+#define NPICKS (int)(sizeof picks / sizeof picks[0])
+
+cs_coll_algo cs_coll_pick(cs_coll_family f, size_t bytes, int n) {
+    for (int i = 0; i < NPICKS; i++)
+        if (picks[i].f == f && bytes <= picks[i].upto && n >= 1) return picks[i].algo;
+    return families[f].algos[0]; /* not reached: every family ends with SIZE_MAX */
+}
+
 static const char *const algo_names[CS_ALGO_N] = {
     [CS_ALGO_DEFAULT] = "default", [CS_ALGO_RING] = "ring",
     [CS_ALGO_RECURSIVE_DOUBLING] = "recursive_doubling",
@@ -75,7 +110,6 @@ static const char *const algo_names[CS_ALGO_N] = {
 const char *cs_coll_name(cs_coll_kind k) { return (unsigned)k < CS_COLL_NKINDS ? kinds[k].name : "?"; }
 cs_coll_family cs_coll_family_of(cs_coll_kind k) { return kinds[k].family; }
 const char *cs_coll_algo_name(cs_coll_algo a) { return (unsigned)a < CS_ALGO_N ? algo_names[a] : "?"; }
-cs_coll_algo cs_coll_default_algo(cs_coll_family f) { return families[f].algos[0]; }
 
 const char *cs_coll_family_name(cs_coll_family f) {
     return (unsigned)f < CS_FAM_N ? families[f].name : "?";
@@ -88,13 +122,48 @@ bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a) {
     return false;
 }
 
-/* "ring (default), recursive_doubling, reduce_broadcast" */
-static void list_algos(cs_coll_family f, char *buf, size_t len) {
+/* "16 KiB", "512 B" */
+static void size_str(size_t b, char *buf, size_t len) {
+    if (b >= (1u << 20) && b % (1u << 20) == 0) snprintf(buf, len, "%zu MiB", b >> 20);
+    else if (b >= (1u << 10) && b % (1u << 10) == 0) snprintf(buf, len, "%zu KiB", b >> 10);
+    else snprintf(buf, len, "%zu B", b);
+}
+
+/* The family's default in words: "tree", or "recursive_doubling up to 16 KiB,
+ * else ring". Returns whether it depends on the size. */
+static bool default_str(cs_coll_family f, char *buf, size_t len) {
+    size_t o = 0;
+    int rows = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < NPICKS && o < len; i++) {
+        if (picks[i].f != f) continue;
+        const char *name = algo_names[picks[i].algo];
+        if (picks[i].upto == SIZE_MAX) {
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", rows ? ", else " : "", name);
+        } else {
+            char sz[32];
+            size_str(picks[i].upto, sz, sizeof sz);
+            o += (size_t)snprintf(buf + o, len - o, "%s%s up to %s", rows ? ", " : "", name, sz);
+        }
+        rows++;
+    }
+    return rows > 1;
+}
+
+/* "tree (default), linear", or "ring, recursive_doubling, reduce_broadcast,
+ * recursive_halving; default: recursive_doubling up to 16 KiB, else ring"
+ * (sep between the list and the default) */
+static void list_algos(cs_coll_family f, char *buf, size_t len, const char *sep) {
+    char def[160];
+    bool sized = default_str(f, def, sizeof def);
     size_t o = 0;
     buf[0] = '\0';
     for (int i = 0; i < 4 && families[f].algos[i] && o < len; i++)
         o += (size_t)snprintf(buf + o, len - o, "%s%s%s", i ? ", " : "",
-                              algo_names[families[f].algos[i]], i ? "" : " (default)");
+                              algo_names[families[f].algos[i]],
+                              !sized && strcmp(def, algo_names[families[f].algos[i]]) == 0
+                                  ? " (default)" : "");
+    if (sized && o < len) snprintf(buf + o, len - o, "%sdefault: %s", sep, def);
 }
 
 bool cs_coll_algo_parse(cs_coll_family f, const char *s, cs_coll_algo *out, char *err,
@@ -104,8 +173,8 @@ bool cs_coll_algo_parse(cs_coll_family f, const char *s, cs_coll_algo *out, char
             *out = (cs_coll_algo)a;
             return true;
         }
-    char list[160];
-    list_algos(f, list, sizeof list);
+    char list[256];
+    list_algos(f, list, sizeof list, "; ");
     snprintf(err, errlen, "unknown %s algorithm '%s' (available: %s)", families[f].name, s, list);
     return false;
 }
@@ -141,8 +210,8 @@ void cs_coll_algos_help(char *buf, size_t len) {
     size_t o = 0;
     buf[0] = '\0';
     for (int f = 0; f < CS_FAM_N && o < len; f++) {
-        char list[160];
-        list_algos((cs_coll_family)f, list, sizeof list);
+        char list[256];
+        list_algos((cs_coll_family)f, list, sizeof list, "\n                        ");
         o += (size_t)snprintf(buf + o, len - o, "        %-15s %s\n",
                               families[f].name, list);
     }
@@ -314,15 +383,16 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     bool native = r->world->engine->ops->coll != NULL;
     const cs_engine_kind *ek = cs_engine_find(r->world->engine_name);
     c->device = ek && (ek->caps & CS_ENGINE_DEVICE_ONLY) ? CS_DEVICE_CURRENT : CS_DEVICE_CPU;
-    if (!k->algo) k->algo = native ? CS_ALGO_NCCL : cs_coll_default_algo(f);
+    if (!k->algo && native) k->algo = CS_ALGO_NCCL;
     if (k->algo == CS_ALGO_NCCL && !native)
         return fail(r, k->kind, "the 'nccl' algorithm is NCCL's own and runs on --engine nccl only "
                                 "(this run uses the %s engine)", r->world->engine_name);
-    if (k->algo == CS_ALGO_NCCL && g) k->algo = cs_coll_default_algo(f);
+    if (k->algo == CS_ALGO_NCCL && g) k->algo = CS_ALGO_DEFAULT;
     c->native = k->algo == CS_ALGO_NCCL;
-    if (!c->native && !cs_coll_algo_allowed(f, k->algo)) {
-        char list[160];
-        list_algos(f, list, sizeof list);
+    /* CS_ALGO_DEFAULT left here is picked by size once the call's size is known (enter) */
+    if (k->algo && !c->native && !cs_coll_algo_allowed(f, k->algo)) {
+        char list[256];
+        list_algos(f, list, sizeof list, "; ");
         return fail(r, k->kind, "'%s' is not a %s algorithm (available: %s)",
                     cs_coll_algo_name(k->algo), families[f].name, list);
     }
@@ -383,8 +453,16 @@ static void emit(call *k, bool enter) {
     cs_bus_emit(r->world->bus, &ev);
 }
 
-/* Checks passed: take the call's tag and announce the entry. */
+/* Checks passed: pick the default by size, take the call's tag and announce
+ * the entry. The size is the whole buffer (picks): n blocks of count elements
+ * for all_gather and reduce_scatter, whose count is one block. */
 static void enter(call *k) {
+    if (!k->algo) {
+        cs_coll_family f = kinds[k->kind].family;
+        size_t bytes = k->count * cs_dtype_size(k->c.dtype);
+        if (f == CS_FAM_ALL_GATHER || f == CS_FAM_REDUCE_SCATTER) bytes *= (size_t)k->c.n;
+        k->algo = cs_coll_pick(f, bytes, k->c.n);
+    }
     k->c.tag = (int)(*k->seq & 0x7fffffffu);
     (*k->seq)++;
     emit(k, true);
