@@ -62,41 +62,6 @@ static const struct {
     [CS_FAM_BARRIER] = {"barrier", {CS_ALGO_DISSEMINATION}},
 };
 
-/* The default: what a call runs when neither it nor --algo names an
- * algorithm. Read top to bottom, the first row of the family that the call
- * fits is taken, as Open MPI's tuned decision functions and NCCL's tuning
- * choose by size. Small calls are latency-bound: every step is a message each
- * rank waits for, so the fewest steps win; large ones are bandwidth-bound,
- * where the ring sends the least per rank. bytes is the whole buffer
- * (nccl-tests' size: the n blocks of an all_gather or reduce_scatter). The
- * thresholds come from `commsim bench --algo ...` on both engines
- * (docs/collectives.md gives the measurements); they depend on the size and
- * the group size only, never on the engine, so that every engine runs the
- * same messages and prints the same thing. */
-static const struct pick {
-    cs_coll_family f;
-    size_t upto;    /* bytes, inclusive; SIZE_MAX: any size */
-    cs_coll_algo algo;
-} picks[] = {
-    {CS_FAM_BROADCAST, SIZE_MAX, CS_ALGO_TREE},
-    {CS_FAM_REDUCE, SIZE_MAX, CS_ALGO_TREE},
-    {CS_FAM_ALL_REDUCE, CS_ALL_REDUCE_SMALL, CS_ALGO_RECURSIVE_DOUBLING},
-    {CS_FAM_ALL_REDUCE, SIZE_MAX, CS_ALGO_RING},
-    {CS_FAM_ALL_GATHER, SIZE_MAX, CS_ALGO_RING},
-    {CS_FAM_GATHER, SIZE_MAX, CS_ALGO_LINEAR},
-    {CS_FAM_SCATTER, SIZE_MAX, CS_ALGO_LINEAR},
-    {CS_FAM_REDUCE_SCATTER, SIZE_MAX, CS_ALGO_RING},
-    {CS_FAM_ALL_TO_ALL, SIZE_MAX, CS_ALGO_DIRECT},
-    {CS_FAM_BARRIER, SIZE_MAX, CS_ALGO_DISSEMINATION},
-};
-#define NPICKS (int)(sizeof picks / sizeof picks[0])
-
-cs_coll_algo cs_coll_pick(cs_coll_family f, size_t bytes, int n) {
-    for (int i = 0; i < NPICKS; i++)
-        if (picks[i].f == f && bytes <= picks[i].upto && n >= 1) return picks[i].algo;
-    return families[f].algos[0]; /* not reached: every family ends with SIZE_MAX */
-}
-
 static const char *const algo_names[CS_ALGO_N] = {
     [CS_ALGO_DEFAULT] = "default", [CS_ALGO_RING] = "ring",
     [CS_ALGO_RECURSIVE_DOUBLING] = "recursive_doubling",
@@ -115,6 +80,47 @@ const char *cs_coll_family_name(cs_coll_family f) {
     return (unsigned)f < CS_FAM_N ? families[f].name : "?";
 }
 
+/* The default: what a call runs when neither it nor --algo names an
+ * algorithm. Read top to bottom, the first row of the family that the call
+ * fits is taken, as Open MPI's tuned decision functions and NCCL's tuning
+ * choose by size. Small calls are latency-bound: every step is a message each
+ * rank waits for, so the fewest steps win; large ones are bandwidth-bound,
+ * where the ring sends the least per rank. bytes is the whole buffer
+ * (nccl-tests' size: the n blocks of an all_gather or reduce_scatter). The
+ * thresholds come from `commsim bench --algo ...` on both engines
+ * (docs/collectives.md gives the measurements); they depend on the size and
+ * the group size only, never on the engine, so that every engine runs the
+ * same messages and prints the same thing. */
+static const struct pick {
+    cs_coll_family f;
+    int from_ranks; /* groups of at least this many ranks */
+    size_t upto;    /* bytes, inclusive; SIZE_MAX: any size */
+    cs_coll_algo algo;
+} picks[] = {
+    {CS_FAM_BROADCAST, 1, SIZE_MAX, CS_ALGO_TREE},
+    {CS_FAM_REDUCE, 1, SIZE_MAX, CS_ALGO_TREE},
+    /* log2 n steps (+2 folding a non-power of two) instead of 2(n-1): the
+     * ring's steps cost more than its bytes save below the line, which moves
+     * up as the ring grows longer */
+    {CS_FAM_ALL_REDUCE, 16, (size_t)128 << 10, CS_ALGO_RECURSIVE_DOUBLING},
+    {CS_FAM_ALL_REDUCE, 1, (size_t)32 << 10, CS_ALGO_RECURSIVE_DOUBLING},
+    {CS_FAM_ALL_REDUCE, 1, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_ALL_GATHER, 1, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_GATHER, 1, SIZE_MAX, CS_ALGO_LINEAR},
+    {CS_FAM_SCATTER, 1, SIZE_MAX, CS_ALGO_LINEAR},
+    {CS_FAM_REDUCE_SCATTER, 1, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_ALL_TO_ALL, 1, SIZE_MAX, CS_ALGO_DIRECT},
+    {CS_FAM_BARRIER, 1, SIZE_MAX, CS_ALGO_DISSEMINATION},
+};
+#define NPICKS (int)(sizeof picks / sizeof picks[0])
+
+cs_coll_algo cs_coll_pick(cs_coll_family f, size_t bytes, int n) {
+    for (int i = 0; i < NPICKS; i++)
+        if (picks[i].f == f && n >= picks[i].from_ranks && bytes <= picks[i].upto)
+            return picks[i].algo;
+    return families[f].algos[0]; /* not reached: every family ends with any size */
+}
+
 bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a) {
     if (a == CS_ALGO_NCCL) return true; /* every family; the run's engine decides (begin) */
     for (int i = 0; i < 4 && families[f].algos[i]; i++)
@@ -129,25 +135,32 @@ static void size_str(size_t b, char *buf, size_t len) {
     else snprintf(buf, len, "%zu B", b);
 }
 
-/* The family's default in words: "tree", or "recursive_doubling up to 16 KiB,
- * else ring". Returns whether it depends on the size. */
+/* The family's default in words: "tree", or "recursive_doubling up to 32 KiB
+ * (128 KiB from 16 ranks), else ring": each algorithm's rows for any group
+ * size, then in brackets those for larger groups. Returns whether it depends
+ * on the size. */
 static bool default_str(cs_coll_family f, char *buf, size_t len) {
     size_t o = 0;
     int rows = 0;
     buf[0] = '\0';
     for (int i = 0; i < NPICKS && o < len; i++) {
-        if (picks[i].f != f) continue;
+        if (picks[i].f != f || picks[i].from_ranks > 1) continue;
         const char *name = algo_names[picks[i].algo];
         if (picks[i].upto == SIZE_MAX) {
             o += (size_t)snprintf(buf + o, len - o, "%s%s", rows ? ", else " : "", name);
-        } else {
-            char sz[32];
-            size_str(picks[i].upto, sz, sizeof sz);
-            o += (size_t)snprintf(buf + o, len - o, "%s%s up to %s", rows ? ", " : "", name, sz);
+            break;
         }
+        char sz[32];
+        size_str(picks[i].upto, sz, sizeof sz);
+        o += (size_t)snprintf(buf + o, len - o, "%s%s up to %s", rows ? ", " : "", name, sz);
+        for (int j = 0; j < NPICKS && o < len; j++)
+            if (picks[j].f == f && picks[j].from_ranks > 1 && picks[j].algo == picks[i].algo) {
+                size_str(picks[j].upto, sz, sizeof sz);
+                o += (size_t)snprintf(buf + o, len - o, " (%s from %d ranks)", sz, picks[j].from_ranks);
+            }
         rows++;
     }
-    return rows > 1;
+    return rows > 0;
 }
 
 /* "tree (default), linear", or "ring, recursive_doubling, reduce_broadcast,

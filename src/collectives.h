@@ -62,7 +62,6 @@ const char *cs_coll_algo_name(cs_coll_algo a);      /* "ring", ... */
 /* The default of family f for a call of `bytes` (the whole buffer, as
  * nccl-tests counts it) on a group of n ranks: the table in collectives.c,
  * which docs/collectives.md shows. */
-#define CS_ALL_REDUCE_SMALL ((size_t)16 << 10) /* all_reduce: recursive doubling up to this */
 cs_coll_algo cs_coll_pick(cs_coll_family f, size_t bytes, int n);
 /* Is algo one of family f's? */
 bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a);
