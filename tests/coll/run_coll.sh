@@ -59,6 +59,17 @@ for np in 3 4; do
   fi
 done
 
+replay_same "the default by size" "$dir/default_algo.lua" -n 5
+replay_same "a count mismatch across the size line" "$dir/count_mismatch_line.lua" -n 3
+
+# commsim bench's algo column says what the default picked at each size
+expect "bench: the default's pick per size" 0 "" -- bench --engine thread --op all_reduce,broadcast --sizes 1K,64K -n 3 --iters 2 --format csv
+if [ "$(cut -d, -f3,4,6 "$tmp/out" | tail -n +2 | tr '\n' ' ')" = "all_reduce,default:recursive_doubling,1024 all_reduce,default:ring,65536 broadcast,default:tree,1024 broadcast,default:tree,65536 " ]; then
+  ok "bench: algo column default:recursive_doubling at 1 KiB, default:ring at 64 KiB"
+else
+  bad_showing "$tmp/out" "bench: algo column default:recursive_doubling at 1 KiB, default:ring at 64 KiB"
+fi
+
 # ---- semantics
 expect "async work handles"        0 "[rank 2] tensor([3., 3., 3.])	true" -- run "$dir/async.lua" -n 3
 expect "async handle prints"       0 "Work(all_reduce, line 2, completed)	true" -- run "$dir/async.lua" -n 3
