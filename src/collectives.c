@@ -93,30 +93,35 @@ const char *cs_coll_family_name(cs_coll_family f) {
  * same messages and prints the same thing. */
 static const struct pick {
     cs_coll_family f;
-    int from_ranks; /* groups of at least this many ranks */
-    size_t upto;    /* bytes, inclusive; SIZE_MAX: any size */
+    int from_ranks, to_ranks; /* group sizes the row covers; to_ranks 0: no limit */
+    size_t upto;              /* bytes, inclusive; SIZE_MAX: any size */
     cs_coll_algo algo;
 } picks[] = {
-    {CS_FAM_BROADCAST, 1, SIZE_MAX, CS_ALGO_TREE},
-    {CS_FAM_REDUCE, 1, SIZE_MAX, CS_ALGO_TREE},
+    {CS_FAM_BROADCAST, 1, 0, SIZE_MAX, CS_ALGO_TREE},
+    {CS_FAM_REDUCE, 1, 0, SIZE_MAX, CS_ALGO_TREE},
     /* log2 n steps (+2 folding a non-power of two) instead of 2(n-1): the
      * ring's steps cost more than its bytes save below the line, which moves
      * up as the ring grows longer */
-    {CS_FAM_ALL_REDUCE, 16, (size_t)128 << 10, CS_ALGO_RECURSIVE_DOUBLING},
-    {CS_FAM_ALL_REDUCE, 1, (size_t)32 << 10, CS_ALGO_RECURSIVE_DOUBLING},
-    {CS_FAM_ALL_REDUCE, 1, SIZE_MAX, CS_ALGO_RING},
-    {CS_FAM_ALL_GATHER, 1, SIZE_MAX, CS_ALGO_RING},
-    {CS_FAM_GATHER, 1, SIZE_MAX, CS_ALGO_LINEAR},
-    {CS_FAM_SCATTER, 1, SIZE_MAX, CS_ALGO_LINEAR},
-    {CS_FAM_REDUCE_SCATTER, 1, SIZE_MAX, CS_ALGO_RING},
-    {CS_FAM_ALL_TO_ALL, 1, SIZE_MAX, CS_ALGO_DIRECT},
-    {CS_FAM_BARRIER, 1, SIZE_MAX, CS_ALGO_DISSEMINATION},
+    {CS_FAM_ALL_REDUCE, 16, 0, (size_t)128 << 10, CS_ALGO_RECURSIVE_DOUBLING},
+    {CS_FAM_ALL_REDUCE, 1, 0, (size_t)32 << 10, CS_ALGO_RECURSIVE_DOUBLING},
+    {CS_FAM_ALL_REDUCE, 1, 0, SIZE_MAX, CS_ALGO_RING},
+    /* one step of n-1 messages each way instead of n-1 steps: fine while
+     * the group is small enough for every rank to have them all in flight */
+    {CS_FAM_ALL_GATHER, 1, 8, (size_t)16 << 10, CS_ALGO_DIRECT},
+    {CS_FAM_ALL_GATHER, 1, 0, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_GATHER, 1, 0, SIZE_MAX, CS_ALGO_LINEAR},
+    {CS_FAM_SCATTER, 1, 0, SIZE_MAX, CS_ALGO_LINEAR},
+    {CS_FAM_REDUCE_SCATTER, 1, 8, (size_t)16 << 10, CS_ALGO_DIRECT},
+    {CS_FAM_REDUCE_SCATTER, 1, 0, SIZE_MAX, CS_ALGO_RING},
+    {CS_FAM_ALL_TO_ALL, 1, 0, SIZE_MAX, CS_ALGO_DIRECT},
+    {CS_FAM_BARRIER, 1, 0, SIZE_MAX, CS_ALGO_DISSEMINATION},
 };
 #define NPICKS (int)(sizeof picks / sizeof picks[0])
 
 cs_coll_algo cs_coll_pick(cs_coll_family f, size_t bytes, int n) {
     for (int i = 0; i < NPICKS; i++)
-        if (picks[i].f == f && n >= picks[i].from_ranks && bytes <= picks[i].upto)
+        if (picks[i].f == f && n >= picks[i].from_ranks &&
+            (!picks[i].to_ranks || n <= picks[i].to_ranks) && bytes <= picks[i].upto)
             return picks[i].algo;
     return families[f].algos[0]; /* not reached: every family ends with any size */
 }
@@ -135,10 +140,11 @@ static void size_str(size_t b, char *buf, size_t len) {
     else snprintf(buf, len, "%zu B", b);
 }
 
-/* The family's default in words: "tree", or "recursive_doubling up to 32 KiB
- * (128 KiB from 16 ranks), else ring": each algorithm's rows for any group
- * size, then in brackets those for larger groups. Returns whether it depends
- * on the size. */
+/* The family's default in words: "tree", "direct up to 16 KiB on up to 8
+ * ranks, else ring", or "recursive_doubling up to 32 KiB (128 KiB from 16
+ * ranks), else ring": each algorithm's rows starting at one rank, then in
+ * brackets those of the same algorithm for larger groups. Returns whether it
+ * depends on the size. */
 static bool default_str(cs_coll_family f, char *buf, size_t len) {
     size_t o = 0;
     int rows = 0;
@@ -146,13 +152,15 @@ static bool default_str(cs_coll_family f, char *buf, size_t len) {
     for (int i = 0; i < NPICKS && o < len; i++) {
         if (picks[i].f != f || picks[i].from_ranks > 1) continue;
         const char *name = algo_names[picks[i].algo];
-        if (picks[i].upto == SIZE_MAX) {
+        if (picks[i].upto == SIZE_MAX && !picks[i].to_ranks) {
             o += (size_t)snprintf(buf + o, len - o, "%s%s", rows ? ", else " : "", name);
             break;
         }
         char sz[32];
         size_str(picks[i].upto, sz, sizeof sz);
         o += (size_t)snprintf(buf + o, len - o, "%s%s up to %s", rows ? ", " : "", name, sz);
+        if (picks[i].to_ranks && o < len)
+            o += (size_t)snprintf(buf + o, len - o, " on up to %d ranks", picks[i].to_ranks);
         for (int j = 0; j < NPICKS && o < len; j++)
             if (picks[j].f == f && picks[j].from_ranks > 1 && picks[j].algo == picks[i].algo) {
                 size_str(picks[j].upto, sz, sizeof sz);

@@ -428,8 +428,13 @@ START_TEST(test_default_pick) {
         ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_REDUCE, SIZE_MAX, n), ring);
         ck_assert_int_eq(cs_coll_pick(CS_FAM_BROADCAST, 1, n), CS_ALGO_TREE);
         ck_assert_int_eq(cs_coll_pick(CS_FAM_REDUCE, SIZE_MAX, n), CS_ALGO_TREE);
-        ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_GATHER, 1, n), ring);
-        ck_assert_int_eq(cs_coll_pick(CS_FAM_REDUCE_SCATTER, 1, n), ring);
+        static const cs_coll_family blocked[] = {CS_FAM_ALL_GATHER, CS_FAM_REDUCE_SCATTER};
+        for (int i = 0; i < 2; i++) {
+            cs_coll_algo small = n <= 8 ? CS_ALGO_DIRECT : ring;
+            ck_assert_int_eq(cs_coll_pick(blocked[i], 1, n), small);
+            ck_assert_int_eq(cs_coll_pick(blocked[i], 16 << 10, n), small);
+            ck_assert_int_eq(cs_coll_pick(blocked[i], (16 << 10) + 1, n), ring);
+        }
         ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_TO_ALL, 1, n), CS_ALGO_DIRECT);
         ck_assert_int_eq(cs_coll_pick(CS_FAM_GATHER, 1, n), CS_ALGO_LINEAR);
         ck_assert_int_eq(cs_coll_pick(CS_FAM_SCATTER, 1, n), CS_ALGO_LINEAR);
@@ -452,6 +457,12 @@ START_TEST(test_default_pick) {
     ck_assert_str_eq(seen, "recursive_doubling"); /* bytes, not elements */
     ck_assert_int_eq(cs_all_reduce(r, big, &(cs_coll_call){.algo = rd}), CS_OK);
     ck_assert_str_eq(seen, "recursive_doubling"); /* a named algorithm at any size */
+    cs_tensor *one = vec(r, CS_FLOAT32, 4 << 10), *one_big = vec(r, CS_FLOAT32, (4 << 10) + 1);
+    ck_assert_int_eq(cs_all_gather(r, &one, 1, one, &(cs_coll_call){.line = 1}), CS_OK);
+    ck_assert_str_eq(seen, "direct");             /* 16 KiB */
+    ck_assert_int_eq(cs_reduce_scatter(r, one_big, &one_big, 1, &(cs_coll_call){.line = 1}), CS_OK);
+    ck_assert_str_eq(seen, "ring");
+    cs_tensor_release(one), cs_tensor_release(one_big);
     cs_tensor_release(small), cs_tensor_release(big), cs_tensor_release(big64);
     cs_world_free(w);
     cs_bus_destroy(&bus);
