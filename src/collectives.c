@@ -172,7 +172,8 @@ static bool default_str(cs_coll_family f, char *buf, size_t len) {
 }
 
 /* "tree (default), linear", or "ring, recursive_doubling, reduce_broadcast,
- * recursive_halving; default: recursive_doubling up to 16 KiB, else ring"
+ * recursive_halving; default: recursive_doubling up to 32 KiB (128 KiB from 16
+ * ranks), else ring"
  * (sep between the list and the default) */
 static void list_algos(cs_coll_family f, char *buf, size_t len, const char *sep) {
     char def[160];
