@@ -38,6 +38,9 @@ expect "a rank skips: the call"    3 "ranks 0, 1 entered barrier() at skip.lua:2
 
 # ---- --algo
 expect "--algo in --help"          0 "default: recursive_doubling up to 32 KiB (128 KiB from 16 ranks), else ring" -- run --help
+expect "--algo help: the defaults"  0 "all_gather      ring, direct" -- run --algo help
+expect "--algo help: all_reduce's"  0 "default: recursive_doubling up to 32 KiB (128 KiB from 16 ranks), else ring" -- run --algo help
+expect "bench --algo help"          0 "default: direct up to 16 KiB on up to 8 ranks, else ring" -- bench --algo help
 expect "--algo: unknown algorithm" 1 "--algo: unknown broadcast algorithm 'ring' (available: tree (default), linear)" -- run "$dir/async.lua" --algo broadcast=ring
 expect "--algo: not C=A"           1 "--algo: 'ring' is not COLLECTIVE=ALGORITHM" -- run "$dir/async.lua" --algo ring
 expect "--algo is used"            0 "" -- run "$dir/async.lua" -n 5 --algo all_reduce=recursive_doubling,broadcast=linear --trace "$tmp/a.jsonl"
