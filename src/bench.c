@@ -120,7 +120,7 @@ typedef struct run_spec {
 
 /* The algo column of a row: the name asked for, or for 'default' what the
  * default picked at that size ("default:recursive_doubling"): the table in
- * collectives.c, or the engine's own collectives where it has them. */
+ * coll_choice.c, or the engine's own collectives where it has them. */
 static void algo_label(const run_spec *rs, size_t bytes, char *buf, size_t len) {
     if (rs->algo || rs->op->family < 0) {
         snprintf(buf, len, "%s", rs->algo_label);

@@ -60,7 +60,7 @@ cs_coll_family cs_coll_family_of(cs_coll_kind k);
 const char *cs_coll_family_name(cs_coll_family f); /* the name --algo takes */
 const char *cs_coll_algo_name(cs_coll_algo a);      /* "ring", ... */
 /* The default of family f for a call of `bytes` (the whole buffer, as
- * nccl-tests counts it) on a group of n ranks: the table in collectives.c,
+ * nccl-tests counts it) on a group of n ranks: the table in coll_choice.c,
  * which docs/collectives.md shows. */
 cs_coll_algo cs_coll_pick(cs_coll_family f, size_t bytes, int n);
 /* Is algo one of family f's? */

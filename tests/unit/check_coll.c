@@ -416,7 +416,7 @@ START_TEST(test_run_algo) {
 }
 END_TEST
 
-/* The default by size and group size (collectives.c's picks), and the coll
+/* The default by size and group size (coll_choice.c's picks), and the coll
  * event names what the default picked, on either side of the line. */
 START_TEST(test_default_pick) {
     const cs_coll_algo rd = CS_ALGO_RECURSIVE_DOUBLING, ring = CS_ALGO_RING;
