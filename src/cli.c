@@ -153,6 +153,13 @@ static int process_environment(cs_run_opts *o, bool have_world, char *master, si
     return 0;
 }
 
+bool cs_cli_net_option(const char *cmd, const char *arg, cs_netmodel *m) {
+    char msg[256];
+    if (cs_netmodel_parse(arg, m, msg, sizeof msg) == 0) return true;
+    fprintf(stderr, "commsim %s: %s\n", cmd, msg);
+    return false;
+}
+
 int cs_cli_bad_option(const char *cmd, int c, char **argv) {
     /* getopt leaves optopt 0 for an unknown long option, the option's value
      * (a letter or a code above 255) for one missing its value or given one
@@ -257,11 +264,7 @@ int cs_cli_run(int argc, char **argv) {
         case OPT_SEND_MODE: o.send_mode = optarg; break;
         case OPT_NET: {
             cs_netmodel m;
-            char msg[256];
-            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
-                fprintf(stderr, "commsim run: %s\n", msg);
-                return 1;
-            }
+            if (!cs_cli_net_option("run", optarg, &m)) return 1;
             o.net = optarg;
             break;
         }

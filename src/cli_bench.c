@@ -222,11 +222,7 @@ int cs_cli_bench(int argc, char **argv) {
         case OPT_CALIBRATE: calibrate = true; break;
         case OPT_NET: {
             cs_netmodel m;
-            char msg[256];
-            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
-                fprintf(stderr, "commsim bench: %s\n", msg);
-                return 1;
-            }
+            if (!cs_cli_net_option("bench", optarg, &m)) return 1;
             o.net = optarg;
             net_on = m.on;
             break;
