@@ -70,7 +70,8 @@ static void run_usage(FILE *f) {
             "                         the thread engine; the summary says what it found)\n"
             "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
             "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
-            "                         {algo = ...} still wins). The choices:\n"
+            "                         {algo = ...} still wins). The choices (--algo help\n"
+            "                         prints them alone):\n"
             "%s"
             "  -h, --help             show this help\n"
             "\n"
@@ -307,7 +308,12 @@ int cs_cli_run(int argc, char **argv) {
         case OPT_STRICT: o.strict = true; break;
         case OPT_NO_RECHECK: o.no_recheck = true; break;
         case OPT_ALGO: {
-            char why[256];
+            char why[1024];
+            if (strcmp(optarg, "help") == 0) { /* each family's algorithms and its default */
+                cs_coll_algos_help(why, sizeof why);
+                fputs(why, stdout);
+                return 0;
+            }
             if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {
                 fprintf(stderr, "commsim run: --algo: %s\n", why);
                 return 1;

@@ -200,7 +200,7 @@ quit_check co3 0 "all_reduce: q after the end gives status 0"
 # on both engines, however the ranks' events interleave.
 bands() { grep -oE "[a-z_)]+ x[0-9]+" "$tmp/screen" | sed 's/.* x//' | tr '\n' ' '; }
 for eng in thread tcp; do
-  for case in "all_reduce:24 24 24 24 24 8 6 " "gather:3 " "broadcast:3 " "barrier:8 12 " \
+  for case in "all_reduce:8 8 8 8 24 8 6 " "gather:3 " "broadcast:3 " "barrier:8 12 " \
               "all_gather:12 12 "; do
     name=${case%%:*}
     start cx 120 50 "$bin run $lessons/03-collectives/$name.lua --speed 0 --engine $eng"
