@@ -324,6 +324,25 @@ void cs_rank_link_tick(cs_rank_link *l, double now) {
     if (silent) link_silent(l, limit);
 }
 
+double cs_rank_link_due(cs_rank_link *l, double now) {
+    double due = 1.0;
+    pthread_mutex_lock(&l->lock);
+    if (!l->dead) {
+        if (l->ev.len) {
+            double t = l->flushed_at + CS_RANK_LINK_TICK_MS * 1e-3 - now;
+            if (t < due) due = t;
+        }
+        if (l->hb_on) {
+            double said = l->hb.said ? l->hb.said + cs_heartbeat_interval(&l->hb) - now : 0;
+            if (said < due) due = said;
+            double silent = l->hb.limit > 0 ? l->hb.heard + l->hb.limit - now : due;
+            if (silent < due) due = silent;
+        }
+    }
+    pthread_mutex_unlock(&l->lock);
+    return due > 0 ? due : 0;
+}
+
 void cs_rank_link_watchdog(cs_rank_link *l) {
     double lost = atomic_load(&l->lost_at);
     if (lost && cs_now() - lost > LOST_GRACE) {

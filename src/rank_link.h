@@ -88,6 +88,10 @@ void cs_rank_link_writable(cs_rank_link *l);
  * batch's worth). Call at least every CS_RANK_LINK_TICK_MS. */
 void cs_rank_link_tick(cs_rank_link *l, double now);
 #define CS_RANK_LINK_TICK_MS 2
+/* Seconds from now until cs_rank_link_tick has something to do (events to
+ * send, an ALIVE to say, the controller's silence to judge); at most 1. A
+ * waiting rank sleeps that long instead of ticking idly every few ms. */
+double cs_rank_link_due(cs_rank_link *l, double now);
 /* The controller vanished a while ago and the rank is still here (stuck in C
  * code): leave the process. Call from a thread that is not the rank's. */
 void cs_rank_link_watchdog(cs_rank_link *l);
