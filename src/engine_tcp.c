@@ -438,10 +438,12 @@ static const cs_rx_ops mesh_ops = {mesh_frame, mesh_payload};
 
 /* ---- the progress thread */
 
-static void conn_readable(tconn *c) {
+/* Read what c's socket holds. Unless wait, a reader already at it is left
+ * to it: it reads until the socket is empty. */
+static void conn_read(tconn *c, bool wait) {
     char err[256];
-    /* The other thread is reading it and reads until the socket is empty. */
-    if (pthread_mutex_trylock(&c->rx_lock) != 0) return;
+    if (wait) pthread_mutex_lock(&c->rx_lock);
+    else if (pthread_mutex_trylock(&c->rx_lock) != 0) return;
     int rc = cs_rx_pump(&c->rx, c->fd, &mesh_ops, c, err, sizeof err);
     pthread_mutex_unlock(&c->rx_lock);
     tcp_engine *e = c->e;
@@ -462,6 +464,22 @@ static void conn_readable(tconn *c) {
                         c->rx_fail ? c->rx_fail : CS_ETRANSPORT, c->rx_fail ? err : why);
     }
     tcp_conn_kill(c);
+}
+
+static void conn_readable(tconn *c) { conn_read(c, false); }
+
+/* Before an ABORT takes effect (cs_rank_link_on_abort): every frame our peers
+ * sent before it, a REJECT that fails one of our sends above all. */
+static void drain_peers(void *ud) {
+    tcp_engine *e = ud;
+    for (int i = 0; i < e->world; i++) {
+        tconn *c = &e->conns[i];
+        if (!c->e) continue; /* no socket: ourselves */
+        pthread_mutex_lock(&c->lock);
+        bool dead = c->dead;
+        pthread_mutex_unlock(&c->lock);
+        if (!dead) conn_read(c, true);
+    }
 }
 
 static int progress_once(tcp_engine *e, int ms) {
@@ -632,6 +650,7 @@ static cs_engine *tcp_new(cs_world *w, void *arg) {
         else close(fd);
     }
     if (ok) ok = cs_rank_link_watch(e->link, w, e->epfd, e->link) == 0;
+    if (ok) cs_rank_link_on_abort(e->link, drain_peers, e);
     mesh_close(m);
     free(m);
     if (ok) ok = pthread_create(&e->thread, NULL, progress_main, e) == 0;

@@ -67,6 +67,8 @@ struct cs_rank_link {
     bool threaded;
     int own_epfd;
     _Atomic int stop;
+    void (*drain)(void *); /* cs_rank_link_on_abort */
+    void *drain_ud;
 };
 
 /* Room for n more bytes at the end of b. */
@@ -201,6 +203,7 @@ static int link_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
             snprintf(err, errlen, "ABORT with unknown reason %u", why);
             return -1;
         }
+        if (l->drain) l->drain(l->drain_ud);
         cs_world_abort(l->w, (cs_end_reason)why);
         end_job(l, (int)why);
         return 0;
@@ -362,6 +365,11 @@ int cs_rank_link_watch(cs_rank_link *l, cs_world *w, int epfd, void *tag) {
     if (l->out.len) arm(l, true);
     pthread_mutex_unlock(&l->lock);
     return 0;
+}
+
+void cs_rank_link_on_abort(cs_rank_link *l, void (*drain)(void *ud), void *ud) {
+    l->drain = drain;
+    l->drain_ud = ud;
 }
 
 /* ---- a thread of the link's own, for an engine without a poll loop */
