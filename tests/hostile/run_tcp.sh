@@ -178,6 +178,29 @@ case_wait_all_many() {
   done
 }
 
+# ---- 10: wait_all over 16400 receives of one tag fed by blocking sends: on
+# tcp each send blocks (RTS/CTS), and the monitor used to rescan the whole
+# wait list on each of its events: minutes of the controller's time, past
+# --timeout (status 4, or the backstop) where the thread engine finds the
+# deadlock at once. The same report on both engines now.
+case_wait_all_one_tag() {
+  local engine
+  for engine in thread tcp; do
+    guarded "$bin" run "$dir/wait_all_one_tag.lua" --engine "$engine" --timeout 60 \
+      >"$tmp/out.$engine" 2>"$tmp/err.$engine" </dev/null
+    echo "status $?" >>"$tmp/err.$engine"
+    sed -i "1s/ $engine engine/ ENGINE engine/" "$tmp/err.$engine"
+  done
+  if ! grep -qx "status 3" "$tmp/err.tcp" || ! grep -qx "status 3" "$tmp/err.thread"; then
+    show "$tmp/err.thread" "$tmp/err.tcp"
+    bad "10: wait_all over 16400 receives of one tag" "expected status 3 on both engines"
+  elif ! cmp -s "$tmp/err.thread" "$tmp/err.tcp" || ! cmp -s "$tmp/out.thread" "$tmp/out.tcp"; then
+    diff "$tmp/err.thread" "$tmp/err.tcp" | head -20
+    bad "10: wait_all over 16400 receives of one tag" "the reports differ"
+  else ok "10: wait_all over 16400 receives of one tag, blocking sends: the deadlock, the same report on thread and tcp"
+  fi
+}
+
 # ---- 11: output larger than one event: the same lines everywhere
 case_print_large() {
   local engine s
