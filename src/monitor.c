@@ -280,6 +280,11 @@ static void check_progress(cs_monitor *m) {
     /* After a failure the run is ending with that error: waits on the failed
      * rank are its consequence, not a second verdict. */
     if (m->deadlocked || m->nfailed || m->nblocked == 0 || m->nblocked < m->nlive) return;
+    /* A rank unwound by the run's end (a timeout, a quit): the waits on it
+     * are that end's consequence, not a deadlock (on tcp its exit may come
+     * before the others' and used to make one: "rank 1 has already finished"). */
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].state == CS_RS_ABORTED) return;
     /* The cheap test first, on every rank: a wait_all over thousands of
      * receives would otherwise be scanned in full on each event of its peer. */
     for (int k = 0; k < m->world; k++)

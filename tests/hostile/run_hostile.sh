@@ -111,6 +111,32 @@ case_setmetatable_tensor() {
     setmetatable_tensor.lua -n 1
 }
 
+# ---- 16: a run that ends by a timeout is a timeout, never a deadlock. On
+# tcp the exit of a rank the timeout unwound may reach the monitor before the
+# unblock of a rank that waited on it; that exit used to close a "deadlock"
+# ("rank 1 has already finished"), and its replay said status 3 where the run
+# said 4. The trace is a real one (timeout_exit_first.lua, tcp, --timeout 1)
+# with rank 1's last events moved before rank 0's unblock, as they can arrive.
+case_timeout_exit_first() {
+  hostile "a timeout's exits in any order: replayed as the timeout" 4 \
+    "verdict: timeout or budget exceeded (exit status 4)" -- replay "$dir/timeout_exit_first.jsonl" --no-tui
+  if grep -q "deadlock" "$tmp/out" "$tmp/err"; then
+    bad "a timeout's exits in any order: no deadlock" "the report names one"
+  else ok "a timeout's exits in any order: no deadlock"
+  fi
+  # live, where the bytes take their time: a timeout (or, on a fast
+  # machine, the end) whenever it lands, never a deadlock
+  guarded "$bin" run "$dir/sync_flood_timeout.lua" --engine tcp --mem-limit 64 --timeout 4 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != 4 ] && [ "$got" != 0 ]; then
+    bad "a timeout mid-transfer (tcp): no deadlock" "exit status $got, expected 4 (or 0)"
+  elif grep -q "deadlock" "$tmp/out" "$tmp/err"; then
+    bad "a timeout mid-transfer (tcp): no deadlock" "the report names one"
+  else ok "a timeout mid-transfer (tcp): no deadlock (status $got)"
+  fi
+}
+
 # ---- wrong arguments: every call fails with its message, the run goes on
 
 case_badargs() {
