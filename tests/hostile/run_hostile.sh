@@ -137,6 +137,37 @@ case_timeout_exit_first() {
   fi
 }
 
+# ---- 16: a trace cut mid-event replays with status 1, whatever came before
+# the cut: every cut point of runs that end ok, in a deadlock, in an error and
+# in a collective mismatch, on both engines, and a cut after a whole trace
+case_cut_traces() {
+  local L="$top_srcdir/lessons/02-point-to-point" engine name script n k got bad_at
+  for engine in thread tcp; do
+    for name in chain deadlock order boom; do
+      case $name in
+        chain) script="$L/chain.lua" ;;
+        deadlock) script="$L/deadlock.lua" ;;
+        order) script="$top_srcdir/tests/coll/scripts/order.lua" ;;
+        boom) script="$dir/error_after_coll.lua" ;;
+      esac
+      guarded "$bin" run "$script" --engine "$engine" --no-tui --trace "$tmp/c.jsonl" >/dev/null 2>&1 </dev/null
+      n=$(wc -l <"$tmp/c.jsonl")
+      bad_at=
+      for ((k = 1; k <= n + 1; k++)); do
+        { head -n $((k - 1)) "$tmp/c.jsonl"; sed -n "${k}p" "$tmp/c.jsonl" | head -c 17
+          [ "$k" -le "$n" ] || printf '{"type":"print","ra'; } >"$tmp/cut.jsonl"
+        "$bin" replay "$tmp/cut.jsonl" --no-tui >/dev/null 2>&1 </dev/null
+        got=$?
+        [ "$got" = 1 ] || bad_at="$bad_at $k:$got"
+      done
+      if [ "$n" -lt 4 ]; then bad "cut traces: $name ($engine)" "a trace of $n lines"
+      elif [ -n "$bad_at" ]; then bad "cut traces: $name ($engine)" "cut at line:status$bad_at"
+      else ok "cut traces: $name ($engine): status 1 at each of $((n + 1)) cut points"
+      fi
+    done
+  done
+}
+
 # ---- wrong arguments: every call fails with its message, the run goes on
 
 case_badargs() {
