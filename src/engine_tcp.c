@@ -62,7 +62,7 @@ static void envelope_of(const cs_request *sq, cs_envelope *env) {
     cs_msg_envelope(&m, sq);
     *env = (cs_envelope){.src = m.src, .tag = m.tag, .ctx = m.ctx, .bytes = m.bytes,
                          .dtype = (uint8_t)m.dtype, .ndim = (uint8_t)m.ndim, .line = m.line,
-                         .sreq_id = m.sreq_id};
+                         .coll_sig = m.coll_sig, .sreq_id = m.sreq_id};
     memcpy(env->shape, m.shape, sizeof env->shape);
 }
 
@@ -273,7 +273,7 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
     if (!msg) goto nomem;
     *msg = (cs_msg){.src = env.src, .tag = env.tag, .ctx = env.ctx, .bytes = env.bytes,
                     .dtype = (cs_dtype)env.dtype, .ndim = env.ndim, .line = env.line,
-                    .sreq_id = env.sreq_id};
+                    .coll_sig = env.coll_sig, .sreq_id = env.sreq_id};
     memcpy(msg->shape, env.shape, sizeof msg->shape);
     cs_world *w = e->base.world;
     if (h->type == CS_FR_RTS) {
