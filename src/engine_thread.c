@@ -54,6 +54,14 @@ static cs_engine *thread_new(cs_world *w, void *arg) {
     if (!e) return NULL;
     e->ops = &thread_ops;
     e->world = w;
+    /* Every post, match and complete comes from a rank's own thread, which
+     * later blocks, exits or emits another event: they may wait in the bus's
+     * ring, off the critical path (events.h). Not under a network model: the
+     * timekeeper answers clock reads from what it has been told. */
+    if (!w->cfg.net.on && cs_bus_defer(w->bus) < 0) {
+        free(e);
+        return NULL;
+    }
     return e;
 }
 
