@@ -97,6 +97,8 @@ int cs_bus_init(cs_bus *bus, int world) {
     bus->world = world;
     bus->seq = calloc((size_t)(world > 0 ? world : 1), sizeof *bus->seq);
     if (!bus->seq) return -1;
+    static _Atomic uint64_t ids;
+    bus->id = atomic_fetch_add(&ids, 1) + 1;
     bus->t0 = cs_now();
     atomic_init(&bus->tickets, 0);
     atomic_init(&bus->drained, 0);
@@ -212,10 +214,15 @@ static void drain_all(cs_bus *bus) {
  * earlier producer, and that one's slot is free as soon as the drainer
  * reaches it. */
 static void defer(cs_bus *bus, const cs_event *ev) {
+    /* What this thread last saw drained: most tickets need not look again. */
+    static _Thread_local struct { uint64_t bus, drained; } seen;
     uint64_t k = atomic_fetch_add_explicit(&bus->tickets, 1, memory_order_acq_rel);
     slot *s = &bus->ring[k & (RING - 1)];
+    if (seen.bus != bus->id) seen.bus = bus->id, seen.drained = 0;
     for (unsigned spins = 0;
-         k >= atomic_load_explicit(&bus->drained, memory_order_acquire) + RING; spins++) {
+         k >= seen.drained + RING &&
+         k >= (seen.drained = atomic_load_explicit(&bus->drained, memory_order_acquire)) + RING;
+         spins++) {
         if (pthread_mutex_trylock(&bus->lock) == 0) {
             if (bus->depth == 0) drain_to(bus, k - RING + 1);
             pthread_mutex_unlock(&bus->lock);

@@ -123,22 +123,27 @@ typedef struct cs_sink {
 #define CS_BUS_MAX_SINKS 8
 
 typedef struct cs_bus {
-    pthread_mutex_t lock;
+    /* set before the run, read by every emitter */
     int world;
-    uint64_t *seq; /* next sequence number per rank */
     double t0;
     cs_sink sinks[CS_BUS_MAX_SINKS];
     int nsinks;
-    int depth;                     /* > 0 while dispatching */
-    struct cs_pending *pending, *pending_tail; /* emitted by sinks during a dispatch */
     /* The deferred events (cs_bus_defer; NULL: none): a ring indexed by a
      * global ticket, written without the lock, dispatched in ticket order
-     * under it. Tickets handed out and tickets dispatched sit on lines of
-     * their own: producers bump one, drainers the other. */
+     * under it. What the lock's holder writes, the tickets handed out and
+     * the tickets dispatched each have cache lines of their own, so that an
+     * emitting rank does not wait for the line a draining one just wrote. */
     struct cs_bus_slot *ring;
+    uint64_t id;                   /* unique in the process, for the emitters' caches */
+    /* written under the lock */
+    _Alignas(64) pthread_mutex_t lock;
+    uint64_t *seq; /* next sequence number per rank */
+    int depth;                     /* > 0 while dispatching */
+    struct cs_pending *pending, *pending_tail; /* emitted by sinks during a dispatch */
     double last_t;                 /* the latest time dispatched, unrounded */
     _Alignas(64) _Atomic uint64_t tickets;
     _Alignas(64) _Atomic uint64_t drained;
+    char pad_[56];
 } cs_bus;
 
 int cs_bus_init(cs_bus *bus, int world);
