@@ -199,6 +199,40 @@ void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
     pthread_mutex_unlock(&m->lock);
 }
 
+int cs_match_send_local(cs_world *w, cs_matcher *m, cs_request *sq) {
+    cs_msg env = {0};
+    cs_msg_envelope(&env, sq);
+    env.sreq = sq;
+    pthread_mutex_lock(&m->lock);
+    cs_request *rq = cs_match_take_posted(m, &env);
+    if (rq) { /* pair(), with the thread engine's transfer and reject inlined */
+        char err[512];
+        rq->source = env.src;
+        emit_match(w, &env, rq);
+        if (!cs_match_check(&env, rq, w->script_name, err, sizeof err)) {
+            cs_request_finish(sq, CS_EMISMATCH, err);
+            cs_request_finish(rq, CS_EMISMATCH, err);
+        } else {
+            if (env.bytes) copy_payload(cs_request_payload(rq), cs_request_payload(sq), env.bytes);
+            cs_request_finish(rq, CS_OK, NULL);
+            cs_request_finish(sq, CS_OK, NULL);
+        }
+        pthread_mutex_unlock(&m->lock);
+        return CS_OK;
+    }
+    cs_msg *msg = malloc(sizeof *msg);
+    if (!msg) {
+        pthread_mutex_unlock(&m->lock);
+        return CS_ENOMEM;
+    }
+    *msg = env;
+    /* as cs_match_deliver: an eager send is copied aside and completes now */
+    if (sq->eager) buffer_eager(msg);
+    cs_match_push_unexpected(m, msg);
+    pthread_mutex_unlock(&m->lock);
+    return CS_OK;
+}
+
 cs_request *cs_match_claim(cs_world *w, cs_matcher *m, const cs_msg *msg) {
     cs_request *rq = NULL;
     char err[1];
