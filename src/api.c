@@ -87,6 +87,8 @@ static inline void cpu_relax(void) {
 
 /* ---- worlds */
 
+static void free_list(struct cs_request *q);
+
 cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_t errlen) {
     if (cfg->world < 1) {
         snprintf(err, errlen, "world size must be at least 1 (got %d)", cfg->world);
@@ -155,6 +157,10 @@ void cs_world_free(cs_world *w) {
         for (int i = 0; i < w->cfg.world; i++) cs_matcher_destroy(&w->matchers[i]);
         pthread_mutex_destroy(&w->end_lock);
         pthread_cond_destroy(&w->end_cond);
+    }
+    for (int i = 0; w->ranks && i < w->cfg.world; i++) {
+        free_list(w->ranks[i].own_spare);
+        free_list(atomic_load(&w->ranks[i].spare));
     }
     free(w->matchers);
     free(w->ranks);
@@ -255,8 +261,45 @@ bool cs_rank_gate_op(const cs_rank *r, int *peer, int *tag, cs_tensor **t) {
 
 /* ---- requests */
 
+/* A request is freed by whichever thread drops the last reference, often not
+ * its owner's; malloc then moves memory between threads on every message.
+ * Each rank keeps up to SPARE_MAX freed ones instead. */
+#define SPARE_MAX 64
+
+static cs_request *request_alloc(cs_rank *r) {
+    cs_request *q = r->own_spare;
+    if (!q && atomic_load_explicit(&r->spare, memory_order_relaxed))
+        q = atomic_exchange_explicit(&r->spare, NULL, memory_order_acquire);
+    if (!q) return calloc(1, sizeof *q);
+    r->own_spare = q->next;
+    atomic_fetch_sub_explicit(&r->nspare, 1, memory_order_relaxed);
+    memset(q, 0, sizeof *q);
+    return q;
+}
+
+static void request_free(cs_request *q) {
+    cs_rank *r = q->owner;
+    if (!r || atomic_load_explicit(&r->nspare, memory_order_relaxed) >= SPARE_MAX) {
+        free(q);
+        return;
+    }
+    atomic_fetch_add_explicit(&r->nspare, 1, memory_order_relaxed);
+    cs_request *head = atomic_load_explicit(&r->spare, memory_order_relaxed);
+    do q->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&r->spare, &head, q, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static void free_list(cs_request *q) {
+    while (q) {
+        cs_request *next = q->next;
+        free(q);
+        q = next;
+    }
+}
+
 static cs_request *request_new(cs_rank *r, cs_op op, cs_tensor *t, int peer, int tag, int line) {
-    cs_request *q = calloc(1, sizeof *q);
+    cs_request *q = request_alloc(r);
     if (!q) return NULL;
     atomic_init(&q->refs, 1);
     atomic_init(&q->state, CS_REQ_PENDING);
@@ -283,7 +326,7 @@ void cs_request_release(cs_request *q) {
     cs_tensor_release(q->buf);
     cs_tensor_release(q->stage);
     free(q->errmsg);
-    free(q);
+    request_free(q);
 }
 
 bool cs_request_is_completed(const cs_request *q) {

@@ -42,6 +42,11 @@ struct cs_rank {
     /* modelled time (--net) */
     uint64_t flops_pending;        /* arithmetic not yet charged to the clock */
     _Atomic uint64_t clock_answer; /* the timekeeper's reply to a clock read, + 1; 0: none yet */
+    /* Freed requests kept for the rank's next operations (api.c): any thread
+     * pushes onto spare, the rank takes the whole list into its own. */
+    struct cs_request *own_spare;  /* the rank's thread only */
+    _Atomic(struct cs_request *) spare;
+    _Atomic int nspare;            /* in both lists, roughly: the cap's count */
 };
 
 struct cs_world {
