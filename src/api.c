@@ -113,7 +113,10 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     snprintf(w->script_name, sizeof w->script_name, "%s", cfg->script ? cfg->script : "script");
     w->cfg.script = w->script_name;
     w->bus = bus;
-    w->ranks = calloc((size_t)cfg->world, sizeof *w->ranks);
+    /* aligned, for the line of what other threads write (world.h) */
+    if ((size_t)cfg->world > SIZE_MAX / sizeof *w->ranks) goto nomem;
+    w->ranks = aligned_alloc(_Alignof(cs_rank), (size_t)cfg->world * sizeof *w->ranks);
+    if (w->ranks) memset(w->ranks, 0, (size_t)cfg->world * sizeof *w->ranks);
     w->matchers = calloc((size_t)cfg->world, sizeof *w->matchers);
     if (!w->ranks || !w->matchers) goto nomem;
     for (int i = 0; i < cfg->world; i++) {

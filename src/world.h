@@ -28,8 +28,6 @@ struct cs_rank {
     uint64_t next_req;      /* request ids, from 1 */
     cs_budget budget;
     uint64_t rng;
-    _Atomic uint32_t futex; /* bumped on every wake-up; the waiter sleeps on it */
-    _Atomic int sleeping;
     _Atomic int exited;
     int ngroups;            /* dist.new_group calls so far: the next group's context */
     unsigned world_coll_seq; /* collectives called on the world group so far */
@@ -42,9 +40,14 @@ struct cs_rank {
     /* modelled time (--net) */
     uint64_t flops_pending;        /* arithmetic not yet charged to the clock */
     _Atomic uint64_t clock_answer; /* the timekeeper's reply to a clock read, + 1; 0: none yet */
-    /* Freed requests kept for the rank's next operations (api.c): any thread
-     * pushes onto spare, the rank takes the whole list into its own. */
-    struct cs_request *own_spare;  /* the rank's thread only */
+    struct cs_request *own_spare;  /* freed requests the rank takes first (api.c) */
+    /* What other threads write, on a line of its own: a peer completing one
+     * of the rank's requests does not take the line the rank writes on every
+     * operation away from it. */
+    _Alignas(64) _Atomic uint32_t futex; /* bumped on every wake-up; the waiter sleeps on it */
+    _Atomic int sleeping;
+    /* Freed requests kept for the rank's next operations: any thread pushes
+     * onto spare, the rank takes the whole list into own_spare. */
     _Atomic(struct cs_request *) spare;
     _Atomic int nspare;            /* in both lists, roughly: the cap's count */
 };
