@@ -355,6 +355,18 @@ void cs_request_finish(cs_request *q, cs_err err, const char *msg) {
     cs_request_release(q); /* the engine's reference */
 }
 
+void cs_request_done_event(const cs_request *q, cs_event *ev) {
+    *ev = (cs_event){.type = CS_EV_COMPLETE, .rank = q->rank, .req = q->id, .op = q->op,
+                     .status = CS_OK};
+}
+
+void cs_request_done_publish(cs_request *q) {
+    cs_rank *owner = q->owner;
+    atomic_store_explicit(&q->state, CS_REQ_DONE, memory_order_release);
+    cs_rank_wake(owner);
+    cs_request_release(q); /* the engine's reference */
+}
+
 static void fill_post(cs_event *ev, const cs_request *q, const cs_tensor *t) {
     ev->type = CS_EV_POST;
     ev->req = q->id;

@@ -207,24 +207,23 @@ static void drain_all(cs_bus *bus) {
         drain_to(bus, atomic_load_explicit(&bus->tickets, memory_order_acquire));
 }
 
-/* Write ev into the ring under a ticket: the ticket fixes its place in the
- * stream. A full ring (the slot still holds the event RING tickets back) is
- * drained by its producer, but only up to its own ticket, and never by
- * blocking on the lock: a drainer holding the lock may be waiting for an
- * earlier producer, and that one's slot is free as soon as the drainer
- * reaches it. */
-static void defer(cs_bus *bus, const cs_event *ev) {
+/* Take n consecutive tickets: their place in the stream. A slot still
+ * holding the event RING tickets back (a full ring) is drained by its
+ * producer, but only up to its own first ticket, and never by blocking on the
+ * lock: a drainer holding the lock may be waiting for an earlier producer,
+ * and that one's slot is free as soon as the drainer reaches it. */
+static uint64_t take_tickets(cs_bus *bus, unsigned n) {
     /* What this thread last saw drained: most tickets need not look again. */
     static _Thread_local struct { uint64_t bus, drained; } seen;
-    uint64_t k = atomic_fetch_add_explicit(&bus->tickets, 1, memory_order_acq_rel);
-    slot *s = &bus->ring[k & (RING - 1)];
+    uint64_t k = atomic_fetch_add_explicit(&bus->tickets, n, memory_order_acq_rel);
+    uint64_t last = k + n - 1;
     if (seen.bus != bus->id) seen.bus = bus->id, seen.drained = 0;
     for (unsigned spins = 0;
-         k >= seen.drained + RING &&
-         k >= (seen.drained = atomic_load_explicit(&bus->drained, memory_order_acquire)) + RING;
+         last >= seen.drained + RING &&
+         last >= (seen.drained = atomic_load_explicit(&bus->drained, memory_order_acquire)) + RING;
          spins++) {
         if (pthread_mutex_trylock(&bus->lock) == 0) {
-            if (bus->depth == 0) drain_to(bus, k - RING + 1);
+            if (bus->depth == 0) drain_to(bus, last - RING + 1);
             pthread_mutex_unlock(&bus->lock);
         } else if (spins < 64) {
             cpu_relax();
@@ -232,6 +231,12 @@ static void defer(cs_bus *bus, const cs_event *ev) {
             sched_yield();
         }
     }
+    return k;
+}
+
+/* Write ev into the slot of ticket k and publish it. */
+static void put(cs_bus *bus, uint64_t k, const cs_event *ev, double t) {
+    slot *s = &bus->ring[k & (RING - 1)];
     s->type = (uint8_t)ev->type;
     s->op = (uint8_t)ev->op;
     s->ndim = (uint8_t)ev->ndim;
@@ -247,8 +252,13 @@ static void defer(cs_bus *bus, const cs_event *ev) {
     s->peer_req = ev->peer_req;
     s->bytes = ev->bytes;
     memcpy(s->shape, ev->shape, sizeof s->shape);
-    s->t = cs_now() - bus->t0;
+    s->t = t;
     atomic_store_explicit(&s->ready, k + 1, memory_order_release);
+}
+
+static void defer(cs_bus *bus, const cs_event *ev) {
+    uint64_t k = take_tickets(bus, 1);
+    put(bus, k, ev, cs_now() - bus->t0);
 }
 
 bool cs_bus_poll(cs_bus *bus, int max) {
@@ -301,6 +311,20 @@ void cs_bus_emit(cs_bus *bus, cs_event *ev) {
     pthread_mutex_lock(&bus->lock);
     cs_bus_emit_locked(bus, ev);
     pthread_mutex_unlock(&bus->lock);
+}
+
+void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n) {
+    bool all = bus->ring && n > 0 && n <= (int)RING;
+    for (int i = 0; all && i < n; i++) all = deferrable(&evs[i]);
+    if (!all) {
+        for (int i = 0; i < n; i++) cs_bus_emit(bus, &evs[i]);
+        return;
+    }
+    /* one ticket counter update and one clock reading for the lot: the
+     * events happened together, under one matcher lock */
+    uint64_t k = take_tickets(bus, (unsigned)n);
+    double t = cs_now() - bus->t0;
+    for (int i = 0; i < n; i++) put(bus, k + (uint64_t)i, &evs[i], t);
 }
 
 void cs_bus_forward(cs_bus *bus, const cs_event *ev) {

@@ -159,6 +159,9 @@ void cs_bus_subscribe(cs_bus *bus, cs_sink sink); /* before the run starts */
 int cs_bus_defer(cs_bus *bus);
 /* Stamp ev (seq, t) and hand it to every sink (or to the ring, see above). */
 void cs_bus_emit(cs_bus *bus, cs_event *ev);
+/* Emit evs[0..n) in that order, as n cs_bus_emit calls would; deferred
+ * together (one ticket update, one time) when they all may be. */
+void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n);
 /* Dispatch up to max deferred events if the lock is free (a waiting rank's
  * spare time). Returns whether it dispatched any. */
 bool cs_bus_poll(cs_bus *bus, int max);

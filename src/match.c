@@ -208,14 +208,22 @@ int cs_match_send_local(cs_world *w, cs_matcher *m, cs_request *sq) {
     if (rq) { /* pair(), with the thread engine's transfer and reject inlined */
         char err[512];
         rq->source = env.src;
-        emit_match(w, &env, rq);
         if (!cs_match_check(&env, rq, w->script_name, err, sizeof err)) {
+            emit_match(w, &env, rq);
             cs_request_finish(sq, CS_EMISMATCH, err);
             cs_request_finish(rq, CS_EMISMATCH, err);
         } else {
+            /* match, then both completes, as one batch of the stream; the
+             * states are published only after it */
+            cs_event ev[3] = {{.type = CS_EV_MATCH, .rank = rq->rank, .req = rq->id, .op = rq->op,
+                               .peer = env.src, .peer_req = env.sreq_id, .tag = env.tag,
+                               .ctx = env.ctx, .bytes = env.bytes}};
+            cs_request_done_event(rq, &ev[1]);
+            cs_request_done_event(sq, &ev[2]);
             if (env.bytes) copy_payload(cs_request_payload(rq), cs_request_payload(sq), env.bytes);
-            cs_request_finish(rq, CS_OK, NULL);
-            cs_request_finish(sq, CS_OK, NULL);
+            cs_bus_emit_n(w->bus, ev, 3);
+            cs_request_done_publish(rq);
+            cs_request_done_publish(sq);
         }
         pthread_mutex_unlock(&m->lock);
         return CS_OK;

@@ -74,6 +74,11 @@ struct cs_world {
 /* Finish request q: emit its complete event, publish its state, wake its owner
  * and drop the reference the engine held. err != CS_OK fails it with msg. */
 void cs_request_finish(cs_request *q, cs_err err, const char *msg);
+/* The same in two halves, for a caller that emits several events at once
+ * (cs_bus_emit_n): the complete event of a successful q, then, once it is
+ * emitted, the state, the wake-up and the engine's reference. */
+void cs_request_done_event(const cs_request *q, cs_event *ev);
+void cs_request_done_publish(cs_request *q);
 /* Wake rank r if it sleeps in a wait (any thread). */
 void cs_rank_wake(cs_rank *r);
 
