@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "collectives.h"
+#include "engine.h"
 #include "launch.h"
 #include "xalloc.h"
 
@@ -111,6 +112,27 @@ static bool algo_for(const cs_bench_op *op, const char *algo, const char **pass)
     return true;
 }
 
+typedef struct run_spec {
+    const char *engine, *mode, *algo_label, *algo;
+    const cs_bench_op *op;
+    int ranks;
+} run_spec;
+
+/* The algo column of a row: the name asked for, or for 'default' what the
+ * default picked at that size ("default:recursive_doubling"): the table in
+ * coll_choice.c, or the engine's own collectives where it has them. */
+static void algo_label(const run_spec *rs, size_t bytes, char *buf, size_t len) {
+    if (rs->algo || rs->op->family < 0) {
+        snprintf(buf, len, "%s", rs->algo_label);
+        return;
+    }
+    const cs_engine_kind *ek = cs_engine_find(rs->engine);
+    cs_coll_algo a = ek && (ek->caps & CS_ENGINE_NATIVE_COLL)
+                         ? CS_ALGO_NCCL
+                         : cs_coll_pick((cs_coll_family)rs->op->family, bytes, rs->ranks);
+    snprintf(buf, len, "default:%s", cs_coll_algo_name(a));
+}
+
 /* Keep the last lines of the run's stderr to say why it failed. */
 static void tail_of(FILE *f, FILE *err) {
     char buf[2048];
@@ -123,12 +145,6 @@ static void tail_of(FILE *f, FILE *err) {
     fprintf(err, "%s", buf);
     if (n && buf[n - 1] != '\n') fputc('\n', err);
 }
-
-typedef struct run_spec {
-    const char *engine, *mode, *algo_label, *algo;
-    const cs_bench_op *op;
-    int ranks;
-} run_spec;
 
 static pid_t start_child(const cs_bench_opts *o, const run_spec *rs, const char *path, int outfd,
                          FILE *errf) {
@@ -176,6 +192,7 @@ static int run_one(const cs_bench_opts *o, const run_spec *rs, int *nrows) {
     close(p[1]);
     FILE *in = fdopen(p[0], "r");
     cs_bench_row rows[CS_BENCH_MAX_LIST];
+    char labels[CS_BENCH_MAX_LIST][48];
     int n = 0;
     char line[512];
     while (in && fgets(line, sizeof line, in)) {
@@ -188,10 +205,12 @@ static int run_one(const cs_bench_opts *o, const run_spec *rs, int *nrows) {
             double moved = strcmp(rs->op->name, "bibw") == 0 ? 2.0 * bytes : (double)bytes;
             double algbw = sec > 0 ? moved / sec / 1e9 : 0;
             double factor = cs_bench_busbw_factor(rs->op->name, rs->ranks);
-            rows[n++] = (cs_bench_row){.engine = rs->engine, .mode = rs->mode, .op = rs->op->name,
-                                       .algo = rs->algo_label, .ranks = rs->ranks,
+            algo_label(rs, (size_t)bytes, labels[n], sizeof labels[n]);
+            rows[n] = (cs_bench_row){.engine = rs->engine, .mode = rs->mode, .op = rs->op->name,
+                                       .algo = labels[n], .ranks = rs->ranks,
                                        .bytes = (size_t)bytes, .iters = iters, .warmup = warm,
                                        .time_s = sec, .algbw = algbw, .busbw = algbw * factor};
+            n++;
         }
     }
     if (in) fclose(in);

@@ -60,9 +60,9 @@ void cs_bench_begin(const cs_bench_opts *o) {
                         "rounds\n", o->seconds);
         fputs("# time: per iteration, slowest rank (pingpong: half round trip; bw, bibw: per "
               "message)\n# GB/s = 1e9 bytes/s; busbw = algbw x nccl-tests' factor; rss: the run's "
-              "peak\n",
+              "peak\n# algo default:NAME: what the default picked at that size and rank count\n",
               f);
-        fprintf(f, "%-7s %-10s %-14s %-18s %5s %10s %8s %6s %12s %10s %10s %8s\n", "engine",
+        fprintf(f, "%-7s %-10s %-14s %-26s %5s %10s %8s %6s %12s %10s %10s %8s\n", "engine",
                 "mode", "op", "algo", "ranks", "bytes", "iters", "warmup", "time_us",
                 "algbw_GB/s", "busbw_GB/s", "rss_MiB");
         break;
@@ -98,7 +98,7 @@ void cs_bench_row_print(const cs_bench_opts *o, const cs_bench_row *r, bool firs
     double us = r->time_s * 1e6;
     switch (o->format) {
     case CS_BENCH_TABLE:
-        fprintf(f, "%-7s %-10s %-14s %-18s %5d %10zu %8ld %6ld %12.2f %10.4g %10.4g %8.1f\n",
+        fprintf(f, "%-7s %-10s %-14s %-26s %5d %10zu %8ld %6ld %12.2f %10.4g %10.4g %8.1f\n",
                 r->engine, r->mode, r->op, r->algo, r->ranks, r->bytes, r->iters, r->warmup, us,
                 r->algbw, r->busbw, r->rss_mib);
         break;

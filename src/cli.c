@@ -70,7 +70,8 @@ static void run_usage(FILE *f) {
             "                         the thread engine; the summary says what it found)\n"
             "      --algo C=A[,C=A]   the algorithm of collective C for this run, e.g.\n"
             "                         --algo all_reduce=ring,broadcast=tree (a call's\n"
-            "                         {algo = ...} still wins). The choices:\n"
+            "                         {algo = ...} still wins). The choices (--algo help\n"
+            "                         prints them alone):\n"
             "%s"
             "  -h, --help             show this help\n"
             "\n"
@@ -151,6 +152,13 @@ static int process_environment(cs_run_opts *o, bool have_world, char *master, si
         return -1;
     }
     return 0;
+}
+
+bool cs_cli_net_option(const char *cmd, const char *arg, cs_netmodel *m) {
+    char msg[256];
+    if (cs_netmodel_parse(arg, m, msg, sizeof msg) == 0) return true;
+    fprintf(stderr, "commsim %s: %s\n", cmd, msg);
+    return false;
 }
 
 int cs_cli_bad_option(const char *cmd, int c, char **argv) {
@@ -257,11 +265,7 @@ int cs_cli_run(int argc, char **argv) {
         case OPT_SEND_MODE: o.send_mode = optarg; break;
         case OPT_NET: {
             cs_netmodel m;
-            char msg[256];
-            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
-                fprintf(stderr, "commsim run: %s\n", msg);
-                return 1;
-            }
+            if (!cs_cli_net_option("run", optarg, &m)) return 1;
             o.net = optarg;
             break;
         }
@@ -304,7 +308,12 @@ int cs_cli_run(int argc, char **argv) {
         case OPT_STRICT: o.strict = true; break;
         case OPT_NO_RECHECK: o.no_recheck = true; break;
         case OPT_ALGO: {
-            char why[256];
+            char why[1024];
+            if (strcmp(optarg, "help") == 0) { /* each family's algorithms and its default */
+                cs_coll_algos_help(why, sizeof why);
+                fputs(why, stdout);
+                return 0;
+            }
             if (!cs_coll_algos_parse(optarg, o.coll_algo, why, sizeof why)) {
                 fprintf(stderr, "commsim run: --algo: %s\n", why);
                 return 1;

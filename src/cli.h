@@ -2,7 +2,10 @@
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
+
+#include "netmodel.h"
 
 int cs_cli_run(int argc, char **argv);
 int cs_cli_replay(int argc, char **argv); /* cli_replay.c */
@@ -15,5 +18,7 @@ int cs_cli_export_spec(const char *spec, const char *trace);
 /* getopt's '?' or ':' (with opterr 0 and a ':' leading the short options):
  * one line naming the option and where the help is. Returns 1. */
 int cs_cli_bad_option(const char *cmd, int c, char **argv);
+/* --net MODEL of commsim CMD: the model in *m; false after saying why. */
+bool cs_cli_net_option(const char *cmd, const char *arg, cs_netmodel *m);
 
 #endif

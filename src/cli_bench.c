@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "bench.h"
+#include "collectives.h"
 #include "netmodel.h"
 #include "cli.h"
 #include "engine.h"
@@ -28,7 +29,8 @@ static void usage(FILE *f) {
           "                    all_gather, reduce_scatter, all_to_all, gather, scatter,\n"
           "                    barrier; 'p2p', 'coll' or 'all' (default: all)\n"
           "  --algo LIST       collective algorithms, each run where its family has it;\n"
-          "                    'default' is the run's own choice (default: default)\n"
+          "                    'default' is the run's own choice, by size (default:\n"
+          "                    default); 'help' lists them and the defaults\n"
           "  --sizes SPEC      A:B doubling from A to B, or a list; K/M/G suffixes\n"
           "                    (default: 8:64M)\n"
           "  -n, --ranks N     ranks for collectives (default 4); point to point uses 2\n"
@@ -186,6 +188,12 @@ int cs_cli_bench(int argc, char **argv) {
             if ((r = parse_ops(&o, optarg)) != 0) return r;
             break;
         case OPT_ALGO:
+            if (strcmp(optarg, "help") == 0) { /* as commsim run --algo help */
+                char list[1024];
+                cs_coll_algos_help(list, sizeof list);
+                fputs(list, stdout);
+                return 0;
+            }
             if (!split(optarg, o.algos, &o.nalgos))
                 return fail("--algo", "no algorithm in", optarg);
             break;
@@ -222,11 +230,7 @@ int cs_cli_bench(int argc, char **argv) {
         case OPT_CALIBRATE: calibrate = true; break;
         case OPT_NET: {
             cs_netmodel m;
-            char msg[256];
-            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
-                fprintf(stderr, "commsim bench: %s\n", msg);
-                return 1;
-            }
+            if (!cs_cli_net_option("bench", optarg, &m)) return 1;
             o.net = optarg;
             net_on = m.on;
             break;

@@ -23,7 +23,8 @@ static void grade_usage(FILE *f) {
           "\n"
           "options:\n"
           "      --format F    text (default), json, tap, junit or gradescope\n"
-          "                    (Gradescope's results.json)\n"
+          "                    (Gradescope's results.json); json gives each run's\n"
+          "                    modelled time when a case has a network model\n"
           "      --out FILE    write the results there instead of standard output; with\n"
           "                    a class folder, FILE.csv gets the summary too\n"
           "      --csv FILE    a class folder: the summary (student,score,max,failing)\n"
@@ -101,11 +102,7 @@ int cs_cli_grade(int argc, char **argv) {
         }
         case OPT_NET: {
             cs_netmodel m;
-            char msg[256];
-            if (cs_netmodel_parse(optarg, &m, msg, sizeof msg) < 0) {
-                fprintf(stderr, "commsim grade: %s\n", msg);
-                return 1;
-            }
+            if (!cs_cli_net_option("grade", optarg, &m)) return 1;
             net = optarg;
             break;
         }

@@ -61,30 +61,6 @@ static int unfinished(const cs_monitor *m) {
     return n;
 }
 
-/* The timekeeper of a replay: the model given, else the recorded one.
- * 0 (*out NULL without a model), or -1 after saying why. */
-static int replay_model(const cs_replay *rp, const char *net, cs_vclock **out) {
-    const char *recorded = rp->n && rp->ev[0].type == CS_EV_RUN ? rp->ev[0].net : NULL;
-    char msg[256];
-    cs_netmodel m;
-    *out = NULL;
-    if (!net && !recorded) return 0;
-    if (net && !recorded && strcmp(net, "none") != 0) {
-        fprintf(stderr, "commsim replay: --net: the trace was recorded without a network model, "
-                "so its waits were not all recorded; record it with 'commsim run --net'\n");
-        return -1;
-    }
-    if (cs_netmodel_parse(net ? net : recorded, &m, msg, sizeof msg) < 0) {
-        fprintf(stderr, "commsim replay: %s\n", msg);
-        return -1;
-    }
-    if (m.on && !(*out = cs_vclock_new(&m, rp->world))) {
-        fprintf(stderr, "commsim replay: out of memory\n");
-        return -1;
-    }
-    return 0;
-}
-
 static int replay_file(const char *path, cs_report_format format, const char *net) {
     char err[600];
     cs_replay rp;
@@ -93,7 +69,9 @@ static int replay_file(const char *path, cs_report_format format, const char *ne
         return 1;
     }
     cs_vclock *vc;
-    if (replay_model(&rp, net, &vc) < 0) {
+    char why[300]; /* err keeps where a cut-off trace was cut */
+    if (cs_replay_timekeeper(&rp, net, &vc, why, sizeof why) < 0) {
+        fprintf(stderr, "commsim replay: %s\n", why);
         cs_replay_free(&rp);
         return 1;
     }

@@ -1,5 +1,6 @@
-/* coll_internal.h -- what collectives.c (arguments, events, groups) and
- * coll_algos.c (the algorithms) share. Not a public interface. */
+/* coll_internal.h -- what collectives.c (arguments, events, groups),
+ * coll_choice.c (which algorithm) and coll_algos.c (the algorithms) share.
+ * Not a public interface. */
 #ifndef CS_COLL_INTERNAL_H
 #define CS_COLL_INTERNAL_H
 
@@ -33,6 +34,10 @@ int cs_algo_scatter(cs_coll *c, cs_tensor *out, cs_tensor **blocks, int root);
 int cs_algo_reduce_scatter(cs_coll *c, cs_coll_algo a, cs_tensor *out, cs_tensor **blocks);
 int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins);
 int cs_algo_barrier(cs_coll *c);
+
+/* Family f's algorithms and its default (coll_choice.c): "tree (default),
+ * linear", or the list, then sep, then "default: ... up to 32 KiB, else ring". */
+void cs_coll_algos_list(cs_coll_family f, char *buf, size_t len, const char *sep);
 
 /* The n equal blocks of a contiguous tensor of n * k elements, as 1-D views
  * (blocks[] must hold n). Returns CS_OK or CS_ENOMEM. */

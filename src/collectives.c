@@ -1,6 +1,6 @@
-/* collectives.c -- the collective API: names and algorithm choice, groups,
- * argument checks, coll events, and the reduction kernels. The algorithms
- * themselves are in coll_algos.c. */
+/* collectives.c -- the collective API: names, groups, argument checks, coll
+ * events, and the reduction kernels. Which algorithm a call runs is
+ * coll_choice.c's; the algorithms themselves are in coll_algos.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,109 +44,8 @@ static const struct {
     [CS_COLL_BARRIER] = {"barrier", CS_FAM_BARRIER},
 };
 
-/* Each family's algorithms, the default first. */
-static const struct {
-    const char *name;
-    cs_coll_algo algos[4];
-} families[CS_FAM_N] = {
-    [CS_FAM_BROADCAST] = {"broadcast", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
-    [CS_FAM_REDUCE] = {"reduce", {CS_ALGO_TREE, CS_ALGO_LINEAR}},
-    [CS_FAM_ALL_REDUCE] = {"all_reduce",
-                           {CS_ALGO_RING, CS_ALGO_RECURSIVE_DOUBLING, CS_ALGO_REDUCE_BROADCAST,
-                            CS_ALGO_RECURSIVE_HALVING}},
-    [CS_FAM_ALL_GATHER] = {"all_gather", {CS_ALGO_RING, CS_ALGO_DIRECT}},
-    [CS_FAM_GATHER] = {"gather", {CS_ALGO_LINEAR}},
-    [CS_FAM_SCATTER] = {"scatter", {CS_ALGO_LINEAR}},
-    [CS_FAM_REDUCE_SCATTER] = {"reduce_scatter", {CS_ALGO_RING, CS_ALGO_DIRECT}},
-    [CS_FAM_ALL_TO_ALL] = {"all_to_all", {CS_ALGO_DIRECT}},
-    [CS_FAM_BARRIER] = {"barrier", {CS_ALGO_DISSEMINATION}},
-};
-
-static const char *const algo_names[CS_ALGO_N] = {
-    [CS_ALGO_DEFAULT] = "default", [CS_ALGO_RING] = "ring",
-    [CS_ALGO_RECURSIVE_DOUBLING] = "recursive_doubling",
-    [CS_ALGO_REDUCE_BROADCAST] = "reduce_broadcast", [CS_ALGO_TREE] = "tree",
-    [CS_ALGO_LINEAR] = "linear", [CS_ALGO_DIRECT] = "direct",
-    [CS_ALGO_DISSEMINATION] = "dissemination",
-    [CS_ALGO_RECURSIVE_HALVING] = "recursive_halving",
-    [CS_ALGO_NCCL] = "nccl",
-};
-
 const char *cs_coll_name(cs_coll_kind k) { return (unsigned)k < CS_COLL_NKINDS ? kinds[k].name : "?"; }
 cs_coll_family cs_coll_family_of(cs_coll_kind k) { return kinds[k].family; }
-const char *cs_coll_algo_name(cs_coll_algo a) { return (unsigned)a < CS_ALGO_N ? algo_names[a] : "?"; }
-cs_coll_algo cs_coll_default_algo(cs_coll_family f) { return families[f].algos[0]; }
-
-const char *cs_coll_family_name(cs_coll_family f) {
-    return (unsigned)f < CS_FAM_N ? families[f].name : "?";
-}
-
-bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a) {
-    if (a == CS_ALGO_NCCL) return true; /* every family; the run's engine decides (begin) */
-    for (int i = 0; i < 4 && families[f].algos[i]; i++)
-        if (families[f].algos[i] == a) return true;
-    return false;
-}
-
-/* "ring (default), recursive_doubling, reduce_broadcast" */
-static void list_algos(cs_coll_family f, char *buf, size_t len) {
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < 4 && families[f].algos[i] && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%s%s", i ? ", " : "",
-                              algo_names[families[f].algos[i]], i ? "" : " (default)");
-}
-
-bool cs_coll_algo_parse(cs_coll_family f, const char *s, cs_coll_algo *out, char *err,
-                        size_t errlen) {
-    for (int a = 1; a < CS_ALGO_N; a++)
-        if (strcmp(s, algo_names[a]) == 0 && cs_coll_algo_allowed(f, (cs_coll_algo)a)) {
-            *out = (cs_coll_algo)a;
-            return true;
-        }
-    char list[160];
-    list_algos(f, list, sizeof list);
-    snprintf(err, errlen, "unknown %s algorithm '%s' (available: %s)", families[f].name, s, list);
-    return false;
-}
-
-bool cs_coll_algos_parse(const char *spec, unsigned char *algos, char *err, size_t errlen) {
-    char item[128];
-    for (const char *p = spec; *p;) {
-        size_t n = strcspn(p, ",");
-        snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item - 1 ? n : sizeof item - 1), p);
-        p += n + (p[n] == ',');
-        char *eq = strchr(item, '=');
-        if (!eq) {
-            snprintf(err, errlen, "'%s' is not COLLECTIVE=ALGORITHM", item);
-            return false;
-        }
-        *eq = '\0';
-        int f = 0;
-        while (f < CS_FAM_N && strcmp(item, families[f].name) != 0) f++;
-        if (f == CS_FAM_N) {
-            snprintf(err, errlen, "unknown collective '%s' (all_reduce, broadcast, reduce, "
-                                  "all_gather, reduce_scatter, all_to_all, gather, scatter, barrier)",
-                     item);
-            return false;
-        }
-        cs_coll_algo a;
-        if (!cs_coll_algo_parse((cs_coll_family)f, eq + 1, &a, err, errlen)) return false;
-        algos[f] = (unsigned char)a;
-    }
-    return true;
-}
-
-void cs_coll_algos_help(char *buf, size_t len) {
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int f = 0; f < CS_FAM_N && o < len; f++) {
-        char list[160];
-        list_algos((cs_coll_family)f, list, sizeof list);
-        o += (size_t)snprintf(buf + o, len - o, "        %-15s %s\n",
-                              families[f].name, list);
-    }
-}
 
 /* ---- groups */
 
@@ -314,17 +213,18 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
     bool native = r->world->engine->ops->coll != NULL;
     const cs_engine_kind *ek = cs_engine_find(r->world->engine_name);
     c->device = ek && (ek->caps & CS_ENGINE_DEVICE_ONLY) ? CS_DEVICE_CURRENT : CS_DEVICE_CPU;
-    if (!k->algo) k->algo = native ? CS_ALGO_NCCL : cs_coll_default_algo(f);
+    if (!k->algo && native) k->algo = CS_ALGO_NCCL;
     if (k->algo == CS_ALGO_NCCL && !native)
         return fail(r, k->kind, "the 'nccl' algorithm is NCCL's own and runs on --engine nccl only "
                                 "(this run uses the %s engine)", r->world->engine_name);
-    if (k->algo == CS_ALGO_NCCL && g) k->algo = cs_coll_default_algo(f);
+    if (k->algo == CS_ALGO_NCCL && g) k->algo = CS_ALGO_DEFAULT;
     c->native = k->algo == CS_ALGO_NCCL;
-    if (!c->native && !cs_coll_algo_allowed(f, k->algo)) {
-        char list[160];
-        list_algos(f, list, sizeof list);
+    /* CS_ALGO_DEFAULT left here is picked by size once the call's size is known (enter) */
+    if (k->algo && !c->native && !cs_coll_algo_allowed(f, k->algo)) {
+        char list[256];
+        cs_coll_algos_list(f, list, sizeof list, "; ");
         return fail(r, k->kind, "'%s' is not a %s algorithm (available: %s)",
-                    cs_coll_algo_name(k->algo), families[f].name, list);
+                    cs_coll_algo_name(k->algo), cs_coll_family_name(f), list);
     }
     k->root = -1;
     if (rooted) {
@@ -383,8 +283,16 @@ static void emit(call *k, bool enter) {
     cs_bus_emit(r->world->bus, &ev);
 }
 
-/* Checks passed: take the call's tag and announce the entry. */
+/* Checks passed: pick the default by size, take the call's tag and announce
+ * the entry. The size is the whole buffer (picks): n blocks of count elements
+ * for all_gather and reduce_scatter, whose count is one block. */
 static void enter(call *k) {
+    if (!k->algo) {
+        cs_coll_family f = kinds[k->kind].family;
+        size_t bytes = k->count * cs_dtype_size(k->c.dtype);
+        if (f == CS_FAM_ALL_GATHER || f == CS_FAM_REDUCE_SCATTER) bytes *= (size_t)k->c.n;
+        k->algo = cs_coll_pick(f, bytes, k->c.n);
+    }
     k->c.tag = (int)(*k->seq & 0x7fffffffu);
     (*k->seq)++;
     emit(k, true);

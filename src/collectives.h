@@ -59,7 +59,10 @@ const char *cs_coll_name(cs_coll_kind k);           /* "all_reduce", ... */
 cs_coll_family cs_coll_family_of(cs_coll_kind k);
 const char *cs_coll_family_name(cs_coll_family f); /* the name --algo takes */
 const char *cs_coll_algo_name(cs_coll_algo a);      /* "ring", ... */
-cs_coll_algo cs_coll_default_algo(cs_coll_family f);
+/* The default of family f for a call of `bytes` (the whole buffer, as
+ * nccl-tests counts it) on a group of n ranks: the table in coll_choice.c,
+ * which docs/collectives.md shows. */
+cs_coll_algo cs_coll_pick(cs_coll_family f, size_t bytes, int n);
 /* Is algo one of family f's? */
 bool cs_coll_algo_allowed(cs_coll_family f, cs_coll_algo a);
 /* Parse algo name s for family f; on failure write a message listing the
@@ -69,7 +72,9 @@ bool cs_coll_algo_parse(cs_coll_family f, const char *s, cs_coll_algo *out, char
 /* "all_reduce=ring,broadcast=tree" into algos[family] (entries not named are
  * left alone). Returns false with a message naming the bad entry. */
 bool cs_coll_algos_parse(const char *spec, unsigned char *algos, char *err, size_t errlen);
-/* One line per family, "  all_reduce      ring (default), recursive_doubling, ..." */
+/* One line per family, "  broadcast       tree (default), linear"; a family
+ * whose default depends on the size lists its algorithms, then the default
+ * on a line of its own. */
 void cs_coll_algos_help(char *buf, size_t len);
 
 /* ---- groups. Every rank of the world creates every group, in the same order

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "outcome.h"
+
 #define CS_GRADE_MAX_LIST 16
 
 /* Exit status of `commsim grade` when some case failed (0: all passed). */
@@ -68,6 +70,15 @@ typedef struct cs_grade_where {
     int rank, line;
 } cs_grade_where;
 
+/* A variant's modelled time, when it ran under a network model (the case's
+ * net, --net, or the solution's header): the figures of its run's --report
+ * json "time" (docs/report-format.md). */
+typedef struct cs_grade_time {
+    int world;
+    char *engine, *mode;
+    cs_outcome_time t;  /* t.net NULL: no model (never in a result's list) */
+} cs_grade_time;
+
 /* The result of one case for one submission. */
 typedef struct cs_grade_result {
     char *name;
@@ -76,6 +87,8 @@ typedef struct cs_grade_result {
     char *message;   /* why it failed (student's terms), or NULL */
     char *trace;     /* the failing variant's trace under --trace-dir, or NULL */
     cs_grade_where at; /* where in the trace it failed */
+    cs_grade_time *times; /* each variant run under a model, in the order run */
+    int ntimes;
 } cs_grade_result;
 
 typedef struct cs_grade_sub {
@@ -97,15 +110,19 @@ void cs_grade_sub_free(cs_grade_sub *sub);
 
 /* Run one variant in a forked child; returns true when it passed, else the
  * reason (malloc'd) in *why and where it failed in *at. kind_out receives
- * the outcome kind name. */
+ * the outcome kind name; time (if not NULL) the modelled time (time->t.net
+ * NULL without a model; free with cs_grade_time_free). */
 bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
                       int world, const char *engine, const char *mode, const char *trace,
-                      char **why, cs_grade_where *at, char kind_out[32]);
+                      char **why, cs_grade_where *at, char kind_out[32], cs_grade_time *time);
+void cs_grade_time_free(cs_grade_time *t);
 
 /* The judge, in the child after the run: trace is the run's trace. Returns
- * true when the run passes, else the reason in *why and where in *at. */
+ * true when the run passes, else the reason in *why and where in *at; the
+ * modelled time, recomputed from the trace as a replay does, in *time. */
 bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace,
-                    int world, char **why, cs_grade_where *at, char kind_out[32]);
+                    int world, char **why, cs_grade_where *at, char kind_out[32],
+                    cs_outcome_time *time);
 
 /* ---- formats */
 typedef enum {

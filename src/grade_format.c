@@ -1,6 +1,7 @@
 /* grade_format.c -- the results of a grading in text, JSON, TAP, JUnit XML
- * and Gradescope's results.json, and the class CSV. No timings: grading the
- * same solutions twice writes the same bytes. */
+ * and Gradescope's results.json, and the class CSV. No real timings: grading
+ * the same solutions twice writes the same bytes (the JSON's modelled times
+ * are a function of the program, as a replay's are). */
 #include <jansson.h>
 #include <string.h>
 
@@ -48,6 +49,21 @@ static void text(FILE *f, const cs_grade_spec *s, const cs_grade_sub *sub, bool 
     fprintf(f, "total: %g/%g\n", sub->score, sub->max);
 }
 
+/* A case's modelled times: per variant its world, engine and send mode, then
+ * the fields of its run's --report json "time". */
+static json_t *times_json(const cs_grade_result *r) {
+    json_t *a = json_array();
+    for (int k = 0; k < r->ntimes; k++) {
+        const cs_grade_time *v = &r->times[k];
+        json_t *o = json_pack("{s:i, s:s, s:s}", "world", v->world, "engine", v->engine, "send_mode", v->mode);
+        json_t *t = cs_outcome_time_json(&v->t, v->world);
+        json_object_update(o, t);
+        json_decref(t);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 static json_t *sub_json(const cs_grade_sub *sub, bool show_hidden, bool gradescope) {
     json_t *tests = json_array();
     for (int i = 0; i < sub->nresults; i++) {
@@ -67,6 +83,7 @@ static json_t *sub_json(const cs_grade_sub *sub, bool show_hidden, bool gradesco
                 snprintf(at, sizeof at, "%d:%d", r->at.rank, r->at.line);
                 json_object_set_new(t, "trace_at", json_string(at));
             }
+            if (r->ntimes && (!r->hidden || show_hidden)) json_object_set_new(t, "time", times_json(r));
         }
         json_array_append_new(tests, t);
     }

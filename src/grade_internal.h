@@ -5,4 +5,18 @@
 /* Marks the epilogue's lines among a rank's printed output. */
 #define CS_GRADE_MARK "\x1e" "cs-result "
 
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "grade.h"
+
+/* A variant's modelled time as one line, "T\tWORLD\tENGINE\tMODE\tCOMPLETE\t
+ * MAKESPAN\tRANKS\tNET\n" (RANKS: "END,COMPUTE,COMM,WAIT" per rank joined by
+ * ';', "-" when the times are not known): the run's child sends it after its
+ * verdict, and a class worker saves it after its case's line. */
+void cs_grade_time_write(FILE *f, const cs_grade_time *t);
+/* Parse such a line (modified; without its newline) into *t (malloc'd
+ * strings); false when it is not one. */
+bool cs_grade_time_read(char *line, cs_grade_time *t);
+
 #endif

@@ -15,6 +15,7 @@
 #include "outcome.h"
 #include "replay.h"
 #include "report.h"
+#include "vclock.h"
 #include "xalloc.h"
 
 typedef struct rank_result {
@@ -290,22 +291,26 @@ static cs_grade_where pitfall_site(const cs_replay *rp, const cs_pitfall *p) {
 }
 
 bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace, int world,
-                    char **why, cs_grade_where *at, char kind_out[32]) {
+                    char **why, cs_grade_where *at, char kind_out[32], cs_outcome_time *time) {
     char err[600];
     run_data d = {.world = world};
-    *why = NULL, *at = (cs_grade_where){0, 0};
+    *why = NULL, *at = (cs_grade_where){0, 0}, *time = (cs_outcome_time){0};
     if (cs_replay_load(&d.rp, trace, err, sizeof err) < 0) {
         *why = fmt("the run left no usable trace: %s", err);
         return false;
     }
     cs_monitor m;
-    cs_sink sink = cs_output_sink(&d.out);
-    if (cs_replay_feed(&d.rp, d.rp.n, &m, &sink, 1) < 0) {
-        *why = fmt("out of memory");
+    cs_vclock *vc;
+    cs_sink sinks[2] = {cs_output_sink(&d.out)};
+    int model = cs_replay_timekeeper(&d.rp, NULL, &vc, err, sizeof err);
+    if (vc) sinks[1] = cs_vclock_sink(vc);
+    if (model < 0 || cs_replay_feed(&d.rp, d.rp.n, &m, sinks, vc ? 2 : 1) < 0) {
+        *why = fmt("%s", model < 0 ? err : "out of memory");
         return false;
     }
     int status = cs_report_status(&m);
     cs_outcome_build(&d.o, &m, status, &d.out);
+    if (vc) cs_outcome_time_from(&d.o, vc), *time = d.o.time;
     snprintf(kind_out, 32, "%s", cs_outcome_kind_name(d.o.kind));
     d.res = cs_xcalloc((size_t)world, sizeof *d.res, "grade");
     for (size_t i = 0; i < d.out.n; i++)

@@ -196,15 +196,70 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
     char *why = NULL, kind[32] = "";
     cs_grade_where at = {0, 0};
-    bool pass = cs_grade_judge(s, c, trace, world, &why, &at, kind);
+    cs_grade_time time = {world, (char *)engine, (char *)mode, {0}};
+    bool pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
     if (!pass && keep && u->drop && chown(keep, geteuid(), getegid()) < 0) {} /* the grader's, as the rest */
     unlink(trace), unlink(script), rmdir(dir);
     fprintf(w, "%c\t%s\t%d:%d\t", pass ? 'P' : 'F', kind, at.rank, at.line);
     for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);
     fputc('\n', w);
+    if (time.t.net) cs_grade_time_write(w, &time);
     fclose(w);
     _exit(0);
+}
+
+/* ---- a variant's modelled time, as a line */
+
+void cs_grade_time_write(FILE *f, const cs_grade_time *t) {
+    const cs_outcome_time *o = &t->t;
+    fprintf(f, "T\t%d\t%s\t%s\t%d\t%llu\t", t->world, t->engine, t->mode, o->complete,
+            (unsigned long long)o->makespan_ns);
+    for (int k = 0; o->complete && k < t->world; k++) {
+        const cs_outcome_time_rank *r = &o->ranks[k];
+        fprintf(f, "%s%llu,%llu,%llu,%llu", k ? ";" : "", (unsigned long long)r->end_ns,
+                (unsigned long long)r->compute_ns, (unsigned long long)r->comm_ns,
+                (unsigned long long)r->wait_ns);
+    }
+    fprintf(f, "%s\t%s\n", o->complete ? "" : "-", o->net);
+}
+
+bool cs_grade_time_read(char *line, cs_grade_time *t) {
+    char *f[8];
+    *t = (cs_grade_time){0};
+    for (int i = 0; i < 8; i++) {
+        f[i] = line;
+        line = i < 7 ? strchr(line, '\t') : NULL;
+        if (i < 7 && !line) return false;
+        if (line) *line++ = 0;
+    }
+    int world = atoi(f[1]);
+    if (strcmp(f[0], "T") != 0 || world < 1 || !*f[7]) return false;
+    cs_outcome_time o = {.complete = f[4][0] == '1', .makespan_ns = strtoull(f[5], NULL, 10)};
+    if (o.complete) {
+        o.ranks = cs_xcalloc((size_t)world, sizeof *o.ranks, "grade");
+        char *p = f[6];
+        for (int k = 0; k < world; k++) {
+            cs_outcome_time_rank *r = &o.ranks[k];
+            unsigned long long v[4];
+            int n = 0;
+            if (sscanf(p, "%llu,%llu,%llu,%llu%n", &v[0], &v[1], &v[2], &v[3], &n) != 4 ||
+                (p[n] != (k + 1 < world ? ';' : 0))) {
+                free(o.ranks);
+                return false;
+            }
+            *r = (cs_outcome_time_rank){v[0], v[1], v[2], v[3]};
+            p += n + (k + 1 < world);
+        }
+    }
+    o.net = cs_xstrdup(f[7], "grade");
+    *t = (cs_grade_time){world, cs_xstrdup(f[2], "grade"), cs_xstrdup(f[3], "grade"), o};
+    return true;
+}
+
+void cs_grade_time_free(cs_grade_time *t) {
+    free(t->engine), free(t->mode), free(t->t.net), free(t->t.ranks);
+    *t = (cs_grade_time){0};
 }
 
 static char *dupf(const char *fmt, const char *a) {
@@ -216,9 +271,10 @@ static char *dupf(const char *fmt, const char *a) {
 
 bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path, int world,
                       const char *engine, const char *mode, const char *trace, char **why,
-                      cs_grade_where *at, char kind_out[32]) {
+                      cs_grade_where *at, char kind_out[32], cs_grade_time *time) {
     int p[2];
     *why = NULL, *at = (cs_grade_where){0, 0}, kind_out[0] = 0;
+    if (time) *time = (cs_grade_time){0};
     fflush(NULL);
     /* close-on-exec: a rank process the run execs must not hold the pipe open */
     unpriv u = unprivileged();
@@ -262,7 +318,12 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
             char *tab = strchr(m, '\t');
             m = tab ? tab + 1 : m + strlen(m);
             char *nl = strchr(m, '\n');
-            if (nl) *nl = 0;
+            if (nl) {
+                *nl++ = 0;
+                char *end = strchr(nl, '\n'); /* the time line, when the run had a model */
+                if (end) *end = 0;
+                if (time && end) cs_grade_time_read(nl, time);
+            }
             for (char *q = m; *q; q++)
                 if (*q == '\x1f') *q = '\n';
             if (*m) *why = dupf("%s", m);

@@ -72,7 +72,8 @@ static int str_list(lua_State *L, int t, const char *k, char **out, const char *
             lua_pop(L, 1);
         }
     lua_pop(L, 1);
-    for (int i = 0; n == 0 && dflt && dflt[i]; i++) out[i] = CS_DUP(dflt[i]), n = i + 1;
+    if (n == 0)
+        for (int i = 0; dflt && dflt[i]; i++) out[n++] = CS_DUP(dflt[i]);
     return n;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "grade.h"
+#include "grade_internal.h"
 #include "xalloc.h"
 
 static char *dup2s(const char *a, const char *b) {
@@ -28,6 +29,13 @@ static void trace_name(char *buf, size_t len, const cs_grade_opts *o, const char
             buf[i] = '_';
 }
 
+/* Keep a variant's modelled time (taken over from *t) in the case's result. */
+static void add_time(cs_grade_result *r, cs_grade_time *t) {
+    r->times = cs_xrealloc(r->times, (size_t)(r->ntimes + 1) * sizeof *r->times, "grade");
+    r->times[r->ntimes++] = *t;
+    *t = (cs_grade_time){0};
+}
+
 static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_grade_case *c,
                        const char *student, const char *path, cs_grade_result *r) {
     r->name = cs_xstrdup(c->name, "grade");
@@ -39,10 +47,12 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
                 const char *engine = o->engine ? o->engine : c->engines[e], *mode = c->modes[m];
                 char trace[4096], kind[32], *why = NULL;
                 cs_grade_where at = {0, 0};
+                cs_grade_time time;
                 if (o->trace_dir) trace_name(trace, sizeof trace, o, student, c->name, c->worlds[w], mode);
-                if (cs_grade_variant(s, c, path, c->worlds[w], engine, mode, o->trace_dir ? trace : NULL,
-                                     &why, &at, kind))
-                    continue;
+                bool pass = cs_grade_variant(s, c, path, c->worlds[w], engine, mode,
+                                             o->trace_dir ? trace : NULL, &why, &at, kind, &time);
+                if (time.t.net) add_time(r, &time);
+                if (pass) continue;
                 r->pass = false;
                 char head[256];
                 snprintf(head, sizeof head, "world %d, %s engine, %s sends: ", c->worlds[w], engine, mode);
@@ -50,7 +60,8 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
                 if (!c->expect_deadlock && strncmp(kind, "deadlock", 8) == 0 && strncmp(mode, "eager", 5)) {
                     char *why2 = NULL, kind2[32];
                     cs_grade_where at2;
-                    if (cs_grade_variant(s, c, path, c->worlds[w], engine, "eager", NULL, &why2, &at2, kind2)) {
+                    if (cs_grade_variant(s, c, path, c->worlds[w], engine, "eager", NULL, &why2, &at2, kind2,
+                                         NULL)) {
                         char *t = dup2s("works with eager sends only: deadlocks when sends wait for their "
                                         "receive\n", why ? why : "");
                         free(why), why = t;
@@ -76,7 +87,10 @@ void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grad
 
 void cs_grade_sub_free(cs_grade_sub *sub) {
     for (int i = 0; i < sub->nresults; i++) {
-        free(sub->results[i].name), free(sub->results[i].message), free(sub->results[i].trace);
+        cs_grade_result *r = &sub->results[i];
+        free(r->name), free(r->message), free(r->trace);
+        for (int k = 0; k < r->ntimes; k++) cs_grade_time_free(&r->times[k]);
+        free(r->times);
     }
     free(sub->results), free(sub->student), free(sub->path);
     memset(sub, 0, sizeof *sub);
@@ -151,8 +165,9 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     return 0;
 }
 
-/* A worker's results, one line per case: pass, score, max, trace, message
- * (newlines as \x1f), tab-separated. */
+/* A worker's results, one line per case: pass, score, trace, message
+ * (newlines as \x1f), tab-separated; then a line per modelled time of the
+ * case (cs_grade_time_write's, beginning "T\t"). */
 static void save(const cs_grade_sub *sub, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) _exit(70);
@@ -162,45 +177,60 @@ static void save(const cs_grade_sub *sub, const char *path) {
         for (const char *p = r->message ? r->message : ""; *p; p++)
             fputc(*p == '\n' ? '\x1f' : *p == '\t' ? ' ' : *p, f);
         fputc('\n', f);
+        for (int k = 0; k < r->ntimes; k++) cs_grade_time_write(f, &r->times[k]);
     }
     if (fclose(f) != 0) _exit(70);
+}
+
+/* One case's line of a worker's results into r. */
+static void load_case(cs_grade_result *r, char *line) {
+    char *f4[4] = {line, NULL, NULL, NULL};
+    for (int k = 1; k < 4 && f4[k - 1]; k++) {
+        char *tab = strchr(f4[k - 1], '\t');
+        if (tab) *tab = 0, f4[k] = tab + 1;
+    }
+    char *a = f4[0], *b = f4[1], *t = f4[2], *m = f4[3];
+    r->pass = a && a[0] == '1';
+    r->score = b ? strtod(b, NULL) : 0;
+    if (t && *t) r->trace = cs_xstrdup(t, "grade");
+    if (m && *m) {
+        for (char *p = m; *p; p++)
+            if (*p == '\x1f') *p = '\n';
+        r->message = cs_xstrdup(m, "grade");
+    }
 }
 
 static void load(const cs_grade_spec *s, cs_grade_sub *sub, const char *path) {
     sub->results = cs_xcalloc((size_t)s->ncases, sizeof *sub->results, "grade");
     sub->nresults = s->ncases;
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    sub->score = sub->max = 0;
     for (int i = 0; i < s->ncases; i++) {
         cs_grade_result *r = &sub->results[i];
         r->name = cs_xstrdup(s->cases[i].name, "grade");
         r->max = s->cases[i].points, r->hidden = s->cases[i].hidden;
-        ssize_t n = f ? getline(&line, &cap, f) : -1;
-        if (n <= 0) {
-            r->message = cs_xstrdup("the grader's worker for this submission died", "grade");
-        } else {
-            if (line[n - 1] == '\n') line[n - 1] = 0;
-            char *f4[4] = {line, NULL, NULL, NULL};
-            for (int k = 1; k < 4 && f4[k - 1]; k++) {
-                char *tab = strchr(f4[k - 1], '\t');
-                if (tab) *tab = 0, f4[k] = tab + 1;
-            }
-            char *a = f4[0], *b = f4[1], *t = f4[2], *m = f4[3];
-            r->pass = a && a[0] == '1';
-            r->score = b ? strtod(b, NULL) : 0;
-            if (t && *t) r->trace = cs_xstrdup(t, "grade");
-            if (m && *m) {
-                for (char *p = m; *p; p++)
-                    if (*p == '\x1f') *p = '\n';
-                r->message = cs_xstrdup(m, "grade");
-            }
+    }
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int i = -1; /* the case read last */
+    while (f && (n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] == '\n') line[n - 1] = 0;
+        cs_grade_time t;
+        if (strncmp(line, "T\t", 2) != 0) {
+            if (++i == s->ncases) break;
+            load_case(&sub->results[i], line);
+        } else if (i >= 0 && cs_grade_time_read(line, &t)) {
+            add_time(&sub->results[i], &t);
         }
-        sub->score += r->score, sub->max += r->max;
     }
     free(line);
     if (f) fclose(f);
+    sub->score = sub->max = 0;
+    for (int k = 0; k < s->ncases; k++) {
+        cs_grade_result *r = &sub->results[k];
+        if (k > i) r->message = cs_xstrdup("the grader's worker for this submission died", "grade");
+        sub->score += r->score, sub->max += r->max;
+    }
 }
 
 void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *subs, int nsubs,

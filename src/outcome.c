@@ -521,3 +521,8 @@ char *cs_outcome_json(const cs_outcome *o) {
     line[n + 1] = 0;
     return line;
 }
+
+json_t *cs_outcome_time_json(const cs_outcome_time *t, int world) {
+    cs_outcome o = {.world = world, .time = *t};
+    return time_json(&o);
+}

@@ -201,5 +201,9 @@ const char *cs_outcome_word(int status);
 
 /* One JSON document (docs/report-format.md), newline-terminated, malloc'd. */
 char *cs_outcome_json(const cs_outcome *o);
+/* Its "time" object alone, for t on world ranks (commsim grade's JSON
+ * gives each variant's); a new reference (jansson's json_t). */
+struct json_t;
+struct json_t *cs_outcome_time_json(const cs_outcome_time *t, int world);
 
 #endif

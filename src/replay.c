@@ -135,6 +135,25 @@ static void retime_emit(void *ud, cs_event *ev) {
     if (!t->failed && push(&t->out, &t->cap, ev) < 0) t->failed = true;
 }
 
+int cs_replay_timekeeper(const cs_replay *r, const char *net, cs_vclock **out, char *err,
+                         size_t errlen) {
+    const char *recorded = r->n && r->ev[0].type == CS_EV_RUN ? r->ev[0].net : NULL;
+    cs_netmodel m;
+    *out = NULL;
+    if (!net && !recorded) return 0;
+    if (net && !recorded && strcmp(net, "none") != 0) {
+        snprintf(err, errlen, "--net: the trace was recorded without a network model, so its "
+                 "waits were not all recorded; record it with 'commsim run --net'");
+        return -1;
+    }
+    if (cs_netmodel_parse(net ? net : recorded, &m, err, errlen) < 0) return -1;
+    if (m.on && !(*out = cs_vclock_new(&m, r->world))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 int cs_replay_retime(cs_replay *r, const char *net, char *err, size_t errlen) {
     const char *recorded = r->n && r->ev[0].type == CS_EV_RUN ? r->ev[0].net : NULL;
     cs_netmodel m;

@@ -32,6 +32,14 @@ void cs_replay_free(cs_replay *r);
  * reason in err (a trace recorded without a model has not all its waits). */
 int cs_replay_retime(cs_replay *r, const char *net, char *err, size_t errlen);
 
+/* The timekeeper that times the replay (vclock.h): under net (--net syntax),
+ * else the model the trace was recorded with. 0 with *out NULL when there is
+ * none; -1 with the reason in err (a model named for a trace recorded
+ * without one, a bad model, out of memory). */
+struct cs_vclock;
+int cs_replay_timekeeper(const cs_replay *r, const char *net, struct cs_vclock **out, char *err,
+                         size_t errlen);
+
 /* Where a replay opens (`commsim replay --end`, `--at`). */
 typedef struct cs_replay_at {
     long event;     /* 0: the start; -1: the end; N > 0: after event N, counted from 1 */

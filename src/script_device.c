@@ -1,6 +1,6 @@
 /* script_device.c -- device tensors in the `tensor` library: the device
- * option of the factories, t:cuda(), t:cpu(), t:to(device [, dtype]), t.device,
- * and dist.cuda_device_count().
+ * option of the factories, t:cuda(), t:cpu(), t:to(device [, dtype]) (t:to
+ * converts a dtype too: one method), t.device, and dist.cuda_device_count().
  *
  * A factory builds its tensor on the host and then moves it (so randn draws
  * the same numbers wherever the tensor goes); moving is tensor.h's
@@ -66,6 +66,30 @@ static int m_cpu(lua_State *L) {
     return move(L, CS_DEVICE_CPU);
 }
 
+/* t:to(dtype), t:to(device), t:to(device, dtype) */
+static int m_to(lua_State *L) {
+    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    int dev, di = 2;
+    if (cs_lua_isdevice(L, 2, &dev)) {
+        bool convert = !lua_isnoneornil(L, 3);
+        lua_settop(L, 3);
+        cs_tensor **moved = cs_lua_newslot(L);
+        *moved = cs_lua_newtensor_on(L, a, dev);
+        if (!convert) return 1;
+        lua_replace(L, 1); /* convert the moved tensor */
+        a = *moved, di = 3;
+    }
+    cs_dtype d = cs_lua_checkdtype(L, di, "to");
+    if (d == a->dtype) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    cs_tensor **slot = cs_lua_newslot(L);
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
+    CS_LUA_TRY_NEW(L, t, cs_tensor_to(cs_lua_budget(L), a, d));
+    return cs_lua_own(L, slot, t);
+}
+
 /* t.device: "cpu" or "cuda:N", as str(t.device) in torch. */
 void cs_lua_push_device(lua_State *L, const cs_tensor *t) {
     char buf[24];
@@ -79,4 +103,5 @@ int cs_lua_cuda_device_count(lua_State *L) {
     return 1;
 }
 
-const luaL_Reg cs_tensor_device_methods[] = {{"cuda", m_cuda}, {"cpu", m_cpu}, {NULL, NULL}};
+const luaL_Reg cs_tensor_device_methods[] = {
+    {"cuda", m_cuda}, {"cpu", m_cpu}, {"to", m_to}, {NULL, NULL}};

@@ -1,10 +1,11 @@
-/* script_internal.h -- what script.c, script_tensor.c and script_dist.c share:
+/* script_internal.h -- what the Lua binding's files (script*.c) share:
  * the per-state context, the "this rank must stop" machinery, script lines, and
  * the tensor userdata. Not part of any public interface.
  */
 #ifndef CS_SCRIPT_INTERNAL_H
 #define CS_SCRIPT_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -111,6 +112,33 @@ cs_tensor *cs_lua_checktensor(lua_State *L, int idx);
 cs_tensor **cs_lua_newslot(lua_State *L);
 /* Raise the error of the tensor.h call that just failed (never returns). */
 int cs_lua_tensor_failed(lua_State *L);
+/* Store t (a tensor.h call's result) in slot, or raise that call's error; 1. */
+int cs_lua_own(lua_State *L, cs_tensor **slot, cs_tensor *t);
+/* Charge n elements of tensor work to the rank (negative counts as none). */
+void cs_lua_charge_elems(lua_State *L, int64_t n);
+cs_budget *cs_lua_budget(lua_State *L);
+/* Dead tensors hold budget until their finalizers run, and the Lua collector
+ * does not see the bytes they hold: when the budget refuses, collect and retry. */
+#define CS_LUA_TRY_NEW(L, var, expr)                           \
+    do {                                                       \
+        errno = 0;                                             \
+        (var) = (expr);                                        \
+        if (!(var) && errno == ENOMEM) {                       \
+            lua_gc((L), LUA_GCCOLLECT);                        \
+            errno = 0;                                         \
+            (var) = (expr);                                    \
+        }                                                      \
+    } while (0)
+/* A number argument; what names it in the error ("tensor.full: the value"). */
+double cs_lua_checkscalar(lua_State *L, int idx, const char *what);
+cs_dtype cs_lua_checkdtype(lua_State *L, int idx, const char *fn);
+/* Dims from the arguments first..last: numbers, or one table of numbers. */
+int cs_lua_checkdims(lua_State *L, int first, int last, const char *fn, int64_t *shape);
+/* t's element at flat index flat = the number at idx. */
+void cs_lua_set_elem(lua_State *L, cs_tensor *t, int64_t flat, int idx);
+
+/* ---- the tensor library's factories (script_factory.c) */
+extern const luaL_Reg cs_tensor_factories[];
 
 /* ---- device tensors (script_device.c) */
 /* Whether idx holds a device name ("cpu", "cuda", "cuda:N"); its number in *dev. */
@@ -123,7 +151,7 @@ cs_tensor *cs_lua_newtensor_on(lua_State *L, cs_tensor *t, int dev);
 void cs_lua_place(lua_State *L, int dev);
 /* t.device */
 void cs_lua_push_device(lua_State *L, const cs_tensor *t);
-/* t:cuda(), t:cpu() */
+/* t:cuda(), t:cpu(), t:to() */
 extern const luaL_Reg cs_tensor_device_methods[];
 /* dist.cuda_device_count() */
 int cs_lua_cuda_device_count(lua_State *L);

@@ -1,4 +1,6 @@
-/* script_tensor.c -- the `tensor` library and the tensor userdata.
+/* script_tensor.c -- the tensor userdata, its methods and metamethods, and
+ * the `tensor` library (its factories are in script_factory.c, the device
+ * methods in script_device.c).
  *
  * A tensor userdata is one pointer to a cs_tensor, which it owns a reference
  * to. Every function here checks and converts its arguments, then makes one
@@ -18,7 +20,7 @@
 
 #define CS_CSTRING_MT "cs.cstring" /* a malloc'd string owned by a userdata */
 
-static cs_budget *budget_of(lua_State *L) {
+cs_budget *cs_lua_budget(lua_State *L) {
     return cs_script_ctx_of(L)->budget;
 }
 
@@ -54,22 +56,9 @@ int cs_lua_tensor_failed(lua_State *L) {
 
 #define tensor_failed cs_lua_tensor_failed
 
-/* Dead tensors hold budget until their finalizers run, and the Lua collector
- * does not see the bytes they hold: when the budget refuses, collect and retry. */
-#define TRY_NEW(L, var, expr)                                  \
-    do {                                                       \
-        errno = 0;                                             \
-        (var) = (expr);                                        \
-        if (!(var) && errno == ENOMEM) {                       \
-            lua_gc((L), LUA_GCCOLLECT);                        \
-            errno = 0;                                         \
-            (var) = (expr);                                    \
-        }                                                      \
-    } while (0)
-
 /* Store t in the slot at the top of the stack, or fail. The collector is told
  * about the storage so garbage tensors are collected at a fair pace. */
-static int own(lua_State *L, cs_tensor **slot, cs_tensor *t) {
+int cs_lua_own(lua_State *L, cs_tensor **slot, cs_tensor *t) {
     if (!t) return tensor_failed(L);
     *slot = t;
     size_t kb = cs_tensor_nbytes(t) / 1024;
@@ -77,7 +66,7 @@ static int own(lua_State *L, cs_tensor **slot, cs_tensor *t) {
     return 1;
 }
 
-static void charge_elems(lua_State *L, int64_t n) {
+void cs_lua_charge_elems(lua_State *L, int64_t n) {
     cs_script_charge(L, (uint64_t)(n > 0 ? n : 0) / CS_ELEMS_PER_STEP);
 }
 
@@ -99,19 +88,19 @@ static void push_elem(lua_State *L, const cs_tensor *t, int64_t flat) {
     check_device_answer(L, t, NULL);
 }
 
-static double check_scalar(lua_State *L, int idx, const char *what) {
+double cs_lua_checkscalar(lua_State *L, int idx, const char *what) {
     if (lua_type(L, idx) != LUA_TNUMBER)
         luaL_error(L, "%s must be a number (got %s)", what, luaL_typename(L, idx));
     return lua_tonumber(L, idx);
 }
 
-static void set_elem(lua_State *L, cs_tensor *t, int64_t flat, int idx) {
+void cs_lua_set_elem(lua_State *L, cs_tensor *t, int64_t flat, int idx) {
     int rc;
     errno = 0;
     if (!cs_dtype_is_float(t->dtype) && lua_isinteger(L, idx))
         rc = cs_tensor_set_i(t, flat, lua_tointeger(L, idx));
     else
-        rc = cs_tensor_set(t, flat, check_scalar(L, idx, "a tensor element"));
+        rc = cs_tensor_set(t, flat, cs_lua_checkscalar(L, idx, "a tensor element"));
     if (rc < 0) tensor_failed(L); /* a device that failed: the index was checked */
 }
 
@@ -143,7 +132,7 @@ static int64_t check_dim_value(lua_State *L, int idx, const char *fn) {
 }
 
 /* Dims from the arguments first..last: numbers, or one table of numbers. */
-static int get_dims(lua_State *L, int first, int last, const char *fn, int64_t *shape) {
+int cs_lua_checkdims(lua_State *L, int first, int last, const char *fn, int64_t *shape) {
     int n = 0;
     if (first == last && lua_istable(L, first)) {
         lua_Integer len = (lua_Integer)lua_rawlen(L, first);
@@ -163,7 +152,7 @@ static int get_dims(lua_State *L, int first, int last, const char *fn, int64_t *
     return n;
 }
 
-static cs_dtype check_dtype(lua_State *L, int idx, const char *fn) {
+cs_dtype cs_lua_checkdtype(lua_State *L, int idx, const char *fn) {
     cs_dtype d = CS_FLOAT32; /* luaL_error below does not return */
     const char *name = lua_tostring(L, idx);
     if (lua_type(L, idx) != LUA_TSTRING || !cs_dtype_parse(name, &d))
@@ -172,176 +161,7 @@ static cs_dtype check_dtype(lua_State *L, int idx, const char *fn) {
     return d;
 }
 
-/* A factory's options table {dtype = ..., device = ...} at idx, if there is
- * one; the device (CS_DEVICE_CPU when not given) into *dev. */
-static cs_dtype opt_dtype(lua_State *L, int idx, const char *fn, cs_dtype def, int *dev) {
-    static const char *const keys[] = {"dtype", "device", NULL};
-    *dev = CS_DEVICE_CPU;
-    if (!cs_script_opts(L, idx, fn, keys)) return def;
-    lua_getfield(L, idx, "dtype");
-    cs_dtype d = lua_isnil(L, -1) ? def : check_dtype(L, -1, fn);
-    lua_getfield(L, idx, "device");
-    if (!lua_isnil(L, -1)) *dev = cs_lua_checkdevice(L, -1, fn);
-    lua_pop(L, 2);
-    return d;
-}
-
-/* The arguments of a factory from index first on: dims..., then optional
- * options. A trailing table after the first argument is the options. */
-static int factory_args(lua_State *L, int first, const char *fn, int64_t *shape, cs_dtype *d,
-                        int *dev) {
-    int last = lua_gettop(L);
-    *d = CS_FLOAT32;
-    *dev = CS_DEVICE_CPU;
-    if (last > first && lua_istable(L, last)) *d = opt_dtype(L, last--, fn, CS_FLOAT32, dev);
-    return last >= first ? get_dims(L, first, last, fn, shape) : 0;
-}
-
-/* The element count to charge before a factory runs: saturated, since the
- * shape is not checked yet (tensor.h refuses it if it is bad). */
-static int64_t shape_numel(int ndim, const int64_t *shape) {
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++) {
-        if (shape[d] <= 0) return 0;
-        if (__builtin_mul_overflow(n, shape[d], &n)) n = INT64_MAX;
-    }
-    return n;
-}
-
-/* ---- the tensor library */
-
-static int filled(lua_State *L, const char *fn, double v) {
-    int64_t shape[CS_MAX_DIMS];
-    cs_dtype d;
-    int dev;
-    int ndim = factory_args(L, 1, fn, shape, &d, &dev);
-    cs_tensor **slot = new_slot(L), *t;
-    charge_elems(L, shape_numel(ndim, shape));
-    TRY_NEW(L, t, cs_tensor_full(budget_of(L), d, ndim, shape, v));
-    own(L, slot, t);
-    cs_lua_place(L, dev);
-    return 1;
-}
-
-static int l_zeros(lua_State *L) { return filled(L, "tensor.zeros", 0); }
-static int l_ones(lua_State *L) { return filled(L, "tensor.ones", 1); }
-
-static int l_full(lua_State *L) {
-    int64_t shape[CS_MAX_DIMS];
-    int dev;
-    double v = check_scalar(L, 2, "tensor.full: the value");
-    cs_dtype d = opt_dtype(L, 3, "tensor.full", CS_FLOAT32, &dev);
-    luaL_checkany(L, 1);
-    int ndim = get_dims(L, 1, 1, "tensor.full", shape);
-    cs_tensor **slot = new_slot(L), *t;
-    charge_elems(L, shape_numel(ndim, shape));
-    TRY_NEW(L, t, cs_tensor_full(budget_of(L), d, ndim, shape, v));
-    own(L, slot, t);
-    cs_lua_place(L, dev);
-    return 1;
-}
-
-/* arange(n) or arange(start, end [, step]), each with optional options. */
-static int l_arange(lua_State *L) {
-    const char *fn = "tensor.arange";
-    int n = lua_gettop(L), dev = CS_DEVICE_CPU;
-    cs_dtype d = CS_FLOAT32;
-    if (n > 1 && lua_istable(L, n)) d = opt_dtype(L, n--, fn, CS_FLOAT32, &dev);
-    if (n < 1 || n > 3) return luaL_error(L, "%s: expected (n) or (start, end [, step])", fn);
-    double start = 0, end, step = 1;
-    if (n == 1) {
-        end = check_scalar(L, 1, "tensor.arange: the end");
-    } else {
-        start = check_scalar(L, 1, "tensor.arange: the start");
-        end = check_scalar(L, 2, "tensor.arange: the end");
-        if (n == 3) step = check_scalar(L, 3, "tensor.arange: the step");
-    }
-    if (step == 0) return luaL_error(L, "%s: step must be nonzero", fn);
-    double count = ceil((end - start) / step);
-    if (!(count >= 0))
-        return luaL_error(L, "%s: upper bound and larger bound inconsistent with step sign", fn);
-    if (count > 1e15) return cs_script_die(L, CS_DIE_MEM);
-    cs_tensor **slot = new_slot(L), *t;
-    charge_elems(L, (int64_t)count);
-    TRY_NEW(L, t, cs_tensor_arange(budget_of(L), d, (int64_t)count));
-    own(L, slot, t);
-    if ((step != 1 && cs_tensor_binop_(CS_MUL, t, NULL, step) < 0) ||
-        (start != 0 && cs_tensor_binop_(CS_ADD, t, NULL, start) < 0))
-        return tensor_failed(L);
-    cs_lua_place(L, dev);
-    return 1;
-}
-
-static int l_randn(lua_State *L) {
-    int64_t shape[CS_MAX_DIMS];
-    cs_dtype d;
-    int dev;
-    int ndim = factory_args(L, 1, "tensor.randn", shape, &d, &dev);
-    cs_tensor **slot = new_slot(L), *t;
-    charge_elems(L, shape_numel(ndim, shape));
-    uint64_t *rng = cs_rank_rng(cs_script_ctx_of(L)->r);
-    TRY_NEW(L, t, cs_tensor_randn(budget_of(L), d, ndim, shape, rng));
-    own(L, slot, t);
-    cs_lua_place(L, dev);
-    return 1;
-}
-
-/* tensor.from: the shape of nested sequences, read along their first elements. */
-static int from_shape(lua_State *L, int idx, int64_t *shape) {
-    int ndim = 0;
-    lua_pushvalue(L, idx);
-    while (lua_istable(L, -1)) {
-        if (ndim == CS_MAX_DIMS)
-            luaL_error(L, "tensor.from: at most %d levels of nesting are supported", CS_MAX_DIMS);
-        shape[ndim++] = (int64_t)lua_rawlen(L, -1);
-        if (shape[ndim - 1] == 0) break;
-        lua_rawgeti(L, -1, 1);
-        lua_remove(L, -2);
-    }
-    lua_pop(L, 1);
-    return ndim;
-}
-
-/* Fill t from the nested sequence at the top of the stack, checking that it is
- * rectangular. *flat is the next element's index. */
-static void from_fill(lua_State *L, cs_tensor *t, int level, int64_t *flat) {
-    if (level == t->ndim) {
-        if (lua_type(L, -1) != LUA_TNUMBER)
-            luaL_error(L, "tensor.from: elements must be numbers (got %s)", luaL_typename(L, -1));
-        set_elem(L, t, (*flat)++, -1);
-        return;
-    }
-    if (!lua_istable(L, -1) || (int64_t)lua_rawlen(L, -1) != t->shape[level])
-        luaL_error(L, "tensor.from: the nested sequences are not rectangular (expected a "
-                   "sequence of %I at depth %d, got %s)", (lua_Integer)t->shape[level], level + 1,
-                   lua_istable(L, -1) ? "one of another length" : luaL_typename(L, -1));
-    luaL_checkstack(L, 2, "tensor.from");
-    for (int64_t i = 1; i <= t->shape[level]; i++) {
-        lua_rawgeti(L, -1, i);
-        from_fill(L, t, level + 1, flat);
-        lua_pop(L, 1);
-    }
-}
-
-static int l_from(lua_State *L) {
-    int64_t shape[CS_MAX_DIMS];
-    int dev;
-    cs_dtype d = opt_dtype(L, 2, "tensor.from", CS_FLOAT32, &dev);
-    if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER)
-        return luaL_error(L, "tensor.from: expected a number or a (nested) sequence of numbers "
-                          "(got %s)", luaL_typename(L, 1));
-    int ndim = from_shape(L, 1, shape);
-    cs_tensor **slot = new_slot(L), *t;
-    charge_elems(L, shape_numel(ndim, shape));
-    TRY_NEW(L, t, cs_tensor_new(budget_of(L), d, ndim, shape));
-    own(L, slot, t);
-    int64_t flat = 0;
-    lua_pushvalue(L, 1);
-    from_fill(L, t, 0, &flat);
-    lua_pop(L, 1);
-    cs_lua_place(L, dev);
-    return 1;
-}
+/* ---- the tensor library (its factories: script_factory.c) */
 
 /* With a model that sets flops=, arithmetic moves the rank's clock
  * (docs/time-model.md): n floating-point operations. */
@@ -355,10 +175,10 @@ static int l_matmul(lua_State *L) {
     cs_tensor **slot = new_slot(L);
     int64_t m = b->ndim == 2 ? b->shape[1] : 1;
     int64_t mkn = m > 0 && cs_tensor_numel(a) > INT64_MAX / m ? INT64_MAX : cs_tensor_numel(a) * m;
-    charge_elems(L, mkn);
-    TRY_NEW(L, t, cs_tensor_matmul(budget_of(L), a, b));
+    cs_lua_charge_elems(L, mkn);
+    CS_LUA_TRY_NEW(L, t, cs_tensor_matmul(cs_lua_budget(L), a, b));
     model_flops(L, mkn > INT64_MAX / 2 ? INT64_MAX : 2 * mkn); /* a multiply and an add each */
-    return own(L, slot, t);
+    return cs_lua_own(L, slot, t);
 }
 
 static int l_is_tensor(lua_State *L) {
@@ -411,41 +231,17 @@ static int m_contiguous(lua_State *L) {
         return 1;
     }
     cs_tensor **slot = new_slot(L);
-    charge_elems(L, cs_tensor_numel(a));
-    TRY_NEW(L, t, cs_tensor_contiguous(budget_of(L), a));
-    return own(L, slot, t);
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
+    CS_LUA_TRY_NEW(L, t, cs_tensor_contiguous(cs_lua_budget(L), a));
+    return cs_lua_own(L, slot, t);
 }
 
 static int m_clone(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *t;
     cs_tensor **slot = new_slot(L);
-    charge_elems(L, cs_tensor_numel(a));
-    TRY_NEW(L, t, cs_tensor_clone(budget_of(L), a));
-    return own(L, slot, t);
-}
-
-/* t:to(dtype), t:to(device), t:to(device, dtype) */
-static int m_to(lua_State *L) {
-    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
-    int dev, di = 2;
-    if (cs_lua_isdevice(L, 2, &dev)) {
-        bool convert = !lua_isnoneornil(L, 3);
-        lua_settop(L, 3);
-        cs_tensor **moved = new_slot(L);
-        *moved = cs_lua_newtensor_on(L, a, dev);
-        if (!convert) return 1;
-        lua_replace(L, 1); /* convert the moved tensor */
-        a = *moved, di = 3;
-    }
-    cs_dtype d = check_dtype(L, di, "to");
-    if (d == a->dtype) {
-        lua_settop(L, 1);
-        return 1;
-    }
-    cs_tensor **slot = new_slot(L);
-    charge_elems(L, cs_tensor_numel(a));
-    TRY_NEW(L, t, cs_tensor_to(budget_of(L), a, d));
-    return own(L, slot, t);
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
+    CS_LUA_TRY_NEW(L, t, cs_tensor_clone(cs_lua_budget(L), a));
+    return cs_lua_own(L, slot, t);
 }
 
 static int m_narrow(lua_State *L) {
@@ -455,8 +251,8 @@ static int m_narrow(lua_State *L) {
     lua_Integer len = cs_script_checkint(L, 4, "narrow", "length");
     if (dim < INT32_MIN || dim > INT32_MAX) dim = INT32_MAX;
     cs_tensor **slot = new_slot(L);
-    TRY_NEW(L, t, cs_tensor_narrow(a, (int)dim, start, len));
-    return own(L, slot, t);
+    CS_LUA_TRY_NEW(L, t, cs_tensor_narrow(a, (int)dim, start, len));
+    return cs_lua_own(L, slot, t);
 }
 
 static int m_select(lua_State *L) {
@@ -465,30 +261,30 @@ static int m_select(lua_State *L) {
     lua_Integer i = cs_script_checkint(L, 3, "select", "index");
     if (dim < INT32_MIN || dim > INT32_MAX) dim = INT32_MAX;
     cs_tensor **slot = new_slot(L);
-    TRY_NEW(L, t, cs_tensor_select(a, (int)dim, i));
-    return own(L, slot, t);
+    CS_LUA_TRY_NEW(L, t, cs_tensor_select(a, (int)dim, i));
+    return cs_lua_own(L, slot, t);
 }
 
 static int m_view(lua_State *L) {
     int64_t shape[CS_MAX_DIMS];
     cs_tensor *a = cs_lua_checktensor(L, 1), *t;
-    int ndim = get_dims(L, 2, lua_gettop(L), "view", shape);
+    int ndim = cs_lua_checkdims(L, 2, lua_gettop(L), "view", shape);
     cs_tensor **slot = new_slot(L);
-    TRY_NEW(L, t, cs_tensor_view(a, ndim, shape));
-    return own(L, slot, t);
+    CS_LUA_TRY_NEW(L, t, cs_tensor_view(a, ndim, shape));
+    return cs_lua_own(L, slot, t);
 }
 
 /* reshape: a view when the tensor is contiguous, a view of a copy otherwise. */
 static int m_reshape(lua_State *L) {
     int64_t shape[CS_MAX_DIMS];
     cs_tensor *a = cs_lua_checktensor(L, 1), *c, *t;
-    int ndim = get_dims(L, 2, lua_gettop(L), "reshape", shape);
+    int ndim = cs_lua_checkdims(L, 2, lua_gettop(L), "reshape", shape);
     cs_tensor **cslot = new_slot(L); /* owns the copy until the view holds it */
-    TRY_NEW(L, c, cs_tensor_contiguous(budget_of(L), a));
-    own(L, cslot, c);
+    CS_LUA_TRY_NEW(L, c, cs_tensor_contiguous(cs_lua_budget(L), a));
+    cs_lua_own(L, cslot, c);
     cs_tensor **slot = new_slot(L);
-    TRY_NEW(L, t, cs_tensor_view(c, ndim, shape));
-    return own(L, slot, t);
+    CS_LUA_TRY_NEW(L, t, cs_tensor_view(c, ndim, shape));
+    return cs_lua_own(L, slot, t);
 }
 
 /* chunk(n [, dim]): a sequence of views. The slots are made before the views
@@ -527,8 +323,8 @@ static int m_chunk(lua_State *L) {
 
 static int m_fill_(lua_State *L) {
     cs_tensor *t = cs_lua_checktensor(L, 1);
-    double v = check_scalar(L, 2, "fill_: the value");
-    charge_elems(L, cs_tensor_numel(t));
+    double v = cs_lua_checkscalar(L, 2, "fill_: the value");
+    cs_lua_charge_elems(L, cs_tensor_numel(t));
     errno = 0;
     if (cs_tensor_fill_(t, v) < 0) return tensor_failed(L);
     lua_settop(L, 1);
@@ -543,7 +339,7 @@ static int m_zero_(lua_State *L) {
 
 static int m_copy_(lua_State *L) {
     cs_tensor *dst = cs_lua_checktensor(L, 1), *src = cs_lua_checktensor(L, 2);
-    charge_elems(L, cs_tensor_numel(dst));
+    cs_lua_charge_elems(L, cs_tensor_numel(dst));
     errno = 0;
     if (cs_tensor_copy_(dst, src) < 0) return tensor_failed(L);
     lua_settop(L, 1);
@@ -559,8 +355,8 @@ static int reduce(lua_State *L, double (*fn)(const cs_tensor *), const char *nam
     cs_tensor *t = cs_lua_checktensor(L, 1);
     if (fn != cs_tensor_sum && cs_tensor_numel(t) == 0)
         return luaL_error(L, "%s(): cannot reduce an empty tensor", name);
-    charge_elems(L, cs_tensor_numel(t));
-    if (t) model_flops(L, cs_tensor_numel(t)); /* NULL: own() raises the error */
+    cs_lua_charge_elems(L, cs_tensor_numel(t));
+    if (t) model_flops(L, cs_tensor_numel(t)); /* NULL: cs_lua_own() raises the error */
     errno = 0;
     double v = fn(t);
     check_device_answer(L, t, NULL);
@@ -601,14 +397,14 @@ static void push_list(lua_State *L, const cs_tensor *t, int level, int64_t *flat
 static int m_tolist(lua_State *L) {
     cs_tensor *t = cs_lua_checktensor(L, 1);
     int64_t flat = 0;
-    charge_elems(L, cs_tensor_numel(t));
+    cs_lua_charge_elems(L, cs_tensor_numel(t));
     push_list(L, t, 0, &flat);
     return 1;
 }
 
 static int m_equal(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
-    charge_elems(L, cs_tensor_numel(a));
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
     errno = 0;
     bool eq = cs_tensor_equal(a, b);
     check_device_answer(L, a, b);
@@ -619,7 +415,7 @@ static int m_equal(lua_State *L) {
 static int m_allclose(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2);
     double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
-    charge_elems(L, cs_tensor_numel(a));
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
     errno = 0;
     bool close = cs_tensor_allclose(a, b, rtol, atol);
     check_device_answer(L, a, b);
@@ -651,16 +447,16 @@ static int binop(lua_State *L, cs_binop op) {
     }
     cs_tensor **slot = new_slot(L);
     int64_t na = cs_tensor_numel(a), nb = b ? cs_tensor_numel(b) : 0; /* b: NULL for a scalar */
-    charge_elems(L, na > nb ? na : nb);
-    TRY_NEW(L, t, cs_tensor_binop(budget_of(L), op, a, b, s, scalar_first));
-    if (t) model_flops(L, cs_tensor_numel(t)); /* NULL: own() raises the error */
-    return own(L, slot, t);
+    cs_lua_charge_elems(L, na > nb ? na : nb);
+    CS_LUA_TRY_NEW(L, t, cs_tensor_binop(cs_lua_budget(L), op, a, b, s, scalar_first));
+    if (t) model_flops(L, cs_tensor_numel(t)); /* NULL: cs_lua_own() raises the error */
+    return cs_lua_own(L, slot, t);
 }
 
 static int binop_(lua_State *L, cs_binop op) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_totensor(L, 2);
     double s = b ? 0 : check_operand(L, 2, "right");
-    charge_elems(L, cs_tensor_numel(a));
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
     errno = 0;
     if (cs_tensor_binop_(op, a, b, s) < 0) return tensor_failed(L);
     model_flops(L, cs_tensor_numel(a));
@@ -678,27 +474,22 @@ static int m_sub_(lua_State *L) { return binop_(L, CS_SUB); }
 static int m_mul_(lua_State *L) { return binop_(L, CS_MUL); }
 static int m_div_(lua_State *L) { return binop_(L, CS_DIV); }
 
-static int m_neg(lua_State *L) {
+/* fn(t): a new tensor, one operation per element. */
+static int unary(lua_State *L, cs_tensor *(*fn)(cs_budget *, const cs_tensor *)) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *t;
     cs_tensor **slot = new_slot(L);
-    charge_elems(L, cs_tensor_numel(a));
-    TRY_NEW(L, t, cs_tensor_neg(budget_of(L), a));
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
+    CS_LUA_TRY_NEW(L, t, fn(cs_lua_budget(L), a));
     model_flops(L, cs_tensor_numel(a));
-    return own(L, slot, t);
+    return cs_lua_own(L, slot, t);
 }
 
-static int m_relu(lua_State *L) {
-    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
-    cs_tensor **slot = new_slot(L);
-    charge_elems(L, cs_tensor_numel(a));
-    TRY_NEW(L, t, cs_tensor_relu(budget_of(L), a));
-    model_flops(L, cs_tensor_numel(a));
-    return own(L, slot, t);
-}
+static int m_neg(lua_State *L) { return unary(L, cs_tensor_neg); }
+static int m_relu(lua_State *L) { return unary(L, cs_tensor_relu); }
 
 static int m_relu_(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1);
-    charge_elems(L, cs_tensor_numel(a));
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
     errno = 0;
     if (cs_tensor_relu_(a) < 0) return tensor_failed(L);
     model_flops(L, cs_tensor_numel(a));
@@ -730,8 +521,8 @@ static int mt_index(lua_State *L) {
         return 1;
     }
     cs_tensor **slot = new_slot(L);
-    TRY_NEW(L, v, cs_tensor_select(t, 0, i));
-    return own(L, slot, v);
+    CS_LUA_TRY_NEW(L, v, cs_tensor_select(t, 0, i));
+    return cs_lua_own(L, slot, v);
 }
 
 /* t[i] = v: an element of a 1-D tensor; for more dims the row i, filled with a
@@ -743,15 +534,15 @@ static int mt_newindex(lua_State *L) {
                           lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_typename(L, 2));
     int64_t i = check_index(L, t, 2);
     if (t->ndim == 1) {
-        set_elem(L, t, i, 3);
+        cs_lua_set_elem(L, t, i, 3);
         return 0;
     }
     cs_tensor *src = cs_lua_totensor(L, 3);
-    double v = src ? 0 : check_scalar(L, 3, "the assigned value");
+    double v = src ? 0 : cs_lua_checkscalar(L, 3, "the assigned value");
     cs_tensor **slot = new_slot(L);
-    TRY_NEW(L, row, cs_tensor_select(t, 0, i));
-    own(L, slot, row);
-    charge_elems(L, cs_tensor_numel(row));
+    CS_LUA_TRY_NEW(L, row, cs_tensor_select(t, 0, i));
+    cs_lua_own(L, slot, row);
+    cs_lua_charge_elems(L, cs_tensor_numel(row));
     errno = 0;
     if (src && cs_tensor_copy_(row, src) < 0) return tensor_failed(L);
     if (!src && cs_tensor_fill_(row, v) < 0) return tensor_failed(L);
@@ -823,7 +614,7 @@ static int size_eq(lua_State *L) {
 static const luaL_Reg tensor_methods[] = {
     {"numel", m_numel}, {"dim", m_dim}, {"size", m_size},
     {"is_contiguous", m_is_contiguous}, {"contiguous", m_contiguous},
-    {"clone", m_clone}, {"to", m_to}, {"narrow", m_narrow}, {"select", m_select},
+    {"clone", m_clone}, {"narrow", m_narrow}, {"select", m_select},
     {"view", m_view}, {"reshape", m_reshape}, {"chunk", m_chunk},
     {"fill", m_fill_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"copy_", m_copy_},
     {"sum", m_sum}, {"max", m_max}, {"min", m_min}, {"mean", m_mean},
@@ -840,8 +631,7 @@ static const luaL_Reg tensor_meta[] = {
     {NULL, NULL}};
 
 static const luaL_Reg tensor_lib[] = {
-    {"zeros", l_zeros}, {"ones", l_ones}, {"full", l_full}, {"arange", l_arange},
-    {"randn", l_randn}, {"from", l_from}, {"matmul", l_matmul}, {"is_tensor", l_is_tensor},
+    {"matmul", l_matmul}, {"is_tensor", l_is_tensor},
     {NULL, NULL}};
 
 /* setmetatable(t, mt) on a tensor: the base function's own check runs inside
@@ -895,6 +685,7 @@ int luaopen_cs_tensor(lua_State *L) {
     }
 
     luaL_newlib(L, tensor_lib);
+    luaL_setfuncs(L, cs_tensor_factories, 0);
     cs_script_guard(L, -1);
     for (int d = 0; d < CS_NDTYPES; d++) { /* tensor.int64 == "int64", like torch.int64 */
         lua_pushstring(L, cs_dtype_name((cs_dtype)d));

@@ -10,7 +10,8 @@
 #                             is skipped (77) when it is not built
 #   tmp                       a scratch directory, removed on exit
 # and gives the suite its verdicts (ok, bad, skip, finish), one way to run
-# commsim and check the result (expect), and skip_all.
+# commsim and check the result (expect), one way to wait for a condition
+# (wait_until), and skip_all.
 #
 # Every suite ends with finish: its last line is exactly "N passed, M failed"
 # (.ci/run greps and sums those lines) and its status is 0 only when nothing
@@ -88,6 +89,20 @@ skip() {
 # commsim's own --timeout (default 60 s) should end it first; this is the
 # backstop.
 guarded() { timeout -k 5 120 "$@"; }
+
+# wait_until SECONDS CMD...: run CMD every 0.05 s until it succeeds; status 1
+# when it has not within about SECONDS (CMD runs once more at the end). For a
+# condition another process makes true (a screen, a file, a process): give a
+# generous bound, so that a slow machine makes the suite slower, never wrong.
+wait_until() {
+  local end=$((SECONDS + $1))
+  shift
+  while [ "$SECONDS" -lt "$end" ]; do
+    "$@" && return 0
+    sleep 0.05
+  done
+  "$@"
+}
 
 # expect NAME STATUS PATTERN -- ARGS...: run commsim ARGS (no terminal, output
 # to $tmp/out and $tmp/err); the exit status must be STATUS and stdout or

@@ -4,11 +4,11 @@
 
 -- A model has many parameters, most of them small (biases, norms). One
 -- all_reduce per parameter pays the fixed cost of a collective every time:
--- the ring all_reduce takes 2 (n - 1) steps, one message each, whatever the
--- size. PyTorch DDP therefore packs gradients into buckets (25 MB by
--- default, `bucket_cap_mb`) and all-reduces each bucket as one flat tensor,
--- starting a bucket as soon as the backward pass has filled it. Horovod
--- calls it tensor fusion; DeepSpeed and FSDP bucket too.
+-- the ring all_reduce (named here: small tensors default to recursive
+-- doubling) takes 2 (n - 1) steps, one message each, whatever the size.
+-- PyTorch DDP packs gradients into buckets (25 MB, `bucket_cap_mb`) and
+-- all-reduces each bucket as one flat tensor as soon as the backward pass
+-- has filled it. Horovod calls it tensor fusion; DeepSpeed and FSDP too.
 
 local sizes = {3, 5, 2, 4, 1, 5}           -- six parameters, 20 values in all
 local grads = {}
@@ -20,7 +20,7 @@ end
 local separate = {}
 for i, g in ipairs(grads) do
     separate[i] = g:clone()
-    dist.all_reduce(separate[i])
+    dist.all_reduce(separate[i], ReduceOp.SUM, {algo = "ring"})
 end
 
 -- 2. One bucket: copy every gradient into a flat tensor (views of it, as
@@ -34,7 +34,7 @@ for i, k in ipairs(sizes) do
     views[i]:copy_(grads[i])
     offset = offset + k
 end
-dist.all_reduce(bucket)
+dist.all_reduce(bucket, ReduceOp.SUM, {algo = "ring"})
 
 local same = true
 for i = 1, #sizes do same = same and views[i]:equal(separate[i]) end

@@ -10,8 +10,8 @@
 --      only (ZeRO stage 2 keeps no more gradient than that);
 --   2. each rank updates its shard with its shard of the optimizer state;
 --   3. all_gather: everybody gets every updated shard back.
--- reduce_scatter + all_gather is exactly the ring all_reduce cut in two, so
--- ZeRO moves the same bytes as DDP while storing a fraction of the state.
+-- reduce_scatter + all_gather, both run as rings here, are the ring all_reduce
+-- cut in two, so ZeRO moves DDP's bytes while storing a fraction of the state.
 -- (ZeRO stage 3 and FSDP also shard the weights and all_gather them before
 -- each layer's forward and backward.)
 
@@ -30,7 +30,7 @@ print(string.format("holds: %d weights, %d gradients, optimizer state for [%d, %
 -- 1. Who sends what: every rank its whole gradient, cut in n shards; what
 -- is aggregated: the sum of shard j, which only rank j receives.
 local gshard = tensor.zeros(k)
-dist.reduce_scatter_tensor(gshard, grad, ReduceOp.SUM)
+dist.reduce_scatter_tensor(gshard, grad, ReduceOp.SUM, {algo = "ring"})
 gshard:div_(n)                             -- the average, as in DDP
 print("after reduce_scatter: averaged gradient of my shard " .. tostring(gshard))
 
@@ -43,6 +43,6 @@ print("after the step: my shard of the weights " .. tostring(wshard))
 -- 3. Who sends what: every rank its updated shard to every rank; nothing
 -- is aggregated. Every rank ends with the whole updated model.
 local full = tensor.zeros(numel)
-dist.all_gather_into_tensor(full, wshard:clone())
+dist.all_gather_into_tensor(full, wshard:clone(), {algo = "ring"})
 w:copy_(full)
 print("after all_gather: all weights " .. tostring(w))

@@ -12,7 +12,7 @@ expect "root outside the world"   2 "bad_root.lua:2: dist.broadcast: root 3 is o
 expect "root outside the group"   2 "root_group.lua:3: dist.broadcast: root 1 is not a member of the group (ranks [0, 2])" -- run "$dir/root_group.lua" -n 3
 expect "bitwise op on floats"     2 "band_float.lua:2: dist.all_reduce: ReduceOp.BAND needs an integer dtype (the tensor is float32)" -- run "$dir/band_float.lua"
 expect "not a ReduceOp"           2 "bad_op.lua:1: dist.all_reduce: op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR or BXOR), got sum" -- run "$dir/bad_op.lua"
-expect "algorithm of another collective" 2 "bad_algo.lua:1: dist.all_reduce: unknown all_reduce algorithm 'tree' (available: ring (default), recursive_doubling, reduce_broadcast, recursive_halving)" -- run "$dir/bad_algo.lua"
+expect "algorithm of another collective" 2 "bad_algo.lua:1: dist.all_reduce: unknown all_reduce algorithm 'tree' (available: ring, recursive_doubling, reduce_broadcast, recursive_halving; default: recursive_doubling up to 32 KiB (128 KiB from 16 ranks), else ring)" -- run "$dir/bad_algo.lua"
 expect "unknown option"           2 "bad_opt.lua:1: dist.barrier: unknown option 'grup' (expected group, async_op or algo)" -- run "$dir/bad_opt.lua"
 expect "rank outside the group"   2 "[rank 1] error: not_member.lua:2: dist.all_reduce: rank 1 is not a member of the group (ranks [0])" -- run "$dir/not_member.lua"
 # all_to_all's own block is copied in place: checked before anything moves,
@@ -28,13 +28,19 @@ expect "wrong output size"        2 "sizes.lua:2: dist.all_gather_into_tensor: t
 
 # ---- verdicts
 expect "count mismatch: status 2"  2 "rank 1 calls all_reduce(SUM, float32, 3 elements) at count_mismatch.lua:2" -- run "$dir/count_mismatch.lua" -n 3
+for engine in thread tcp; do
+  expect "count mismatch across the size line: status 2 ($engine)" 2 "rank 1 calls all_reduce(SUM, float32, 8193 elements) at count_mismatch_line.lua:4" -- run "$dir/count_mismatch_line.lua" -n 3 --engine $engine
+done
 expect "order mismatch: status 2"  2 "rank 0 calls broadcast(root 0, float32, 2 elements) at order.lua:3" -- run "$dir/order.lua"
 expect "order mismatch: the other side" 2 "rank 1 calls all_reduce(SUM, float32, 2 elements) at order.lua:6" -- run "$dir/order.lua"
 expect "a rank skips: status 3"    3 "rank 2 did not call it: it has finished" -- run "$dir/skip.lua" -n 3
 expect "a rank skips: the call"    3 "ranks 0, 1 entered barrier() at skip.lua:2, collective call #1 on the world group" -- run "$dir/skip.lua" -n 3
 
 # ---- --algo
-expect "--algo in --help"          0 "all_reduce      ring (default), recursive_doubling, reduce_broadcast, recursive_halving" -- run --help
+expect "--algo in --help"          0 "default: recursive_doubling up to 32 KiB (128 KiB from 16 ranks), else ring" -- run --help
+expect "--algo help: the defaults"  0 "all_gather      ring, direct" -- run --algo help
+expect "--algo help: all_reduce's"  0 "default: recursive_doubling up to 32 KiB (128 KiB from 16 ranks), else ring" -- run --algo help
+expect "bench --algo help"          0 "default: direct up to 16 KiB on up to 8 ranks, else ring" -- bench --algo help
 expect "--algo: unknown algorithm" 1 "--algo: unknown broadcast algorithm 'ring' (available: tree (default), linear)" -- run "$dir/async.lua" --algo broadcast=ring
 expect "--algo: not C=A"           1 "--algo: 'ring' is not COLLECTIVE=ALGORITHM" -- run "$dir/async.lua" --algo ring
 expect "--algo is used"            0 "" -- run "$dir/async.lua" -n 5 --algo all_reduce=recursive_doubling,broadcast=linear --trace "$tmp/a.jsonl"
@@ -43,6 +49,29 @@ if grep -q '"name": *"all_reduce".*"algo": *"recursive_doubling"' "$tmp/a.jsonl"
   ok "the trace says which algorithm ran"
 else
   bad_showing "$tmp/a.jsonl" "the trace says which algorithm ran"
+fi
+
+# the default by size: recursive doubling up to 32 KiB, the ring above
+for np in 3 4; do
+  eng=thread; [ $np = 4 ] && eng=tcp
+  expect "default by size, $np ranks ($eng): the same sums" 0 "[rank 0] same" -- run "$dir/default_algo.lua" -n $np --engine $eng --trace "$tmp/d$np.jsonl"
+  if [ "$(grep '"type": *"coll"' "$tmp/d$np.jsonl" | grep '"begin": *true' | grep '"line": *4' | grep -c '"algo": *"recursive_doubling"')" = $np ] &&
+     [ "$(grep '"type": *"coll"' "$tmp/d$np.jsonl" | grep '"begin": *true' | grep '"line": *5' | grep -c '"algo": *"ring"')" = $np ]; then
+    ok "the trace names the default's pick, $np ranks"
+  else
+    bad_showing "$tmp/d$np.jsonl" "the trace names the default's pick, $np ranks"
+  fi
+done
+
+replay_same "the default by size" "$dir/default_algo.lua" -n 5
+replay_same "a count mismatch across the size line" "$dir/count_mismatch_line.lua" -n 3
+
+# commsim bench's algo column says what the default picked at each size
+expect "bench: the default's pick per size" 0 "" -- bench --engine thread --op all_reduce,broadcast --sizes 1K,64K -n 3 --iters 2 --format csv
+if [ "$(cut -d, -f3,4,6 "$tmp/out" | tail -n +2 | tr '\n' ' ')" = "all_reduce,default:recursive_doubling,1024 all_reduce,default:ring,65536 broadcast,default:tree,1024 broadcast,default:tree,65536 " ]; then
+  ok "bench: algo column default:recursive_doubling at 1 KiB, default:ring at 64 KiB"
+else
+  bad_showing "$tmp/out" "bench: algo column default:recursive_doubling at 1 KiB, default:ring at 64 KiB"
 fi
 
 # ---- semantics

@@ -147,6 +147,60 @@ else
   skip "junit, gradescope and json checks" "no python3"
 fi
 
+# The JSON's modelled time: each variant of a case under a network model
+# carries its run's "time" (the fields of run --report json), per rank too.
+# measure_latency's reference makes 10 round trips under alpha 10 us and
+# 1 GB/s: 20 messages of 4 bytes, 10.004 us each, so 200080 ns, every rank;
+# with eager sends rank 1's last send leaves without waiting: it ends when
+# the 19th message has arrived and its 4 bytes are out, at 190080 ns.
+if command -v python3 >/dev/null; then
+  ml=$here/measure_latency/reference.lua
+  "$bin" grade measure_latency "$ml" --format json >"$tmp/ml.json" 2>&1
+  "$bin" grade measure_latency "$ml" --format json --hidden >"$tmp/mlh.json" 2>&1
+  "$bin" grade measure_latency "$ml" --format json --hidden --engine tcp >"$tmp/mlt.json" 2>&1
+  { echo 'ROUNDS = 10; ELEMS = 1'; cat "$ml"; } >"$tmp/ml_run.lua"
+  "$bin" run "$tmp/ml_run.lua" --net alpha=10us,bandwidth=1GB/s --report json >"$tmp/ml_run.json" 2>/dev/null
+  "$bin" grade ring "$here/ring/reference.lua" --format json --hidden >"$tmp/ring.json" 2>&1
+  mkdir -p "$tmp/mlclass" && cp "$ml" "$tmp/mlclass/ann.lua" && cp "$here/measure_latency/round_trip.lua" "$tmp/mlclass/bob.lua"
+  guarded "$bin" grade measure_latency "$tmp/mlclass" --format json --hidden --jobs 2 >"$tmp/mlclass.json" 2>&1
+  "$bin" grade measure_latency "$here/measure_latency/round_trip.lua" --format json --hidden >"$tmp/mlbob.json" 2>&1
+  json_check() { # NAME FILE PYTHON: the PYTHON assertions hold of FILE's JSON (as d)
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); run = json.load(open(sys.argv[2])); $3" \
+      "$2" "$tmp/ml_run.json" && ok "$1" || bad_showing "$2" "$1"
+  }
+  json_check "json time: each variant of a case under a model, the exact makespan and per-rank figures" "$tmp/ml.json" '
+t = d["submissions"][0]["tests"][0]["time"]
+assert [(v["world"], v["engine"], v["send_mode"]) for v in t] == [(2, "thread", "rendezvous"), (2, "thread", "eager")], t
+v, e = t
+assert v["net"] == "alpha=10us,bandwidth=1GB/s" and v["complete"] is True and v["makespan_ns"] == 200080, v
+assert [(r["rank"], r["end_ns"], r["compute_ns"], r["comm_ns"] + r["wait_ns"]) for r in v["ranks"]] == [(0, 200080, 0, 200080), (1, 200080, 0, 200080)], v
+assert e["makespan_ns"] == 200080 and [r["end_ns"] for r in e["ranks"]] == [200080, 190080], e'
+  json_check "json time: the same figures as the run's own --report json" "$tmp/ml.json" '
+v = dict(d["submissions"][0]["tests"][0]["time"][0])
+for k in ("world", "engine", "send_mode"): del v[k]
+assert v == run["time"], (v, run["time"])'
+  json_check "json time: a hidden case's only with --hidden" "$tmp/ml.json" '
+t = d["submissions"][0]["tests"]
+assert t[2]["hidden"] and "time" not in t[2]
+h = json.load(open(sys.argv[1].replace("ml.json", "mlh.json")))["submissions"][0]["tests"][2]["time"]
+assert [(v["world"], v["send_mode"], len(v["ranks"])) for v in h] == [(3, "rendezvous", 3), (3, "eager", 3)], h'
+  json_check "json time: the tcp engine's figures are the thread engine's" "$tmp/mlt.json" '
+th = json.load(open(sys.argv[1].replace("mlt.json", "mlh.json")))["submissions"][0]["tests"]
+tc = d["submissions"][0]["tests"]
+strip = lambda ts: [[{k: x for k, x in v.items() if k != "engine"} for v in t["time"]] for t in ts]
+assert [v["engine"] for t in tc for v in t["time"]] == ["tcp"] * 6
+assert strip(tc) == strip(th)'
+  json_check "json time: none for a case without a model" "$tmp/ring.json" '
+assert all("time" not in t for t in d["submissions"][0]["tests"])'
+  json_check "json time: a class's workers keep each student's times" "$tmp/mlclass.json" '
+s = {x["student"]: x for x in d["submissions"]}
+alone = json.load(open(sys.argv[1].replace("mlclass.json", "mlbob.json")))["submissions"][0]
+assert s["bob"]["tests"] == alone["tests"], (s["bob"]["tests"], alone["tests"])
+assert s["ann"]["tests"][0]["time"][0]["makespan_ns"] == 200080'
+else
+  skip "json time checks" "no python3"
+fi
+
 # A class: 30 submissions, files and folders, hostile ones among them. Each
 # hostile entry gets 0 with a reason; nobody else's result changes; twice
 # byte-identical.
@@ -196,10 +250,8 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
   echo 'while true do end' >"$tmp/spin.lua"
   "$bin" grade "$tmp/spin_ex" "$tmp/spin.lua" --trace-dir "$tmp/spin_traces" >"$tmp/spin.out" 2>&1 &
   gpid=$! found=
-  for i in $(seq 1 200); do
-    ps -eo user=,args= | grep -F "$tmp/spin_ex" | grep -q '^nobody ' && { found=1; break; }
-    sleep 0.05
-  done
+  runs_as_nobody() { ps -eo user=,args= | grep -F "$tmp/spin_ex" | grep -q '^nobody '; }
+  wait_until 10 runs_as_nobody && found=1
   wait $gpid
   [ -n "$found" ] && ok "as root: the solution runs as nobody" || bad_showing "$tmp/spin.out" "as root: runs as nobody"
   grep -qF "total: 0/1" "$tmp/spin.out" && [ "$(stat -c %U "$tmp/spin_traces"/*.jsonl)" = root ] &&

@@ -43,23 +43,29 @@ start() {
 
 snap() { tm capture-pane -p -t "$1" >"$tmp/screen"; }
 
-# wait_for NAME PATTERN...: poll until every fixed-string pattern is on screen
-# (bound: about 60 s). Returns 1 if they never all appear.
-wait_for() {
-  local name=$1 i p missing
+# on_screen NAME PATTERN...: every fixed-string pattern is on NAME's screen
+# now; the first one that is not in $missing.
+on_screen() {
+  local p
+  snap "$1"
   shift
-  for i in $(seq 1 1200); do
-    snap "$name"
-    missing=
-    for p in "$@"; do grep -qF -- "$p" "$tmp/screen" || { missing=$p; break; }; done
-    [ -z "$missing" ] && return 0
-    sleep 0.05
-  done
+  for p in "$@"; do grep -qF -- "$p" "$tmp/screen" || { missing=$p; return 1; }; done
+}
+
+# wait_for NAME PATTERN...: wait until every pattern is on screen (bound: 60 s).
+# Returns 1 if they never all appear.
+wait_for() {
+  local missing=
+  wait_until 60 on_screen "$@" && return 0
   echo "    never appeared: $missing"
   return 1
 }
 
 count() { grep -cF -- "$1" "$tmp/screen"; }
+
+# plain ARGS...: commsim ARGS, both streams in $tmp/screen (where a failed
+# case shows them), its exit status in $status.
+plain() { "$bin" "$@" >"$tmp/screen" 2>&1; status=$?; }
 
 # check NAME CONDITION: one test, passing when the shell condition holds.
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
@@ -71,14 +77,12 @@ quit_check() {
   tm kill-session -t "$1"
 }
 
-# wait_count NAME PATTERN N: poll until exactly N lines hold PATTERN.
+# lines_on_screen NAME PATTERN N: exactly N lines of NAME's screen hold PATTERN.
+lines_on_screen() { snap "$1" && [ "$(count "$2")" = "$3" ]; }
+
+# wait_count NAME PATTERN N: wait until exactly N lines hold PATTERN (60 s).
 wait_count() {
-  local i
-  for i in $(seq 1 1200); do
-    snap "$1"
-    [ "$(count "$2")" = "$3" ] && return 0
-    sleep 0.05
-  done
+  wait_until 60 lines_on_screen "$@" && return 0
   echo "    never $3 lines with: $2"
   return 1
 }
@@ -196,7 +200,7 @@ quit_check co3 0 "all_reduce: q after the end gives status 0"
 # on both engines, however the ranks' events interleave.
 bands() { grep -oE "[a-z_)]+ x[0-9]+" "$tmp/screen" | sed 's/.* x//' | tr '\n' ' '; }
 for eng in thread tcp; do
-  for case in "all_reduce:24 24 24 24 24 8 6 " "gather:3 " "broadcast:3 " "barrier:8 12 " \
+  for case in "all_reduce:8 8 8 8 24 8 6 " "gather:3 " "broadcast:3 " "barrier:8 12 " \
               "all_gather:12 12 "; do
     name=${case%%:*}
     start cx 120 50 "$bin run $lessons/03-collectives/$name.lua --speed 0 --engine $eng"
@@ -450,10 +454,9 @@ check "learn enter: the statement again" 'wait_for lx "Exercise: ring" "Your fil
 quit_check lx 0 "learn with exercises: q quits with status 0"
 check "learn: the failing cases' traces are removed when it quits" \
   '[ "$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)" = "$learn_before" ]'
-"$bin" learn 2 --no-tui --lessons "$lessons" --work "$work" >"$tmp/out" 2>&1
-cp "$tmp/out" "$tmp/screen"
+plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
-  'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/out" && grep -qE "^  ring +.*exercises/ring$" "$tmp/out"'
+  'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
 
 # ---- replay from another directory: the source comes from the trace
 mkdir -p "$tmp/elsewhere"
@@ -472,19 +475,13 @@ start rb 100 30 "$bin replay $tmp/dl.trace --at 3"
 check "replay --at N: opens after event N" 'wait_for rb "event 3/" "event 3: ] [ one event"'
 quit_check rb 3 "replay --at N: q gives the recorded status"
 
-"$bin" run "$lessons/02-point-to-point/chain.lua" --tui </dev/null >"$tmp/out" 2>&1
-status=$?
-cp "$tmp/out" "$tmp/screen"
-check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -qF "needs a terminal" "$tmp/out"'
-"$bin" run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp --rank 1 --world 2 >"$tmp/out" 2>&1
-status=$?
-cp "$tmp/out" "$tmp/screen"
+plain run "$lessons/02-point-to-point/chain.lua" --tui </dev/null
+check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -qF "needs a terminal" "$tmp/screen"'
+plain run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp --rank 1 --world 2
 check "--tui in a hand-started rank process: a usage error (1) that says where it runs" \
-  '[ $status = 1 ] && grep -qF "runs on rank 0'"'"'s side" "$tmp/out"'
-"$bin" learn 99 --lessons "$lessons" >"$tmp/out" 2>&1
-status=$?
-cp "$tmp/out" "$tmp/screen"
+  '[ $status = 1 ] && grep -qF "runs on rank 0'"'"'s side" "$tmp/screen"'
+plain learn 99 --lessons "$lessons"
 check "learn 99: an unknown chapter is an error (1) that lists the chapters" \
-  '[ $status = 1 ] && grep -qF "no chapter '\''99'\''" "$tmp/out" && grep -qF 02-point-to-point "$tmp/out"'
+  '[ $status = 1 ] && grep -qF "no chapter '\''99'\''" "$tmp/screen" && grep -qF 02-point-to-point "$tmp/screen"'
 
 finish

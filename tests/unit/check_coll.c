@@ -328,9 +328,10 @@ static void fn_arg_errors(cs_rank *r, void *arg) {
                "ReduceOp.AVG needs a floating-point dtype (the tensor is int32)");
     c.op = CS_RED_SUM;
     c.algo = CS_ALGO_TREE;
-    EXPECT_ARG(cs_all_reduce(r, f4, &c), "'tree' is not a all_reduce algorithm (available: ring "
-                                         "(default), recursive_doubling, reduce_broadcast, "
-                                         "recursive_halving)");
+    EXPECT_ARG(cs_all_reduce(r, f4, &c), "'tree' is not a all_reduce algorithm (available: ring, "
+                                         "recursive_doubling, reduce_broadcast, recursive_halving; "
+                                         "default: recursive_doubling up to 32 KiB (128 KiB from "
+                                         "16 ranks), else ring)");
     c.algo = CS_ALGO_DEFAULT;
     cs_tensor *grid = cs_tensor_view(f12, 2, (int64_t[]){3, 4});
     cs_tensor *col = cs_tensor_narrow(grid, 1, 0, 2);
@@ -369,8 +370,11 @@ START_TEST(test_algo_names) {
     ck_assert_int_eq(algos[CS_FAM_BROADCAST], CS_ALGO_LINEAR);
     ck_assert_int_eq(algos[CS_FAM_REDUCE], 0);
     ck_assert(!cs_coll_algos_parse("all_reduce=tree", algos, err, sizeof err));
-    ck_assert_str_eq(err, "unknown all_reduce algorithm 'tree' (available: ring (default), "
-                          "recursive_doubling, reduce_broadcast, recursive_halving)");
+    ck_assert_str_eq(err, "unknown all_reduce algorithm 'tree' (available: ring, "
+                          "recursive_doubling, reduce_broadcast, recursive_halving; default: "
+                          "recursive_doubling up to 32 KiB (128 KiB from 16 ranks), else ring)");
+    ck_assert(!cs_coll_algos_parse("broadcast=ring", algos, err, sizeof err));
+    ck_assert_str_eq(err, "unknown broadcast algorithm 'ring' (available: tree (default), linear)");
     ck_assert(cs_coll_algos_parse("all_reduce=recursive_halving", algos, err, sizeof err));
     ck_assert_int_eq(algos[CS_FAM_ALL_REDUCE], CS_ALGO_RECURSIVE_HALVING);
     ck_assert_str_eq(cs_coll_algo_name(CS_ALGO_RECURSIVE_HALVING), "recursive_halving");
@@ -407,6 +411,59 @@ START_TEST(test_run_algo) {
     ck_assert_int_eq(cs_broadcast(r, t, &(cs_coll_call){.root = 0}), CS_OK);
     ck_assert_str_eq(seen, "tree");
     cs_tensor_release(t);
+    cs_world_free(w);
+    cs_bus_destroy(&bus);
+}
+END_TEST
+
+/* The default by size and group size (coll_choice.c's picks), and the coll
+ * event names what the default picked, on either side of the line. */
+START_TEST(test_default_pick) {
+    const cs_coll_algo rd = CS_ALGO_RECURSIVE_DOUBLING, ring = CS_ALGO_RING;
+    for (int n = 1; n <= 64; n++) {
+        size_t line = n >= 16 ? (size_t)128 << 10 : (size_t)32 << 10;
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_REDUCE, 0, n), rd);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_REDUCE, line, n), rd);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_REDUCE, line + 1, n), ring);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_REDUCE, SIZE_MAX, n), ring);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_BROADCAST, 1, n), CS_ALGO_TREE);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_REDUCE, SIZE_MAX, n), CS_ALGO_TREE);
+        static const cs_coll_family blocked[] = {CS_FAM_ALL_GATHER, CS_FAM_REDUCE_SCATTER};
+        for (int i = 0; i < 2; i++) {
+            cs_coll_algo small = n <= 8 ? CS_ALGO_DIRECT : ring;
+            ck_assert_int_eq(cs_coll_pick(blocked[i], 1, n), small);
+            ck_assert_int_eq(cs_coll_pick(blocked[i], 16 << 10, n), small);
+            ck_assert_int_eq(cs_coll_pick(blocked[i], (16 << 10) + 1, n), ring);
+        }
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_ALL_TO_ALL, 1, n), CS_ALGO_DIRECT);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_GATHER, 1, n), CS_ALGO_LINEAR);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_SCATTER, 1, n), CS_ALGO_LINEAR);
+        ck_assert_int_eq(cs_coll_pick(CS_FAM_BARRIER, 0, n), CS_ALGO_DISSEMINATION);
+    }
+    char seen[32] = "", err[128];
+    cs_bus bus;
+    cs_world_config cfg = {.world = 1, .engine = "thread"};
+    ck_assert_int_eq(cs_bus_init(&bus, 1), 0);
+    cs_bus_subscribe(&bus, (cs_sink){algo_sink, seen});
+    cs_world *w = cs_world_new(&cfg, &bus, err, sizeof err);
+    cs_rank *r = cs_world_rank(w, 0);
+    cs_tensor *small = vec(r, CS_FLOAT32, 8 << 10), *big = vec(r, CS_FLOAT32, (8 << 10) + 1);
+    cs_tensor *big64 = vec(r, CS_FLOAT64, 4 << 10);
+    ck_assert_int_eq(cs_all_reduce(r, small, &(cs_coll_call){.line = 1}), CS_OK);
+    ck_assert_str_eq(seen, "recursive_doubling"); /* 32 KiB */
+    ck_assert_int_eq(cs_all_reduce(r, big, &(cs_coll_call){.line = 1}), CS_OK);
+    ck_assert_str_eq(seen, "ring");               /* 32 KiB + 4 B */
+    ck_assert_int_eq(cs_all_reduce(r, big64, &(cs_coll_call){.line = 1}), CS_OK);
+    ck_assert_str_eq(seen, "recursive_doubling"); /* bytes, not elements */
+    ck_assert_int_eq(cs_all_reduce(r, big, &(cs_coll_call){.algo = rd}), CS_OK);
+    ck_assert_str_eq(seen, "recursive_doubling"); /* a named algorithm at any size */
+    cs_tensor *one = vec(r, CS_FLOAT32, 4 << 10), *one_big = vec(r, CS_FLOAT32, (4 << 10) + 1);
+    ck_assert_int_eq(cs_all_gather(r, &one, 1, one, &(cs_coll_call){.line = 1}), CS_OK);
+    ck_assert_str_eq(seen, "direct");             /* 16 KiB */
+    ck_assert_int_eq(cs_reduce_scatter(r, one_big, &one_big, 1, &(cs_coll_call){.line = 1}), CS_OK);
+    ck_assert_str_eq(seen, "ring");
+    cs_tensor_release(one), cs_tensor_release(one_big);
+    cs_tensor_release(small), cs_tensor_release(big), cs_tensor_release(big64);
     cs_world_free(w);
     cs_bus_destroy(&bus);
 }
@@ -686,6 +743,7 @@ static Suite *coll_suite(void) {
     tcase_add_test(tc, test_arg_errors);
     tcase_add_test(tc, test_algo_names);
     tcase_add_test(tc, test_run_algo);
+    tcase_add_test(tc, test_default_pick);
     tcase_add_loop_test(tc, test_all_reduce_counts, 1, 10);
     tcase_add_loop_test(tc, test_barrier_schedule, 1, 10);
     tcase_add_test(tc, test_trace_coll);
