@@ -189,7 +189,7 @@ static void dispatch_slot(cs_bus *bus, uint64_t k) {
 
 /* Dispatch every deferred event whose ticket is below end (lock held, depth
  * 0). A ticket taken but not yet written is a producer between its two
- * steps: wait for it. It never waits on us (see defer). */
+ * steps: wait for it. It never waits on us (see take_tickets). */
 static void drain_to(cs_bus *bus, uint64_t end) {
     uint64_t k = atomic_load_explicit(&bus->drained, memory_order_relaxed);
     for (; k < end; k++) {
