@@ -16,12 +16,14 @@
 #   ROUNDS=300 bench/compare.sh  rounds of the 64-rank ring (default 1000)
 #
 # Figures: 8 B half round trip (osu_latency), 4 MiB bandwidth (osu_bw's
-# window; raw_tcp streams blocking sends), all_reduce of 1 KiB float32 on 4
+# window; raw_tcp streams blocking sends, then again with a polling receiver), all_reduce of 1 KiB float32 on 4
 # ranks (time per call, slowest rank). Open MPI runs oversubscribed, with its
 # shared-memory transport (btl vader) and with tcp (btl tcp). Then commsim's
 # own costs: 4 MiB bandwidth with eager sends, and the wall time of a 64-rank
-# ring (bench/ring_rounds.lua) with and without --trace, per engine, with the
-# peak RSS of the bandwidth runs and of a 256-rank ring (lessons' ring.lua).
+# ring (bench/ring_rounds.lua) with and without --trace, per engine, beside
+# Open MPI tcp running the same rounds (mpi_bench ring: the whole mpirun, and
+# the rounds alone), with the peak RSS of the bandwidth runs and of a
+# 256-rank ring (lessons' ring.lua).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-5}
@@ -102,6 +104,7 @@ for rep in $(seq 1 "$reps"); do
     done
     "$raw" 20000 10 50 >"$work/raw.out"
     record lat8 "raw TCP" "$(awk '/8 B:/ { print $(NF-1) }' "$work/raw.out")"
+    record lat8 "raw TCP, polling" "$(awk '/polling, 8 B/ { print $(NF-1) }' "$work/raw.out")"
     if [ -n "$mpi" ]; then
         record lat8 "Open MPI shm" "$(mpi_run vader 2 pingpong 8 20000)"
         record lat8 "Open MPI tcp" "$(mpi_run tcp 2 pingpong 8 20000)"
@@ -116,6 +119,7 @@ for rep in $(seq 1 "$reps"); do
         done
     done
     record bw4m "raw TCP" "$(awk '/4 MiB:/ { print $(NF-1) }' "$work/raw.out")"
+    record bw4m "raw TCP, polling" "$(awk '/polling, 4 MiB/ { print $(NF-1) }' "$work/raw.out")"
     if [ -n "$mpi" ]; then
         record bw4m "Open MPI shm" "$(mpi_run vader 2 bw 4194304 10)"
         record bw4m "Open MPI tcp" "$(mpi_run tcp 2 bw 4194304 10)"
@@ -139,6 +143,14 @@ for rep in $(seq 1 "$reps"); do
             --no-tui >/dev/null 2>&1 &&
             record rss "$l thread, 256-rank ring" "$(awk '{ printf "%.1f\n", $1 / 1024 }' "$work/time")"
     done
+    if [ -n "$mpi" ]; then
+        # the same rounds (64 B, as ring_rounds.lua's 16 floats): the whole
+        # mpirun's wall time as commsim's, and the rounds alone as it prints
+        /usr/bin/env time -f '%e' -o "$work/time" timeout 600 mpirun "${root[@]}" --oversubscribe \
+            -np 64 --mca btl self,tcp "$mpi" ring 64 "$rounds" >"$work/mpi_ring" 2>/dev/null &&
+            record ring64 "Open MPI tcp" "$(cat "$work/time")" &&
+            record ring64 "Open MPI tcp, rounds only" "$(awk '{ print $3 }' "$work/mpi_ring")"
+    fi
 done
 loads+=("$(cut -d' ' -f1 /proc/loadavg)")
 

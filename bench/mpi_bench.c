@@ -6,6 +6,11 @@
  *   mpirun -np 2 mpi_bench pingpong BYTES ITERS   half round trip, us
  *   mpirun -np 2 mpi_bench bw BYTES ITERS         GB/s, a window of messages
  *   mpirun -np N mpi_bench all_reduce BYTES ITERS float SUM: time us, busbw GB/s
+ *   mpirun -np N mpi_bench ring BYTES ROUNDS      bench/ring_rounds.lua: each
+ *                                                 round every rank isends to its
+ *                                                 right, receives from its left,
+ *                                                 waits; seconds from MPI_Init's
+ *                                                 end to the last rank's finish
  *
  * Rank 0 prints one line: "NAME BYTES VALUE [VALUE]".
  */
@@ -74,13 +79,29 @@ static double all_reduce(float *buf, int bytes, int iters) {
     return worst;
 }
 
+/* bench/ring_rounds.lua, round for round. */
+static double ring(int me, int size, char *out, char *in, int bytes, int rounds) {
+    int right = (me + 1) % size, left = (me - 1 + size) % size;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < rounds; i++) {
+        MPI_Request q;
+        MPI_Isend(out, bytes, MPI_BYTE, right, 4, MPI_COMM_WORLD, &q);
+        MPI_Recv(in, bytes, MPI_BYTE, left, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    double el = MPI_Wtime() - t0, worst;
+    MPI_Allreduce(&el, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int me, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 4) {
-        if (me == 0) fprintf(stderr, "usage: mpi_bench pingpong|bw|all_reduce BYTES ITERS\n");
+        if (me == 0) fprintf(stderr, "usage: mpi_bench pingpong|bw|all_reduce|ring BYTES ITERS\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     const char *op = argv[1];
@@ -105,6 +126,12 @@ int main(int argc, char **argv) {
         double busbw = (double)bytes / s * 2.0 * (size - 1) / size;
         if (me == 0) printf("all_reduce %d %.3f %.4f\n", bytes, s * 1e6, busbw / 1e9);
         free(buf);
+    } else if (strcmp(op, "ring") == 0) {
+        char *out = calloc(1, (size_t)bytes), *in = calloc(1, (size_t)bytes);
+        double s = ring(me, size, out, in, bytes, iters);
+        if (me == 0) printf("ring %d %.4f\n", bytes, s);
+        free(out);
+        free(in);
     } else {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }

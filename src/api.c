@@ -469,6 +469,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
         return rc;
     }
     q->ctx = ctx;
+    q->coll_sig = ctx ? r->coll_sig : 0;
     q->eager = eager;
     cs_event ev = {0};
     fill_post(&ev, q, t);
@@ -511,6 +512,7 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
         return rc;
     }
     q->ctx = ctx;
+    q->coll_sig = ctx ? r->coll_sig : 0;
     cs_event ev = {0};
     fill_post(&ev, q, t);
     emit(r, &ev);

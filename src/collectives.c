@@ -283,6 +283,22 @@ static void emit(call *k, bool enter) {
     cs_bus_emit(r->world->bus, &ev);
 }
 
+/* The call's digest, stamped on its internal messages (match.h): what the
+ * monitor compares between the ranks' n-th calls (monitor_coll.c's same_call:
+ * name, root, dtype, reduce op, count except all_to_all's), so two calls that
+ * disagree never exchange a message, and their ending is the monitor's
+ * collective mismatch on every engine rather than whichever internal message
+ * happened to pair first. 16 bits, never 0. */
+static uint16_t call_sig(const call *k) {
+    uint64_t v[5] = {(uint64_t)k->kind, (uint64_t)(int64_t)k->root, (uint64_t)k->c.dtype,
+                     k->reduces ? (uint64_t)k->c.op + 1 : 0,
+                     k->kind == CS_COLL_ALL_TO_ALL ? 0 : (uint64_t)k->count};
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (int i = 0; i < 5; i++)
+        for (int b = 0; b < 64; b += 8) h = (h ^ ((v[i] >> b) & 0xff)) * 1099511628211ull;
+    return (uint16_t)(1 + (h ^ (h >> 32)) % 65535);
+}
+
 /* Checks passed: pick the default by size, take the call's tag and announce
  * the entry. The size is the whole buffer (picks): n blocks of count elements
  * for all_gather and reduce_scatter, whose count is one block. */
@@ -295,10 +311,12 @@ static void enter(call *k) {
     }
     k->c.tag = (int)(*k->seq & 0x7fffffffu);
     (*k->seq)++;
+    k->c.r->coll_sig = call_sig(k);
     emit(k, true);
 }
 
 static int leave(call *k, int rc) {
+    k->c.r->coll_sig = 0;
     if (rc == CS_OK) emit(k, false);
     return rc;
 }

@@ -329,7 +329,7 @@ static void rank_readable(controller *k, int i) {
 
 static void pending_close(controller *k, pconn *pc, const char *why, bool refuse) {
     if (why) {
-        cs_errf(k->err, "refused a connection from %s: %s\n", pc->addr, why);
+        if (k->log_strangers) cs_errf(k->err, "refused a connection from %s: %s\n", pc->addr, why);
         if (refuse) cs_wire_send(pc->fd, CS_FR_REFUSE, why, (uint32_t)strlen(why), cs_now() + 0.2);
     }
     epoll_ctl(k->epfd, EPOLL_CTL_DEL, pc->fd, NULL);
@@ -773,6 +773,7 @@ static int setup(controller *k, const cs_run_opts *o) {
         return -1;
     }
     bool here = o->rank < 0;
+    k->log_strangers = o->master || !here;
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
     if (!here && !tok) {
         char a[64];

@@ -76,6 +76,11 @@ typedef struct controller {
     int lfd, epfd, sigfd;
     uint32_t ip;
     uint16_t port;
+    /* A stranger is logged only at an address the user gave or was told
+     * (--master, rank 0 by hand): at a port picked here and told to no one
+     * it is another run's stale connection (the kernel reuses ports), and a
+     * run's output must not depend on other runs. */
+    bool log_strangers;
     prank *r;
     pconn *pending;
     int joined, nheld;

@@ -15,17 +15,23 @@
  * wait read it) is deferred: it leaves with the rank's next frame to that
  * peer, typically the reply of a ping-pong, so that one write and one wake-up
  * carry both; at the latest when the rank next waits, stops at a gate or
- * ends, or within a progress round (2 ms) while it computes.
+ * ends, or when the progress thread next looks while it computes (within
+ * 2 ms, 16 ms right after a long wait: see below).
  *
  * Receiving: the progress thread reads every connection, delivers MSG and RTS
  * to the rank's matcher (match.c, shared with the thread engine) and completes
  * receives when their DATA has arrived. The same loop drives the rank's link
- * to the controller (rank_link.c: events up at least every 2 ms, the
- * controller's ABORT, FLUSH and GO), so that a rank process keeps one
+ * to the controller (rank_link.c: events up every 2 ms while there are any,
+ * the controller's ABORT, FLUSH and GO), so that a rank process keeps one
  * background thread. While the rank's thread waits it
  * serves the sockets itself (tcp_idle) and the progress thread steps aside; a
  * waiting rank first polls its sockets for up to 100 us while that pays
- * (engine_tcp_spin.c), then sleeps in epoll.
+ * (engine_tcp_spin.c), then sleeps in epoll until a frame arrives or its link
+ * is due (the events of the wait's start within a tick, then the next ALIVE).
+ * The progress thread, parked meanwhile, looks again after 1 ms, then after
+ * twice as long each time it finds the rank still waiting, up to 16 ms: on
+ * 64 ranks that mostly wait, waking every few ms was most of the cost. A gate
+ * and the rank's end call it back at once (tcp_flush).
  *
  * Locks: matcher -> connection -> bus -> link. Requests are finished (which
  * emits events) only after a connection's lock is released.
@@ -56,7 +62,7 @@ static void envelope_of(const cs_request *sq, cs_envelope *env) {
     cs_msg_envelope(&m, sq);
     *env = (cs_envelope){.src = m.src, .tag = m.tag, .ctx = m.ctx, .bytes = m.bytes,
                          .dtype = (uint8_t)m.dtype, .ndim = (uint8_t)m.ndim, .line = m.line,
-                         .sreq_id = m.sreq_id};
+                         .coll_sig = m.coll_sig, .sreq_id = m.sreq_id};
     memcpy(env->shape, m.shape, sizeof env->shape);
 }
 
@@ -267,7 +273,7 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
     if (!msg) goto nomem;
     *msg = (cs_msg){.src = env.src, .tag = env.tag, .ctx = env.ctx, .bytes = env.bytes,
                     .dtype = (cs_dtype)env.dtype, .ndim = env.ndim, .line = env.line,
-                    .sreq_id = env.sreq_id};
+                    .coll_sig = env.coll_sig, .sreq_id = env.sreq_id};
     memcpy(msg->shape, env.shape, sizeof msg->shape);
     cs_world *w = e->base.world;
     if (h->type == CS_FR_RTS) {
@@ -432,10 +438,12 @@ static const cs_rx_ops mesh_ops = {mesh_frame, mesh_payload};
 
 /* ---- the progress thread */
 
-static void conn_readable(tconn *c) {
+/* Read what c's socket holds. Unless wait, a reader already at it is left
+ * to it: it reads until the socket is empty. */
+static void conn_read(tconn *c, bool wait) {
     char err[256];
-    /* The other thread is reading it and reads until the socket is empty. */
-    if (pthread_mutex_trylock(&c->rx_lock) != 0) return;
+    if (wait) pthread_mutex_lock(&c->rx_lock);
+    else if (pthread_mutex_trylock(&c->rx_lock) != 0) return;
     int rc = cs_rx_pump(&c->rx, c->fd, &mesh_ops, c, err, sizeof err);
     pthread_mutex_unlock(&c->rx_lock);
     tcp_engine *e = c->e;
@@ -456,6 +464,22 @@ static void conn_readable(tconn *c) {
                         c->rx_fail ? c->rx_fail : CS_ETRANSPORT, c->rx_fail ? err : why);
     }
     tcp_conn_kill(c);
+}
+
+static void conn_readable(tconn *c) { conn_read(c, false); }
+
+/* Before an ABORT takes effect (cs_rank_link_on_abort): every frame our peers
+ * sent before it, a REJECT that fails one of our sends above all. */
+static void drain_peers(void *ud) {
+    tcp_engine *e = ud;
+    for (int i = 0; i < e->world; i++) {
+        tconn *c = &e->conns[i];
+        if (!c->e) continue; /* no socket: ourselves */
+        pthread_mutex_lock(&c->lock);
+        bool dead = c->dead;
+        pthread_mutex_unlock(&c->lock);
+        if (!dead) conn_read(c, true);
+    }
 }
 
 static int progress_once(tcp_engine *e, int ms) {
@@ -490,16 +514,25 @@ static void nudge(tcp_engine *e) {
 static void *progress_main(void *arg) {
     tcp_engine *e = arg;
     on_progress_thread = true;
+    long park_ns = PARK_MIN_NS;
     while (!atomic_load(&e->stop)) {
         tcp_flush_deferred(e); /* the rank computes: its ACKs wait no longer */
         if (atomic_load(&e->rank_idle)) {
-            /* The rank waits and serves the sockets itself (tcp_idle): step
-             * aside, so that an arriving message wakes the waiting thread and
-             * not this one. Back within 1 ms of the wait's end. */
-            struct timespec ms = {0, 1000 * 1000};
-            syscall(SYS_futex, (int *)&e->rank_idle, FUTEX_WAIT_PRIVATE, 1, &ms, NULL, 0);
-        } else if (progress_once(e, FLUSH_MS) > 0 && atomic_load(&e->rank_idle)) {
-            nudge(e); /* the rank started waiting meanwhile: let it look */
+            /* The rank waits and serves the sockets and the link itself
+             * (tcp_idle): step aside, so that an arriving message wakes the
+             * waiting thread and not this one. Nobody wakes us when the wait
+             * ends (that would cost every wait a system call): we look again
+             * after a while, and longer while each look finds the rank
+             * waiting, since waking every millisecond on 64 ranks was most
+             * of what a busy ring cost. */
+            struct timespec ts = {0, park_ns};
+            if (syscall(SYS_futex, (int *)&e->rank_idle, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0) < 0 &&
+                errno == ETIMEDOUT && park_ns < PARK_MAX_NS)
+                park_ns *= 2;
+        } else {
+            park_ns = PARK_MIN_NS;
+            if (progress_once(e, FLUSH_MS) > 0 && atomic_load(&e->rank_idle))
+                nudge(e); /* the rank started waiting meanwhile: let it look */
         }
         cs_rank_link_watchdog(e->link);
     }
@@ -513,6 +546,15 @@ static void spin_poll(tcp_engine *e, unsigned i) {
     tconn *c = atomic_load_explicit(&e->last_rx, memory_order_relaxed);
     if (c && i % SPIN_EPOLL_EVERY) conn_readable(c);
     else progress_once(e, 0);
+}
+
+/* How long a waiting rank may sleep in epoll: until its link has something
+ * to do (the events of the wait's start leave within a tick, then nothing is
+ * due until the next ALIVE), at most IDLE_MAX_MS (an abort raised by another
+ * thread only bumps the rank's futex word, which the loop sees on waking). */
+static int idle_ms(tcp_engine *e) {
+    double ms = cs_rank_link_due(e->link, cs_now()) * 1e3;
+    return ms <= 0 ? 0 : ms >= IDLE_MAX_MS ? IDLE_MAX_MS : (int)ms + 1;
 }
 
 /* The rank's thread waits: serve the sockets from here until something
@@ -532,7 +574,7 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
         tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
         if (spinning && cs_now() >= spin_end) spinning = false;
         if (spinning) spin_poll(e, ++polls);
-        else progress_once(e, FLUSH_MS);
+        else progress_once(e, idle_ms(e));
     }
     tcp_spin_learn(&e->spin, budget, spinning);
     atomic_store(&e->rank_idle, 0);
@@ -608,6 +650,7 @@ static cs_engine *tcp_new(cs_world *w, void *arg) {
         else close(fd);
     }
     if (ok) ok = cs_rank_link_watch(e->link, w, e->epfd, e->link) == 0;
+    if (ok) cs_rank_link_on_abort(e->link, drain_peers, e);
     mesh_close(m);
     free(m);
     if (ok) ok = pthread_create(&e->thread, NULL, progress_main, e) == 0;
@@ -637,6 +680,10 @@ static bool mesh_drained(tcp_engine *e) {
 static void tcp_flush(cs_engine *eng, bool drain) {
     tcp_engine *e = tcp_of(eng);
     tcp_flush_deferred(e);
+    /* The progress thread may be parked for a while since the rank's last
+     * wait (progress_main), and from here it alone reads the link (GO, the
+     * end) and writes what the sockets did not take: back to work now. */
+    syscall(SYS_futex, (int *)&e->rank_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     if (drain)
         while (!mesh_drained(e) && !cs_world_aborted(e->base.world)) usleep(200);
 }

@@ -17,6 +17,9 @@
 #endif
 
 #define FLUSH_MS CS_RANK_LINK_TICK_MS /* a progress round, at the longest */
+#define IDLE_MAX_MS 50 /* a waiting rank's longest sleep in epoll */
+#define PARK_MIN_NS (1000L * 1000)      /* the progress thread's first look while the rank waits */
+#define PARK_MAX_NS (16L * 1000 * 1000) /* and its longest: it comes back within this */
 #define MAX_IOV 64
 #define TCP_SYNC_WINDOW (4u << 20) /* SYNC payload bytes unacknowledged per connection */
 #define SPIN_EPOLL_EVERY 8 /* a polling rank looks at every socket every 8 polls */

@@ -60,8 +60,11 @@ void cs_matcher_destroy(cs_matcher *m) {
 
 /* ---- queues */
 
+/* 0 on either side (a program message, or a peer that does not stamp its
+ * collectives' messages) fits any digest. */
 bool cs_match_fits(const cs_msg *msg, const cs_request *rq) {
     return msg->ctx == rq->ctx && msg->tag == rq->tag &&
+           (!msg->coll_sig || !rq->coll_sig || msg->coll_sig == rq->coll_sig) &&
            (rq->peer == CS_ANY_SOURCE || rq->peer == msg->src);
 }
 
@@ -109,6 +112,7 @@ void cs_msg_envelope(cs_msg *msg, const cs_request *sq) {
     msg->src = sq->rank;
     msg->tag = sq->tag;
     msg->ctx = sq->ctx;
+    msg->coll_sig = sq->coll_sig;
     msg->bytes = sq->bytes;
     msg->dtype = sq->buf->dtype;
     msg->ndim = sq->buf->ndim;

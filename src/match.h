@@ -31,6 +31,10 @@ struct cs_request {
     int peer;             /* destination of a send; requested source of a receive */
     int source;           /* a matched receive: the actual sender */
     int tag, ctx;
+    /* A collective's internal message: the digest of the call (collectives.c),
+     * so a message of one call never pairs with a receive of a different one
+     * and the monitor's collective mismatch is the only ending; 0 otherwise. */
+    uint16_t coll_sig;
     cs_tensor *buf;       /* retained until the request is freed */
     /* A device buf on an engine that moves host memory: its host copy, which
      * the engine reads or writes instead (stage.h); NULL otherwise. */
@@ -51,6 +55,7 @@ struct cs_request {
 /* A message as the receiving side sees it before it is matched. */
 typedef struct cs_msg {
     int src, tag, ctx;
+    uint16_t coll_sig;    /* the sending request's */
     size_t bytes;
     cs_dtype dtype;
     int ndim;

@@ -185,12 +185,32 @@ static bool has_partner(const cs_monitor *m, const cs_mon_req *q) {
     return false;
 }
 
+/* Move r->wait_open past the requests that are done (settled ones are gone
+ * from the table: done too). */
+static void skip_done(cs_mon_rank *r) {
+    while (r->wait_open < r->nwait) {
+        const cs_mon_req *q = tab_find(&r->reqs, r->wait[r->wait_open]);
+        if (q && !q->done) break;
+        r->wait_open++;
+    }
+}
+
+/* About to move, known in O(1): every request it waits on is done (its
+ * unblock is on its way), or the first open one is paired (bytes in flight).
+ * stuck() would say so too, after scanning every open request. */
+static bool moving(const cs_monitor *m, int rank) {
+    const cs_mon_rank *r = &m->ranks[rank];
+    if (r->wait_open == r->nwait) return true;
+    const cs_mon_req *q = tab_find(&r->reqs, r->wait[r->wait_open]);
+    return q && q->matched;
+}
+
 /* A blocked rank is stuck when each request it waits on is unfinished, not
  * already paired (bytes in flight), and has no partner that could pair it. */
 static bool stuck(const cs_monitor *m, int rank) {
     const cs_mon_rank *r = &m->ranks[rank];
     bool pending = false;
-    for (int i = 0; i < r->nwait; i++) {
+    for (int i = r->wait_open; i < r->nwait; i++) {
         const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
         if (!q || q->done) continue;
         if (q->matched || has_partner(m, q)) return false;
@@ -230,7 +250,7 @@ static bool releasable(const cs_monitor *m, const cs_mon_req *q) {
  * completed by anyone outside the set. */
 static bool held(const cs_monitor *m, int rank) {
     const cs_mon_rank *r = &m->ranks[rank];
-    for (int i = 0; i < r->nwait; i++) {
+    for (int i = r->wait_open; i < r->nwait; i++) {
         const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
         if (q && !q->done && !releasable(m, q)) return true;
     }
@@ -269,6 +289,15 @@ static void check_progress(cs_monitor *m) {
     /* After a failure the run is ending with that error: waits on the failed
      * rank are its consequence, not a second verdict. */
     if (m->deadlocked || m->nfailed || m->nblocked == 0 || m->nblocked < m->nlive) return;
+    /* A rank unwound by the run's end (a timeout, a quit): the waits on it
+     * are that end's consequence, not a deadlock (on tcp its exit may come
+     * before the others' and used to make one: "rank 1 has already finished"). */
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].state == CS_RS_ABORTED) return;
+    /* The cheap test first, on every rank: a wait_all over thousands of
+     * receives would otherwise be scanned in full on each event of its peer. */
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].state == CS_RS_BLOCKED && moving(m, k)) return;
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_BLOCKED && !stuck(m, k)) return;
     if (find_deadlock(m) > 0) declare_deadlock(m);
@@ -290,7 +319,7 @@ static bool may_close(const cs_monitor *m, const cs_event *ev) {
     case CS_EV_EXIT: return true;
     case CS_EV_COMPLETE:
         if (r->state != CS_RS_BLOCKED) return false;
-        for (int i = 0; i < r->nwait; i++) {
+        for (int i = r->wait_open; i < r->nwait; i++) {
             const cs_mon_req *q = tab_find(&r->reqs, r->wait[i]);
             if (q && !q->done) return true;
         }
@@ -396,6 +425,7 @@ static void fold_block(cs_mon_rank *r, const cs_event *ev) {
     }
     if (ev->nreqs) memcpy(r->wait, ev->reqs, (size_t)ev->nreqs * sizeof *r->wait);
     r->nwait = ev->nreqs;
+    r->wait_open = 0;
     r->wait_line = ev->line;
 }
 
@@ -469,6 +499,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
             cs_monitor_race_complete(m, q);
             settle(m, r, q);
         }
+        skip_done(r);
         break;
     }
     case CS_EV_BLOCK:
@@ -476,7 +507,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         set_state(m, ev->rank, CS_RS_BLOCKED, ev->t);
         break;
     case CS_EV_UNBLOCK:
-        r->nwait = 0;
+        r->nwait = r->wait_open = 0;
         set_state(m, ev->rank, CS_RS_RUNNING, ev->t);
         break;
     case CS_EV_COLL: cs_monitor_coll_fold(m, ev); break;

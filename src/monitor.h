@@ -57,6 +57,9 @@ typedef struct cs_mon_rank {
     int peer;             /* that operation's peer */
     uint64_t *wait;       /* requests it sleeps on */
     int nwait, wait_cap, wait_line;
+    int wait_open;        /* wait[0 .. wait_open) are done (a done request stays done):
+                           * the scans start here, so a wait_all over n requests costs
+                           * O(n) in all, not O(n) per event */
     double since;         /* when it entered its state */
     int status;           /* exit status */
     char *error;          /* its error text, if it failed */

@@ -67,6 +67,8 @@ struct cs_rank_link {
     bool threaded;
     int own_epfd;
     _Atomic int stop;
+    void (*drain)(void *); /* cs_rank_link_on_abort */
+    void *drain_ud;
 };
 
 /* Room for n more bytes at the end of b. */
@@ -201,6 +203,7 @@ static int link_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
             snprintf(err, errlen, "ABORT with unknown reason %u", why);
             return -1;
         }
+        if (l->drain) l->drain(l->drain_ud);
         cs_world_abort(l->w, (cs_end_reason)why);
         end_job(l, (int)why);
         return 0;
@@ -324,6 +327,25 @@ void cs_rank_link_tick(cs_rank_link *l, double now) {
     if (silent) link_silent(l, limit);
 }
 
+double cs_rank_link_due(cs_rank_link *l, double now) {
+    double due = 1.0;
+    pthread_mutex_lock(&l->lock);
+    if (!l->dead) {
+        if (l->ev.len) {
+            double t = l->flushed_at + CS_RANK_LINK_TICK_MS * 1e-3 - now;
+            if (t < due) due = t;
+        }
+        if (l->hb_on) {
+            double said = l->hb.said ? l->hb.said + cs_heartbeat_interval(&l->hb) - now : 0;
+            if (said < due) due = said;
+            double silent = l->hb.limit > 0 ? l->hb.heard + l->hb.limit - now : due;
+            if (silent < due) due = silent;
+        }
+    }
+    pthread_mutex_unlock(&l->lock);
+    return due > 0 ? due : 0;
+}
+
 void cs_rank_link_watchdog(cs_rank_link *l) {
     double lost = atomic_load(&l->lost_at);
     if (lost && cs_now() - lost > LOST_GRACE) {
@@ -343,6 +365,11 @@ int cs_rank_link_watch(cs_rank_link *l, cs_world *w, int epfd, void *tag) {
     if (l->out.len) arm(l, true);
     pthread_mutex_unlock(&l->lock);
     return 0;
+}
+
+void cs_rank_link_on_abort(cs_rank_link *l, void (*drain)(void *ud), void *ud) {
+    l->drain = drain;
+    l->drain_ud = ud;
 }
 
 /* ---- a thread of the link's own, for an engine without a poll loop */

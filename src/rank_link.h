@@ -79,6 +79,11 @@ int cs_rank_link_finish(cs_rank_link *l);
 /* From now on the link serves world w (ABORT aborts it), and its socket is
  * in epfd with data.ptr = tag (EPOLLIN; EPOLLOUT while output waits). */
 int cs_rank_link_watch(cs_rank_link *l, cs_world *w, int epfd, void *tag);
+/* Called on an ABORT before the world is aborted: the engine reads what its
+ * peers already sent. A peer that fails tells us why (a REJECT) before it
+ * tells the controller, so what caused the ABORT is in our sockets by now,
+ * and the rank ends with that reason instead of "aborted", on every run. */
+void cs_rank_link_on_abort(cs_rank_link *l, void (*drain)(void *ud), void *ud);
 /* epoll said readable: handle what arrived. 0, or -1 once the controller is
  * gone (the world is aborted then, unless the rank had said BYE). */
 int cs_rank_link_readable(cs_rank_link *l);
@@ -88,6 +93,10 @@ void cs_rank_link_writable(cs_rank_link *l);
  * batch's worth). Call at least every CS_RANK_LINK_TICK_MS. */
 void cs_rank_link_tick(cs_rank_link *l, double now);
 #define CS_RANK_LINK_TICK_MS 2
+/* Seconds from now until cs_rank_link_tick has something to do (events to
+ * send, an ALIVE to say, the controller's silence to judge); at most 1. A
+ * waiting rank sleeps that long instead of ticking idly every few ms. */
+double cs_rank_link_due(cs_rank_link *l, double now);
 /* The controller vanished a while ago and the rank is still here (stuck in C
  * code): leave the process. Call from a thread that is not the rank's. */
 void cs_rank_link_watchdog(cs_rank_link *l);

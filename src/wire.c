@@ -335,7 +335,7 @@ void cs_envelope_put(cs_cur *c, const cs_envelope *e) {
     cs_put_u64(c, e->bytes);
     cs_put_u8(c, e->dtype);
     cs_put_u8(c, e->ndim);
-    cs_put_u16(c, 0);
+    cs_put_u16(c, e->coll_sig);
     for (int i = 0; i < CS_MAX_DIMS; i++) cs_put_u64(c, (uint64_t)e->shape[i]);
     cs_put_u32(c, (uint32_t)e->line);
     cs_put_u64(c, e->sreq_id);
@@ -348,7 +348,7 @@ int cs_envelope_get(cs_cur *c, cs_envelope *e, int world) {
     e->bytes = cs_get_u64(c);
     e->dtype = cs_get_u8(c);
     e->ndim = cs_get_u8(c);
-    cs_get_u16(c);
+    e->coll_sig = cs_get_u16(c);
     uint64_t elems = 1;
     bool overflow = false;
     for (int i = 0; i < CS_MAX_DIMS; i++) {

@@ -139,6 +139,7 @@ typedef struct cs_envelope {
     int32_t src, tag, ctx;
     uint64_t bytes;
     uint8_t dtype, ndim;
+    uint16_t coll_sig;   /* cs_msg's: a collective call's digest, 0 for program messages */
     int64_t shape[CS_MAX_DIMS];
     int32_t line;
     uint64_t sreq_id;

@@ -31,8 +31,32 @@ expect "count mismatch: status 2"  2 "rank 1 calls all_reduce(SUM, float32, 3 el
 for engine in thread tcp; do
   expect "count mismatch across the size line: status 2 ($engine)" 2 "rank 1 calls all_reduce(SUM, float32, 8193 elements) at count_mismatch_line.lua:4" -- run "$dir/count_mismatch_line.lua" -n 3 --engine $engine
 done
-expect "order mismatch: status 2"  2 "rank 0 calls broadcast(root 0, float32, 2 elements) at order.lua:3" -- run "$dir/order.lua"
-expect "order mismatch: the other side" 2 "rank 1 calls all_reduce(SUM, float32, 2 elements) at order.lua:6" -- run "$dir/order.lua"
+# Two ranks call broadcast and all_reduce in different orders: the whole
+# ending, byte for byte and the same on both engines. The calls' internal
+# messages never pair (each carries its call's digest), so no size mismatch
+# of an internal message can come before the monitor's verdict.
+cat >"$tmp/order.want" <<'END'
+messages: 0, bytes: 0
+collectives: 1
+ranks: 2 aborted
+collective mismatch: the ranks of the world group disagree on their collective call #1:
+  rank 0 calls broadcast(root 0, float32, 2 elements) at order.lua:3
+  rank 1 calls all_reduce(SUM, float32, 2 elements) at order.lua:6
+why: every rank of a group must call the same collectives in the same order, with the same root, count, dtype and reduce op; a collective whose calls disagree mixes data or waits forever.
+fix: compare the calls above; a collective inside an `if` on the rank, or tensors of different sizes per rank, are the usual causes.
+verdict: error (exit status 2)
+END
+for engine in thread tcp; do
+  expect "order mismatch: status 2 ($engine)" 2 "" -- run "$dir/order.lua" --engine $engine
+  # the report is on stderr; nothing on stdout
+  if [ "$(head -1 "$tmp/err")" = "--- order.lua: 2 ranks, $engine engine, rendezvous sends" ] &&
+     tail -n +2 "$tmp/err" | cmp -s - "$tmp/order.want" && [ ! -s "$tmp/out" ]; then
+    ok "order mismatch: the whole ending ($engine)"
+  else
+    tail -n +2 "$tmp/err" | diff "$tmp/order.want" - | head -20
+    bad "order mismatch: the whole ending ($engine)"
+  fi
+done
 expect "a rank skips: status 3"    3 "rank 2 did not call it: it has finished" -- run "$dir/skip.lua" -n 3
 expect "a rank skips: the call"    3 "ranks 0, 1 entered barrier() at skip.lua:2, collective call #1 on the world group" -- run "$dir/skip.lua" -n 3
 

@@ -72,14 +72,16 @@ expect "eager buffers go back once received" 0 "[rank 0] done" \
   -- run "$dir/budget_eager_received.lua" --no-tui --mem-limit 64 --timeout 0
 
 # ---- item 6: a caught memory error still fails the rank
-expect "pcall'd memory error on the last line" 4 \
-  "budget_pcall_memory.lua:3: memory limit exceeded (64 MiB per rank; --mem-limit)" \
-  -- run "$dir/budget_pcall_memory.lua" --no-tui --mem-limit 64
-if grep -qF "not enough memory" "$tmp/out"; then
-  bad "pcall'd memory error: the script never sees it" "it printed the caught error"
-else
-  ok "pcall'd memory error: the script never sees it"
-fi
+for engine in thread tcp; do
+  expect "pcall'd memory error on the last line ($engine)" 4 \
+    "budget_pcall_memory.lua:3: memory limit exceeded (64 MiB per rank; --mem-limit)" \
+    -- run "$dir/budget_pcall_memory.lua" --no-tui --mem-limit 64 --engine $engine
+  if grep -qF "not enough memory" "$tmp/out"; then
+    bad "pcall'd memory error: the script never sees it ($engine)" "it printed the caught error"
+  else
+    ok "pcall'd memory error: the script never sees it ($engine)"
+  fi
+done
 
 # ---- item 7: say what happened
 for engine in thread tcp; do

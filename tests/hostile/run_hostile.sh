@@ -111,6 +111,63 @@ case_setmetatable_tensor() {
     setmetatable_tensor.lua -n 1
 }
 
+# ---- 16: a run that ends by a timeout is a timeout, never a deadlock. On
+# tcp the exit of a rank the timeout unwound may reach the monitor before the
+# unblock of a rank that waited on it; that exit used to close a "deadlock"
+# ("rank 1 has already finished"), and its replay said status 3 where the run
+# said 4. The trace is a real one (timeout_exit_first.lua, tcp, --timeout 1)
+# with rank 1's last events moved before rank 0's unblock, as they can arrive.
+case_timeout_exit_first() {
+  hostile "a timeout's exits in any order: replayed as the timeout" 4 \
+    "verdict: timeout or budget exceeded (exit status 4)" -- replay "$dir/timeout_exit_first.jsonl" --no-tui
+  if grep -q "deadlock" "$tmp/out" "$tmp/err"; then
+    bad "a timeout's exits in any order: no deadlock" "the report names one"
+  else ok "a timeout's exits in any order: no deadlock"
+  fi
+  # live, where the bytes take their time: a timeout (or, on a fast
+  # machine, the end) whenever it lands, never a deadlock
+  guarded "$bin" run "$dir/sync_flood_timeout.lua" --engine tcp --mem-limit 64 --timeout 4 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != 4 ] && [ "$got" != 0 ]; then
+    bad "a timeout mid-transfer (tcp): no deadlock" "exit status $got, expected 4 (or 0)"
+  elif grep -q "deadlock" "$tmp/out" "$tmp/err"; then
+    bad "a timeout mid-transfer (tcp): no deadlock" "the report names one"
+  else ok "a timeout mid-transfer (tcp): no deadlock (status $got)"
+  fi
+}
+
+# ---- 16: a trace cut mid-event replays with status 1, whatever came before
+# the cut: every cut point of runs that end ok, in a deadlock, in an error and
+# in a collective mismatch, on both engines, and a cut after a whole trace
+case_cut_traces() {
+  local L="$top_srcdir/lessons/02-point-to-point" engine name script n k got bad_at
+  for engine in thread tcp; do
+    for name in chain deadlock order boom; do
+      case $name in
+        chain) script="$L/chain.lua" ;;
+        deadlock) script="$L/deadlock.lua" ;;
+        order) script="$top_srcdir/tests/coll/scripts/order.lua" ;;
+        boom) script="$dir/error_after_coll.lua" ;;
+      esac
+      guarded "$bin" run "$script" --engine "$engine" --no-tui --trace "$tmp/c.jsonl" >/dev/null 2>&1 </dev/null
+      n=$(wc -l <"$tmp/c.jsonl")
+      bad_at=
+      for ((k = 1; k <= n + 1; k++)); do
+        { head -n $((k - 1)) "$tmp/c.jsonl"; sed -n "${k}p" "$tmp/c.jsonl" | head -c 17
+          [ "$k" -le "$n" ] || printf '{"type":"print","ra'; } >"$tmp/cut.jsonl"
+        "$bin" replay "$tmp/cut.jsonl" --no-tui >/dev/null 2>&1 </dev/null
+        got=$?
+        [ "$got" = 1 ] || bad_at="$bad_at $k:$got"
+      done
+      if [ "$n" -lt 4 ]; then bad "cut traces: $name ($engine)" "a trace of $n lines"
+      elif [ -n "$bad_at" ]; then bad "cut traces: $name ($engine)" "cut at line:status$bad_at"
+      else ok "cut traces: $name ($engine): status 1 at each of $((n + 1)) cut points"
+      fi
+    done
+  done
+}
+
 # ---- wrong arguments: every call fails with its message, the run goes on
 
 case_badargs() {

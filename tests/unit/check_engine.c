@@ -1,7 +1,8 @@
 /* check_engine.c -- the table of engines (engine.c): lookups by name, the
  * rows' capabilities, what --engine help prints, the world's refusal of an
  * unknown engine; and the rank link (rank_link.c) serving a world on a
- * thread of its own, as an engine without the tcp mesh would use it. */
+ * thread of its own, as an engine without the tcp mesh would use it, and
+ * how long a waiting rank may sleep before its link is due. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,33 @@ START_TEST(test_link_on_its_own_thread) {
 }
 END_TEST
 
+/* How long a waiting rank may sleep: nothing pending, the longest; an event
+ * emitted, no longer than a tick; once the tick has sent it, the longest
+ * again (no heartbeat before a join). Nothing drives the link here: the test
+ * ticks it by hand. */
+START_TEST(test_link_due) {
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    char token[CS_WIRE_TOKEN + 1];
+    ck_assert_int_eq(cs_wire_token_new(token), 0);
+    cs_rank_link *l = cs_rank_link_new(sv[0], 0, 1, token, stderr);
+    ck_assert_ptr_nonnull(l);
+    ck_assert(cs_rank_link_due(l, cs_now()) == 1.0);
+
+    cs_sink sink = cs_rank_link_sink(l);
+    cs_event ev = {.type = CS_EV_PRINT, .rank = 0, .text = "hello"};
+    sink.emit(sink.ud, &ev);
+    ck_assert(cs_rank_link_due(l, cs_now()) <= CS_RANK_LINK_TICK_MS * 1e-3);
+
+    cs_rank_link_tick(l, cs_now());
+    read_until(sv[1], CS_FR_EVENT);
+    ck_assert(cs_rank_link_due(l, cs_now()) == 1.0);
+
+    cs_rank_link_free(l);
+    close(sv[1]);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("table");
@@ -157,6 +185,7 @@ int main(void) {
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("rank link");
     tcase_add_test(tl, test_link_on_its_own_thread);
+    tcase_add_test(tl, test_link_due);
     suite_add_tcase(s, tl);
     return run_suite(s);
 }
