@@ -87,6 +87,8 @@ static inline void cpu_relax(void) {
 
 /* ---- worlds */
 
+static void free_list(struct cs_request *q);
+
 cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_t errlen) {
     if (cfg->world < 1) {
         snprintf(err, errlen, "world size must be at least 1 (got %d)", cfg->world);
@@ -111,7 +113,10 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
     snprintf(w->script_name, sizeof w->script_name, "%s", cfg->script ? cfg->script : "script");
     w->cfg.script = w->script_name;
     w->bus = bus;
-    w->ranks = calloc((size_t)cfg->world, sizeof *w->ranks);
+    /* aligned, for the line of what other threads write (world.h) */
+    if ((size_t)cfg->world > SIZE_MAX / sizeof *w->ranks) goto nomem;
+    w->ranks = aligned_alloc(_Alignof(cs_rank), (size_t)cfg->world * sizeof *w->ranks);
+    if (w->ranks) memset(w->ranks, 0, (size_t)cfg->world * sizeof *w->ranks);
     w->matchers = calloc((size_t)cfg->world, sizeof *w->matchers);
     if (!w->ranks || !w->matchers) goto nomem;
     for (int i = 0; i < cfg->world; i++) {
@@ -155,6 +160,10 @@ void cs_world_free(cs_world *w) {
         for (int i = 0; i < w->cfg.world; i++) cs_matcher_destroy(&w->matchers[i]);
         pthread_mutex_destroy(&w->end_lock);
         pthread_cond_destroy(&w->end_cond);
+    }
+    for (int i = 0; w->ranks && i < w->cfg.world; i++) {
+        free_list(w->ranks[i].own_spare);
+        free_list(atomic_load(&w->ranks[i].spare));
     }
     free(w->matchers);
     free(w->ranks);
@@ -255,8 +264,45 @@ bool cs_rank_gate_op(const cs_rank *r, int *peer, int *tag, cs_tensor **t) {
 
 /* ---- requests */
 
+/* A request is freed by whichever thread drops the last reference, often not
+ * its owner's; malloc then moves memory between threads on every message.
+ * Each rank keeps up to SPARE_MAX freed ones instead. */
+#define SPARE_MAX 64
+
+static cs_request *request_alloc(cs_rank *r) {
+    cs_request *q = r->own_spare;
+    if (!q && atomic_load_explicit(&r->spare, memory_order_relaxed))
+        q = atomic_exchange_explicit(&r->spare, NULL, memory_order_acquire);
+    if (!q) return calloc(1, sizeof *q);
+    r->own_spare = q->next;
+    atomic_fetch_sub_explicit(&r->nspare, 1, memory_order_relaxed);
+    memset(q, 0, sizeof *q);
+    return q;
+}
+
+static void request_free(cs_request *q) {
+    cs_rank *r = q->owner;
+    if (!r || atomic_load_explicit(&r->nspare, memory_order_relaxed) >= SPARE_MAX) {
+        free(q);
+        return;
+    }
+    atomic_fetch_add_explicit(&r->nspare, 1, memory_order_relaxed);
+    cs_request *head = atomic_load_explicit(&r->spare, memory_order_relaxed);
+    do q->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&r->spare, &head, q, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static void free_list(cs_request *q) {
+    while (q) {
+        cs_request *next = q->next;
+        free(q);
+        q = next;
+    }
+}
+
 static cs_request *request_new(cs_rank *r, cs_op op, cs_tensor *t, int peer, int tag, int line) {
-    cs_request *q = calloc(1, sizeof *q);
+    cs_request *q = request_alloc(r);
     if (!q) return NULL;
     atomic_init(&q->refs, 1);
     atomic_init(&q->state, CS_REQ_PENDING);
@@ -283,7 +329,7 @@ void cs_request_release(cs_request *q) {
     cs_tensor_release(q->buf);
     cs_tensor_release(q->stage);
     free(q->errmsg);
-    free(q);
+    request_free(q);
 }
 
 bool cs_request_is_completed(const cs_request *q) {
@@ -305,6 +351,18 @@ void cs_request_finish(cs_request *q, cs_err err, const char *msg) {
     }
     atomic_store_explicit(&q->state, err == CS_OK ? CS_REQ_DONE : CS_REQ_FAILED,
                           memory_order_release);
+    cs_rank_wake(owner);
+    cs_request_release(q); /* the engine's reference */
+}
+
+void cs_request_done_event(const cs_request *q, cs_event *ev) {
+    *ev = (cs_event){.type = CS_EV_COMPLETE, .rank = q->rank, .req = q->id, .op = q->op,
+                     .status = CS_OK};
+}
+
+void cs_request_done_publish(cs_request *q) {
+    cs_rank *owner = q->owner;
+    atomic_store_explicit(&q->state, CS_REQ_DONE, memory_order_release);
     cs_rank_wake(owner);
     cs_request_release(q); /* the engine's reference */
 }
@@ -509,6 +567,9 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
         if (all_done(ws)) return CS_OK;
         if (cs_world_aborted(w)) return all_done(ws) ? CS_OK : CS_EABORT; /* see below */
         if (engine_broken(r) != CS_OK) return engine_broken(r);
+        /* The time a rank waits anyway dispatches the deferred events, a
+         * few at a time so that it still sees its request end at once. */
+        if ((i & 15) == 0 && cs_bus_poll(w->bus, 4)) continue;
         if (i < w->spin) cpu_relax();
         else sched_yield();
     }

@@ -2,6 +2,7 @@
 #include "events.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -77,13 +78,40 @@ typedef struct cs_pending {
     struct cs_pending *next;
 } pending;
 
+/* A deferred event: the fields a post, match or complete carries (none of
+ * them points anywhere), and the time it was emitted. ready is its ticket + 1
+ * once written. Two cache lines. */
+typedef struct cs_bus_slot {
+    _Atomic uint64_t ready;
+    uint64_t req, peer_req, bytes;
+    double t;
+    int64_t shape[CS_MAX_DIMS];
+    int32_t rank, peer, tag, ctx, line, status, dtype;
+    uint8_t type, op, ndim, eager;
+} __attribute__((aligned(64))) slot;
+
+#define RING (1u << 9) /* slots: a power of two */
+
 int cs_bus_init(cs_bus *bus, int world) {
     memset(bus, 0, sizeof *bus);
     bus->world = world;
     bus->seq = calloc((size_t)(world > 0 ? world : 1), sizeof *bus->seq);
     if (!bus->seq) return -1;
+    static _Atomic uint64_t ids;
+    bus->id = atomic_fetch_add(&ids, 1) + 1;
     bus->t0 = cs_now();
+    atomic_init(&bus->tickets, 0);
+    atomic_init(&bus->drained, 0);
     cs_mutex_init_adaptive(&bus->lock);
+    return 0;
+}
+
+int cs_bus_defer(cs_bus *bus) {
+    if (bus->ring) return 0;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, RING * sizeof(slot)) != 0) return -1;
+    bus->ring = p;
+    for (unsigned i = 0; i < RING; i++) atomic_init(&bus->ring[i].ready, 0);
     return 0;
 }
 
@@ -91,14 +119,13 @@ void cs_bus_destroy(cs_bus *bus) {
     pthread_mutex_destroy(&bus->lock);
     free(bus->seq);
     bus->seq = NULL;
+    free(bus->ring);
+    bus->ring = NULL;
 }
 
 void cs_bus_subscribe(cs_bus *bus, cs_sink sink) {
     if (bus->nsinks < CS_BUS_MAX_SINKS) bus->sinks[bus->nsinks++] = sink;
 }
-
-void cs_bus_lock(cs_bus *bus) { pthread_mutex_lock(&bus->lock); }
-void cs_bus_unlock(cs_bus *bus) { pthread_mutex_unlock(&bus->lock); }
 
 static void dispatch(cs_bus *bus, const cs_event *ev) {
     bus->depth++;
@@ -118,17 +145,151 @@ static void drain_pending(cs_bus *bus) {
     }
 }
 
-static void stamp(cs_bus *bus, cs_event *ev) {
+/* t: seconds since t0 when the event happened. Dispatch order is the order of
+ * the stream, and its times never go back: a deferred event stamped a moment
+ * after a later ticket's takes that one's time. */
+static void stamp_at(cs_bus *bus, cs_event *ev, double t) {
+    if (t < bus->last_t) t = bus->last_t;
+    bus->last_t = t;
     /* microseconds: short trace lines that read back exactly */
-    ev->t = round((cs_now() - bus->t0) * 1e6) / 1e6;
+    ev->t = round(t * 1e6) / 1e6;
     ev->seq = (ev->rank >= 0 && ev->rank < bus->world) ? bus->seq[ev->rank]++ : 0;
 }
 
+/* ---- the ring of deferred events */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static bool deferrable(const cs_event *ev) {
+    return ev->type == CS_EV_POST || ev->type == CS_EV_MATCH || ev->type == CS_EV_COMPLETE;
+}
+
+/* Dispatch the deferred event of ticket k (written: its ready is k + 1).
+ * The slot is copied out and handed back before the sinks run. */
+static void dispatch_slot(cs_bus *bus, uint64_t k) {
+    const slot *s = &bus->ring[k & (RING - 1)];
+    cs_event ev = {.type = (cs_event_type)s->type, .rank = s->rank, .req = s->req,
+                   .op = (cs_op)s->op, .peer = s->peer, .tag = s->tag, .ctx = s->ctx,
+                   .bytes = (size_t)s->bytes, .dtype = (cs_dtype)s->dtype, .ndim = s->ndim,
+                   .line = s->line, .eager = s->eager, .peer_req = s->peer_req,
+                   .status = s->status};
+    memcpy(ev.shape, s->shape, sizeof ev.shape);
+    double t = s->t;
+    atomic_store_explicit(&bus->drained, k + 1, memory_order_release);
+    stamp_at(bus, &ev, t);
+    dispatch(bus, &ev);
+    drain_pending(bus);
+}
+
+/* Dispatch every deferred event whose ticket is below end (lock held, depth
+ * 0). A ticket taken but not yet written is a producer between its two
+ * steps: wait for it. It never waits on us (see take_tickets). */
+static void drain_to(cs_bus *bus, uint64_t end) {
+    uint64_t k = atomic_load_explicit(&bus->drained, memory_order_relaxed);
+    for (; k < end; k++) {
+        const slot *s = &bus->ring[k & (RING - 1)];
+        for (unsigned spins = 0;
+             atomic_load_explicit(&s->ready, memory_order_acquire) != k + 1; spins++)
+            if (spins < 64) cpu_relax();
+            else sched_yield();
+        dispatch_slot(bus, k);
+    }
+}
+
+static void drain_all(cs_bus *bus) {
+    if (bus->ring && bus->depth == 0)
+        drain_to(bus, atomic_load_explicit(&bus->tickets, memory_order_acquire));
+}
+
+/* Take n consecutive tickets: their place in the stream. A slot still
+ * holding the event RING tickets back (a full ring) is drained by its
+ * producer, but only up to its own first ticket, and never by blocking on the
+ * lock: a drainer holding the lock may be waiting for an earlier producer,
+ * and that one's slot is free as soon as the drainer reaches it. */
+static uint64_t take_tickets(cs_bus *bus, unsigned n) {
+    /* What this thread last saw drained: most tickets need not look again. */
+    static _Thread_local struct { uint64_t bus, drained; } seen;
+    uint64_t k = atomic_fetch_add_explicit(&bus->tickets, n, memory_order_acq_rel);
+    uint64_t last = k + n - 1;
+    if (seen.bus != bus->id) seen.bus = bus->id, seen.drained = 0;
+    for (unsigned spins = 0;
+         last >= seen.drained + RING &&
+         last >= (seen.drained = atomic_load_explicit(&bus->drained, memory_order_acquire)) + RING;
+         spins++) {
+        if (pthread_mutex_trylock(&bus->lock) == 0) {
+            if (bus->depth == 0) drain_to(bus, last - RING + 1);
+            pthread_mutex_unlock(&bus->lock);
+        } else if (spins < 64) {
+            cpu_relax();
+        } else {
+            sched_yield();
+        }
+    }
+    return k;
+}
+
+/* Write ev into the slot of ticket k and publish it. */
+static void put(cs_bus *bus, uint64_t k, const cs_event *ev, double t) {
+    slot *s = &bus->ring[k & (RING - 1)];
+    s->type = (uint8_t)ev->type;
+    s->op = (uint8_t)ev->op;
+    s->ndim = (uint8_t)ev->ndim;
+    s->eager = ev->eager;
+    s->rank = ev->rank;
+    s->peer = ev->peer;
+    s->tag = ev->tag;
+    s->ctx = ev->ctx;
+    s->line = ev->line;
+    s->status = ev->status;
+    s->dtype = (int32_t)ev->dtype;
+    s->req = ev->req;
+    s->peer_req = ev->peer_req;
+    s->bytes = ev->bytes;
+    memcpy(s->shape, ev->shape, sizeof s->shape);
+    s->t = t;
+    atomic_store_explicit(&s->ready, k + 1, memory_order_release);
+}
+
+static void defer(cs_bus *bus, const cs_event *ev) {
+    uint64_t k = take_tickets(bus, 1);
+    put(bus, k, ev, cs_now() - bus->t0);
+}
+
+bool cs_bus_poll(cs_bus *bus, int max) {
+    if (!bus->ring) return false;
+    uint64_t k = atomic_load_explicit(&bus->drained, memory_order_relaxed);
+    if (atomic_load_explicit(&bus->ring[k & (RING - 1)].ready, memory_order_acquire) != k + 1)
+        return false; /* nothing written yet where the next one goes */
+    if (pthread_mutex_trylock(&bus->lock) != 0) return false;
+    int n = 0;
+    if (bus->depth == 0) {
+        k = atomic_load_explicit(&bus->drained, memory_order_relaxed);
+        for (; n < max && atomic_load_explicit(&bus->ring[k & (RING - 1)].ready,
+                                               memory_order_acquire) == k + 1; n++, k++)
+            dispatch_slot(bus, k);
+    }
+    pthread_mutex_unlock(&bus->lock);
+    return n > 0;
+}
+
+void cs_bus_lock(cs_bus *bus) {
+    pthread_mutex_lock(&bus->lock);
+    drain_all(bus);
+}
+
+void cs_bus_unlock(cs_bus *bus) { pthread_mutex_unlock(&bus->lock); }
+
 void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
-    stamp(bus, ev);
     if (bus->depth > 0) {
         /* A sink emitting: queue a copy, delivered once this dispatch ends; a
          * verdict is never dropped. */
+        stamp_at(bus, ev, cs_now() - bus->t0);
         pending *p = cs_xcalloc(1, sizeof *p, "an event a sink emitted");
         if (cs_event_copy(&p->ev, ev) < 0) cs_oom("an event a sink emitted", sizeof *p);
         if (bus->pending_tail) bus->pending_tail->next = p;
@@ -136,18 +297,39 @@ void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
         bus->pending_tail = p;
         return;
     }
+    drain_all(bus); /* what was emitted before comes first */
+    stamp_at(bus, ev, cs_now() - bus->t0);
     dispatch(bus, ev);
     drain_pending(bus);
 }
 
 void cs_bus_emit(cs_bus *bus, cs_event *ev) {
+    if (bus->ring && deferrable(ev)) {
+        defer(bus, ev);
+        return;
+    }
     pthread_mutex_lock(&bus->lock);
     cs_bus_emit_locked(bus, ev);
     pthread_mutex_unlock(&bus->lock);
 }
 
+void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n) {
+    bool all = bus->ring && n > 0 && n <= (int)RING;
+    for (int i = 0; all && i < n; i++) all = deferrable(&evs[i]);
+    if (!all) {
+        for (int i = 0; i < n; i++) cs_bus_emit(bus, &evs[i]);
+        return;
+    }
+    /* one ticket counter update and one clock reading for the lot: the
+     * events happened together, under one matcher lock */
+    uint64_t k = take_tickets(bus, (unsigned)n);
+    double t = cs_now() - bus->t0;
+    for (int i = 0; i < n; i++) put(bus, k + (uint64_t)i, &evs[i], t);
+}
+
 void cs_bus_forward(cs_bus *bus, const cs_event *ev) {
     pthread_mutex_lock(&bus->lock);
+    drain_all(bus);
     if (ev->rank >= 0 && ev->rank < bus->world && ev->seq >= bus->seq[ev->rank])
         bus->seq[ev->rank] = ev->seq + 1;
     dispatch(bus, ev);

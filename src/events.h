@@ -5,12 +5,16 @@
  * every subscribed sink (the monitor, the trace writer, the live printer) while
  * holding one lock, so every sink sees the same total order, and that order is
  * consistent with what happened: matching emits its events under the same lock
- * that orders them (see match.c). See docs/trace-format.md.
+ * that orders them (see match.c). On the thread engine the hot events (post,
+ * match, complete) take a ticket instead and wait in a ring, dispatched in
+ * ticket order before anything else reaches the sinks (cs_bus_defer). See
+ * docs/trace-format.md and docs/design-notes.md, "Event order".
  */
 #ifndef CS_EVENTS_H
 #define CS_EVENTS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,21 +123,50 @@ typedef struct cs_sink {
 #define CS_BUS_MAX_SINKS 8
 
 typedef struct cs_bus {
-    pthread_mutex_t lock;
+    /* set before the run, read by every emitter */
     int world;
-    uint64_t *seq; /* next sequence number per rank */
     double t0;
     cs_sink sinks[CS_BUS_MAX_SINKS];
     int nsinks;
+    /* The deferred events (cs_bus_defer; NULL: none): a ring indexed by a
+     * global ticket, written without the lock, dispatched in ticket order
+     * under it. What the lock's holder writes, the tickets handed out and
+     * the tickets dispatched each have cache lines of their own, so that an
+     * emitting rank does not wait for the line a draining one just wrote. */
+    struct cs_bus_slot *ring;
+    uint64_t id;                   /* unique in the process, for the emitters' caches */
+    /* written under the lock */
+    _Alignas(64) pthread_mutex_t lock;
+    uint64_t *seq; /* next sequence number per rank */
     int depth;                     /* > 0 while dispatching */
     struct cs_pending *pending, *pending_tail; /* emitted by sinks during a dispatch */
+    double last_t;                 /* the latest time dispatched, unrounded */
+    _Alignas(64) _Atomic uint64_t tickets;
+    _Alignas(64) _Atomic uint64_t drained;
+    char pad_[56];
 } cs_bus;
 
 int cs_bus_init(cs_bus *bus, int world);
 void cs_bus_destroy(cs_bus *bus);
 void cs_bus_subscribe(cs_bus *bus, cs_sink sink); /* before the run starts */
-/* Stamp ev (seq, t) and hand it to every sink. */
+/* From now on, post, match and complete events are not dispatched at once:
+ * they wait in a ring until the next other event, a cs_bus_lock, a
+ * cs_bus_forward or a cs_bus_poll, which dispatch them first and in the order
+ * they were emitted. Only for a bus whose every post, match and complete comes
+ * from a thread that later blocks, exits or emits another event through it
+ * (the thread engine's ranks): a deadlock verdict then comes as soon as
+ * without the ring. Before the run starts; -1 when out of memory. */
+int cs_bus_defer(cs_bus *bus);
+/* Stamp ev (seq, t) and hand it to every sink (or to the ring, see above). */
 void cs_bus_emit(cs_bus *bus, cs_event *ev);
+/* Emit evs[0..n) in that order, as n cs_bus_emit calls would; deferred
+ * together (one ticket update, one time) when they all may be. */
+void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n);
+/* Dispatch up to max deferred events if the lock is free (a waiting rank's
+ * spare time). Returns whether it dispatched any. */
+bool cs_bus_poll(cs_bus *bus, int max);
+/* Lock the bus for a reader of the sinks' state (the monitor): the deferred
+ * events are dispatched first, so what it reads is up to date. */
 void cs_bus_lock(cs_bus *bus);
 void cs_bus_unlock(cs_bus *bus);
 /* Same, for a caller that already holds the bus lock. */

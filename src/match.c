@@ -203,6 +203,48 @@ void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
     pthread_mutex_unlock(&m->lock);
 }
 
+int cs_match_send_local(cs_world *w, cs_matcher *m, cs_request *sq) {
+    cs_msg env = {0};
+    cs_msg_envelope(&env, sq);
+    env.sreq = sq;
+    pthread_mutex_lock(&m->lock);
+    cs_request *rq = cs_match_take_posted(m, &env);
+    if (rq) { /* pair(), with the thread engine's transfer and reject inlined */
+        char err[512];
+        rq->source = env.src;
+        if (!cs_match_check(&env, rq, w->script_name, err, sizeof err)) {
+            emit_match(w, &env, rq);
+            cs_request_finish(sq, CS_EMISMATCH, err);
+            cs_request_finish(rq, CS_EMISMATCH, err);
+        } else {
+            /* match, then both completes, as one batch of the stream; the
+             * states are published only after it */
+            cs_event ev[3] = {{.type = CS_EV_MATCH, .rank = rq->rank, .req = rq->id, .op = rq->op,
+                               .peer = env.src, .peer_req = env.sreq_id, .tag = env.tag,
+                               .ctx = env.ctx, .bytes = env.bytes}};
+            cs_request_done_event(rq, &ev[1]);
+            cs_request_done_event(sq, &ev[2]);
+            if (env.bytes) copy_payload(cs_request_payload(rq), cs_request_payload(sq), env.bytes);
+            cs_bus_emit_n(w->bus, ev, 3);
+            cs_request_done_publish(rq);
+            cs_request_done_publish(sq);
+        }
+        pthread_mutex_unlock(&m->lock);
+        return CS_OK;
+    }
+    cs_msg *msg = malloc(sizeof *msg);
+    if (!msg) {
+        pthread_mutex_unlock(&m->lock);
+        return CS_ENOMEM;
+    }
+    *msg = env;
+    /* as cs_match_deliver: an eager send is copied aside and completes now */
+    if (sq->eager) buffer_eager(msg);
+    cs_match_push_unexpected(m, msg);
+    pthread_mutex_unlock(&m->lock);
+    return CS_OK;
+}
+
 cs_request *cs_match_claim(cs_world *w, cs_matcher *m, const cs_msg *msg) {
     cs_request *rq = NULL;
     char err[1];

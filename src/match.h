@@ -106,6 +106,12 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
  * sender's memory cap until a receive takes it; when the cap refuses, the
  * message waits uncopied, as a rendezvous one, and sreq->unbuffered is set. */
 void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg);
+/* The same for a send of this process (the thread engine), with the engine's
+ * ref on sq: a posted receive that fits gets the bytes at once (as
+ * cs_msg_transfer_local, or both fail on a mismatch) and no message is
+ * allocated; one is only for a send that must wait. CS_ENOMEM when that
+ * allocation fails (nothing changed then). */
+int cs_match_send_local(cs_world *w, cs_matcher *m, cs_request *sq);
 /* A message whose bytes are still to come (tcp, read off the socket): when a
  * posted receive fits it and agrees on size and dtype, take it from the queue,
  * announce the match and return it (with the matcher's ref), so the bytes go

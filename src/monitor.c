@@ -52,14 +52,13 @@ static void tab_put(cs_mon_reqtab *t, cs_mon_req *q) {
     t->n++;
 }
 
-static void tab_del(cs_mon_reqtab *t, uint64_t id) {
-    if (!t->cap) return;
+/* Take the request out of the table; returns it (NULL: not there). */
+static cs_mon_req *tab_del(cs_mon_reqtab *t, uint64_t id) {
+    if (!t->cap) return NULL;
     size_t i = slot_of(t, id);
     while (t->slot[i] && t->slot[i]->id != id) i = (i + 1) & (t->cap - 1);
-    if (!t->slot[i]) return;
-    free(t->slot[i]->clock);
-    free(t->slot[i]->rclock);
-    free(t->slot[i]);
+    cs_mon_req *gone = t->slot[i];
+    if (!gone) return NULL;
     t->slot[i] = NULL;
     t->n--;
     /* shift back the entries that probed past the hole */
@@ -71,6 +70,7 @@ static void tab_del(cs_mon_reqtab *t, uint64_t id) {
         t->slot[j] = NULL;
         i = j;
     }
+    return gone;
 }
 
 static void tab_free(cs_mon_reqtab *t) {
@@ -105,6 +105,7 @@ void cs_monitor_destroy(cs_monitor *m) {
         free(m->ranks[i].error);
         free(m->ranks[i].waiters);
     }
+    for (int i = 0; i < m->nspare; i++) free(m->spare[i]);
     for (int i = 0; i < m->npitfalls; i++) free(m->pitfalls[i].text);
     free(m->pitfalls);
     free(m->run_error);
@@ -148,9 +149,17 @@ static void set_state(cs_monitor *m, int rank, cs_rank_state s, double t) {
     r->since = t;
 }
 
-/* A request leaves the model once nothing more can happen to it. */
-static void settle(cs_mon_rank *r, cs_mon_req *q) {
-    if (q->done && (q->matched || !cs_op_is_send(q->op))) tab_del(&r->reqs, q->id);
+/* A request leaves the model once nothing more can happen to it. Its memory
+ * serves one of the next posts: a post and a settle per operation, and the
+ * allocator's locks are shared with the ranks. */
+static void settle(cs_monitor *m, cs_mon_rank *r, cs_mon_req *q) {
+    if (!q->done || (!q->matched && cs_op_is_send(q->op))) return;
+    q = tab_del(&r->reqs, q->id);
+    if (!q) return;
+    free(q->clock);
+    free(q->rclock);
+    if (m->nspare < (int)(sizeof m->spare / sizeof *m->spare)) m->spare[m->nspare++] = q;
+    else free(q);
 }
 
 /* ---- can anything still move? */
@@ -374,7 +383,8 @@ static void check_end(cs_monitor *m) {
 /* ---- the fold */
 
 static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
-    cs_mon_req *q = cs_xmalloc(sizeof *q, "a request of the monitor");
+    cs_mon_req *q = m->nspare ? m->spare[--m->nspare]
+                              : cs_xmalloc(sizeof *q, "a request of the monitor");
     *q = (cs_mon_req){.rank = ev->rank, .id = ev->req, .op = ev->op, .peer = ev->peer,
                       .tag = ev->tag, .ctx = ev->ctx, .bytes = ev->bytes, .dtype = ev->dtype,
                       .ndim = ev->ndim, .line = ev->line, .eager = ev->eager};
@@ -399,7 +409,7 @@ static void fold_match(cs_monitor *m, const cs_event *ev) {
         if (sq && !sq->matched) {
             sq->matched = true;
             m->unmatched--;
-            settle(s, sq);
+            settle(m, s, sq);
         }
     }
     if (ev->ctx == 0) {
@@ -487,7 +497,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         if (q) {
             q->done = true;
             cs_monitor_race_complete(m, q);
-            settle(r, q);
+            settle(m, r, q);
         }
         skip_done(r);
         break;

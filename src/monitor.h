@@ -95,6 +95,8 @@ typedef struct cs_monitor {
     char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
     char *recheck;            /* the rendezvous recheck's block (recheck.h), or NULL */
     int run_status;
+    cs_mon_req *spare[64];    /* settled requests' memory, for the next posts */
+    int nspare;
 } cs_monitor;
 
 int cs_monitor_init(cs_monitor *m, int world);

@@ -136,6 +136,14 @@ int cs_script_line(lua_State *L) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     lua_Debug ar;
     int any = 0;
+    /* Every operation asks. Until the script calls load(), every Lua function
+     * is the script's, and the line alone will do ("S" formats the source's
+     * name each time). */
+    if (!c->other_chunks) {
+        for (int level = 0; lua_getstack(L, level, &ar); level++)
+            if (lua_getinfo(L, "l", &ar) && ar.currentline > 0) return ar.currentline;
+        return 0;
+    }
     for (int level = 0; lua_getstack(L, level, &ar); level++) {
         if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
         if (frame_of_script(&ar, c)) return ar.currentline;
@@ -423,6 +431,7 @@ static int sb_xpcall(lua_State *L) {
  * chunk sees the sandbox's globals, as every chunk of this state does. A
  * reader function that errors makes load return the error: caught too. */
 static int sb_load(lua_State *L) {
+    cs_script_ctx_of(L)->other_chunks = true; /* cs_script_line must look at sources now */
     if (lua_gettop(L) < 3) lua_settop(L, 3);
     lua_pushliteral(L, "t");
     lua_replace(L, 3);

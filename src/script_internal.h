@@ -66,6 +66,7 @@ typedef struct cs_script_ctx {
     char mem_detail[200];   /* CS_DIE_MEM: what the cap refused, when not the heap */
     bool own_error;         /* raising the failure of the rank's own request (a
                              * mismatch): the run's end does not hide it */
+    bool other_chunks;      /* load() was called: not every Lua function is the script's */
 } cs_script_ctx;
 
 cs_script_ctx *cs_script_ctx_of(lua_State *L);

@@ -28,8 +28,6 @@ struct cs_rank {
     uint64_t next_req;      /* request ids, from 1 */
     cs_budget budget;
     uint64_t rng;
-    _Atomic uint32_t futex; /* bumped on every wake-up; the waiter sleeps on it */
-    _Atomic int sleeping;
     _Atomic int exited;
     int ngroups;            /* dist.new_group calls so far: the next group's context */
     unsigned world_coll_seq; /* collectives called on the world group so far */
@@ -43,6 +41,16 @@ struct cs_rank {
     /* modelled time (--net) */
     uint64_t flops_pending;        /* arithmetic not yet charged to the clock */
     _Atomic uint64_t clock_answer; /* the timekeeper's reply to a clock read, + 1; 0: none yet */
+    struct cs_request *own_spare;  /* freed requests the rank takes first (api.c) */
+    /* What other threads write, on a line of its own: a peer completing one
+     * of the rank's requests does not take the line the rank writes on every
+     * operation away from it. */
+    _Alignas(64) _Atomic uint32_t futex; /* bumped on every wake-up; the waiter sleeps on it */
+    _Atomic int sleeping;
+    /* Freed requests kept for the rank's next operations: any thread pushes
+     * onto spare, the rank takes the whole list into own_spare. */
+    _Atomic(struct cs_request *) spare;
+    _Atomic int nspare;            /* in both lists, roughly: the cap's count */
 };
 
 struct cs_world {
@@ -67,6 +75,11 @@ struct cs_world {
 /* Finish request q: emit its complete event, publish its state, wake its owner
  * and drop the reference the engine held. err != CS_OK fails it with msg. */
 void cs_request_finish(cs_request *q, cs_err err, const char *msg);
+/* The same in two halves, for a caller that emits several events at once
+ * (cs_bus_emit_n): the complete event of a successful q, then, once it is
+ * emitted, the state, the wake-up and the engine's reference. */
+void cs_request_done_event(const cs_request *q, cs_event *ev);
+void cs_request_done_publish(cs_request *q);
 /* Wake rank r if it sleeps in a wait (any thread). */
 void cs_rank_wake(cs_rank *r);
 

@@ -1,6 +1,7 @@
 /* check_monitor.c -- the world model and the progress verdict, on hand-written
  * event sequences: what is a deadlock, and what only looks like one. */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -454,6 +455,141 @@ START_TEST(test_live_warn_event) {
 }
 END_TEST
 
+/* ---- the deferred events of the thread engine's bus (cs_bus_defer) */
+
+typedef struct seen_ev {
+    cs_event_type type;
+    int rank;
+    uint64_t seq, req;
+    double t;
+} seen_ev;
+
+static seen_ev *seen;
+static int nseen, seen_cap;
+
+static void record(void *ud, const cs_event *ev) {
+    (void)ud;
+    if (nseen == seen_cap) {
+        seen_cap = seen_cap ? 2 * seen_cap : 1024;
+        seen = realloc(seen, (size_t)seen_cap * sizeof *seen);
+        ck_assert_ptr_nonnull(seen);
+    }
+    seen[nseen++] = (seen_ev){ev->type, ev->rank, ev->seq, ev->req, ev->t};
+}
+
+static void deferred_bus(cs_bus *bus, int world) {
+    nseen = 0;
+    ck_assert_int_eq(cs_bus_init(bus, world), 0);
+    ck_assert_int_eq(cs_bus_defer(bus), 0);
+    cs_bus_subscribe(bus, (cs_sink){record, NULL});
+}
+
+/* A post, match or complete waits; any other event, or a reader taking the
+ * lock, dispatches what waits first, in the order it was emitted. */
+START_TEST(test_deferred_order) {
+    cs_bus bus;
+    deferred_bus(&bus, 2);
+    cs_event p = {.type = CS_EV_POST, .rank = 0, .req = 1, .op = CS_OP_SEND, .peer = 1};
+    cs_bus_emit(&bus, &p);
+    ck_assert_int_eq(nseen, 0);
+    cs_event x = {.type = CS_EV_EXIT, .rank = 1};
+    cs_bus_emit(&bus, &x);
+    ck_assert_int_eq(nseen, 2);
+    ck_assert_int_eq(seen[0].type, CS_EV_POST);
+    ck_assert_int_eq(seen[1].type, CS_EV_EXIT);
+    /* a batch keeps its order and comes out whole */
+    cs_event b[3] = {{.type = CS_EV_MATCH, .rank = 1, .req = 1, .peer = 0, .peer_req = 1},
+                     {.type = CS_EV_COMPLETE, .rank = 1, .req = 1},
+                     {.type = CS_EV_COMPLETE, .rank = 0, .req = 1}};
+    cs_bus_emit_n(&bus, b, 3);
+    ck_assert_int_eq(nseen, 2);
+    ck_assert(cs_bus_poll(&bus, 2));
+    ck_assert_int_eq(nseen, 4);
+    cs_bus_lock(&bus);
+    cs_bus_unlock(&bus);
+    ck_assert_int_eq(nseen, 5);
+    ck_assert(!cs_bus_poll(&bus, 2));
+    ck_assert_int_eq(seen[2].type, CS_EV_MATCH);
+    ck_assert_int_eq(seen[3].type, CS_EV_COMPLETE);
+    ck_assert_int_eq(seen[3].rank, 1);
+    ck_assert_int_eq(seen[4].rank, 0);
+    /* per-rank sequence numbers in dispatch order */
+    ck_assert_uint_eq(seen[0].seq, 0);
+    ck_assert_uint_eq(seen[4].seq, 1);
+    ck_assert_uint_eq(seen[2].seq, 1);
+    ck_assert_uint_eq(seen[3].seq, 2);
+    cs_bus_destroy(&bus);
+}
+END_TEST
+
+/* Threads emit many more events than the ring holds, with locked events in
+ * between and nobody else draining: every event comes out once, each
+ * thread's in its order, numbered per rank without gaps, times never
+ * going back. */
+#define PER_THREAD 5000
+static cs_bus mt_bus;
+
+static void *emitter(void *arg) {
+    int rank = (int)(intptr_t)arg;
+    for (int i = 1; i <= PER_THREAD; i++) {
+        cs_event ev = {.type = CS_EV_POST, .rank = rank, .req = (uint64_t)i};
+        if (i % 997 == 0) ev.type = CS_EV_COMPUTE; /* through the lock */
+        cs_bus_emit(&mt_bus, &ev);
+        if (i % 301 == 0) cs_bus_poll(&mt_bus, 3);
+    }
+    return NULL;
+}
+
+START_TEST(test_deferred_threads) {
+    enum { N = 3 };
+    deferred_bus(&mt_bus, N);
+    pthread_t t[N];
+    for (int k = 0; k < N; k++)
+        ck_assert_int_eq(pthread_create(&t[k], NULL, emitter, (void *)(intptr_t)k), 0);
+    for (int k = 0; k < N; k++) pthread_join(t[k], NULL);
+    cs_bus_lock(&mt_bus);
+    cs_bus_unlock(&mt_bus);
+    ck_assert_int_eq(nseen, N * PER_THREAD);
+    uint64_t next[N] = {0}, req[N] = {0};
+    for (int i = 0; i < nseen; i++) {
+        int k = seen[i].rank;
+        ck_assert_int_ge(k, 0);
+        ck_assert_int_lt(k, N);
+        ck_assert_uint_eq(seen[i].seq, next[k]++);
+        ck_assert_uint_eq(seen[i].req, ++req[k]);
+        if (i > 0) ck_assert(seen[i].t >= seen[i - 1].t);
+    }
+    cs_bus_destroy(&mt_bus);
+}
+END_TEST
+
+/* The deadlock verdict needs no reader: the block that closes it dispatches
+ * the deferred posts first. */
+START_TEST(test_deferred_deadlock_at_block) {
+    cs_bus bus;
+    deferred_bus(&bus, 2);
+    start(2, "rendezvous");
+    mon.bus = &bus;
+    cs_bus_subscribe(&bus, cs_monitor_sink(&mon));
+    for (int k = 0; k < 2; k++) {
+        cs_event p = {.type = CS_EV_POST, .rank = k, .req = 1, .op = CS_OP_SEND, .peer = 1 - k,
+                      .bytes = 4, .dtype = CS_FLOAT32, .ndim = 1, .shape = {1}, .line = 3};
+        cs_bus_emit(&bus, &p);
+    }
+    ck_assert(!mon.deadlocked);
+    uint64_t one = 1;
+    cs_event b0 = {.type = CS_EV_BLOCK, .rank = 0, .line = 3, .nreqs = 1, .reqs = &one};
+    cs_bus_emit(&bus, &b0);
+    ck_assert(!mon.deadlocked);
+    cs_event b1 = {.type = CS_EV_BLOCK, .rank = 1, .line = 3, .nreqs = 1, .reqs = &one};
+    cs_bus_emit(&bus, &b1);
+    ck_assert(mon.deadlocked);
+    ck_assert(mon.ranks[0].in_deadlock && mon.ranks[1].in_deadlock);
+    cs_monitor_destroy(&mon);
+    cs_bus_destroy(&bus);
+}
+END_TEST
+
 /* ---- message races (monitor_race.c) */
 
 static int races(void) {
@@ -575,5 +711,10 @@ int main(void) {
     tcase_add_test(tc, test_no_race_when_ordered);
     tcase_add_test(tc, test_race_through_rendezvous_completion);
     suite_add_tcase(s, tc);
+    TCase *bus = tcase_create("deferred bus");
+    tcase_add_test(bus, test_deferred_order);
+    tcase_add_test(bus, test_deferred_threads);
+    tcase_add_test(bus, test_deferred_deadlock_at_block);
+    suite_add_tcase(s, bus);
     return run_suite(s);
 }
