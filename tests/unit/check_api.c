@@ -286,6 +286,11 @@ START_TEST(test_send_mode_parse) {
     ck_assert(!cs_send_mode_parse("eager:-1", &m));
     ck_assert(!cs_send_mode_parse("eager:12x", &m));
     ck_assert(!cs_send_mode_parse("buffered", &m));
+    /* a limit whose K or M would wrap past SIZE_MAX is refused, not taken mod 2^64 */
+    ck_assert(!cs_send_mode_parse("eager:18014398509481984K", &m)); /* 2^54 K = 2^64 */
+    ck_assert(!cs_send_mode_parse("eager:17592186044416M", &m));    /* 2^44 M = 2^64 */
+    ck_assert(cs_send_mode_parse("eager:17592186044415M", &m));
+    ck_assert(cs_send_mode_is_eager(&m, (size_t)1 << 63));
 }
 END_TEST
 
