@@ -27,8 +27,9 @@
 # Prints one line per finding, then a summary; status 0 only without any
 # hang, orphan, replay failure, crash or memory growth.
 set -u
-# All in one function, read whole before it runs: bash reads a script as it
-# goes, and a long soak must not pick up an edit of this file halfway.
+# All in one function, read whole before it runs, and its call and the exit
+# on one line: bash reads a script as it goes, and a long soak must not pick
+# up an edit of this file halfway (nor read past its call at a stale offset).
 soak() {
 
   top=$(cd "$(dirname "$0")/.." && pwd)
@@ -222,4 +223,4 @@ soak() {
   echo "$((rounds * 2 - total)) passed, $total failed"
   (( total == 0 ))
 }
-soak "$@"
+soak "$@"; exit # one line, read before it runs: nothing after it is read from the file
