@@ -124,9 +124,10 @@ case_timeout_exit_first() {
     bad "a timeout's exits in any order: no deadlock" "the report names one"
   else ok "a timeout's exits in any order: no deadlock"
   fi
-  # live, where the bytes take their time: a timeout (or, on a fast
-  # machine, the end) whenever it lands, never a deadlock
-  guarded "$bin" run "$dir/sync_flood_timeout.lua" --engine tcp --mem-limit 64 --timeout 4 \
+  # live, where the bytes take their time (sync_flood.lua's 1 GiB of
+  # rendezvous isends, cut by --timeout 4 while rank 1 receives): a timeout
+  # (or, on a fast machine, the end) whenever it lands, never a deadlock
+  guarded "$bin" run "$dir/sync_flood.lua" --engine tcp --mem-limit 64 --timeout 4 \
     >"$tmp/out" 2>"$tmp/err" </dev/null
   local got=$?
   if [ "$got" != 4 ] && [ "$got" != 0 ]; then
