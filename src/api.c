@@ -35,9 +35,22 @@ static void futex_wake_all(_Atomic uint32_t *word) {
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+/* An engine with an idle loop of its own (tcp) watches the word while the
+ * rank waits, so it is bumped on every wake-up. Otherwise only a sleeper
+ * needs the bump: a waker stores what it publishes (a request's state, a clock
+ * answer) and then reads sleeping; a waiter stores sleeping and then reads
+ * what it waits for, all sequentially consistent, so at least one of the two
+ * sees the other. The locked increment of a line the peer reads cost a round
+ * trip between cores on every message of a spinning peer. */
 void cs_rank_wake(cs_rank *r) {
+    if (r->world->engine->ops->idle) {
+        atomic_fetch_add(&r->futex, 1);
+        if (atomic_load(&r->sleeping)) futex_wake_all(&r->futex);
+        return;
+    }
+    if (!atomic_load(&r->sleeping)) return;
     atomic_fetch_add(&r->futex, 1);
-    if (atomic_load(&r->sleeping)) futex_wake_all(&r->futex);
+    futex_wake_all(&r->futex);
 }
 
 static inline void cpu_relax(void) {
@@ -295,8 +308,9 @@ void cs_request_release(cs_request *q) {
     request_free(q);
 }
 
+/* seq_cst, as the state's stores: the other half of cs_rank_wake's handshake */
 bool cs_request_is_completed(const cs_request *q) {
-    return atomic_load_explicit(&q->state, memory_order_acquire) != CS_REQ_PENDING;
+    return atomic_load_explicit(&q->state, memory_order_seq_cst) != CS_REQ_PENDING;
 }
 
 cs_op cs_request_op(const cs_request *q) { return q->op; }
@@ -313,7 +327,7 @@ void cs_request_finish(cs_request *q, cs_err err, const char *msg) {
         q->errmsg = msg ? strdup(msg) : NULL;
     }
     atomic_store_explicit(&q->state, err == CS_OK ? CS_REQ_DONE : CS_REQ_FAILED,
-                          memory_order_release);
+                          memory_order_seq_cst); /* see cs_rank_wake */
     cs_rank_wake(owner);
     cs_request_release(q); /* the engine's reference */
 }
@@ -325,7 +339,7 @@ void cs_request_done_event(const cs_request *q, cs_event *ev) {
 
 void cs_request_done_publish(cs_request *q) {
     cs_rank *owner = q->owner;
-    atomic_store_explicit(&q->state, CS_REQ_DONE, memory_order_release);
+    atomic_store_explicit(&q->state, CS_REQ_DONE, memory_order_seq_cst); /* see cs_rank_wake */
     cs_rank_wake(owner);
     cs_request_release(q); /* the engine's reference */
 }

@@ -105,7 +105,10 @@ void cs_monitor_destroy(cs_monitor *m) {
         free(m->ranks[i].error);
         free(m->ranks[i].waiters);
     }
-    for (int i = 0; i < m->nspare; i++) free(m->spare[i]);
+    for (int i = 0; i < m->nspare; i++) {
+        free(m->spare[i]->clock);
+        free(m->spare[i]);
+    }
     for (int i = 0; i < m->npitfalls; i++) free(m->pitfalls[i].text);
     free(m->pitfalls);
     free(m->run_error);
@@ -156,10 +159,15 @@ static void settle(cs_monitor *m, cs_mon_rank *r, cs_mon_req *q) {
     if (!q->done || (!q->matched && cs_op_is_send(q->op))) return;
     q = tab_del(&r->reqs, q->id);
     if (!q) return;
-    free(q->clock);
     free(q->rclock);
-    if (m->nspare < (int)(sizeof m->spare / sizeof *m->spare)) m->spare[m->nspare++] = q;
-    else free(q);
+    q->rclock = NULL;
+    /* a spare keeps its clock's memory too (the race detector's, world sized) */
+    if (m->nspare < (int)(sizeof m->spare / sizeof *m->spare)) {
+        m->spare[m->nspare++] = q;
+        return;
+    }
+    free(q->clock);
+    free(q);
 }
 
 /* ---- can anything still move? */
@@ -384,10 +392,11 @@ static void check_end(cs_monitor *m) {
 
 static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
     cs_mon_req *q = m->nspare ? m->spare[--m->nspare]
-                              : cs_xmalloc(sizeof *q, "a request of the monitor");
+                              : cs_xcalloc(1, sizeof *q, "a request of the monitor");
+    uint32_t *clock = q->clock; /* a spare's, for cs_monitor_race_post to fill */
     *q = (cs_mon_req){.rank = ev->rank, .id = ev->req, .op = ev->op, .peer = ev->peer,
                       .tag = ev->tag, .ctx = ev->ctx, .bytes = ev->bytes, .dtype = ev->dtype,
-                      .ndim = ev->ndim, .line = ev->line, .eager = ev->eager};
+                      .ndim = ev->ndim, .line = ev->line, .eager = ev->eager, .clock = clock};
     memcpy(q->shape, ev->shape, sizeof q->shape);
     tab_put(&r->reqs, q);
     cs_monitor_race_post(m, q);

@@ -68,8 +68,9 @@ void cs_monitor_race_destroy(cs_monitor *m) {
     m->race = NULL;
 }
 
-static uint32_t *copy_clock(cs_mon_race *x, int r) {
-    uint32_t *c = cs_xmalloc((size_t)x->world * sizeof *c, "a request's clock");
+/* into c when it is not NULL: a settled request's clock memory, reused */
+static uint32_t *copy_clock(cs_mon_race *x, int r, uint32_t *c) {
+    if (!c) c = cs_xmalloc((size_t)x->world * sizeof *c, "a request's clock");
     memcpy(c, clock_of(x, r), (size_t)x->world * sizeof *c);
     return c;
 }
@@ -108,11 +109,16 @@ static void report(cs_monitor *m, cs_mon_race *x, const wild *w, int b, int b_li
 
 /* ---- the fold */
 
+/* q->clock, when set, is memory to reuse (its contents mean nothing yet). */
 void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q) {
     cs_mon_race *x = race_get(m);
-    if (!x || q->rank < 0 || q->rank >= x->world) return;
+    if (!x || q->rank < 0 || q->rank >= x->world) {
+        free(q->clock);
+        q->clock = NULL;
+        return;
+    }
     clock_of(x, q->rank)[q->rank]++;
-    q->clock = copy_clock(x, q->rank);
+    q->clock = copy_clock(x, q->rank, q->clock);
 }
 
 /* Could a receive posted before R on R's rank, still unmatched, take send s? */

@@ -35,8 +35,17 @@ cs_tensor **cs_lua_newslot(lua_State *L) {
 
 #define new_slot cs_lua_newslot
 
+/* The tensor metatable is also in the registry under this address: every
+ * dist call checks its tensor, and luaL_testudata looks the metatable up by
+ * its name (a string made and hashed on each call). */
+static const char tensor_mt_key;
+
 cs_tensor *cs_lua_totensor(lua_State *L, int idx) {
-    cs_tensor **slot = luaL_testudata(L, idx, CS_TENSOR_MT);
+    cs_tensor **slot = lua_touserdata(L, idx);
+    if (!slot || !lua_getmetatable(L, idx)) return NULL;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+    if (!lua_rawequal(L, -1, -2)) slot = NULL;
+    lua_pop(L, 2);
     return slot ? *slot : NULL;
 }
 
@@ -655,6 +664,8 @@ static void new_metatable(lua_State *L, const char *name) {
 
 int luaopen_cs_tensor(lua_State *L) {
     new_metatable(L, CS_TENSOR_MT);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
     luaL_setfuncs(L, tensor_meta, 0);
     cs_script_guard(L, -1);
     luaL_newlib(L, tensor_methods);
