@@ -1,6 +1,7 @@
 /* events.c -- event names and the bus that orders events and fans them out. */
 #include "events.h"
 
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -79,16 +80,29 @@ typedef struct cs_pending {
 } pending;
 
 /* A deferred event: the fields a post, match or complete carries (none of
- * them points anywhere), and the time it was emitted. ready is its ticket + 1
- * once written. Two cache lines. */
+ * them points anywhere), and the time it was emitted, in one cache line: the
+ * emitting rank writes it and a draining one on another core reads it, and
+ * each line costs a transfer between the cores. ready is (ticket + 1) mod
+ * 2^32 once written (a slot is rewritten every RING tickets, so 32 bits
+ * never confuse two of its tickets). A post's shape (at most two sizes
+ * below 2^31) shares a word with a match's peer_req; an event that does not
+ * fit is not deferred (fits). */
 typedef struct cs_bus_slot {
-    _Atomic uint64_t ready;
-    uint64_t req, peer_req, bytes;
+    _Atomic uint32_t ready;
+    uint8_t type, op, ndim, flags; /* SLOT_* */
+    int32_t rank, peer, tag, ctx, line;
+    int32_t word;                  /* dtype (SLOT_DTYPE) or status */
+    uint64_t req, bytes;
     double t;
-    int64_t shape[CS_MAX_DIMS];
-    int32_t rank, peer, tag, ctx, line, status, dtype;
-    uint8_t type, op, ndim, eager;
+    union {
+        uint64_t peer_req;         /* ndim 0 */
+        int32_t dims[2];           /* ndim 1 or 2 */
+    } x;
 } __attribute__((aligned(64))) slot;
+
+enum { SLOT_EAGER = 1, SLOT_DTYPE = 2 };
+
+_Static_assert(sizeof(slot) == 64, "a deferred event is one cache line");
 
 #define RING (1u << 9) /* slots: a power of two */
 
@@ -166,8 +180,20 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+/* Does the slot hold every field of ev that a sink reads? (A shape's sizes
+ * past ndim are read by nobody: a replayed event has zeros there too.) */
+static bool fits(const cs_event *ev) {
+    if (ev->dtype != 0 && ev->status != 0) return false;
+    if (ev->ndim == 0) return true;
+    if (ev->ndim > 2 || ev->peer_req != 0) return false;
+    for (int i = 0; i < ev->ndim; i++)
+        if (ev->shape[i] < 0 || ev->shape[i] > INT32_MAX) return false;
+    return true;
+}
+
 static bool deferrable(const cs_event *ev) {
-    return ev->type == CS_EV_POST || ev->type == CS_EV_MATCH || ev->type == CS_EV_COMPLETE;
+    return (ev->type == CS_EV_POST || ev->type == CS_EV_MATCH || ev->type == CS_EV_COMPLETE) &&
+           fits(ev);
 }
 
 /* Dispatch the deferred event of ticket k (written: its ready is k + 1).
@@ -176,10 +202,13 @@ static void dispatch_slot(cs_bus *bus, uint64_t k) {
     const slot *s = &bus->ring[k & (RING - 1)];
     cs_event ev = {.type = (cs_event_type)s->type, .rank = s->rank, .req = s->req,
                    .op = (cs_op)s->op, .peer = s->peer, .tag = s->tag, .ctx = s->ctx,
-                   .bytes = (size_t)s->bytes, .dtype = (cs_dtype)s->dtype, .ndim = s->ndim,
-                   .line = s->line, .eager = s->eager, .peer_req = s->peer_req,
-                   .status = s->status};
-    memcpy(ev.shape, s->shape, sizeof ev.shape);
+                   .bytes = (size_t)s->bytes, .ndim = s->ndim, .line = s->line,
+                   .eager = (s->flags & SLOT_EAGER) != 0};
+    if (s->flags & SLOT_DTYPE) ev.dtype = (cs_dtype)s->word;
+    else ev.status = s->word;
+    if (s->ndim == 0) ev.peer_req = s->x.peer_req;
+    else
+        for (int i = 0; i < s->ndim; i++) ev.shape[i] = s->x.dims[i];
     double t = s->t;
     atomic_store_explicit(&bus->drained, k + 1, memory_order_release);
     stamp_at(bus, &ev, t);
@@ -195,7 +224,7 @@ static void drain_to(cs_bus *bus, uint64_t end) {
     for (; k < end; k++) {
         const slot *s = &bus->ring[k & (RING - 1)];
         for (unsigned spins = 0;
-             atomic_load_explicit(&s->ready, memory_order_acquire) != k + 1; spins++)
+             atomic_load_explicit(&s->ready, memory_order_acquire) != (uint32_t)(k + 1); spins++)
             if (spins < 64) cpu_relax();
             else sched_yield();
         dispatch_slot(bus, k);
@@ -240,20 +269,20 @@ static void put(cs_bus *bus, uint64_t k, const cs_event *ev, double t) {
     s->type = (uint8_t)ev->type;
     s->op = (uint8_t)ev->op;
     s->ndim = (uint8_t)ev->ndim;
-    s->eager = ev->eager;
+    s->flags = (ev->eager ? SLOT_EAGER : 0) | (ev->dtype != 0 ? SLOT_DTYPE : 0);
     s->rank = ev->rank;
     s->peer = ev->peer;
     s->tag = ev->tag;
     s->ctx = ev->ctx;
     s->line = ev->line;
-    s->status = ev->status;
-    s->dtype = (int32_t)ev->dtype;
+    s->word = ev->dtype != 0 ? (int32_t)ev->dtype : ev->status;
     s->req = ev->req;
-    s->peer_req = ev->peer_req;
     s->bytes = ev->bytes;
-    memcpy(s->shape, ev->shape, sizeof s->shape);
     s->t = t;
-    atomic_store_explicit(&s->ready, k + 1, memory_order_release);
+    if (ev->ndim == 0) s->x.peer_req = ev->peer_req;
+    else
+        for (int i = 0; i < ev->ndim; i++) s->x.dims[i] = (int32_t)ev->shape[i];
+    atomic_store_explicit(&s->ready, (uint32_t)(k + 1), memory_order_release);
 }
 
 static void defer(cs_bus *bus, const cs_event *ev) {
@@ -264,14 +293,16 @@ static void defer(cs_bus *bus, const cs_event *ev) {
 bool cs_bus_poll(cs_bus *bus, int max) {
     if (!bus->ring) return false;
     uint64_t k = atomic_load_explicit(&bus->drained, memory_order_relaxed);
-    if (atomic_load_explicit(&bus->ring[k & (RING - 1)].ready, memory_order_acquire) != k + 1)
+    if (atomic_load_explicit(&bus->ring[k & (RING - 1)].ready, memory_order_acquire) !=
+        (uint32_t)(k + 1))
         return false; /* nothing written yet where the next one goes */
     if (pthread_mutex_trylock(&bus->lock) != 0) return false;
     int n = 0;
     if (bus->depth == 0) {
         k = atomic_load_explicit(&bus->drained, memory_order_relaxed);
         for (; n < max && atomic_load_explicit(&bus->ring[k & (RING - 1)].ready,
-                                               memory_order_acquire) == k + 1; n++, k++)
+                                               memory_order_acquire) == (uint32_t)(k + 1);
+             n++, k++)
             dispatch_slot(bus, k);
     }
     pthread_mutex_unlock(&bus->lock);
