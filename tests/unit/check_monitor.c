@@ -522,6 +522,80 @@ START_TEST(test_deferred_order) {
 }
 END_TEST
 
+/* Every field a post, match or complete carries comes out of the ring as it
+ * went in; one that a slot cannot hold (three sizes, a size past 2^31) is
+ * dispatched at once, after what waited before it. */
+static cs_event *full_seen;
+static int nfull_seen;
+
+static void record_full(void *ud, const cs_event *ev) {
+    (void)ud;
+    full_seen = realloc(full_seen, (size_t)(nfull_seen + 1) * sizeof *full_seen);
+    ck_assert_ptr_nonnull(full_seen);
+    full_seen[nfull_seen++] = *ev;
+}
+
+static void same_fields(const cs_event *a, const cs_event *b) {
+    ck_assert_int_eq(a->type, b->type);
+    ck_assert_int_eq(a->rank, b->rank);
+    ck_assert_uint_eq(a->req, b->req);
+    ck_assert_int_eq(a->op, b->op);
+    ck_assert_int_eq(a->peer, b->peer);
+    ck_assert_int_eq(a->tag, b->tag);
+    ck_assert_int_eq(a->ctx, b->ctx);
+    ck_assert_uint_eq(a->bytes, b->bytes);
+    ck_assert_int_eq(a->dtype, b->dtype);
+    ck_assert_int_eq(a->ndim, b->ndim);
+    for (int i = 0; i < a->ndim; i++) ck_assert_int_eq(a->shape[i], b->shape[i]);
+    ck_assert_int_eq(a->line, b->line);
+    ck_assert_int_eq(a->eager, b->eager);
+    ck_assert_uint_eq(a->peer_req, b->peer_req);
+    ck_assert_int_eq(a->status, b->status);
+}
+
+START_TEST(test_deferred_fields) {
+    cs_bus bus;
+    nfull_seen = 0;
+    ck_assert_int_eq(cs_bus_init(&bus, 4), 0);
+    ck_assert_int_eq(cs_bus_defer(&bus), 0);
+    cs_bus_subscribe(&bus, (cs_sink){record_full, NULL});
+    cs_event ev[] = {
+        {.type = CS_EV_POST, .rank = 3, .req = 7, .op = CS_OP_ISEND, .peer = 2, .tag = 99,
+         .ctx = 5, .bytes = 24, .dtype = CS_FLOAT64, .ndim = 2, .shape = {1, 3},
+         .line = 41, .eager = true},
+        {.type = CS_EV_POST, .rank = 2, .req = 1, .op = CS_OP_IRECV, .peer = CS_ANY_SOURCE,
+         .tag = INT32_MAX, .bytes = 4, .ndim = 0, .line = 1},
+        {.type = CS_EV_POST, .rank = 1, .req = 2, .op = CS_OP_RECV, .peer = 0,
+         .bytes = (size_t)4 << 30, .ndim = 1, .shape = {INT32_MAX}, .line = 9},
+        {.type = CS_EV_MATCH, .rank = 2, .req = 1, .op = CS_OP_IRECV, .peer = 3,
+         .peer_req = UINT64_C(1) << 40, .tag = 99, .ctx = 5, .bytes = 24},
+        {.type = CS_EV_COMPLETE, .rank = 2, .req = 1, .op = CS_OP_IRECV},
+        {.type = CS_EV_COMPLETE, .rank = 3, .req = 7, .op = CS_OP_ISEND, .status = -2},
+    };
+    int n = (int)(sizeof ev / sizeof *ev);
+    for (int i = 0; i < n; i++) cs_bus_emit(&bus, &ev[i]);
+    ck_assert_int_eq(nfull_seen, 0); /* all waiting */
+    /* three sizes, and a size a slot cannot hold: no waiting for these */
+    cs_event big[2] = {
+        {.type = CS_EV_POST, .rank = 0, .req = 3, .op = CS_OP_SEND, .peer = 1, .bytes = 96,
+         .dtype = CS_FLOAT32, .ndim = 3, .shape = {2, 3, 4}, .line = 12},
+        {.type = CS_EV_POST, .rank = 0, .req = 4, .op = CS_OP_SEND, .peer = 1,
+         .bytes = (size_t)1 << 33, .dtype = CS_UINT8, .ndim = 1,
+         .shape = {(int64_t)1 << 33}, .line = 13},
+    };
+    cs_bus_emit(&bus, &big[0]);
+    ck_assert_int_eq(nfull_seen, n + 1);
+    cs_bus_emit(&bus, &big[1]);
+    ck_assert_int_eq(nfull_seen, n + 2);
+    for (int i = 0; i < n; i++) same_fields(&full_seen[i], &ev[i]);
+    same_fields(&full_seen[n], &big[0]);
+    same_fields(&full_seen[n + 1], &big[1]);
+    free(full_seen);
+    full_seen = NULL;
+    cs_bus_destroy(&bus);
+}
+END_TEST
+
 /* Threads emit many more events than the ring holds, with locked events in
  * between and nobody else draining: every event comes out once, each
  * thread's in its order, numbered per rank without gaps, times never
@@ -713,6 +787,7 @@ int main(void) {
     suite_add_tcase(s, tc);
     TCase *bus = tcase_create("deferred bus");
     tcase_add_test(bus, test_deferred_order);
+    tcase_add_test(bus, test_deferred_fields);
     tcase_add_test(bus, test_deferred_threads);
     tcase_add_test(bus, test_deferred_deadlock_at_block);
     suite_add_tcase(s, bus);
