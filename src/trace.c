@@ -427,14 +427,11 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
  * The writer
  * ====================================================================== */
 
-/* The sink only copies each event, as a record (the event and the bytes its
- * pointers lead to), into fill: it runs under the bus lock, which every rank
- * takes, and encoding a line costs several times the copy. A writer thread
- * swaps fill for its own buffer, encodes the records in order and writes the
- * lines, so ranks never wait on encoding or write(2), and a busy run writes
- * in large batches. The file holds whole lines up to the last batch written:
- * a killed run leaves a trace that replays up to there (and at most one cut
- * line after a write error). */
+/* Lines are encoded in the sink, under the bus lock, into fill; a writer
+ * thread swaps fill for its own buffer and writes it, so ranks never wait on
+ * write(2) and a busy run writes in large batches. The file holds whole lines
+ * up to the last batch written: a killed run leaves a trace that replays up
+ * to there (and at most one cut line after a write error). */
 struct cs_trace_writer {
     int fd;
     char *path;
@@ -449,10 +446,9 @@ struct cs_trace_writer {
     pthread_cond_t more;   /* fill has lines, or closing */
     pthread_cond_t room;   /* a batch was taken or written */
     pthread_t thread;
-    cs_trace_buf fill, out; /* records: queued by the sink, taken by the thread */
-    cs_trace_buf lines;     /* the writer thread's encoded lines, not yet written */
-    uint64_t queued;       /* record bytes put in fill, ever */
-    uint64_t done;         /* record bytes written (or dropped after an error), ever */
+    cs_trace_buf fill, out;
+    uint64_t queued;       /* bytes put in fill, ever */
+    uint64_t done;         /* bytes written (or dropped after an error), ever */
     bool idle;             /* the thread waits on more */
     int flushing;          /* callers of cs_trace_flush waiting */
     bool closing;
@@ -491,177 +487,6 @@ static int write_all(int fd, const char *buf, size_t n) {
 #define TRACE_GATHER_NS 1000000L
 #define TRACE_WAKE_AT (64u << 10) /* bytes that wake a gathering writer */
 
-/* ---- records: an event and what its pointers lead to, in one piece */
-
-/* Each record starts 8-aligned: a size_t length (the whole record, padded),
- * the event with its pointers as they were, then the pointed-to bytes of
- * each pointer field, in schema order: a string as its length + 1 (0: NULL)
- * and its bytes, reqs and group as their elements. */
-#define REC_ALIGN(n) (((n) + 7u) & ~(size_t)7u)
-
-static size_t rec_str_len(const char *s) { return s ? strlen(s) + 1 : 0; }
-
-static size_t rec_nreqs(const cs_event *ev) { return ev->reqs && ev->nreqs > 0 ? (size_t)ev->nreqs : 0; }
-static size_t rec_ngroup(const cs_event *ev) { return ev->group && ev->ngroup > 0 ? (size_t)ev->ngroup : 0; }
-
-/* The hot events (post, match, complete, block...) carry only members that
- * precede count in cs_event, and no string: their record is that head of the
- * event (and the reqs), a third of the whole. A type qualifies when every
- * field its schema row names lies there (checked once, from the schema). */
-#define REC_HEAD offsetof(cs_event, count)
-#define REC_FULL ((size_t)1) /* the length's low bit: a whole event follows */
-
-static bool head_only(cs_event_type t) {
-    static int known[CS_EV_NTYPES]; /* 0: not yet looked at, 1: yes, 2: no */
-    if ((unsigned)t >= CS_EV_NTYPES) return false;
-    if (!known[t]) {
-        uint64_t bits = cs_event_kinds[t].need | cs_event_kinds[t].opt;
-        bool ok = t != CS_EV_RUN;
-        for (int i = 0; ok && i < CS_F_NFIELDS; i++)
-            if (bits & CS_FIELD_BIT(i))
-                ok = cs_fields[i].kind != CS_FK_STR && cs_fields[i].kind != CS_FK_GROUP &&
-                     cs_fields[i].off < REC_HEAD &&
-                     (cs_fields[i].kind != CS_FK_SHAPE ||
-                      cs_fields[i].off + sizeof(int64_t) * CS_MAX_DIMS <= REC_HEAD);
-        known[t] = ok ? 1 : 2; /* the same answer from any thread */
-    }
-    return known[t] == 1;
-}
-
-static int rec_grow(cs_trace_buf *b, size_t n) {
-    if (b->len + n <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 64u << 10;
-    while (cap < b->len + n) cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p) return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
-
-/* Append ev's record to b; -1 when out of memory (b unchanged). */
-static int rec_put(cs_trace_buf *b, const cs_event *ev) {
-    if (head_only(ev->type)) {
-        size_t k = rec_nreqs(ev) * sizeof *ev->reqs;
-        size_t n = REC_ALIGN(sizeof(size_t)) + REC_ALIGN(REC_HEAD) + REC_ALIGN(k);
-        if (rec_grow(b, n) < 0) return -1;
-        char *at = b->data + b->len;
-        memcpy(at, &n, sizeof n);
-        memcpy(at + REC_ALIGN(sizeof(size_t)), ev, REC_HEAD);
-        if (k) memcpy(at + REC_ALIGN(sizeof(size_t)) + REC_ALIGN(REC_HEAD), ev->reqs, k);
-        b->len += n;
-        return 0;
-    }
-    size_t n = REC_ALIGN(sizeof(size_t)) + REC_ALIGN(sizeof *ev);
-    for (int i = 0; i < CS_F_NFIELDS; i++) {
-        const cs_field *f = &cs_fields[i];
-        if (f->alias) continue;
-        if (f->kind == CS_FK_STR)
-            n += REC_ALIGN(sizeof(size_t) + rec_str_len(CS_CFIELD(ev, f, char *)));
-        else if (f->kind == CS_FK_REQS) n += REC_ALIGN(rec_nreqs(ev) * sizeof *ev->reqs);
-        else if (f->kind == CS_FK_GROUP) n += REC_ALIGN(rec_ngroup(ev) * sizeof *ev->group);
-    }
-    if (rec_grow(b, n) < 0) return -1;
-    char *at = b->data + b->len;
-    size_t tagged = n | REC_FULL;
-    memcpy(at, &tagged, sizeof tagged);
-    memcpy(at + REC_ALIGN(sizeof(size_t)), ev, sizeof *ev);
-    size_t o = REC_ALIGN(sizeof(size_t)) + REC_ALIGN(sizeof *ev);
-    for (int i = 0; i < CS_F_NFIELDS; i++) {
-        const cs_field *f = &cs_fields[i];
-        if (f->alias) continue;
-        if (f->kind == CS_FK_STR) {
-            const char *str = CS_CFIELD(ev, f, char *);
-            size_t k = rec_str_len(str);
-            memcpy(at + o, &k, sizeof k);
-            if (k) memcpy(at + o + sizeof k, str, k);
-            o += REC_ALIGN(sizeof k + k);
-        } else if (f->kind == CS_FK_REQS && rec_nreqs(ev)) {
-            memcpy(at + o, ev->reqs, rec_nreqs(ev) * sizeof *ev->reqs);
-            o += REC_ALIGN(rec_nreqs(ev) * sizeof *ev->reqs);
-        } else if (f->kind == CS_FK_GROUP && rec_ngroup(ev)) {
-            memcpy(at + o, ev->group, rec_ngroup(ev) * sizeof *ev->group);
-            o += REC_ALIGN(rec_ngroup(ev) * sizeof *ev->group);
-        }
-    }
-    b->len += n;
-    return 0;
-}
-
-/* The event of the record at rec, its pointers into the record; returns the
- * record's length. */
-static size_t rec_get(const char *rec, cs_event *ev) {
-    size_t n;
-    memcpy(&n, rec, sizeof n);
-    if (!(n & REC_FULL)) {
-        memset(ev, 0, sizeof *ev);
-        memcpy(ev, rec + REC_ALIGN(sizeof(size_t)), REC_HEAD);
-        size_t k = rec_nreqs(ev);
-        ev->reqs = k ? (const uint64_t *)(const void *)(rec + REC_ALIGN(sizeof(size_t)) +
-                                                        REC_ALIGN(REC_HEAD)) : NULL;
-        return n;
-    }
-    n &= ~REC_FULL;
-    memcpy(ev, rec + REC_ALIGN(sizeof(size_t)), sizeof *ev);
-    size_t o = REC_ALIGN(sizeof(size_t)) + REC_ALIGN(sizeof *ev);
-    for (int i = 0; i < CS_F_NFIELDS; i++) {
-        const cs_field *f = &cs_fields[i];
-        if (f->alias) continue;
-        if (f->kind == CS_FK_STR) {
-            size_t k;
-            memcpy(&k, rec + o, sizeof k);
-            CS_FIELD(ev, f, const char *) = k ? rec + o + sizeof k : NULL;
-            o += REC_ALIGN(sizeof k + k);
-        } else if (f->kind == CS_FK_REQS) {
-            size_t k = rec_nreqs(ev);
-            ev->reqs = k ? (const uint64_t *)(const void *)(rec + o) : NULL;
-            o += REC_ALIGN(k * sizeof *ev->reqs);
-        } else if (f->kind == CS_FK_GROUP) {
-            size_t k = rec_ngroup(ev);
-            ev->group = k ? (const int *)(const void *)(rec + o) : NULL;
-            o += REC_ALIGN(k * sizeof *ev->group);
-        }
-    }
-    /* aliases (the name of a coll event is its text) follow their member */
-    return n;
-}
-
-static int encode_general(cs_trace_writer *w, const cs_event *ev, cs_trace_buf *out);
-
-/* Encode the records of w->out into w->lines and write them, a large write at
- * a time (writer thread, without the lock). false after a write error. */
-static bool write_records(cs_trace_writer *w) {
-    const size_t chunk = 1u << 20;
-    for (size_t at = 0; at < w->out.len;) {
-        cs_event ev;
-        at += rec_get(w->out.data + at, &ev);
-        int r = cs_trace_line(&ev, &w->lines);
-        if (r == 0) r = encode_general(w, &ev, &w->lines);
-        if (r < 0) {
-            pthread_mutex_lock(&w->mu);
-            writer_error(w, ENOMEM, "%s: cannot encode a %s event", w->path,
-                         cs_event_type_name(ev.type));
-            /* the rest without a header would not be a trace */
-            if (ev.type == CS_EV_RUN) w->stopped = true;
-            pthread_mutex_unlock(&w->mu);
-            if (ev.type == CS_EV_RUN) return false;
-        }
-        if (w->lines.len >= chunk || at == w->out.len) {
-            if (write_all(w->fd, w->lines.data, w->lines.len) < 0) {
-                int code = errno;
-                pthread_mutex_lock(&w->mu);
-                w->stopped = true; /* a later line after a partial one would be garbage */
-                writer_error(w, code, "%s: %s", w->path, strerror(code));
-                pthread_mutex_unlock(&w->mu);
-                w->lines.len = 0;
-                return false;
-            }
-            w->lines.len = 0;
-        }
-    }
-    return true;
-}
-
 static void *writer_main(void *arg) {
     cs_trace_writer *w = arg;
     cs_trace_buf tmp;
@@ -685,9 +510,15 @@ static void *writer_main(void *arg) {
         w->fill.len = 0;
         pthread_cond_broadcast(&w->room);
         if (!w->stopped) {
+            int rc;
             pthread_mutex_unlock(&w->mu);
-            write_records(w);
+            rc = write_all(w->fd, w->out.data, w->out.len);
+            int code = errno;
             pthread_mutex_lock(&w->mu);
+            if (rc < 0) {
+                w->stopped = true; /* a later line after a partial one would be garbage */
+                writer_error(w, code, "%s: %s", w->path, strerror(code));
+            }
         }
         w->done += w->out.len;
         w->out.len = 0;
@@ -764,14 +595,16 @@ static const char *type_name(cs_event_type t) {
 }
 
 /* The general path: the event as a jansson object, dumped compact at the
- * time's shortest precision, appended to out (writer thread). The run
- * header always comes here. 1, or -1 when it cannot be encoded. */
-static int encode_general(cs_trace_writer *w, const cs_event *ev, cs_trace_buf *out) {
+ * time's shortest precision, into fill. The run header always comes here. */
+static void encode_general(cs_trace_writer *w, const cs_event *ev) {
     json_t *o;
     size_t n, flags;
     int prec;
 
-    if (!(o = cs_event_to_json(ev))) return -1;
+    if (!(o = cs_event_to_json(ev))) {
+        writer_error(w, ENOMEM, "%s: cannot encode a %s event", w->path, type_name(ev->type));
+        return;
+    }
     prec = shortest_digits(isfinite(ev->t) ? ev->t : 0.0);
     if (ev->type == CS_EV_COMPUTE && isfinite(ev->ms) && shortest_digits(ev->ms) > prec)
         prec = shortest_digits(ev->ms);
@@ -781,31 +614,39 @@ static int encode_general(cs_trace_writer *w, const cs_event *ev, cs_trace_buf *
         char *p = realloc(w->buf, n + 1 + 256);
         if (!p) {
             json_decref(o);
-            return -1;
+            writer_error(w, ENOMEM, "%s: out of memory", w->path);
+            return;
         }
         w->buf = p;
         w->cap = n + 1 + 256;
         n = json_dumpb(o, w->buf, w->cap, flags);
     }
     json_decref(o);
-    if (n == 0 || n + 1 > w->cap) return -1;
-    w->buf[n] = '\n';
-    if (out->len + n + 1 > out->cap) {
-        size_t cap = out->cap ? out->cap : 4096;
-        char *p;
-        while (cap < out->len + n + 1) cap *= 2;
-        if (!(p = realloc(out->data, cap))) return -1;
-        out->data = p;
-        out->cap = cap;
+    if (n == 0 || n + 1 > w->cap) {
+        writer_error(w, EINVAL, "%s: cannot encode a %s event", w->path, type_name(ev->type));
+        return;
     }
-    memcpy(out->data + out->len, w->buf, n + 1);
-    out->len += n + 1;
-    return 1;
+    w->buf[n] = '\n';
+    if (w->fill.len + n + 1 > w->fill.cap) {
+        size_t cap = w->fill.cap ? w->fill.cap : 4096;
+        char *p;
+        while (cap < w->fill.len + n + 1) cap *= 2;
+        if (!(p = realloc(w->fill.data, cap))) {
+            writer_error(w, ENOMEM, "%s: out of memory", w->path);
+            return;
+        }
+        w->fill.data = p;
+        w->fill.cap = cap;
+    }
+    memcpy(w->fill.data + w->fill.len, w->buf, n + 1);
+    w->fill.len += n + 1;
+    if (ev->type == CS_EV_RUN) w->seen_run = true;
 }
 
 static void trace_emit(void *ud, const cs_event *ev) {
     cs_trace_writer *w = ud;
     size_t before;
+    int r;
 
     if (!w) return;
     pthread_mutex_lock(&w->mu);
@@ -820,11 +661,8 @@ static void trace_emit(void *ud, const cs_event *ev) {
         goto out;
     }
     before = w->fill.len;
-    if (rec_put(&w->fill, ev) < 0) {
-        writer_error(w, ENOMEM, "%s: out of memory", w->path);
-        goto out;
-    }
-    if (ev->type == CS_EV_RUN) w->seen_run = true;
+    if ((r = cs_trace_line(ev, &w->fill)) == 0) encode_general(w, ev);
+    else if (r < 0) writer_error(w, ENOMEM, "%s: out of memory", w->path);
     w->queued += w->fill.len - before;
     if (w->idle || w->fill.len >= TRACE_WAKE_AT) pthread_cond_signal(&w->more);
     /* A disk slower than the ranks: hold them here rather than queue without bound. */
@@ -883,7 +721,6 @@ int cs_trace_close(cs_trace_writer *w) {
     pthread_mutex_destroy(&w->mu);
     cs_trace_buf_free(&w->fill);
     cs_trace_buf_free(&w->out);
-    cs_trace_buf_free(&w->lines);
     free(w->buf);
     free(w->path);
     free(w);
