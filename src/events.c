@@ -344,28 +344,18 @@ void cs_bus_emit(cs_bus *bus, cs_event *ev) {
     pthread_mutex_unlock(&bus->lock);
 }
 
-bool cs_bus_reserve(cs_bus *bus, const cs_event *evs, int n, cs_bus_batch *b) {
+void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n) {
     bool all = bus->ring && n > 0 && n <= (int)RING;
     for (int i = 0; all && i < n; i++) all = deferrable(&evs[i]);
-    if (!all) return false;
-    /* one ticket counter update and one clock reading for the lot: the
-     * events happened together, under one matcher lock */
-    b->ticket = take_tickets(bus, (unsigned)n);
-    b->t = cs_now() - bus->t0;
-    return true;
-}
-
-void cs_bus_commit(cs_bus *bus, const cs_bus_batch *b, const cs_event *evs, int n) {
-    for (int i = 0; i < n; i++) put(bus, b->ticket + (uint64_t)i, &evs[i], b->t);
-}
-
-void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n) {
-    cs_bus_batch b;
-    if (cs_bus_reserve(bus, evs, n, &b)) {
-        cs_bus_commit(bus, &b, evs, n);
+    if (!all) {
+        for (int i = 0; i < n; i++) cs_bus_emit(bus, &evs[i]);
         return;
     }
-    for (int i = 0; i < n; i++) cs_bus_emit(bus, &evs[i]);
+    /* one ticket counter update and one clock reading for the lot: the
+     * events happened together, under one matcher lock */
+    uint64_t k = take_tickets(bus, (unsigned)n);
+    double t = cs_now() - bus->t0;
+    for (int i = 0; i < n; i++) put(bus, k + (uint64_t)i, &evs[i], t);
 }
 
 void cs_bus_forward(cs_bus *bus, const cs_event *ev) {

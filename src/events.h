@@ -162,19 +162,6 @@ void cs_bus_emit(cs_bus *bus, cs_event *ev);
 /* Emit evs[0..n) in that order, as n cs_bus_emit calls would; deferred
  * together (one ticket update, one time) when they all may be. */
 void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n);
-/* cs_bus_emit_n in two steps, for a caller that publishes what the events
- * announce (a request's state) in between: cs_bus_reserve gives the events
- * their place in the stream and their time, cs_bus_commit writes them. So the
- * peer that sees the state, and emits what follows, does not wait for the
- * event slots' cache lines first; its own events still come after these.
- * false: the events cannot wait in the ring; emit them with cs_bus_emit_n
- * before publishing. Nothing may block between the two steps. */
-typedef struct cs_bus_batch {
-    uint64_t ticket;
-    double t;
-} cs_bus_batch;
-bool cs_bus_reserve(cs_bus *bus, const cs_event *evs, int n, cs_bus_batch *b);
-void cs_bus_commit(cs_bus *bus, const cs_bus_batch *b, const cs_event *evs, int n);
 /* Dispatch up to max deferred events if the lock is free (a waiting rank's
  * spare time). Returns whether it dispatched any. */
 bool cs_bus_poll(cs_bus *bus, int max);

@@ -148,24 +148,6 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
 
 /* ---- the protocol */
 
-/* A receive rq and a send sq paired and their bytes moved: the match and both
- * completes (ev) as one batch of the stream, then the states. The receive's
- * state is published between the batch's place in the stream and its
- * writing: its owner, spinning on another core, sees it without waiting for
- * the event slots' lines to leave this core first (cs_bus_reserve). */
-static void publish_pair(cs_world *w, cs_event ev[3], cs_request *rq, cs_request *sq) {
-    cs_bus_batch b;
-    if (!cs_bus_reserve(w->bus, ev, 3, &b)) {
-        cs_bus_emit_n(w->bus, ev, 3);
-        cs_request_done_publish(rq);
-        cs_request_done_publish(sq);
-        return;
-    }
-    cs_request_done_publish(rq);
-    cs_bus_commit(w->bus, &b, ev, 3);
-    cs_request_done_publish(sq);
-}
-
 static void emit_match(cs_world *w, const cs_msg *msg, const cs_request *rq) {
     cs_event ev = {.type = CS_EV_MATCH, .rank = rq->rank, .req = rq->id, .op = rq->op,
                    .peer = msg->src, .peer_req = msg->sreq_id, .tag = msg->tag,
@@ -243,7 +225,9 @@ int cs_match_send_local(cs_world *w, cs_matcher *m, cs_request *sq) {
             cs_request_done_event(rq, &ev[1]);
             cs_request_done_event(sq, &ev[2]);
             if (env.bytes) copy_payload(cs_request_payload(rq), cs_request_payload(sq), env.bytes);
-            publish_pair(w, ev, rq, sq);
+            cs_bus_emit_n(w->bus, ev, 3);
+            cs_request_done_publish(rq);
+            cs_request_done_publish(sq);
         }
         pthread_mutex_unlock(&m->lock);
         return CS_OK;
@@ -296,8 +280,10 @@ static bool pair_local(cs_world *w, cs_msg *msg, cs_request *rq) {
     cs_request_done_event(rq, &ev[1]);
     cs_request_done_event(sq, &ev[2]);
     if (msg->bytes) copy_payload(cs_request_payload(rq), cs_request_payload(sq), msg->bytes);
+    cs_bus_emit_n(w->bus, ev, 3);
     msg->sreq = NULL;
-    publish_pair(w, ev, rq, sq);
+    cs_request_done_publish(rq);
+    cs_request_done_publish(sq);
     cs_msg_free(msg);
     return true;
 }
