@@ -24,9 +24,9 @@
  * of microseconds, a slice of other work one or more milliseconds) ends the
  * polling at once and zeroes the score: the ranks sleep as before, and probe
  * one wait in TCP_YIELD_PROBE (a probe may cost a slice). Measured, this is
- * as fast as sleeping on a loaded machine and a third faster on a quiet one
- * (docs/bench.md). The block event has been sent before any of this (api.c's
- * wait_set), so a deadlock is seen as soon as ever.
+ * as fast as sleeping on a loaded machine and up to a third faster on a
+ * quiet one (docs/bench.md). The block event has been sent before any of
+ * this (api.c's wait_set), so a deadlock is seen as soon as ever.
  */
 #include <sched.h>
 
