@@ -550,11 +550,10 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
          * between (the peer is only starting the work that ends the wait:
          * a ping-pong's half round trip fell from ~1.0 to ~0.7 us), then
          * every 16 spins. */
-        if (i == 0) {
-            while (cs_bus_poll(w->bus, 4) && !all_done(ws)) {}
+        if ((i & 15) == 0 && cs_bus_poll(w->bus, 4)) {
+            while (i == 0 && !all_done(ws) && cs_bus_poll(w->bus, 4)) {}
             continue;
         }
-        if ((i & 15) == 0 && cs_bus_poll(w->bus, 4)) continue;
         if (i < w->spin) cpu_relax();
         else sched_yield();
     }
