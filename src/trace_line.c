@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,34 @@ static void put_mem(cs_trace_buf *b, const char *s, size_t n) {
 }
 #define PUT_LIT(b, s) put_mem((b), (s), sizeof(s) - 1)
 
+/* Two digits per division: a line carries several 6-to-7-digit numbers. */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324"
+                                  "25262728293031323334353637383940414243444546474849"
+                                  "50515253545556575859606162636465666768697071727374"
+                                  "75767778798081828384858687888990919293949596979899";
+
+static unsigned decimal_digits(uint64_t v) {
+    for (unsigned n = 1;; n += 4, v /= 10000) {
+        if (v < 10) return n;
+        if (v < 100) return n + 1;
+        if (v < 1000) return n + 2;
+        if (v < 10000) return n + 3;
+    }
+}
+
+/* Written from the last digit back, straight into the buffer. */
 static void put_u64(cs_trace_buf *b, uint64_t v) {
-    char tmp[24];
-    int n = 0;
-    do tmp[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
-    while (n > 0) b->data[b->len++] = tmp[--n];
+    unsigned n = decimal_digits(v);
+    char *p = b->data + b->len + n;
+    b->len += n;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) memcpy(p - 2, digit_pairs + 2 * v, 2);
+    else p[-1] = (char)('0' + v);
 }
 
 static void put_i64(cs_trace_buf *b, int64_t v) {
@@ -183,9 +207,32 @@ static bool put_string(cs_trace_buf *b, const char *s, size_t n) {
     return true;
 }
 
+/* A name from the program's own tables (an op, a dtype, an event type):
+ * plain ASCII without quotes or backslashes, so nothing to escape. */
 static bool put_name(cs_trace_buf *b, const char *s) {
+    size_t n;
     if (!s) s = "?";
-    return put_string(b, s, strlen(s));
+    n = strlen(s);
+    if (!room(b, n + 2)) return false;
+    b->data[b->len++] = '"';
+    put_mem(b, s, n);
+    b->data[b->len++] = '"';
+    return true;
+}
+
+/* Each field's key as it starts its member of a line: ,"key": */
+typedef struct {
+    char text[24];
+    size_t len;
+} field_key;
+static field_key keys[CS_F_NFIELDS];
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+static void keys_init(void) {
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        int n = snprintf(keys[i].text, sizeof keys[i].text, ",\"%s\":", cs_fields[i].key);
+        keys[i].len = n > 0 && n < (int)sizeof keys[i].text ? (size_t)n : 0;
+    }
 }
 
 static uint64_t clamp_u64(uint64_t v) { return v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v; }
@@ -255,24 +302,27 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
     if (!room(b, 128)) return -1;
     PUT_LIT(b, "{\"type\":");
     if (!put_name(b, cs_event_type_name(ev->type))) goto nomem;
-    if (!room(b, 96)) goto nomem;
+    if (!room(b, 128)) goto nomem;
     PUT_LIT(b, ",\"rank\":");
     put_i64(b, ev->rank);
     PUT_LIT(b, ",\"seq\":");
     put_u64(b, clamp_u64(ev->seq));
     PUT_LIT(b, ",\"t\":");
     put_mem(b, t, tn);
-    for (int i = 0; i < CS_F_NFIELDS; i++) {
+    pthread_once(&keys_once, keys_init);
+    /* only the type's own fields: the set bits of need and opt */
+    for (uint64_t m = k->need | k->opt; m; m &= m - 1) {
+        int i = __builtin_ctzll(m);
         const cs_field *f = &cs_fields[i];
-        uint64_t bit = CS_FIELD_BIT(i);
-        size_t klen;
         int r;
-        if (!((k->need & bit) || ((k->opt & bit) && !cs_field_is_zero(ev, f)))) continue;
-        klen = strlen(f->key);
-        if (!room(b, klen + 4)) goto nomem;
-        PUT_LIT(b, ",\"");
-        put_mem(b, f->key, klen);
-        PUT_LIT(b, "\":");
+        if (!(k->need & CS_FIELD_BIT(i)) && cs_field_is_zero(ev, f)) continue;
+        if (!keys[i].len) { /* a key too long for the table: the general path */
+            b->len = start;
+            return 0;
+        }
+        if (!room(b, sizeof keys[i].text)) goto nomem;
+        memcpy(b->data + b->len, keys[i].text, sizeof keys[i].text); /* fixed: no call */
+        b->len += keys[i].len;
         if ((r = put_field(b, ev, f, prec)) <= 0) {
             b->len = start;
             return r;

@@ -767,6 +767,32 @@ START_TEST(test_fast_line_equals_general) {
 }
 END_TEST
 
+/* Every count of decimal digits, at both of its ends, as the general path
+ * writes it: the fast encoder writes numbers two digits at a time from the
+ * back, and a boundary off by one shows here. */
+START_TEST(test_fast_line_number_edges) {
+    cs_trace_buf b = {0};
+    uint64_t v = 1;
+    for (int digits = 1; digits <= 19; digits++, v *= 10) {
+        uint64_t edges[] = {v - 1, v, v + 1, v * 10 - 1};
+        for (int k = 0; k < 4; k++) {
+            cs_event ev = {.type = CS_EV_COMPLETE, .rank = 3, .t = 0.5};
+            ev.seq = edges[k];
+            ev.req = edges[k];
+            ev.status = -(int)(edges[k] % 2000000000u);
+            ev.line = (int)(edges[k] % 2000000000u);
+            b.len = 0;
+            ck_assert_int_eq(cs_trace_line(&ev, &b), 1);
+            char *want = general_line(&ev);
+            ck_assert_msg(b.len == strlen(want) && memcmp(b.data, want, b.len) == 0,
+                          "fast:    %.*s\ngeneral: %s", (int)b.len, b.data, want);
+            free(want);
+        }
+    }
+    cs_trace_buf_free(&b);
+}
+END_TEST
+
 /* Ranks emitting through a bus at once: the writer thread gets every line,
  * whole and in the bus's order, past several batches (and the wait for room
  * when a batch fills). */
@@ -833,6 +859,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(rt, test_times_exact_and_short);
     tcase_add_test(rt, test_json_conversion);
     tcase_add_test(rt, test_fast_line_equals_general);
+    tcase_add_test(rt, test_fast_line_number_edges);
     suite_add_tcase(s, rt);
     TCase *wr = tcase_create("writer");
     tcase_add_test(wr, test_write_through);
