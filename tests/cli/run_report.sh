@@ -148,7 +148,7 @@ rm -f "$tmp/trace"
 "$bin" run "$T/victim.lua" --engine tcp --no-tui --report json --trace "$tmp/trace" \
   >"$tmp/out" 2>"$tmp/err" </dev/null &
 ctl=$!
-for ((i = 0; i < 300; i++)); do grep -q '"ready' "$tmp/trace" 2>/dev/null && break; sleep 0.05; done
+wait_until 15 grep -q '"ready' "$tmp/trace" 2>/dev/null
 victim=$(ps -o pid=,args= --ppid "$ctl" | awk 'index($0, "--rank 2 ") {print $1}')
 [ -n "$victim" ] && kill -9 "$victim"
 wait "$ctl"

@@ -96,15 +96,14 @@ while true do
     if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end
 end
 LUA
+# lines_over FILE N: FILE has more than N lines
+lines_over() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -gt "$2" ]; }
 for engine in thread tcp; do
     rm -f "$tmp/k.jsonl"
     setsid "$bin" run "$tmp/forever.lua" --no-tui --step-limit 0 --timeout 60 --engine $engine \
         --trace "$tmp/k.jsonl" >/dev/null 2>&1 &
     kpid=$!
-    for _ in $(seq 1 200); do
-        [ "$(wc -l <"$tmp/k.jsonl" 2>/dev/null || echo 0)" -gt 2000 ] && break
-        sleep 0.05
-    done
+    wait_until 10 lines_over "$tmp/k.jsonl" 2000
     kill -KILL -- -"$kpid" 2>/dev/null
     wait "$kpid" 2>/dev/null
     if [ "$(wc -l <"$tmp/k.jsonl")" -le 2000 ]; then
