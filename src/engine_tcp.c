@@ -559,38 +559,28 @@ static void spin_poll(tcp_engine *e, unsigned i) {
  * rest and for the next one, as long as bytes keep coming (each within the
  * spin budget of the last) and it has a core of its own (a spin budget at
  * all): woken by epoll for each chunk instead, a stream of 4 MiB messages ran
- * at 0.87 of a polling reader's bandwidth. Whether it pays is learnt as for
- * the first poll of a wait (engine_tcp_spin.c, a score of its own): a wait
- * whose stream stalled (the sender lost its core to other work) counts
- * against it. False when there is nothing to stream or it stalled: sleep
- * then (epoll wakes it when the peer goes on). */
+ * at 0.87 of a polling reader's bandwidth. False when there is nothing to
+ * stream or it stalled: sleep then (epoll wakes it when the peer goes on). */
 typedef struct stream_state {
     tconn *c;
     uint64_t left;
     double since;
     unsigned polls;
-    double budget;  /* this wait's, once asked (stream_asked) */
-    bool asked, stalled;
 } stream_state;
 
 static bool stream_poll(tcp_engine *e, stream_state *st) {
+    if (e->spin.budget <= 0) return false;
     tconn *c = atomic_load_explicit(&e->streaming, memory_order_relaxed);
     if (!c) return false;
-    if (!st->asked) {
-        st->asked = true;
-        st->budget = tcp_spin_budget(&e->stream);
-    }
-    if (st->budget <= 0) return false;
     uint64_t left = atomic_load_explicit(&c->rx_left, memory_order_relaxed);
     double now = cs_now();
     if (c != st->c || left != st->left) {
         st->c = c;
         st->left = left;
         st->since = now;
-    } else if (now - st->since > st->budget) {
+    } else if (now - st->since > e->spin.budget) {
         tconn *was = c; /* the stream paused or ended: not polled again until it goes on */
         atomic_compare_exchange_strong(&e->streaming, &was, NULL);
-        st->stalled = true;
         return false;
     }
     if (++st->polls % SPIN_EPOLL_EVERY) conn_readable(c);
@@ -628,7 +618,6 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
         else if (!stream_poll(e, &st)) progress_once(e, idle_ms(e));
     }
     tcp_spin_learn(&e->spin, budget, spinning);
-    if (st.asked) tcp_spin_learn(&e->stream, st.budget, !st.stalled);
     atomic_store(&e->rank_idle, 0);
 }
 
@@ -685,7 +674,6 @@ static cs_engine *tcp_new(cs_world *w, void *arg) {
      * than cores the peer we wait for may need ours. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     tcp_spin_init(&e->spin, m->world <= ncpu ? TCP_SPIN_S : 0);
-    tcp_spin_init(&e->stream, m->world <= ncpu ? TCP_SPIN_S : 0);
     e->epfd = epoll_create1(EPOLL_CLOEXEC);
     e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     e->conns = calloc((size_t)m->world, sizeof *e->conns);

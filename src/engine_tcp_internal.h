@@ -106,7 +106,6 @@ struct tcp_engine {
     _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
     _Atomic int deferred;  /* some connection holds deferred frames */
     tcp_spin spin;         /* the rank thread's: does polling pay (tcp_idle)? */
-    tcp_spin stream;       /* and polling for the rest of a payload (stream_poll)? */
     struct tconn *_Atomic last_rx; /* the mesh connection that last had frames */
     struct tconn *_Atomic streaming; /* a connection in the middle of a payload, or NULL */
 };
