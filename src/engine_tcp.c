@@ -445,15 +445,8 @@ static void conn_read(tconn *c, bool wait) {
     if (wait) pthread_mutex_lock(&c->rx_lock);
     else if (pthread_mutex_trylock(&c->rx_lock) != 0) return;
     int rc = cs_rx_pump(&c->rx, c->fd, &mesh_ops, c, err, sizeof err);
-    uint64_t left = rc == 0 && c->rx.dst ? c->rx.left : 0;
     pthread_mutex_unlock(&c->rx_lock);
     tcp_engine *e = c->e;
-    /* A payload still arriving: a waiting rank may poll for the rest, and for
-     * the next one (stream_poll). */
-    atomic_store_explicit(&c->rx_left, left, memory_order_relaxed);
-    tconn *was = c;
-    if (left) atomic_store_explicit(&e->streaming, c, memory_order_relaxed);
-    else if (rc != 0) atomic_compare_exchange_strong(&e->streaming, &was, NULL);
     if (rc == 0) {
         atomic_store_explicit(&e->last_rx, c, memory_order_relaxed);
         return;
@@ -555,39 +548,6 @@ static void spin_poll(tcp_engine *e, unsigned i) {
     else progress_once(e, 0);
 }
 
-/* A waiting rank that is receiving a large payload polls its socket for the
- * rest and for the next one, as long as bytes keep coming (each within the
- * spin budget of the last) and it has a core of its own (a spin budget at
- * all): woken by epoll for each chunk instead, a stream of 4 MiB messages ran
- * at 0.87 of a polling reader's bandwidth. False when there is nothing to
- * stream or it stalled: sleep then (epoll wakes it when the peer goes on). */
-typedef struct stream_state {
-    tconn *c;
-    uint64_t left;
-    double since;
-    unsigned polls;
-} stream_state;
-
-static bool stream_poll(tcp_engine *e, stream_state *st) {
-    if (e->spin.budget <= 0) return false;
-    tconn *c = atomic_load_explicit(&e->streaming, memory_order_relaxed);
-    if (!c) return false;
-    uint64_t left = atomic_load_explicit(&c->rx_left, memory_order_relaxed);
-    double now = cs_now();
-    if (c != st->c || left != st->left) {
-        st->c = c;
-        st->left = left;
-        st->since = now;
-    } else if (now - st->since > e->spin.budget) {
-        tconn *was = c; /* the stream paused or ended: not polled again until it goes on */
-        atomic_compare_exchange_strong(&e->streaming, &was, NULL);
-        return false;
-    }
-    if (++st->polls % SPIN_EPOLL_EVERY) conn_readable(c);
-    else progress_once(e, 0); /* the link, the other sockets, what waits to be written */
-    return true;
-}
-
 /* How long a waiting rank may sleep in epoll: until its link has something
  * to do (the events of the wait's start leave within a tick, then nothing is
  * due until the next ALIVE), at most IDLE_MAX_MS (an abort raised by another
@@ -610,12 +570,11 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
     double budget = tcp_spin_budget(&e->spin), spin_end = budget > 0 ? cs_now() + budget : 0;
     bool spinning = budget > 0;
     unsigned polls = 0;
-    stream_state st = {0};
     while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world)) {
         tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
         if (spinning && cs_now() >= spin_end) spinning = false;
         if (spinning) spin_poll(e, ++polls);
-        else if (!stream_poll(e, &st)) progress_once(e, idle_ms(e));
+        else progress_once(e, idle_ms(e));
     }
     tcp_spin_learn(&e->spin, budget, spinning);
     atomic_store(&e->rank_idle, 0);

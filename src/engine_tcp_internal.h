@@ -91,7 +91,6 @@ typedef struct tconn {
     cs_msg *rx_msg;      /* a MSG whose payload is arriving */
     cts_wait *rx_cts;    /* a DATA whose payload is arriving */
     int rx_fail;         /* why the receiving side closed it: CS_ENOMEM over the cap, else 0 */
-    _Atomic uint64_t rx_left; /* payload bytes still to come of the frame arriving, or 0 */
 } tconn;
 
 struct tcp_engine {
@@ -107,7 +106,6 @@ struct tcp_engine {
     _Atomic int deferred;  /* some connection holds deferred frames */
     tcp_spin spin;         /* the rank thread's: does polling pay (tcp_idle)? */
     struct tconn *_Atomic last_rx; /* the mesh connection that last had frames */
-    struct tconn *_Atomic streaming; /* a connection in the middle of a payload, or NULL */
 };
 
 /* ---- engine_tcp_conn.c */
