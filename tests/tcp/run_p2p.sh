@@ -3,7 +3,7 @@
 # ACK of a small rendezvous message is deferred (it rides on the receiver's
 # next frame to the sender): the send still completes when the receiver then
 # only computes, or ends its script, and the output is the thread engine's;
-# and where a waiting receiver polls for the rest of a large payload.
+# and a window of large messages read straight into the receives' tensors.
 . "$(dirname "$0")/../lib.sh"
 dir="$top_srcdir/tests/tcp/scripts"
 

@@ -1,8 +1,8 @@
 --- title: a window of 4 MiB rendezvous messages, with a pause in the middle
 --- world: 2
 -- Rank 1 posts every receive first; rank 0 streams the messages and stops
--- for a while half way, so that on tcp a receiver that polls for the rest of
--- a payload sees the stream pause (and sleeps) and go on again. Every
+-- for a while half way, so that on tcp the receiver, reading each payload
+-- straight into its tensor, waits in the middle of the stream. Every
 -- message is stamped: the first int32 of each 64 KiB block holds the
 -- message's number times 1000 plus the block's, the rest is zeros, so a lost,
 -- repeated, shifted or misdelivered byte range shows.
