@@ -41,17 +41,24 @@ static int mod(int a, int n) { return ((a % n) + n) % n; }
 
 /* ---- a set of requests posted together and waited for together */
 
+/* Most steps post two requests (a receive and a send): those live in the set
+ * itself, so a step allocates nothing of its own; a set is never copied. */
+#define RS_INLINE 4
 typedef struct reqset {
-    cs_request **q;
+    cs_request **q; /* inline, or a heap array once more are posted */
     int n, cap;
+    cs_request *inline_q[RS_INLINE];
 } reqset;
 
 static int rs_post(cs_coll *c, reqset *s, bool send, cs_tensor *t, int peer) {
     int rc;
+    if (!s->q) s->q = s->inline_q, s->cap = RS_INLINE;
     if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 8;
-        cs_request **q = realloc(s->q, (size_t)cap * sizeof *q);
+        int cap = s->cap * 2;
+        cs_request **q = malloc((size_t)cap * sizeof *q);
         if (!q) return CS_ENOMEM;
+        memcpy(q, s->q, (size_t)s->n * sizeof *q);
+        if (s->q != s->inline_q) free(s->q);
         s->q = q;
         s->cap = cap;
     }
@@ -65,7 +72,7 @@ static int rs_post(cs_coll *c, reqset *s, bool send, cs_tensor *t, int peer) {
 /* Drop the set (the engine keeps its own references to what is in flight). */
 static void rs_release(reqset *s) {
     for (int i = 0; i < s->n; i++) cs_request_release(s->q[i]);
-    free(s->q);
+    if (s->q != s->inline_q) free(s->q);
     *s = (reqset){0};
 }
 

@@ -203,9 +203,11 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
         c->n = cs_rank_world_size(r), c->me = r->rank, c->ctx = CS_WORLD_CTX;
         k->seq = &r->world_coll_seq;
     }
-    char gs[160];
-    group_str(c, gs, sizeof gs);
-    if (c->me < 0) return fail(r, k->kind, "rank %d is not a member of the group (%s)", r->rank, gs);
+    char gs[160]; /* the group in words, written only for an error (every call passes here) */
+    if (c->me < 0) {
+        group_str(c, gs, sizeof gs);
+        return fail(r, k->kind, "rank %d is not a member of the group (%s)", r->rank, gs);
+    }
     cs_coll_family f = kinds[k->kind].family;
     k->algo = cc->algo ? cc->algo : (cs_coll_algo)r->world->cfg.coll_algo[f];
     /* An engine with collectives of its own runs them unless --algo names a
@@ -231,7 +233,10 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
         if (cc->root < 0 || cc->root >= world)
             return fail(r, k->kind, "root %d is outside the world (ranks 0 to %d)", cc->root, world - 1);
         int gr = g ? cs_group_rank_of(g, cc->root) : cc->root;
-        if (gr < 0) return fail(r, k->kind, "root %d is not a member of the group (%s)", cc->root, gs);
+        if (gr < 0) {
+            group_str(c, gs, sizeof gs);
+            return fail(r, k->kind, "root %d is not a member of the group (%s)", cc->root, gs);
+        }
         k->root = cc->root;
     }
     if (!k->reduces) return CS_OK;

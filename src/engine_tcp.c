@@ -573,8 +573,14 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
     while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world)) {
         tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
         if (spinning && cs_now() >= spin_end) spinning = false;
-        if (spinning) spin_poll(e, ++polls);
-        else progress_once(e, idle_ms(e));
+        if (spinning) {
+            /* yield-polling: every socket each time (a collective's next
+             * frame comes from another peer than the last one) */
+            spin_poll(e, e->spin.yield ? 0 : ++polls);
+            spinning = tcp_spin_pause(&e->spin);
+        } else {
+            progress_once(e, idle_ms(e));
+        }
     }
     tcp_spin_learn(&e->spin, budget, spinning);
     atomic_store(&e->rank_idle, 0);
@@ -630,9 +636,11 @@ static cs_engine *tcp_new(cs_world *w, void *arg) {
     e->rank = m->rank;
     e->link = m->link;
     /* Polling while waiting pays only with a core per rank: with more ranks
-     * than cores the peer we wait for may need ours. */
+     * than cores the peer we wait for may need ours, so we yield it between
+     * polls (engine_tcp_spin.c). */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    tcp_spin_init(&e->spin, m->world <= ncpu ? TCP_SPIN_S : 0);
+    if (m->world <= ncpu) tcp_spin_init(&e->spin, TCP_SPIN_S);
+    else tcp_spin_init_shared(&e->spin);
     e->epfd = epoll_create1(EPOLL_CLOEXEC);
     e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     e->conns = calloc((size_t)m->world, sizeof *e->conns);

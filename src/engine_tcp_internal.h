@@ -59,6 +59,9 @@ CS_INTERNAL void *tcp_rank_setup(const cs_rank_setup *s);
 
 /* ---- engine_tcp_spin.c: whether a waiting rank polls before it sleeps */
 #define TCP_SPIN_S 100e-6      /* the longest poll: a loopback round trip fits */
+#define TCP_YIELD_S 200e-6       /* the longest yield-poll (ranks outnumber cores) */
+#define TCP_YIELD_SLICE_S 500e-6 /* a yield this long ran other work, not a peer's step */
+#define TCP_YIELD_PROBE 1024     /* after that, one wait in 1024 yield-polls */
 #define TCP_SPIN_SCORE_MAX 32
 #define TCP_SPIN_MISS_COST 8   /* a poll that did not pay wasted what 8 that paid saved */
 #define TCP_SPIN_PROBE 256     /* while polls do not pay, one wait in 256 polls */
@@ -67,11 +70,19 @@ typedef struct tcp_spin {
     double budget;   /* seconds a wait may poll; 0: never */
     int score;       /* polls that paid, less TCP_SPIN_MISS_COST per one that did not */
     unsigned skips;  /* waits that slept at once */
+    bool yield;      /* ranks outnumber cores: hand the core on between polls */
+    bool overran;    /* this wait, a yield ran other work for a time slice */
 } tcp_spin;
 
+/* A core per rank: poll for up to budget (0: never). */
 CS_INTERNAL void tcp_spin_init(tcp_spin *s, double budget);
+/* Ranks outnumber cores: yield-poll for up to TCP_YIELD_S. */
+CS_INTERNAL void tcp_spin_init_shared(tcp_spin *s);
 /* How long the wait starting now polls (0: it sleeps at once). */
 CS_INTERNAL double tcp_spin_budget(tcp_spin *s);
+/* Between two polls: yield the core where ranks outnumber cores. False: the
+ * yield ran other work for a time slice, stop polling (the wait sleeps). */
+CS_INTERNAL bool tcp_spin_pause(tcp_spin *s);
 /* The wait that polled that long ended while polling (paid) or after. */
 CS_INTERNAL void tcp_spin_learn(tcp_spin *s, double polled, bool paid);
 
