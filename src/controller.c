@@ -38,11 +38,41 @@
 
 #include "controller_internal.h"
 #include "errmsg.h"
+#include "event_schema.h"
 #include "xalloc.h"
 
+#define SPARE_MAX 4096 /* released held events kept for reuse */
+
 static void held_free(held *h) {
-    cs_event_free(&h->ev);
+    if (h->owned) cs_event_free(&h->ev);
     free(h);
+}
+
+/* Done with h: kept for the next event held back. In a ping-pong half the
+ * events arrive before the posts they follow (each rank's batch comes on its
+ * own tick), so holding is the common case and must not cost a malloc and a
+ * deep copy each. */
+static void held_release(controller *k, held *h) {
+    if (k->nspare >= SPARE_MAX) {
+        held_free(h);
+        return;
+    }
+    if (h->owned) cs_event_free(&h->ev);
+    h->owned = false;
+    h->next = k->spare;
+    k->spare = h;
+    k->nspare++;
+}
+
+/* Whether ev points at nothing but a few request ids (no string, no group):
+ * h then holds all of it. The schema is constant: the loop folds. */
+static bool event_flat(const cs_event *ev, const held *h) {
+    _Pragma("GCC unroll 64")
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        if (f->kind == CS_FK_STR && !f->alias && CS_CFIELD(ev, f, char *)) return false;
+    }
+    return !ev->group && (!ev->reqs || (ev->nreqs >= 0 && (size_t)ev->nreqs <= sizeof h->reqs / sizeof h->reqs[0]));
 }
 
 void controller_watch(controller *k, int fd, uint64_t tag) {
@@ -139,7 +169,7 @@ static void release_held(controller *k, bool force) {
                 if (!p->hh) p->ht = NULL;
                 k->nheld--;
                 deliver(k, &h->ev);
-                held_free(h);
+                held_release(k, h);
                 progress = true;
             }
         }
@@ -153,8 +183,25 @@ static void forward(controller *k, const cs_event *ev) {
         if (k->nheld && ev->type == CS_EV_POST) release_held(k, false);
         return;
     }
-    held *h = cs_xcalloc(1, sizeof *h, "an event held back for its post");
-    if (cs_event_copy(&h->ev, ev) < 0) cs_oom("an event held back for its post", sizeof *h);
+    held *h = k->spare;
+    if (h) {
+        k->spare = h->next;
+        k->nspare--;
+    } else {
+        h = cs_xcalloc(1, sizeof *h, "an event held back for its post");
+    }
+    h->next = NULL;
+    if (event_flat(ev, h)) {
+        h->ev = *ev;
+        h->owned = false;
+        if (ev->reqs) {
+            memcpy(h->reqs, ev->reqs, (size_t)ev->nreqs * sizeof *ev->reqs);
+            h->ev.reqs = h->reqs;
+        }
+    } else {
+        if (cs_event_copy(&h->ev, ev) < 0) cs_oom("an event held back for its post", sizeof *h);
+        h->owned = true;
+    }
     if (p->ht) p->ht->next = h;
     else p->hh = h;
     p->ht = h;
@@ -757,6 +804,11 @@ static void controller_free(controller *k) {
             held_free(h);
             h = next;
         }
+    }
+    while (k->spare) {
+        held *h = k->spare;
+        k->spare = h->next;
+        free(h);
     }
     free(k->r);
     free(k->scratch);

@@ -27,7 +27,9 @@ typedef enum { RK_NONE = 0, RK_JOINED, RK_BYE, RK_GONE } rank_state;
 
 typedef struct held { /* an event waiting for the post it refers to */
     struct held *next;
-    cs_event ev; /* a deep copy (cs_event_copy): the decoded one points into scratch */
+    cs_event ev; /* a copy: deep (owned) when the decoded one points into scratch */
+    bool owned;  /* ev's strings and arrays are ours (cs_event_copy) */
+    uint64_t reqs[4]; /* else ev.reqs points here: a block on a few requests */
 } held;
 
 typedef struct prank {
@@ -84,6 +86,8 @@ typedef struct controller {
     prank *r;
     pconn *pending;
     int joined, nheld;
+    held *spare;          /* released held events, for the next ones */
+    int nspare;
     uint32_t next_pending;
     bool welcomed;
     _Atomic int status;   /* the first reason the run ended, or 0 (a front end reads it) */

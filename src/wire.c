@@ -475,8 +475,11 @@ size_t cs_wire_event_len(const cs_event *ev) {
 }
 
 void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
-    const cs_field *tail[CS_F_NFIELDS] = {0};
+    /* Every row with a tail sets its entry, whatever the event: ntail (a
+     * constant once unrolled) bounds them, and nothing needs clearing first. */
+    const cs_field *tail[CS_F_NFIELDS];
     uint32_t count[CS_F_NFIELDS];
+    int ntail = 0;
     uint8_t *b = put_at(c, EVENT_FIXED);
 
     if (!b) return;
@@ -500,9 +503,10 @@ void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
             count[f->tail - 1] = (uint32_t)cs_field_count(ev, f);
             le_put(b + f->n_at, f->n_size, count[f->tail - 1]);
             tail[f->tail - 1] = f;
+            if (f->tail > ntail) ntail = f->tail;
         }
     }
-    for (int k = 0; k < CS_F_NFIELDS && tail[k]; k++) {
+    for (int k = 0; k < ntail; k++) {
         const cs_field *f = tail[k];
         for (uint32_t i = 0; f->kind != CS_FK_STR && i < count[k]; i++)
             if (f->kind == CS_FK_REQS) cs_put_u64(c, ev->reqs[i]);
@@ -512,8 +516,9 @@ void cs_wire_event_put(cs_cur *c, const cs_event *ev) {
 }
 
 int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
-    const cs_field *tail[CS_F_NFIELDS] = {0};
+    const cs_field *tail[CS_F_NFIELDS]; /* as in cs_wire_event_put */
     uint32_t count[CS_F_NFIELDS];
+    int ntail = 0;
     const uint8_t *b = cs_get_bytes(c, EVENT_FIXED);
     char *str = s->str;
     size_t len = 0;
@@ -545,11 +550,12 @@ int cs_wire_event_get(cs_cur *c, cs_event *ev, int world, cs_wire_scratch *s) {
             if (n > f->max || (f->kind == CS_FK_STR && n && !(b[4] & f->flag))) return -1;
             count[f->tail - 1] = n;
             tail[f->tail - 1] = f;
+            if (f->tail > ntail) ntail = f->tail;
             len += tail_bytes(f, n);
         }
     }
     if ((b[4] & ~known) || c->len - c->pos != len) return -1;
-    for (int k = 0; k < CS_F_NFIELDS && tail[k]; k++) {
+    for (int k = 0; k < ntail; k++) {
         const cs_field *f = tail[k];
         uint32_t n = count[k];
         if (f->kind == CS_FK_REQS) {

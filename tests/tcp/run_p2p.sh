@@ -2,7 +2,8 @@
 # run_p2p.sh -- the tcp engine's point-to-point protocol where the receiver's
 # ACK of a small rendezvous message is deferred (it rides on the receiver's
 # next frame to the sender): the send still completes when the receiver then
-# only computes, or ends its script, and the output is the thread engine's.
+# only computes, or ends its script, and the output is the thread engine's;
+# and a window of large messages read straight into the receives' tensors.
 . "$(dirname "$0")/../lib.sh"
 dir="$top_srcdir/tests/tcp/scripts"
 
@@ -26,4 +27,5 @@ same() {
 
 same ack_compute.lua "a rendezvous send completes while its receiver only computes"
 same ack_last.lua "a rendezvous send completes when the receive was the receiver's last operation"
+same stream.lua "a window of 4 MiB messages arrives intact, a pause in the stream included"
 finish
