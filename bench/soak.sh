@@ -21,7 +21,8 @@
 # Environment: SOAK_SECONDS (default 1800), SOAK_PROGRAMS (pool, default 12),
 # SOAK_SEED (bash RANDOM seed, default the pid), SOAK_HANG_S (60),
 # SOAK_ORPHAN_GRACE_S (10), SOAK_GROWTH (1; 0 reports the RSS figures
-# without judging them, for runs too short to compare), SOAK_KEEP (where failures
+# without judging them, for runs too short to compare), SOAK_KILLS (1; 0 kills
+# nothing, so every run meets the detectors), SOAK_KEEP (where failures
 # are kept, default /tmp/commsim-soak-fail.PID), COMMSIM, GEN_P2P (the
 # binaries; by default those of the tree this script is in).
 # Prints one line per finding, then a summary; status 0 only without any
@@ -43,6 +44,7 @@ soak() {
   hang_s=${SOAK_HANG_S:-60}               # past this a run is a hang
   orphan_grace_s=${SOAK_ORPHAN_GRACE_S:-10} # a killed controller's ranks must be gone by then
   growth_check=${SOAK_GROWTH:-1}
+  kills_on=${SOAK_KILLS:-1}                 # 0: no run is killed
 
   for b in "$commsim" "$gen"; do
     [ -x "$b" ] || { echo "soak: $b is not built (make; make tests/gen/gen_p2p)"; exit 1; }
@@ -95,7 +97,7 @@ soak() {
       runs[$engine]=$(( ${runs[$engine]:-0} + 1 ))
       # kill: 0 none, 1 the whole run, 2 one rank process (tcp only)
       kill_kind=0
-      if (( RANDOM % 3 == 0 )); then
+      if (( kills_on && RANDOM % 3 == 0 )); then
         kill_kind=1
         [ "$engine" = tcp ] && (( RANDOM % 2 )) && kill_kind=2
       fi
@@ -115,9 +117,11 @@ soak() {
         read -r main _ 2>/dev/null < "/proc/$tpid/task/$tpid/children"
         victim=$main
         if (( kill_kind == 2 )) && [ -n "$main" ]; then
-          # One rank process: wait for the ranks to exist, then a little more.
+          # One rank process: wait for the ranks to exist (a run that never
+          # starts them is the hang detector's, below), then a little more.
           kids=()
-          while (( ! ${#kids[@]} )) && kill -0 "$main" 2>/dev/null; do
+          t0=$SECONDS
+          while (( ! ${#kids[@]} )) && kill -0 "$main" 2>/dev/null && (( SECONDS - t0 < hang_s )); do
             kids=(); read -r -a kids 2>/dev/null < "/proc/$main/task/$main/children"
             (( ${#kids[@]} )) || read -r -t 0.002 -u "$nap"
           done

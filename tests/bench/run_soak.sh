@@ -38,7 +38,7 @@ mkdir -p "$tmp/fake"
 printf '#!/usr/bin/env bash\n[ "$1" = run ] && exec -a "$0" sleep 30\nexit 0\n' > "$tmp/fake/hangs"
 printf '#!/usr/bin/env bash\n[ "$1" = run ] && (exec -a "$0" sleep 30) &\nexit 0\n' > "$tmp/fake/orphans"
 chmod +x "$tmp/fake/hangs" "$tmp/fake/orphans"
-COMMSIM=$tmp/fake/hangs GEN_P2P=$gen SOAK_SECONDS=1 SOAK_HANG_S=2 SOAK_KEEP=$tmp/keep-hang \
+COMMSIM=$tmp/fake/hangs GEN_P2P=$gen SOAK_SECONDS=1 SOAK_HANG_S=2 SOAK_KILLS=0 SOAK_KEEP=$tmp/keep-hang \
   guarded "$soak" >"$tmp/out" 2>"$tmp/err"
 st=$?
 if [ $st -eq 1 ] && grep -q "^FAIL hang: " "$tmp/out" && grep -Eq "^hangs: [1-9]" "$tmp/out" \
@@ -47,7 +47,7 @@ if [ $st -eq 1 ] && grep -q "^FAIL hang: " "$tmp/out" && grep -Eq "^hangs: [1-9]
 else
   bad "hang detector: status $st"; evidence
 fi
-COMMSIM=$tmp/fake/orphans GEN_P2P=$gen SOAK_SECONDS=1 SOAK_ORPHAN_GRACE_S=1 SOAK_KEEP=$tmp/keep-orphan \
+COMMSIM=$tmp/fake/orphans GEN_P2P=$gen SOAK_SECONDS=1 SOAK_ORPHAN_GRACE_S=1 SOAK_KILLS=0 SOAK_KEEP=$tmp/keep-orphan \
   guarded "$soak" >"$tmp/out" 2>"$tmp/err"
 st=$?
 if [ $st -eq 1 ] && grep -q "^FAIL orphan: " "$tmp/out" && grep -Eq "orphans: [1-9]" "$tmp/out"; then

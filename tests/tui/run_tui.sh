@@ -63,6 +63,22 @@ wait_for() {
 
 count() { grep -cF -- "$1" "$tmp/screen"; }
 
+# wait_without NAME ABSENT PATTERN...: wait until every pattern is on screen
+# and ABSENT is not (bound: 60 s). After a key, the old screen may still hold
+# the patterns: asserting the absence on the first screen that has them
+# would race the key.
+shows_without() {
+  local name=$1 absent=$2
+  shift 2
+  on_screen "$name" "$@" && ! grep -qF -- "$absent" "$tmp/screen"
+}
+wait_without() {
+  local missing=
+  wait_until 60 shows_without "$@" && return 0
+  echo "    never appeared, or $2 stayed: $missing"
+  return 1
+}
+
 # plain ARGS...: commsim ARGS, both streams in $tmp/screen (where a failed
 # case shows them), its exit status in $status.
 plain() { "$bin" "$@" >"$tmp/screen" 2>&1; status=$?; }
@@ -163,7 +179,7 @@ tm send-keys -t hk '?'
 wait_for hk "this help (any key closes it)" >/dev/null
 tm send-keys -t hk q
 check "q in the help box closes it and does not quit" \
-  'wait_for hk PAUSED && ! grep -qF "any key closes it" "$tmp/screen" && ! grep -qF EXIT= "$tmp/screen"'
+  'wait_without hk "any key closes it" PAUSED && ! grep -qF EXIT= "$tmp/screen"'
 tm send-keys -t hk +
 check "+ from 3 ops/s: the next step of the ladder, 5" 'wait_for hk "5 ops/s"'
 tm send-keys -t hk -
@@ -221,7 +237,7 @@ check "o: the ring all-reduce band opened into its messages and phases" \
   'wait_for ob "24 messages of this call" "reduce-scatter step 1" "reduce-scatter step 3" "all-gather step 1" &&
    [ "$(count "reduce-scatter step")" = 12 ]'
 tm send-keys -t ob o
-check "o again: the diagram is back" 'wait_for ob "all_reduce done" && ! grep -qF "messages of this call" "$tmp/screen"'
+check "o again: the diagram is back" 'wait_without ob "messages of this call" "all_reduce done"'
 quit_check ob 0 "band opened: q gives status 0"
 
 # ---- after the screen closes: every rank's output and every warning, as
@@ -263,7 +279,7 @@ start rk4 100 30 "$bin replay $tmp/rk.trace"
 wait_for rk4 "event 1/" >/dev/null
 tm send-keys -t rk4 G
 check "replay at the end: the recheck's line, not as a warning" \
-  'wait_for rk4 "with rendezvous sends: deadlock at bothsend.lua:4" && ! grep -qF "warning: with rendezvous sends:" "$tmp/screen"'
+  'wait_without rk4 "warning: with rendezvous sends:" "with rendezvous sends: deadlock at bothsend.lua:4"'
 quit_check rk4 0 "replay of a rechecked run: q gives status 0"
 
 # ---- --timeout applies in the visualizer only when given
@@ -343,7 +359,7 @@ done
 wait
 check "tcp: ranks started by hand join; the visualizer shows the whole run" \
   'wait_for mh FINISHED "    3  done" "space-time: 3 msgs" && ! grep -qF "refused" "$tmp/screen"'
-check "tcp: after FINISHED the join footer is gone" 'wait_for mh "the run has ended (finished)" && ! grep -qF "join: --token" "$tmp/screen"'
+check "tcp: after FINISHED the join footer is gone" 'wait_without mh "join: --token" "the run has ended (finished)"'
 quit_check mh 0 "tcp --rank 0: q gives status 0"
 check "tcp: what the controller logged meanwhile is printed after the screen closes" \
   'grep -qF "refused a connection from 127.0.0.1" "$tmp/screen" && grep -qF "verdict: ok" "$tmp/screen"'
@@ -367,12 +383,12 @@ check "replay: G goes to the end: the deadlock with its cycle, both ranks blocke
   'wait_for rp DEADLOCKED "wait-for cycle: rank 0 $to rank 1 $to rank 0" && wait_count rp " blocked    send $to" 2'
 tm send-keys -t rp b
 check "replay: b goes back before the last send: no deadlock yet" \
-  'wait_for rp " REPLAY" "step 1" && ! grep -qF "wait-for cycle" "$tmp/screen"'
+  'wait_without rp "wait-for cycle" " REPLAY" "step 1"'
 tm send-keys -t rp '?'
 check "replay: ? lists the replay keys, not the live ones" \
-  'wait_for rp "forward to the next operation" "G / g    the end / the start" && ! grep -qF "step only the selected rank" "$tmp/screen"'
+  'wait_without rp "step only the selected rank" "forward to the next operation" "G / g    the end / the start"'
 tm send-keys -t rp Escape G
-check "replay: after G the footer shows the replay keys" 'wait_for rp "b back" "G g end/start" && ! grep -qF "s step rank" "$tmp/screen"'
+check "replay: after G the footer shows the replay keys" 'wait_without rp "s step rank" "b back" "G g end/start"'
 quit_check rp 3 "replay: q gives the recorded run's status (3)"
 
 # ---- the chapter browser: text beside scripts, a script run paused, back again
@@ -439,7 +455,7 @@ tm send-keys -t lx g
 wait_for lx "rank 0 calls dist.all_reduce on line 3" >/dev/null
 tm send-keys -t lx v
 check "learn v: a forbidden call opens at its rank and line, not at the end" \
-  'wait_for lx "rank 0 at line 3, where it failed" "source, rank 0" "3 dist.all_reduce(total)" && ! grep -qF "END OF TRACE" "$tmp/screen"'
+  'wait_without lx "END OF TRACE" "rank 0 at line 3, where it failed" "source, rank 0" "3 dist.all_reduce(total)"'
 tm send-keys -t lx q
 wait_for lx "back from 'two ranks'" "calls dist.all_reduce" >/dev/null
 cp "$grade_dir/reference.lua" "$work/ring.lua"
@@ -450,7 +466,7 @@ check "learn g again (200x60): full marks, the whole result in view" \
 tm send-keys -t lx v
 check "learn v with nothing failing: says so" 'wait_for lx "no failing case to show"'
 tm send-keys -t lx Enter
-check "learn enter: the statement again" 'wait_for lx "Exercise: ring" "Your file: ./ring.lua" && ! grep -qF "total: 5/5" "$tmp/screen"'
+check "learn enter: the statement again" 'wait_without lx "total: 5/5" "Exercise: ring" "Your file: ./ring.lua"'
 quit_check lx 0 "learn with exercises: q quits with status 0"
 check "learn: the failing cases' traces are removed when it quits" \
   '[ "$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)" = "$learn_before" ]'
