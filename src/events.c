@@ -316,11 +316,12 @@ void cs_bus_lock(cs_bus *bus) {
 
 void cs_bus_unlock(cs_bus *bus) { pthread_mutex_unlock(&bus->lock); }
 
-void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
+/* ev happened t seconds after t0 (the bus lock is held). */
+static void emit_locked_at(cs_bus *bus, cs_event *ev, double t) {
     if (bus->depth > 0) {
         /* A sink emitting: queue a copy, delivered once this dispatch ends; a
          * verdict is never dropped. */
-        stamp_at(bus, ev, cs_now() - bus->t0);
+        stamp_at(bus, ev, t);
         pending *p = cs_xcalloc(1, sizeof *p, "an event a sink emitted");
         if (cs_event_copy(&p->ev, ev) < 0) cs_oom("an event a sink emitted", sizeof *p);
         if (bus->pending_tail) bus->pending_tail->next = p;
@@ -329,10 +330,12 @@ void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) {
         return;
     }
     drain_all(bus); /* what was emitted before comes first */
-    stamp_at(bus, ev, cs_now() - bus->t0);
+    stamp_at(bus, ev, t);
     dispatch(bus, ev);
     drain_pending(bus);
 }
+
+void cs_bus_emit_locked(cs_bus *bus, cs_event *ev) { emit_locked_at(bus, ev, cs_now() - bus->t0); }
 
 void cs_bus_emit(cs_bus *bus, cs_event *ev) {
     if (bus->ring && deferrable(ev)) {
@@ -348,7 +351,12 @@ void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n) {
     bool all = bus->ring && n > 0 && n <= (int)RING;
     for (int i = 0; all && i < n; i++) all = deferrable(&evs[i]);
     if (!all) {
-        for (int i = 0; i < n; i++) cs_bus_emit(bus, &evs[i]);
+        /* one lock and one clock reading for the lot, as below: with more
+         * ranks than cores every lock is contended */
+        pthread_mutex_lock(&bus->lock);
+        double t = cs_now() - bus->t0;
+        for (int i = 0; i < n; i++) emit_locked_at(bus, &evs[i], t);
+        pthread_mutex_unlock(&bus->lock);
         return;
     }
     /* one ticket counter update and one clock reading for the lot: the
