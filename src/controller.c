@@ -11,7 +11,8 @@
  *
  * Order: each rank's events arrive in order, but a rank's match of a message can
  * arrive before the sender's post of it. Such a match is held back until the
- * post has been delivered, so the monitor always sees a causally possible order.
+ * post has been delivered, so the monitor always sees a causally possible order
+ * (controller_order.c).
  *
  * Faults: a rank's connection that closes without BYE is a death; for a rank
  * launched here the process's exit status gives the cause. The controller asks
@@ -38,42 +39,6 @@
 
 #include "controller_internal.h"
 #include "errmsg.h"
-#include "event_schema.h"
-#include "xalloc.h"
-
-#define SPARE_MAX 4096 /* released held events kept for reuse */
-
-static void held_free(held *h) {
-    if (h->owned) cs_event_free(&h->ev);
-    free(h);
-}
-
-/* Done with h: kept for the next event held back. In a ping-pong half the
- * events arrive before the posts they follow (each rank's batch comes on its
- * own tick), so holding is the common case and must not cost a malloc and a
- * deep copy each. */
-static void held_release(controller *k, held *h) {
-    if (k->nspare >= SPARE_MAX) {
-        held_free(h);
-        return;
-    }
-    if (h->owned) cs_event_free(&h->ev);
-    h->owned = false;
-    h->next = k->spare;
-    k->spare = h;
-    k->nspare++;
-}
-
-/* Whether ev points at nothing but a few request ids (no string, no group):
- * h then holds all of it. The schema is constant: the loop folds. */
-static bool event_flat(const cs_event *ev, const held *h) {
-    _Pragma("GCC unroll 64")
-    for (int i = 0; i < CS_F_NFIELDS; i++) {
-        const cs_field *f = &cs_fields[i];
-        if (f->kind == CS_FK_STR && !f->alias && CS_CFIELD(ev, f, char *)) return false;
-    }
-    return !ev->group && (!ev->reqs || (ev->nreqs >= 0 && (size_t)ev->nreqs <= sizeof h->reqs / sizeof h->reqs[0]));
-}
 
 void controller_watch(controller *k, int fd, uint64_t tag) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
@@ -142,72 +107,6 @@ void controller_timeout(controller *k) {
     k->deadlock = false;
 }
 
-/* ---- causal order of forwarded events */
-
-static bool deliverable(const controller *k, const cs_event *ev) {
-    return ev->type != CS_EV_MATCH || ev->peer < 0 || ev->peer >= k->world ||
-           ev->peer_req <= k->r[ev->peer].posted_max;
-}
-
-static void deliver(controller *k, const cs_event *ev) {
-    prank *p = &k->r[ev->rank];
-    if (ev->type == CS_EV_POST && ev->req > p->posted_max) p->posted_max = ev->req;
-    cs_bus_forward(&k->c.bus, ev);
-    if (ev->type == CS_EV_ERROR && ev->status > 0) controller_abort(k, ev->status);
-}
-
-/* Deliver held events whose posts have arrived (all of them when force). */
-static void release_held(controller *k, bool force) {
-    bool progress = true;
-    while (k->nheld && progress) {
-        progress = false;
-        for (int i = 0; i < k->world; i++) {
-            prank *p = &k->r[i];
-            while (p->hh && (force || deliverable(k, &p->hh->ev))) {
-                held *h = p->hh;
-                p->hh = h->next;
-                if (!p->hh) p->ht = NULL;
-                k->nheld--;
-                deliver(k, &h->ev);
-                held_release(k, h);
-                progress = true;
-            }
-        }
-    }
-}
-
-static void forward(controller *k, const cs_event *ev) {
-    prank *p = &k->r[ev->rank];
-    if (!p->hh && deliverable(k, ev)) {
-        deliver(k, ev);
-        if (k->nheld && ev->type == CS_EV_POST) release_held(k, false);
-        return;
-    }
-    held *h = k->spare;
-    if (h) {
-        k->spare = h->next;
-        k->nspare--;
-    } else {
-        h = cs_xcalloc(1, sizeof *h, "an event held back for its post");
-    }
-    h->next = NULL;
-    if (event_flat(ev, h)) {
-        h->ev = *ev;
-        h->owned = false;
-        if (ev->reqs) {
-            memcpy(h->reqs, ev->reqs, (size_t)ev->nreqs * sizeof *ev->reqs);
-            h->ev.reqs = h->reqs;
-        }
-    } else {
-        if (cs_event_copy(&h->ev, ev) < 0) cs_oom("an event held back for its post", sizeof *h);
-        h->owned = true;
-    }
-    if (p->ht) p->ht->next = h;
-    else p->hh = h;
-    p->ht = h;
-    k->nheld++;
-}
-
 /* ---- deaths */
 
 /* "rank 1 waited to receive from it and rank 3 waited to send to it" */
@@ -235,7 +134,7 @@ static void waiters(controller *k, int dead, char *buf, size_t len) {
 static void report_death(controller *k) {
     int d = k->dead;
     char who[1024], text[1200];
-    release_held(k, true);
+    controller_release_held(k);
     waiters(k, d, who, sizeof who);
     snprintf(text, sizeof text, "rank %d %s (%s)%s%s", d, k->fate, k->cause, who[0] ? " while " : "",
              who);
@@ -325,7 +224,7 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
             snprintf(err, errlen, "malformed event");
             return -1;
         }
-        forward(k, &ev);
+        controller_forward(k, &ev);
         return 0;
     }
     case CS_FR_GATE: return controller_gate_frame(k, u->i, meta, err, errlen);
@@ -785,7 +684,7 @@ static void wind_up(controller *k) {
 void controller_run(controller *k) {
     loop(k);
     wind_up(k);
-    release_held(k, true);
+    controller_release_held(k);
     atomic_store(&k->done, true);
 }
 
@@ -797,19 +696,8 @@ static void controller_free(controller *k) {
         free(pc);
         pc = next;
     }
-    for (int i = 0; k->r && i < k->world; i++) {
-        cs_rx_free(&k->r[i].rx);
-        for (held *h = k->r[i].hh; h;) {
-            held *next = h->next;
-            held_free(h);
-            h = next;
-        }
-    }
-    while (k->spare) {
-        held *h = k->spare;
-        k->spare = h->next;
-        free(h);
-    }
+    for (int i = 0; k->r && i < k->world; i++) cs_rx_free(&k->r[i].rx);
+    controller_order_free(k);
     free(k->r);
     free(k->scratch);
     if (k->lfd >= 0) close(k->lfd);

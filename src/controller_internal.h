@@ -132,6 +132,16 @@ CS_INTERNAL void controller_spawn_all(controller *k, const cs_run_opts *o);
 /* The epoll loop until every rank has said BYE or is gone, then the processes' end. */
 CS_INTERNAL void controller_run(controller *k);
 
+/* ---- controller_order.c */
+
+/* Hand ev (from rank ev->rank) to the bus, or hold it back until the post it
+ * refers to has been delivered. */
+CS_INTERNAL void controller_forward(controller *k, const cs_event *ev);
+/* Deliver every event still held, posted or not (a rank died; the end). */
+CS_INTERNAL void controller_release_held(controller *k);
+/* Free the held events and the spare nodes. */
+CS_INTERNAL void controller_order_free(controller *k);
+
 /* ---- controller_ui.c */
 
 /* Run with o->ui as the front end: it attaches (and may install gates) before

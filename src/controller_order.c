@@ -1,0 +1,130 @@
+/* controller_order.c -- the controller hands the ranks' events to the bus in
+ * an order that could have happened.
+ *
+ * Each rank's events arrive in order on its own connection, but the ranks'
+ * streams race each other: a receiver's match of a message can arrive before
+ * the sender's post of it. The monitor, the trace and a replay must never see
+ * a match of a request not yet posted, so such an event is held back, with
+ * every later event of its rank, until the post it refers to has been
+ * delivered. In a ping-pong half the events are held (each rank's batch comes
+ * on its own tick), so a held event is a struct copy into a reused node, not a
+ * malloc and a deep copy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller_internal.h"
+#include "errmsg.h"
+#include "event_schema.h"
+#include "xalloc.h"
+
+#define SPARE_MAX 4096 /* released held events kept for reuse */
+
+static void held_free(held *h) {
+    if (h->owned) cs_event_free(&h->ev);
+    free(h);
+}
+
+/* Done with h: kept for the next event held back (holding is common). */
+static void held_release(controller *k, held *h) {
+    if (k->nspare >= SPARE_MAX) {
+        held_free(h);
+        return;
+    }
+    if (h->owned) cs_event_free(&h->ev);
+    h->owned = false;
+    h->next = k->spare;
+    k->spare = h;
+    k->nspare++;
+}
+
+/* Whether ev points at nothing but a few request ids (no string, no group):
+ * h then holds all of it. The schema is constant: the loop folds. */
+static bool event_flat(const cs_event *ev, const held *h) {
+    _Pragma("GCC unroll 64")
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        if (f->kind == CS_FK_STR && !f->alias && CS_CFIELD(ev, f, char *)) return false;
+    }
+    return !ev->group && (!ev->reqs || (ev->nreqs >= 0 && (size_t)ev->nreqs <= sizeof h->reqs / sizeof h->reqs[0]));
+}
+
+static bool deliverable(const controller *k, const cs_event *ev) {
+    return ev->type != CS_EV_MATCH || ev->peer < 0 || ev->peer >= k->world ||
+           ev->peer_req <= k->r[ev->peer].posted_max;
+}
+
+static void deliver(controller *k, const cs_event *ev) {
+    prank *p = &k->r[ev->rank];
+    if (ev->type == CS_EV_POST && ev->req > p->posted_max) p->posted_max = ev->req;
+    cs_bus_forward(&k->c.bus, ev);
+    if (ev->type == CS_EV_ERROR && ev->status > 0) controller_abort(k, ev->status);
+}
+
+/* Deliver held events whose posts have arrived (all of them when force). */
+static void release_held(controller *k, bool force) {
+    bool progress = true;
+    while (k->nheld && progress) {
+        progress = false;
+        for (int i = 0; i < k->world; i++) {
+            prank *p = &k->r[i];
+            while (p->hh && (force || deliverable(k, &p->hh->ev))) {
+                held *h = p->hh;
+                p->hh = h->next;
+                if (!p->hh) p->ht = NULL;
+                k->nheld--;
+                deliver(k, &h->ev);
+                held_release(k, h);
+                progress = true;
+            }
+        }
+    }
+}
+
+void controller_forward(controller *k, const cs_event *ev) {
+    prank *p = &k->r[ev->rank];
+    if (!p->hh && deliverable(k, ev)) {
+        deliver(k, ev);
+        if (k->nheld && ev->type == CS_EV_POST) release_held(k, false);
+        return;
+    }
+    held *h = k->spare;
+    if (h) {
+        k->spare = h->next;
+        k->nspare--;
+    } else {
+        h = cs_xcalloc(1, sizeof *h, "an event held back for its post");
+    }
+    h->next = NULL;
+    if (event_flat(ev, h)) {
+        h->ev = *ev;
+        h->owned = false;
+        if (ev->reqs) {
+            memcpy(h->reqs, ev->reqs, (size_t)ev->nreqs * sizeof *ev->reqs);
+            h->ev.reqs = h->reqs;
+        }
+    } else {
+        if (cs_event_copy(&h->ev, ev) < 0) cs_oom("an event held back for its post", sizeof *h);
+        h->owned = true;
+    }
+    if (p->ht) p->ht->next = h;
+    else p->hh = h;
+    p->ht = h;
+    k->nheld++;
+}
+
+void controller_release_held(controller *k) { release_held(k, true); }
+
+void controller_order_free(controller *k) {
+    for (int i = 0; k->r && i < k->world; i++)
+        for (held *h = k->r[i].hh; h;) {
+            held *next = h->next;
+            held_free(h);
+            h = next;
+        }
+    while (k->spare) {
+        held *h = k->spare;
+        k->spare = h->next;
+        free(h);
+    }
+}
