@@ -53,14 +53,6 @@ void cs_rank_wake(cs_rank *r) {
     futex_wake_all(&r->futex);
 }
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* ---- worlds */
 
 static void free_list(struct cs_request *q);
@@ -554,7 +546,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
             while (i == 0 && !all_done(ws) && cs_bus_poll(w->bus, 4)) {}
             continue;
         }
-        if (i < w->spin) cpu_relax();
+        if (i < w->spin) cs_cpu_relax();
         else sched_yield();
     }
     bool announced = false;

@@ -172,14 +172,6 @@ static void stamp_at(cs_bus *bus, cs_event *ev, double t) {
 
 /* ---- the ring of deferred events */
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Does the slot hold every field of ev that a sink reads? (A shape's sizes
  * past ndim are read by nobody: a replayed event has zeros there too.) */
 static bool fits(const cs_event *ev) {
@@ -225,7 +217,7 @@ static void drain_to(cs_bus *bus, uint64_t end) {
         const slot *s = &bus->ring[k & (RING - 1)];
         for (unsigned spins = 0;
              atomic_load_explicit(&s->ready, memory_order_acquire) != (uint32_t)(k + 1); spins++)
-            if (spins < 64) cpu_relax();
+            if (spins < 64) cs_cpu_relax();
             else sched_yield();
         dispatch_slot(bus, k);
     }
@@ -255,7 +247,7 @@ static uint64_t take_tickets(cs_bus *bus, unsigned n) {
             if (bus->depth == 0) drain_to(bus, last - RING + 1);
             pthread_mutex_unlock(&bus->lock);
         } else if (spins < 64) {
-            cpu_relax();
+            cs_cpu_relax();
         } else {
             sched_yield();
         }

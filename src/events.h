@@ -175,6 +175,15 @@ void cs_bus_emit_locked(cs_bus *bus, cs_event *ev);
 void cs_bus_forward(cs_bus *bus, const cs_event *ev);
 
 double cs_now(void); /* CLOCK_MONOTONIC seconds */
+/* One step of a spin-wait: tells the core we are spinning (it saves power
+ * and lets a sibling hyperthread run). */
+static inline void cs_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 /* A mutex for short critical sections shared between ranks. */
 void cs_mutex_init_adaptive(pthread_mutex_t *mu);
 
