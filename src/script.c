@@ -132,7 +132,7 @@ static bool frame_of_script(lua_Debug *ar, const cs_script_ctx *c) {
     return ar->source[0] == '@' && strcmp(ar->source + 1, c->script->name) == 0;
 }
 
-int cs_script_line(lua_State *L) {
+static int line_from(lua_State *L, int first) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     lua_Debug ar;
     int any = 0;
@@ -140,17 +140,23 @@ int cs_script_line(lua_State *L) {
      * is the script's, and the line alone will do ("S" formats the source's
      * name each time). */
     if (!c->other_chunks) {
-        for (int level = 0; lua_getstack(L, level, &ar); level++)
+        for (int level = first; lua_getstack(L, level, &ar); level++)
             if (lua_getinfo(L, "l", &ar) && ar.currentline > 0) return ar.currentline;
         return 0;
     }
-    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+    for (int level = first; lua_getstack(L, level, &ar); level++) {
         if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
         if (frame_of_script(&ar, c)) return ar.currentline;
         if (!any) any = ar.currentline;
     }
     return any;
 }
+
+int cs_script_line(lua_State *L) { return line_from(L, 0); }
+
+/* Level 0 is the C function running, which has no line: every operation asks,
+ * and looking at that frame costs a lua_getinfo. */
+int cs_script_call_line(lua_State *L) { return line_from(L, 1); }
 
 static void count_hook(lua_State *L, lua_Debug *ar);
 
@@ -545,7 +551,7 @@ static int sb_print(lua_State *L) {
     }
     luaL_pushresult(&b);
     cs_script_ctx *c = cs_script_ctx_of(L);
-    cs_print(c->r, lua_tostring(L, -1), cs_script_line(L));
+    cs_print(c->r, lua_tostring(L, -1), cs_script_call_line(L));
     return 0;
 }
 

@@ -36,7 +36,7 @@ void cs_lua_access(lua_State *L, int idx, int how) {
     cs_rank *r = cs_script_ctx_of(L)->r;
     cs_tensor *t;
     if (!how || !cs_rank_has_inflight(r) || !(t = cs_lua_totensor(L, idx))) return;
-    int rc = cs_rank_access(r, t, (cs_access)how, cs_script_line(L));
+    int rc = cs_rank_access(r, t, (cs_access)how, cs_script_call_line(L));
     if (rc != CS_OK) cs_script_api_error(L, rc);
 }
 

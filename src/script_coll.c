@@ -129,7 +129,7 @@ static cs_tensor **check_list(lua_State *L, int idx, const char *fn, const char 
 static bool check_opts(lua_State *L, int idx, const char *fn, cs_coll_kind kind,
                        cs_coll_call *c) {
     static const char *const keys[] = {"group", "async_op", "algo", NULL};
-    c->line = cs_script_line(L);
+    c->line = cs_script_call_line(L);
     if (!cs_script_opts(L, idx, fn, keys)) return false;
     idx = lua_absindex(L, idx);
     lua_getfield(L, idx, "group");

@@ -17,17 +17,6 @@ static cs_rank *rank_of(lua_State *L) {
     return cs_script_ctx_of(L)->r;
 }
 
-/* The script line of the call: what cs_script_line finds, without looking at
- * level 0 first, which is the C function of this library being called (every
- * operation asks, and the frame costs a lua_getinfo). */
-static int call_line(lua_State *L) {
-    lua_Debug ar;
-    if (!cs_script_ctx_of(L)->other_chunks && lua_getstack(L, 1, &ar) &&
-        lua_getinfo(L, "l", &ar) && ar.currentline > 0)
-        return ar.currentline;
-    return cs_script_line(L);
-}
-
 /* ---- arguments */
 
 static int check_peer(lua_State *L, int idx, const char *fn, const char *what) {
@@ -96,7 +85,7 @@ static cs_request *check_work(lua_State *L, int idx) {
 static int w_wait(lua_State *L) {
     cs_request *q = check_work(L, 1);
     cs_script_check(L);
-    api_call(L, cs_wait(rank_of(L), q, call_line(L)));
+    api_call(L, cs_wait(rank_of(L), q, cs_script_call_line(L)));
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -139,7 +128,7 @@ static int d_send(lua_State *L) {
     int dst = check_peer(L, 2, "dist.send", "destination");
     int tag = opt_tag(L, 3, "dist.send");
     cs_script_check(L);
-    api_call(L, cs_send(rank_of(L), t, dst, tag, call_line(L)));
+    api_call(L, cs_send(rank_of(L), t, dst, tag, cs_script_call_line(L)));
     return 0;
 }
 
@@ -148,7 +137,7 @@ static int d_recv(lua_State *L) {
     cs_tensor *t = check_tensor(L, 1, "dist.recv");
     recv_args(L, "dist.recv", &src, &tag);
     cs_script_check(L);
-    api_call(L, cs_recv(rank_of(L), t, src, tag, call_line(L), &from));
+    api_call(L, cs_recv(rank_of(L), t, src, tag, cs_script_call_line(L), &from));
     lua_pushinteger(L, from);
     return 1;
 }
@@ -159,7 +148,7 @@ static int d_isend(lua_State *L) {
     int tag = opt_tag(L, 3, "dist.isend");
     cs_script_check(L);
     cs_request **slot = new_work(L, 1);
-    api_call(L, cs_isend(rank_of(L), t, dst, tag, call_line(L), slot));
+    api_call(L, cs_isend(rank_of(L), t, dst, tag, cs_script_call_line(L), slot));
     return 1;
 }
 
@@ -169,7 +158,7 @@ static int d_irecv(lua_State *L) {
     recv_args(L, "dist.irecv", &src, &tag);
     cs_script_check(L);
     cs_request **slot = new_work(L, 1);
-    api_call(L, cs_irecv(rank_of(L), t, src, tag, call_line(L), slot));
+    api_call(L, cs_irecv(rank_of(L), t, src, tag, cs_script_call_line(L), slot));
     return 1;
 }
 
@@ -194,7 +183,7 @@ static int d_wait_all(lua_State *L) {
         lua_pop(L, 1);
     }
     cs_script_check(L);
-    if (k > 0) api_call(L, cs_wait_all(rank_of(L), qs, (int)k, call_line(L)));
+    if (k > 0) api_call(L, cs_wait_all(rank_of(L), qs, (int)k, cs_script_call_line(L)));
     return 0;
 }
 
@@ -247,7 +236,7 @@ static int d_batch(lua_State *L) {
     cs_script_check(L);
     lua_settop(L, 1);
     lua_createtable(L, n < INT32_MAX ? (int)n : 0, 0);
-    int line = call_line(L);
+    int line = cs_script_call_line(L);
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, 1, i);                  /* the op */
         p2pop *p = lua_touserdata(L, -1);
@@ -283,12 +272,12 @@ static int d_compute(lua_State *L) {
                           lua_type(L, 1) == LUA_TNUMBER ? lua_tostring(L, 1) : luaL_typename(L, 1));
     double ms = lua_tonumber(L, 1);
     cs_script_check(L);
-    api_call(L, cs_compute(rank_of(L), ms, call_line(L)));
+    api_call(L, cs_compute(rank_of(L), ms, cs_script_call_line(L)));
     return 0;
 }
 
 static int d_time(lua_State *L) {
-    double t = cs_time(rank_of(L), call_line(L));
+    double t = cs_time(rank_of(L), cs_script_call_line(L));
     if (t < 0) api_call(L, CS_EABORT); /* the run ended while the clock was asked */
     lua_pushnumber(L, t);
     return 1;

@@ -72,6 +72,8 @@ typedef struct cs_script_ctx {
 cs_script_ctx *cs_script_ctx_of(lua_State *L);
 /* The line of the innermost Lua function on L's stack, 0 if none. */
 int cs_script_line(lua_State *L);
+/* The same, from a C function of this library called by Lua (skips its frame). */
+int cs_script_call_line(lua_State *L);
 /* Stop the rank: record why (first reason wins) and raise the sentinel. For
  * CS_DIE_MEM right after a tensor.h call failed with ENOMEM, its message
  * decides: a host allocation failure becomes CS_DIE_HOST, and a tensor that
