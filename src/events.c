@@ -141,6 +141,19 @@ void cs_bus_subscribe(cs_bus *bus, cs_sink sink) {
     if (bus->nsinks < CS_BUS_MAX_SINKS) bus->sinks[bus->nsinks++] = sink;
 }
 
+void cs_bus_after(cs_bus *bus, void (*fn)(void *ud), void *ud) {
+    if (bus->nafters < CS_BUS_MAX_SINKS) {
+        bus->afters[bus->nafters].fn = fn;
+        bus->afters[bus->nafters++].ud = ud;
+    }
+}
+
+/* Release the lock, then run the after hooks (cs_bus_after). */
+static void bus_unlock(cs_bus *bus) {
+    pthread_mutex_unlock(&bus->lock);
+    for (int i = 0; i < bus->nafters; i++) bus->afters[i].fn(bus->afters[i].ud);
+}
+
 static void dispatch(cs_bus *bus, const cs_event *ev) {
     bus->depth++;
     for (int i = 0; i < bus->nsinks; i++) bus->sinks[i].emit(bus->sinks[i].ud, ev);
@@ -245,7 +258,7 @@ static uint64_t take_tickets(cs_bus *bus, unsigned n) {
          spins++) {
         if (pthread_mutex_trylock(&bus->lock) == 0) {
             if (bus->depth == 0) drain_to(bus, last - RING + 1);
-            pthread_mutex_unlock(&bus->lock);
+            bus_unlock(bus);
         } else if (spins < 64) {
             cs_cpu_relax();
         } else {
@@ -297,7 +310,7 @@ bool cs_bus_poll(cs_bus *bus, int max) {
              n++, k++)
             dispatch_slot(bus, k);
     }
-    pthread_mutex_unlock(&bus->lock);
+    bus_unlock(bus);
     return n > 0;
 }
 
@@ -306,7 +319,7 @@ void cs_bus_lock(cs_bus *bus) {
     drain_all(bus);
 }
 
-void cs_bus_unlock(cs_bus *bus) { pthread_mutex_unlock(&bus->lock); }
+void cs_bus_unlock(cs_bus *bus) { bus_unlock(bus); }
 
 /* ev happened t seconds after t0 (the bus lock is held). */
 static void emit_locked_at(cs_bus *bus, cs_event *ev, double t) {
@@ -336,7 +349,7 @@ void cs_bus_emit(cs_bus *bus, cs_event *ev) {
     }
     pthread_mutex_lock(&bus->lock);
     cs_bus_emit_locked(bus, ev);
-    pthread_mutex_unlock(&bus->lock);
+    bus_unlock(bus);
 }
 
 void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n) {
@@ -348,7 +361,7 @@ void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n) {
         pthread_mutex_lock(&bus->lock);
         double t = cs_now() - bus->t0;
         for (int i = 0; i < n; i++) emit_locked_at(bus, &evs[i], t);
-        pthread_mutex_unlock(&bus->lock);
+        bus_unlock(bus);
         return;
     }
     /* one ticket counter update and one clock reading for the lot: the
@@ -365,5 +378,5 @@ void cs_bus_forward(cs_bus *bus, const cs_event *ev) {
         bus->seq[ev->rank] = ev->seq + 1;
     dispatch(bus, ev);
     drain_pending(bus);
-    pthread_mutex_unlock(&bus->lock);
+    bus_unlock(bus);
 }

@@ -128,6 +128,8 @@ typedef struct cs_bus {
     double t0;
     cs_sink sinks[CS_BUS_MAX_SINKS];
     int nsinks;
+    struct { void (*fn)(void *ud); void *ud; } afters[CS_BUS_MAX_SINKS]; /* cs_bus_after */
+    int nafters;
     /* The deferred events (cs_bus_defer; NULL: none): a ring indexed by a
      * global ticket, written without the lock, dispatched in ticket order
      * under it. What the lock's holder writes, the tickets handed out and
@@ -149,6 +151,12 @@ typedef struct cs_bus {
 int cs_bus_init(cs_bus *bus, int world);
 void cs_bus_destroy(cs_bus *bus);
 void cs_bus_subscribe(cs_bus *bus, cs_sink sink); /* before the run starts */
+/* fn(ud) runs in the emitting thread once the bus lock is released, after
+ * every emit, forward, poll and unlock: the part of a sink's work that need
+ * not hold the lock (the trace writer encodes its lines there). It must be
+ * cheap when there is nothing to do and never take the bus lock. Before the
+ * run starts. */
+void cs_bus_after(cs_bus *bus, void (*fn)(void *ud), void *ud);
 /* From now on, post, match and complete events are not dispatched at once:
  * they wait in a ring until the next other event, a cs_bus_lock, a
  * cs_bus_forward or a cs_bus_poll, which dispatch them first and in the order

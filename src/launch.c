@@ -246,7 +246,7 @@ int cs_control_open(cs_control *c, const cs_run_opts *o, const cs_script *script
     c->mon.bus = &c->bus;
     cs_bus_subscribe(&c->bus, cs_monitor_sink(&c->mon));
     if (c->vclock) cs_bus_subscribe(&c->bus, cs_vclock_sink(c->vclock));
-    if (c->tw) cs_bus_subscribe(&c->bus, cs_trace_sink(c->tw));
+    if (c->tw) cs_trace_subscribe(c->tw, &c->bus);
     /* The ranks' output as it happens, unless the front end shows it or it
      * goes into the JSON outcome. */
     if (o->report == CS_REPORT_JSON) cs_bus_subscribe(&c->bus, cs_output_sink(&c->output));

@@ -1,12 +1,13 @@
 /* trace.h -- trace files: the event stream as JSON Lines, written and read back.
  *
  * A trace is one JSON object per line, the run header first. The writer is a
- * bus sink that encodes each event as it happens and hands the line to a
- * writer thread, which writes them in batches (within about a millisecond), so
- * ranks never wait on the disk and a killed run leaves whole lines up to the
- * last batch written. The reader checks every line against the
- * contract in docs/trace-format.md and never trusts the file: a trace may come
- * from anywhere (a student's upload, a crashed run), and it is fuzzed.
+ * bus sink that stages each event as it happens; its line is encoded once the
+ * bus lock is released and handed to a writer thread, which writes them in
+ * batches (within about a millisecond), so ranks never wait on the disk and a
+ * killed run leaves whole lines up to the last batch written (trace_writer.c).
+ * The reader checks every line against the contract in docs/trace-format.md
+ * and never trusts the file: a trace may come from anywhere (a student's
+ * upload, a crashed run), and it is fuzzed.
  */
 #ifndef CS_TRACE_H
 #define CS_TRACE_H
@@ -73,12 +74,17 @@ typedef struct cs_trace_writer cs_trace_writer;
 
 /* Create (truncate) path. NULL with "PATH: reason" in err on failure. */
 cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen);
-/* A sink writing every event it is given as one line, in order; the line is in
- * the file once the writer thread's next batch is (cs_trace_flush waits for it).
- * The first event must be the run header; anything before it is dropped and
- * counted as an error. After the first write error (disk full) the writer stops
- * writing, so the file ends at the last complete event plus possibly one cut
- * line, and remembers the error. The sink never fails the run. */
+/* Subscribe w to bus: a sink writing every event it is given as one line, in
+ * order. Under the bus lock the sink only stages the event; its line is
+ * encoded once the lock is released (cs_bus_after), and is in the file once
+ * the writer thread's next batch is (cs_trace_flush waits for it). The first
+ * event must be the run header; anything before it is dropped and counted as
+ * an error. After the first write error (disk full) the writer stops writing,
+ * so the file ends at the last complete event plus possibly one cut line, and
+ * remembers the error. The sink never fails the run. */
+void cs_trace_subscribe(cs_trace_writer *w, cs_bus *bus);
+/* The sink alone, without the hook: the lines wait until the next flush or
+ * the close (a caller that emits from one thread). */
 cs_sink cs_trace_sink(cs_trace_writer *w);
 /* Wait until every line emitted so far is written. 0, or -1 with errno set to
  * the first error's code. */
