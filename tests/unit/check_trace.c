@@ -130,6 +130,8 @@ static cs_event run_event(int world) {
 /* ---- round trips */
 
 static const uint64_t some_reqs[] = {3, 4, 9007199254740993ull};
+/* more than the writer's staging ring holds inline: the event goes as a line */
+static const uint64_t many_reqs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
 
 /* One of every type, with every field of the type set (and a few variants). */
 static int sample_events(cs_event *evs) {
@@ -191,6 +193,8 @@ static int sample_events(cs_event *evs) {
                           .vt_arrive = 11005};
     evs[n++] = (cs_event){.type = CS_EV_VTIME, .rank = -1, .vrank = 0, .t = 0.02, .text = "wait",
                           .vt = 0, .vt_done = 220000, .line = 2};
+    evs[n++] = (cs_event){.type = CS_EV_BLOCK, .rank = 2, .seq = 6, .t = 0.021, .reqs = many_reqs,
+                          .nreqs = 12, .any = false, .line = 11};
     return n;
 }
 
@@ -823,7 +827,7 @@ START_TEST(test_writer_thread_under_load) {
     cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
     ck_assert_msg(w != NULL, "%s", err);
     ck_assert_int_eq(cs_bus_init(&test_bus, BUS_RANKS), 0);
-    cs_bus_subscribe(&test_bus, cs_trace_sink(w));
+    cs_trace_subscribe(w, &test_bus);
     cs_bus_emit(&test_bus, &run);
     for (int i = 0; i < BUS_RANKS; i++)
         ck_assert_int_eq(pthread_create(&th[i], NULL, emitter, (void *)(intptr_t)i), 0);
@@ -843,6 +847,86 @@ START_TEST(test_writer_thread_under_load) {
     }
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_int_eq(n, BUS_RANKS * BUS_EVENTS);
+    cs_trace_reader_close(r);
+    unlink(path);
+}
+END_TEST
+
+/* Lines in path, counted; -1 when it cannot be read. */
+static long file_lines(void) {
+    FILE *f = fopen(path, "rb");
+    long n = 0;
+    int c;
+    if (!f) return -1;
+    while ((c = getc(f)) != EOF) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* Poll until path has n lines (at most 30 s; Check's timeout may end it
+ * first): whether the writer ever writes them, not how fast. */
+static bool wait_lines(long n) {
+    for (int i = 0; i < 30000; i++) {
+        if (file_lines() >= n) return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+/* Without a flush, what the ranks emit reaches the file while the run goes
+ * on: the writer takes it by itself, and a writer that found nothing for a
+ * while (asleep) is woken by the next event (the bus's after hook). */
+START_TEST(test_lines_written_while_running) {
+    char err[256];
+    cs_bus bus;
+    cs_event run = run_event(2);
+    new_path();
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    ck_assert_int_eq(cs_bus_init(&bus, 2), 0);
+    cs_trace_subscribe(w, &bus);
+    cs_bus_emit(&bus, &run);
+    for (int round = 0; round < 3; round++) {
+        cs_event ev = {.type = CS_EV_UNBLOCK, .rank = round % 2, .line = round + 1};
+        cs_bus_emit(&bus, &ev);
+        ck_assert_msg(wait_lines(round + 2), "round %d: the line never reached the file", round);
+        usleep(100 * 1000); /* long enough for the writer to fall asleep */
+    }
+    ck_assert_int_eq(cs_trace_close(w), 0);
+    cs_bus_destroy(&bus);
+    ck_assert_int_eq(file_lines(), 4);
+    unlink(path);
+}
+END_TEST
+
+/* Far more events than the staging ring holds, from one thread, without the
+ * hook: the sink waits for the writer when the ring is full, and nothing is
+ * lost or reordered. */
+START_TEST(test_ring_full_waits) {
+    enum { N = 50000 };
+    char err[256];
+    cs_event ev, run = run_event(1);
+    int rc;
+    new_path();
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    cs_sink s = cs_trace_sink(w);
+    s.emit(s.ud, &run);
+    for (int i = 0; i < N; i++) {
+        ev = (cs_event){.type = CS_EV_COMPLETE, .rank = 0, .seq = (uint64_t)i, .t = i * 1e-6,
+                        .req = (uint64_t)i + 1, .op = CS_OP_RECV};
+        s.emit(s.ud, &ev);
+    }
+    ck_assert_int_eq(cs_trace_close(w), 0);
+    cs_trace_reader *r = cs_trace_reader_open(path, err, sizeof err);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1); /* the header */
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(cs_trace_read(r, &ev, err, sizeof err), 1);
+        ck_assert_uint_eq(ev.req, (uint64_t)i + 1);
+    }
+    rc = cs_trace_read(r, &ev, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
     cs_trace_reader_close(r);
     unlink(path);
 }
@@ -868,6 +952,8 @@ static Suite *trace_suite(void) {
     tcase_add_test(wr, test_unencodable_event);
     tcase_add_test(wr, test_open_errors);
     tcase_add_test(wr, test_writer_thread_under_load);
+    tcase_add_test(wr, test_lines_written_while_running);
+    tcase_add_test(wr, test_ring_full_waits);
     suite_add_tcase(s, wr);
     TCase *rd = tcase_create("reader");
     tcase_add_test(rd, test_malformed_lines);
