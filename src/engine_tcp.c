@@ -24,10 +24,14 @@
  * to the controller (rank_link.c: events up every 2 ms while there are any,
  * the controller's ABORT, FLUSH and GO), so that a rank process keeps one
  * background thread. While the rank's thread waits it
- * serves the sockets itself (tcp_idle) and the progress thread steps aside; a
- * waiting rank first polls its sockets for up to 100 us while that pays
- * (engine_tcp_spin.c), then sleeps in epoll until a frame arrives or its link
- * is due (the events of the wait's start within a tick, then the next ALIVE).
+ * serves the sockets itself (tcp_poll, tcp_idle) and the progress thread
+ * steps aside; a waiting rank first polls its sockets for up to 100 us while
+ * that pays (engine_tcp_spin.c: before it announces the block with a core per
+ * rank, after it when ranks outnumber cores), then sleeps in epoll until a
+ * frame arrives or its link is due (the events of the wait's start within a
+ * tick, then the next ALIVE). With a core per rank, the rank's posts,
+ * matches and completes wait in the bus's ring (events.h) and are encoded
+ * for the controller between those polls, not on the way of a message.
  * The progress thread, parked meanwhile, looks again after 1 ms, then after
  * twice as long each time it finds the rank still waiting, up to 16 ms: on
  * 64 ranks that mostly wait, waking every few ms was most of the cost. A gate
