@@ -318,7 +318,7 @@ void cs_bus_drain(cs_bus *bus) {
     if (!bus->ring) return;
     pthread_mutex_lock(&bus->lock);
     drain_all(bus);
-    pthread_mutex_unlock(&bus->lock);
+    bus_unlock(bus);
 }
 
 void cs_bus_lock(cs_bus *bus) {
