@@ -118,4 +118,18 @@ for np in 3 4 5; do
 done
 expect "... on tcp too" 0 "[rank 2] same" -- run "$dir/rd_chunks.lua" --engine tcp --mem-limit 1024
 
+# exchange steps (a rank sends to and receives from one peer), where the tcp
+# engine completes a SYNC without its ACK: every algorithm and the rings on
+# two ranks, sizes across the largest SYNC and eager:N's line, all_to_all
+# beside them, three rounds; exact sums, no hang, in every send mode
+for eng in thread tcp; do
+  for np in 2 3 4 6; do
+    for mode in rendezvous eager eager:1000; do
+      expect "exchanges, $np ranks, $mode ($eng)" 0 "[rank 0] ok" -- run "$dir/exchange.lua" -n $np --engine $eng --send-mode $mode
+      count_lines "exchanges: every rank agrees, $np ranks, $mode ($eng)" $np "] ok"
+    done
+  done
+done
+replay_same "exchanges on tcp" "$dir/exchange.lua" -n 4 --engine tcp
+
 finish
