@@ -98,10 +98,23 @@ static int connected_pair(int *a, int *b) {
     return *b < 0 ? -1 : 0;
 }
 
+/* Argument i as a count of iterations, def when absent. */
+static int iters_arg(int argc, char **argv, int i, int def) {
+    if (argc <= i) return def;
+    char *end;
+    long n = strtol(argv[i], &end, 10);
+    if (*end || n < 1 || n > 100000000) {
+        fprintf(stderr, "raw_tcp: '%s' is not a count of iterations\n"
+                        "usage: raw_tcp [ITERS_8B ITERS_64K ITERS_4M]\n", argv[i]);
+        exit(2);
+    }
+    return (int)n;
+}
+
 int main(int argc, char **argv) {
-    int it8 = argc > 1 ? atoi(argv[1]) : 20000;
-    int it64 = argc > 2 ? atoi(argv[2]) : 2000;
-    int it4m = argc > 3 ? atoi(argv[3]) : 200;
+    int it8 = iters_arg(argc, argv, 1, 20000);
+    int it64 = iters_arg(argc, argv, 2, 2000);
+    int it4m = iters_arg(argc, argv, 3, 200);
     int fds[2];
     if (connected_pair(&fds[0], &fds[1]) < 0) {
         perror("loopback connection");

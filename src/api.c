@@ -551,7 +551,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
         if (i < w->spin) cs_cpu_relax();
         else sched_yield();
     }
-    bool announced = false;
+    bool announced = false, polled = !w->engine->ops->poll;
     int rc = CS_OK;
     for (;;) {
         uint32_t seen = atomic_load(&r->futex);
@@ -561,6 +561,11 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
          * reports how its requests ended, a failure the rank's own. */
         if (cs_world_aborted(w)) { rc = all_done(ws) ? CS_OK : CS_EABORT; break; }
         if ((rc = engine_broken(r)) != CS_OK) break;
+        if (!polled) { /* the engine's spinning: its sockets */
+            polled = true;
+            w->engine->ops->poll(w->engine, r, seen);
+            continue;
+        }
         if (!announced) {
             emit_block(r, ws, line, true);
             announced = true;

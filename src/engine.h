@@ -40,6 +40,12 @@ typedef struct cs_engine_ops {
      * the waiting thread read them itself, saving a thread hand-off per
      * message. NULL: sleep on the rank's futex word. */
     void (*idle)(cs_engine *e, cs_rank *r, uint32_t seen);
+    /* Optional. Rank r is about to wait for its requests: look for what ends
+     * the wait without sleeping (polling its sockets), while that pays, and
+     * return once r's futex word moves from seen or looking stops paying. A
+     * wait that ends here announces no block, as one that ends while
+     * spinning: the monitor learns of a deadlock that much later. */
+    void (*poll)(cs_engine *e, cs_rank *r, uint32_t seen);
     /* Optional. Send what the engine holds back (acknowledgements waiting to
      * ride on a later frame): the rank is about to stand still at a gate. With
      * drain, the rank has finished: also wait until every queued frame has

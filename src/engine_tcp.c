@@ -24,10 +24,14 @@
  * to the controller (rank_link.c: events up every 2 ms while there are any,
  * the controller's ABORT, FLUSH and GO), so that a rank process keeps one
  * background thread. While the rank's thread waits it
- * serves the sockets itself (tcp_idle) and the progress thread steps aside; a
- * waiting rank first polls its sockets for up to 100 us while that pays
- * (engine_tcp_spin.c), then sleeps in epoll until a frame arrives or its link
- * is due (the events of the wait's start within a tick, then the next ALIVE).
+ * serves the sockets itself (tcp_poll, tcp_idle) and the progress thread
+ * steps aside; a waiting rank first polls its sockets for up to 100 us while
+ * that pays (engine_tcp_spin.c: before it announces the block with a core per
+ * rank, after it when ranks outnumber cores), then sleeps in epoll until a
+ * frame arrives or its link is due (the events of the wait's start within a
+ * tick, then the next ALIVE). With a core per rank, the rank's posts,
+ * matches and completes wait in the bus's ring (events.h) and are encoded
+ * for the controller between those polls, not on the way of a message.
  * The progress thread, parked meanwhile, looks again after 1 ms, then after
  * twice as long each time it finds the rank still waiting, up to 16 ms: on
  * 64 ranks that mostly wait, waking every few ms was most of the cost. A gate
@@ -575,6 +579,43 @@ static int idle_ms(tcp_engine *e) {
     return ms <= 0 ? 0 : ms >= IDLE_MAX_MS ? IDLE_MAX_MS : (int)ms + 1;
 }
 
+/* Rank r's thread polls (or yield-polls) its sockets for up to the budget
+ * that polling earns (engine_tcp_spin.c), dispatching the deferred events
+ * (events.h) between polls: the time the rank waits anyway encodes them for
+ * the controller. True when r's futex word moved from seen meanwhile. */
+static bool poll_for(tcp_engine *e, cs_rank *r, uint32_t seen) {
+    cs_world *w = e->base.world;
+    double budget = tcp_spin_budget(&e->spin), spin_end = cs_now() + budget;
+    bool spinning = budget > 0;
+    unsigned polls = 0;
+    while (spinning && atomic_load(&r->futex) == seen && !cs_world_aborted(w)) {
+        tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
+        if (cs_bus_poll(w->bus, 4)) continue; /* look again first: it took time */
+        /* yield-polling: every socket each time (a collective's next frame
+         * comes from another peer than the last one) */
+        spin_poll(e, e->spin.yield ? 0 : ++polls);
+        spinning = tcp_spin_pause(&e->spin) && cs_now() < spin_end;
+    }
+    tcp_spin_learn(&e->spin, budget, atomic_load(&r->futex) != seen);
+    return atomic_load(&r->futex) != seen;
+}
+
+/* The wait's first look, before it announces the block: with a core per
+ * rank, poll (a ping-pong's reply comes within the budget, and then no block
+ * nor unblock is emitted, encoded or folded). Ranks outnumbering cores
+ * yield-poll after the announcement instead (tcp_idle): the monitor, which
+ * runs on those same cores, then knows who waits while the peers work. */
+static void tcp_poll(cs_engine *eng, cs_rank *r, uint32_t seen) {
+    tcp_engine *e = tcp_of(eng);
+    if (e->spin.yield) return;
+    /* Not asleep on the futex: completions need not make the system call to
+     * wake it. The progress thread steps aside (progress_main). */
+    atomic_store(&r->sleeping, 0);
+    atomic_store(&e->rank_idle, 1);
+    poll_for(e, r, seen);
+    atomic_store(&e->rank_idle, 0);
+}
+
 /* The rank's thread waits: serve the sockets from here until something
  * happens to the rank (a completion or an abort bumps its futex word), so that
  * an arriving message wakes the waiting thread directly. */
@@ -584,23 +625,13 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
      * wake it (the progress thread nudges through epoll instead). */
     atomic_store(&r->sleeping, 0);
     atomic_store(&e->rank_idle, 1);
-    /* Poll first while polling pays (engine_tcp_spin.c), then sleep in epoll. */
-    double budget = tcp_spin_budget(&e->spin), spin_end = budget > 0 ? cs_now() + budget : 0;
-    bool spinning = budget > 0;
-    unsigned polls = 0;
-    while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world)) {
-        tcp_flush_deferred(e); /* nothing of ours follows them while we wait */
-        if (spinning && cs_now() >= spin_end) spinning = false;
-        if (spinning) {
-            /* yield-polling: every socket each time (a collective's next
-             * frame comes from another peer than the last one) */
-            spin_poll(e, e->spin.yield ? 0 : ++polls);
-            spinning = tcp_spin_pause(&e->spin);
-        } else {
+    /* Yield-poll first where ranks outnumber cores (a core per rank polled
+     * in tcp_poll, before the block), then sleep in epoll. */
+    if (!e->spin.yield || !poll_for(e, r, seen))
+        while (atomic_load(&r->futex) == seen && !cs_world_aborted(e->base.world)) {
+            tcp_flush_deferred(e);
             progress_once(e, idle_ms(e));
         }
-    }
-    tcp_spin_learn(&e->spin, budget, spinning);
     atomic_store(&e->rank_idle, 0);
 }
 
@@ -629,6 +660,7 @@ static const cs_engine_ops tcp_ops = {
     .reject = tcp_reject,
     .destroy = tcp_destroy,
     .idle = tcp_idle,
+    .poll = tcp_poll,
     .flush = tcp_flush,
 };
 
@@ -659,10 +691,17 @@ static cs_engine *tcp_new(cs_world *w, void *arg) {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (m->world <= ncpu) tcp_spin_init(&e->spin, TCP_SPIN_S);
     else tcp_spin_init_shared(&e->spin);
+    /* With a core per rank the waits poll, and between polls they dispatch
+     * the rank's posts, matches and completes: until then these wait in the
+     * bus's ring, and encoding them for the controller is off the path of
+     * every message (events.h; rank_link.c sends them on). Not under a
+     * network model: the timekeeper answers clock reads from what it has
+     * been told, as on the thread engine. */
+    bool ok = e->spin.yield || w->cfg.net.on || cs_bus_defer(w->bus) == 0;
     e->epfd = epoll_create1(EPOLL_CLOEXEC);
     e->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     e->conns = calloc((size_t)m->world, sizeof *e->conns);
-    bool ok = e->epfd >= 0 && e->wakefd >= 0 && e->conns;
+    ok = ok && e->epfd >= 0 && e->wakefd >= 0 && e->conns;
     if (ok) {
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
         ok = epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev) == 0;

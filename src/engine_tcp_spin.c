@@ -25,8 +25,10 @@
  * polling at once and zeroes the score: the ranks sleep as before, and probe
  * one wait in TCP_YIELD_PROBE (a probe may cost a slice). Measured, this is
  * as fast as sleeping on a loaded machine and up to a third faster on a
- * quiet one (docs/bench.md). The block event has been sent before any of
- * this (api.c's wait_set), so a deadlock is seen as soon as ever.
+ * quiet one (docs/bench.md). A rank with a core of its own polls before it
+ * announces the block (engine_tcp.c's tcp_poll: a wait that ends while
+ * polling emits no block nor unblock), so the monitor sees a deadlock up to
+ * a budget later; a yield-polling rank has announced it before.
  */
 #include <sched.h>
 

@@ -301,6 +301,13 @@ bool cs_bus_poll(cs_bus *bus, int max) {
     return n > 0;
 }
 
+void cs_bus_drain(cs_bus *bus) {
+    if (!bus->ring) return;
+    pthread_mutex_lock(&bus->lock);
+    drain_all(bus);
+    pthread_mutex_unlock(&bus->lock);
+}
+
 void cs_bus_lock(cs_bus *bus) {
     pthread_mutex_lock(&bus->lock);
     drain_all(bus);

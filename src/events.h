@@ -154,8 +154,9 @@ void cs_bus_subscribe(cs_bus *bus, cs_sink sink); /* before the run starts */
  * cs_bus_forward or a cs_bus_poll, which dispatch them first and in the order
  * they were emitted. Only for a bus whose every post, match and complete comes
  * from a thread that later blocks, exits or emits another event through it
- * (the thread engine's ranks): a deadlock verdict then comes as soon as
- * without the ring. Before the run starts; -1 when out of memory. */
+ * (the thread engine's ranks), or that polls the bus within a tick (a tcp
+ * rank's progress thread): a deadlock verdict then comes as soon as without
+ * the ring. Before the run starts; -1 when out of memory. */
 int cs_bus_defer(cs_bus *bus);
 /* Stamp ev (seq, t) and hand it to every sink (or to the ring, see above). */
 void cs_bus_emit(cs_bus *bus, cs_event *ev);
@@ -165,6 +166,10 @@ void cs_bus_emit_n(cs_bus *bus, cs_event *evs, int n);
 /* Dispatch up to max deferred events if the lock is free (a waiting rank's
  * spare time). Returns whether it dispatched any. */
 bool cs_bus_poll(cs_bus *bus, int max);
+/* Dispatch every deferred event now, waiting for the lock: what a sink was
+ * told must precede what its caller does next (a tcp rank's frame to the
+ * controller that follows its events). Not from a sink. */
+void cs_bus_drain(cs_bus *bus);
 /* Lock the bus for a reader of the sinks' state (the monitor): the deferred
  * events are dispatched first, so what it reads is up to date. */
 void cs_bus_lock(cs_bus *bus);

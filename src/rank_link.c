@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -145,6 +146,7 @@ static void events_queue_locked(cs_rank_link *l) {
  * and write. CS_ENOMEM when it could not be queued. */
 static int send_frame(cs_rank_link *l, int type, const void *meta, uint32_t mlen, bool with_events) {
     int rc = CS_OK;
+    if (with_events && l->w) cs_bus_drain(l->w->bus); /* those still in the bus's ring too */
     pthread_mutex_lock(&l->lock);
     if (with_events) events_queue_locked(l);
     if (!l->dead) {
@@ -314,6 +316,9 @@ void cs_rank_link_writable(cs_rank_link *l) {
 
 void cs_rank_link_tick(cs_rank_link *l, double now) {
     double limit;
+    /* The events waiting in the bus's ring (a tcp rank that computes: its
+     * progress thread's completes) join the queue here, within a tick. */
+    if (l->w) cs_bus_poll(l->w->bus, INT_MAX);
     pthread_mutex_lock(&l->lock);
     /* ALIVE before the events: the controller has heard the first one by the
      * time it sees anything this rank did */

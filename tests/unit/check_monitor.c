@@ -518,6 +518,18 @@ START_TEST(test_deferred_order) {
     ck_assert_uint_eq(seen[4].seq, 1);
     ck_assert_uint_eq(seen[2].seq, 1);
     ck_assert_uint_eq(seen[3].seq, 2);
+    /* cs_bus_drain dispatches all that waits, however many, and nothing
+     * when nothing does */
+    for (int i = 0; i < 40; i++) {
+        cs_event c = {.type = CS_EV_COMPLETE, .rank = i % 2, .req = (uint64_t)i + 2};
+        cs_bus_emit(&bus, &c);
+    }
+    ck_assert_int_eq(nseen, 5);
+    cs_bus_drain(&bus);
+    ck_assert_int_eq(nseen, 45);
+    ck_assert_uint_eq(seen[44].req, 41);
+    cs_bus_drain(&bus);
+    ck_assert_int_eq(nseen, 45);
     cs_bus_destroy(&bus);
 }
 END_TEST
