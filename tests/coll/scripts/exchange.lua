@@ -3,7 +3,8 @@
 -- receives from one peer): every all_reduce algorithm, the rings on two
 -- ranks, the barrier, beside all_to_all (not an exchange: sizes per pair),
 -- over sizes on both sides of the largest SYNC (64 KiB) and of eager:N's
--- line, with empty ring blocks. Exact int32 sums; "ok" when all agree.
+-- line (a two-rank ring of 32769 elements sends a SYNC one way and an RTS
+-- the other), with empty ring blocks. Exact int32 sums; "ok" when all agree.
 local n = world_size
 local bad = 0
 local function check(what, cond)
@@ -12,7 +13,7 @@ local function check(what, cond)
     if bad <= 5 then print("wrong: " .. what) end
   end
 end
-local sizes = {1, 3, 257, 16383, 16384, 16385, 40000}
+local sizes = {1, 3, 257, 16383, 16384, 16385, 32769, 40000}
 local algos = {"ring", "recursive_doubling", "reduce_broadcast", "recursive_halving"}
 for round = 1, 3 do
   for _, m in ipairs(sizes) do
