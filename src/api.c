@@ -439,6 +439,7 @@ static int post_send(cs_rank *r, cs_op op, cs_tensor *t, int dst, int tag, int c
     }
     q->ctx = ctx;
     q->coll_sig = ctx ? r->coll_sig : 0;
+    q->exchange = ctx && r->coll_exchange;
     q->eager = eager;
     cs_event ev = {0};
     fill_post(&ev, q, t);
@@ -482,6 +483,7 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
     }
     q->ctx = ctx;
     q->coll_sig = ctx ? r->coll_sig : 0;
+    q->exchange = ctx && r->coll_exchange;
     cs_event ev = {0};
     fill_post(&ev, q, t);
     emit(r, &ev);

@@ -82,17 +82,31 @@ static int rs_wait(cs_coll *c, reqset *s) {
     return rc;
 }
 
-/* Receive into rbuf from `from` while sending sbuf to `to` (either may be -1). */
-static int exchange(cs_coll *c, cs_tensor *sbuf, int to, cs_tensor *rbuf, int from) {
+/* Receive into rbuf from `from` while sending sbuf to `to` (either may be -1).
+ * With one peer both ways the two requests are marked as an exchange: the
+ * peer marks its own the same, and posts its receive from us before its
+ * send too, so the peer's message proves that ours will be matched, and an
+ * engine may complete our send without waiting for word from the peer (the
+ * tcp engine saves the ACK's trip: engine_tcp_conn.c). Only where the call's
+ * digest fixes the sizes both ways: not all_to_all, whose pieces may differ
+ * per pair and are checked by the messages alone (per_pair). */
+static int exchange_as(cs_coll *c, cs_tensor *sbuf, int to, cs_tensor *rbuf, int from,
+                       bool per_pair) {
     reqset s = {0};
     int rc = CS_OK;
+    c->r->coll_exchange = !per_pair && sbuf && rbuf && from >= 0 && from == to;
     if (rbuf && from >= 0) rc = rs_post(c, &s, false, rbuf, from);
     if (rc == CS_OK && sbuf && to >= 0) rc = rs_post(c, &s, true, sbuf, to);
+    c->r->coll_exchange = false;
     if (rc != CS_OK) {
         rs_release(&s);
         return rc;
     }
     return rs_wait(c, &s);
+}
+
+static int exchange(cs_coll *c, cs_tensor *sbuf, int to, cs_tensor *rbuf, int from) {
+    return exchange_as(c, sbuf, to, rbuf, from, false);
 }
 
 /* ---- buffers */
@@ -526,7 +540,7 @@ int cs_algo_all_to_all(cs_coll *c, cs_tensor **outs, cs_tensor **ins) {
     copy_into(outs[me], ins[me]);
     for (int s = 1; s < n && rc == CS_OK; s++) {
         int to = mod(me + s, n), from = mod(me - s, n);
-        rc = exchange(c, ins[to], to, outs[from], from);
+        rc = exchange_as(c, ins[to], to, outs[from], from, true);
     }
     return rc;
 }

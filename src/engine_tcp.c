@@ -101,6 +101,7 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
         bool now = true;
         pthread_mutex_lock(&c->lock);
         bool dead = c->dead;
+        if (sq->exchange) tcp_conn_exchange_send_locked(c, sq, NULL, NULL); /* counted */
         tcp_conn_push_locked(c, it, true, &done);
         /* unless the connection is gone (the item with it), it is queued or
          * written (in done, not yet freed) */
@@ -140,12 +141,18 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
     }
     r->id = sq->id;
     r->sq = sq;
+    if (inline_data) it->sync_id = sq->id;
     txitem *done = NULL;
     pthread_mutex_lock(&c->lock);
     if (c->dead) {
         cs_request_release(sq); /* stays pending: the run is ending */
         free(r);
         free(it);
+    } else if (sq->exchange && !tcp_conn_exchange_send_locked(c, sq, inline_data ? it : NULL, r)) {
+        /* an exchange whose receive is matched: done once written, no ACK */
+        c->sync_inflight -= r->sync_bytes;
+        free(r);
+        tcp_conn_push_locked(c, it, false, &done);
     } else {
         r->next = c->rts; /* before the RTS leaves: the CTS may come back at once */
         c->rts = r;
@@ -191,12 +198,17 @@ static void tcp_flush_deferred(tcp_engine *e) {
 /* The matcher paired msg with rq (its lock held). Local and eager messages
  * carry their bytes; a remote rendezvous message is cleared to send. */
 static void tcp_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
-    (void)eng;
+    tcp_engine *e = tcp_of(eng);
     tconn *c = msg->engine_data;
+    bool exchange = rq->exchange; /* (rq may be gone once finished) */
     if (!c || msg->data) {
         uint64_t sreq_id = msg->sreq_id;
+        /* an eager MSG from the peer (no engine_data), or a local message */
+        tconn *from = c ? c : msg->src != e->rank ? &e->conns[msg->src] : NULL;
         cs_msg_transfer_local(msg, rq);
-        if (c) send_ack(c, sreq_id); /* a SYNC: its sender waits */
+        if (c && !exchange) send_ack(c, sreq_id); /* a SYNC: its sender waits */
+        cs_request *mine = exchange && from ? tcp_conn_exchanged(from) : NULL;
+        if (mine) cs_request_finish(mine, CS_OK, NULL);
         return;
     }
     cts_wait *cw = calloc(1, sizeof *cw);
@@ -221,6 +233,8 @@ static void tcp_transfer(cs_engine *eng, cs_msg *msg, cs_request *rq) {
     pthread_mutex_unlock(&c->lock);
     tcp_items_done(done);
     cs_msg_free(msg);
+    cs_request *mine = exchange ? tcp_conn_exchanged(c) : NULL;
+    if (mine) cs_request_finish(mine, CS_OK, NULL);
 }
 
 static void tcp_reject(cs_engine *eng, cs_msg *msg, const char *why) {
@@ -293,7 +307,9 @@ static int on_envelope(tconn *c, const cs_frame_hdr *h, cs_cur *meta, void **dst
         goto nomem;
     }
     if ((cw->rq = cs_match_claim(w, &w->matchers[e->rank], msg))) {
-        cw->ack = h->type == CS_FR_SYNC;
+        /* a SYNC's sender waits for our ACK, unless it is an exchange's */
+        cw->exchange = cw->rq->exchange;
+        cw->ack = h->type == CS_FR_SYNC && !cw->exchange;
         cw->token = env.sreq_id;
         c->rx_cts = cw;
         free(msg);
@@ -433,6 +449,8 @@ static int mesh_payload(void *ud, char *err, size_t errlen) {
         c->rx_cts = NULL;
         cs_request_finish(cw->rq, CS_OK, NULL);
         if (cw->ack) send_ack(c, cw->token); /* a SYNC: its sender waits */
+        cs_request *mine = cw->exchange ? tcp_conn_exchanged(c) : NULL;
+        if (mine) cs_request_finish(mine, CS_OK, NULL);
         free(cw);
     }
     return 0;

@@ -185,6 +185,56 @@ void tcp_conn_flush(tconn *c) {
     tcp_items_done(done);
 }
 
+/* ---- exchanges: a SYNC without its ACK
+ *
+ * A small rendezvous send goes as SYNC and completes on the receiver's ACK,
+ * a second trip. But in a collective's exchange step (recursive doubling's
+ * rounds, a two-rank ring: coll_algos.c marks the requests) each of the two
+ * ranks posts its receive from the other before its send to it. So the
+ * peer's message of the step proves that the peer's receive for ours was
+ * posted before it left; a collective's receive names its source, tag and
+ * context, and the call's digest fixes both sizes, so ours will match it.
+ * Our SYNC is then done once it is written, without an ACK; and a rank
+ * never ACKs a SYNC that its own exchange receive took: the sender needs
+ * none. Each step costs one trip instead of two. These rules are local
+ * (no frame or field is added, and both ranks follow them without
+ * agreeing on anything at run time), because both ranks mark the same steps.
+ *
+ * A step's send and receive are paired by number: steps are sequential
+ * (each waits for both), so the n-th exchange send to a peer and the n-th
+ * exchange receive from it matched are one step's, whichever comes first:
+ * the receive matched before the send is posted (the peer was ahead: its
+ * message waited here), or after (the send waits in c->rts). */
+bool tcp_conn_exchange_send_locked(tconn *c, cs_request *sq, txitem *it, rts_wait *r) {
+    uint64_t k = ++c->xsent;
+    if (!it) return true; /* an RTS or an eager MSG: it completes its own way */
+    if (c->xmatched >= k) {
+        it->finish = sq; /* its bytes are the sender's tensor until written */
+        return false;
+    }
+    r->xseq = k;
+    return true;
+}
+
+cs_request *tcp_conn_exchanged(tconn *c) {
+    cs_request *sq = NULL;
+    pthread_mutex_lock(&c->lock);
+    uint64_t k = ++c->xmatched;
+    rts_wait **p = &c->rts;
+    while (*p && (*p)->xseq != k) p = &(*p)->next;
+    if (*p) { /* (a dead connection has no waits left) */
+        rts_wait *r = *p;
+        *p = r->next;
+        c->sync_inflight -= r->sync_bytes;
+        sq = r->sq;
+        free(r);
+        for (txitem *it = c->txh; it && sq; it = it->next)
+            if (it->sync_id == sq->id) it->finish = sq, sq = NULL; /* done once written */
+    }
+    pthread_mutex_unlock(&c->lock);
+    return sq;
+}
+
 /* The connection is gone: nothing more goes out or comes in. Requests waiting
  * on it stay pending; the controller ends the run (it sees the death too). */
 static void conn_kill_locked(tconn *c) {

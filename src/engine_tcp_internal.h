@@ -36,6 +36,7 @@ typedef struct txitem {
     size_t charged;      /* bytes charged to it for that copy */
     bool uncopied;       /* it waits uncopied: no room under the cap, or no memory */
     bool over_cap;       /* uncopied because the cap refused (not the machine) */
+    uint64_t sync_id;    /* a SYNC: its send's id (tcp_conn_exchanged), else 0 */
 } txitem;
 
 typedef struct rts_wait { /* a rendezvous send waiting for its CTS (or ACK) */
@@ -43,6 +44,7 @@ typedef struct rts_wait { /* a rendezvous send waiting for its CTS (or ACK) */
     uint64_t id;
     size_t sync_bytes;    /* its SYNC payload, counted in the connection's window */
     cs_request *sq;
+    uint64_t xseq;        /* a SYNC of an exchange: its number (tcp_conn_exchanged); else 0 */
 } rts_wait;
 
 typedef struct cts_wait { /* a receive waiting for its DATA, in CTS order */
@@ -50,6 +52,7 @@ typedef struct cts_wait { /* a receive waiting for its DATA, in CTS order */
     uint64_t token;
     cs_request *rq;
     bool ack;       /* a SYNC read straight into its claimed receive: ACK token (the send's id) */
+    bool exchange;  /* that receive is an exchange's (tcp_conn_exchanged once it is read) */
 } cts_wait;
 
 typedef struct tcp_engine tcp_engine;
@@ -97,6 +100,9 @@ typedef struct tconn {
     cts_wait *cts_h, *cts_t;
     uint64_t next_token;
     size_t sync_inflight; /* SYNC payload bytes sent and not yet acknowledged */
+    /* Exchanges with the peer (engine_tcp_conn.c): our sends of them posted,
+     * our receives of them matched. The n-th of each are one step's. */
+    uint64_t xsent, xmatched;
     pthread_mutex_t rx_lock; /* whoever reads the socket: the rx state below */
     cs_rx rx;
     cs_msg *rx_msg;      /* a MSG whose payload is arriving */
@@ -132,6 +138,15 @@ CS_INTERNAL void tcp_conn_push(tconn *c, txitem *it, bool borrowed);
 /* Queue it without writing (it owns its bytes): it leaves with the next frame
  * pushed on c, or at the latest at the next tcp_conn_flush. */
 CS_INTERNAL void tcp_conn_defer(tconn *c, txitem *it);
+/* Our receive of an exchange from c's peer was matched: the send of the
+ * same step is done once written. Returns that send when it waited and is
+ * written (the caller finishes it, after the receive), else NULL. */
+CS_INTERNAL cs_request *tcp_conn_exchanged(tconn *c);
+/* We post the send of an exchange, queued as it (a SYNC, or NULL for an RTS
+ * or an eager MSG) and waiting as r (a SYNC's, or NULL): false when the
+ * step's receive is matched already, the send then done once it is written
+ * (it->finish), r unused. Under c->lock, before the frame is queued. */
+CS_INTERNAL bool tcp_conn_exchange_send_locked(tconn *c, cs_request *sq, txitem *it, rts_wait *r);
 /* Write what tcp_conn_defer held back. */
 CS_INTERNAL void tcp_conn_flush(tconn *c);
 /* The connection is gone: drop its queue and its waits (their requests stay pending). */

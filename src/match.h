@@ -43,6 +43,10 @@ struct cs_request {
     size_t bytes;
     int line;
     bool eager;
+    /* One half of a collective's exchange step (coll_algos.c): the rank sends
+     * to and receives from one peer, posting the receive first, and so does
+     * the peer (the tcp engine drops the ACK of a SYNC: engine_tcp_conn.c). */
+    bool exchange;
     /* An eager send the matcher could not buffer within its sender's memory
      * cap (set on the sender's own thread, inside the engine's send). */
     bool unbuffered;

@@ -32,6 +32,7 @@ struct cs_rank {
     int ngroups;            /* dist.new_group calls so far: the next group's context */
     unsigned world_coll_seq; /* collectives called on the world group so far */
     uint16_t coll_sig;      /* the collective it is inside: its call's digest (collectives.c) */
+    bool coll_exchange;     /* the requests being posted are an exchange's (coll_algos.c) */
     cs_inflight inflight;
     char errmsg[512];
     /* the operation passing the gate, for cs_rank_gate_op */

@@ -118,4 +118,37 @@ for np in 3 4 5; do
 done
 expect "... on tcp too" 0 "[rank 2] same" -- run "$dir/rd_chunks.lua" --engine tcp --mem-limit 1024
 
+# exchange steps (a rank sends to and receives from one peer), where the tcp
+# engine completes a SYNC without its ACK: every algorithm and the rings on
+# two ranks, sizes across the largest SYNC and eager:N's line, all_to_all
+# beside them, three rounds; exact sums, no hang, in every send mode
+for eng in thread tcp; do
+  for np in 2 3 4 6; do
+    for mode in rendezvous eager eager:1000; do
+      expect "exchanges, $np ranks, $mode ($eng)" 0 "[rank 0] ok" -- run "$dir/exchange.lua" -n $np --engine $eng --send-mode $mode
+      count_lines "exchanges: every rank agrees, $np ranks, $mode ($eng)" $np "] ok"
+    done
+  done
+done
+replay_same "exchanges on tcp" "$dir/exchange.lua" -n 4 --engine tcp
+# ... and an exchange's send completes only once the peer's receive is
+# posted: rank 3 never calls the second all_reduce, so rank 2's send to it
+# stays pending, after eager exchanges with rank 3 (eager:1000) as after
+# rendezvous ones; the same ending on both engines
+for mode in rendezvous eager:1000; do
+  for engine in thread tcp; do
+    expect "exchange with a rank that never calls, $mode ($engine)" 3 \
+      "rank 2 is blocked waiting (exchange_skip.lua:9) for the isend posted at line 9 to rank 3" \
+      -- run "$dir/exchange_skip.lua" --engine $engine --send-mode $mode
+    tail -n +2 "$tmp/err" >"$tmp/skip.$engine"
+  done
+  if cmp -s "$tmp/skip.thread" "$tmp/skip.tcp"; then
+    ok "exchange with a rank that never calls: the same ending on both engines ($mode)"
+  else
+    diff "$tmp/skip.thread" "$tmp/skip.tcp" | head -20
+    bad "exchange with a rank that never calls: the same ending on both engines ($mode)"
+  fi
+done
+replay_same "exchange with a rank that never calls (tcp)" "$dir/exchange_skip.lua" --engine tcp --send-mode eager:1000
+
 finish
