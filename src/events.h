@@ -153,7 +153,7 @@ void cs_bus_destroy(cs_bus *bus);
 void cs_bus_subscribe(cs_bus *bus, cs_sink sink); /* before the run starts */
 /* fn(ud) runs in the emitting thread once the bus lock is released, after
  * every emit, forward, poll and unlock: the part of a sink's work that need
- * not hold the lock (the trace writer encodes its lines there). It must be
+ * not hold the lock (the trace writer's wake-up, a system call). It must be
  * cheap when there is nothing to do and never take the bus lock. Before the
  * run starts. */
 void cs_bus_after(cs_bus *bus, void (*fn)(void *ud), void *ud);
