@@ -98,18 +98,6 @@ struct cs_trace_writer {
     char errmsg[512];
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* The first error is the one worth reporting. Under mu. */
 static void writer_error(cs_trace_writer *w, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -404,7 +392,7 @@ cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen) {
     if (!w || !(w->path = strdup(path)) || posix_memalign(&ring, 64, STAGE * sizeof(slot))) {
         if (w) free(w->path);
         free(w);
-        fail(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
     w->ring = ring;
@@ -415,7 +403,7 @@ cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen) {
     atomic_init(&w->stopped, false);
     w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (w->fd < 0) {
-        fail(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
         free(w->ring);
         free(w->path);
         free(w);
@@ -434,7 +422,7 @@ cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen) {
     rc = pthread_create(&w->thread, NULL, writer_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        fail(err, errlen, "%s: cannot start the trace writer: %s", path, strerror(rc));
+        snprintf(err, errlen, "%s: cannot start the trace writer: %s", path, strerror(rc));
         pthread_cond_destroy(&w->room);
         pthread_cond_destroy(&w->more);
         pthread_mutex_destroy(&w->mu);
