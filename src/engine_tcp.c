@@ -603,8 +603,9 @@ static bool poll_for(tcp_engine *e, cs_rank *r, uint32_t seen) {
 /* The wait's first look, before it announces the block: with a core per
  * rank, poll (a ping-pong's reply comes within the budget, and then no block
  * nor unblock is emitted, encoded or folded). Ranks outnumbering cores
- * yield-poll after the announcement instead (tcp_idle): the monitor, which
- * runs on those same cores, then knows who waits while the peers work. */
+ * yield-poll after the announcement, as before (tcp_idle): yield-polling
+ * before it measured no better, on a 64-rank ring or a small all_reduce
+ * (docs/bench.md). */
 static void tcp_poll(cs_engine *eng, cs_rank *r, uint32_t seen) {
     tcp_engine *e = tcp_of(eng);
     if (e->spin.yield) return;
