@@ -519,9 +519,6 @@ static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
     if (ids != small) free(ids);
 }
 
-/* Spin, then announce the block and sleep until every request is done or the
- * run is aborted. The block event precedes the sleep, so the monitor always
- * knows who sleeps on what. */
 /* The engine dropped a connection: what this wait waits for may never come. */
 static int engine_broken(cs_rank *r) {
     cs_engine *e = r->world->engine;
@@ -530,6 +527,9 @@ static int engine_broken(cs_rank *r) {
     return e->broken_err;
 }
 
+/* Spin, then (the engine's poll first, where it has one) announce the block
+ * and sleep until every request is done or the run is aborted. The block
+ * event precedes the sleep, so the monitor always knows who sleeps on what. */
 static int wait_set(cs_rank *r, const waitset *ws, int line) {
     cs_world *w = r->world;
     /* Poll with pause while the peer likely runs on another core, then yield
@@ -628,10 +628,6 @@ bool cs_test(cs_rank *r, cs_request *q) {
         cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
-        /* torch: a completed is_completed() makes the buffer the script's
-         * again, so a staged receive lands now; a device failure shows at
-         * the next wait */
-        cs_stage_done(r, q);
     }
     return done;
 }
