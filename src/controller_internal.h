@@ -131,6 +131,20 @@ CS_INTERNAL void controller_timeout(controller *k);
 CS_INTERNAL void controller_spawn_all(controller *k, const cs_run_opts *o);
 /* The epoll loop until every rank has said BYE or is gone, then the processes' end. */
 CS_INTERNAL void controller_run(controller *k);
+/* A frame handler's payload callback for frames that carry none. */
+CS_INTERNAL int controller_no_payload(void *ud, char *err, size_t errlen);
+
+/* ---- controller_join.c */
+
+/* A connection at the listening socket: a stranger until its HELLO. */
+CS_INTERNAL void controller_accept(controller *k);
+/* Stranger id's socket is readable: its HELLO admits it as a rank, or it is refused. */
+CS_INTERNAL void controller_pending_readable(controller *k, uint32_t id);
+/* Too many strangers waiting: the oldest go first. */
+CS_INTERNAL void controller_expire_pending(controller *k);
+/* The run ended before WELCOME: close every rank's connection, kill what was spawned. */
+CS_INTERNAL void controller_abort_joining(controller *k);
+CS_INTERNAL void controller_free_pending(controller *k);
 
 /* ---- controller_order.c */
 
