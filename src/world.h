@@ -73,6 +73,12 @@ struct cs_world {
     int nexited;
 };
 
+/* ---- request.c */
+/* A new request of rank r (one reference: the caller's), holding t. NULL when
+ * out of memory. */
+cs_request *cs_request_new(cs_rank *r, cs_op op, cs_tensor *t, int peer, int tag, int line);
+/* Free r's pool of spare requests (the world's end). */
+void cs_request_free_spares(cs_rank *r);
 /* Finish request q: emit its complete event, publish its state, wake its owner
  * and drop the reference the engine held. err != CS_OK fails it with msg. */
 void cs_request_finish(cs_request *q, cs_err err, const char *msg);
