@@ -144,6 +144,7 @@ CS_INTERNAL void controller_pending_readable(controller *k, uint32_t id);
 CS_INTERNAL void controller_expire_pending(controller *k);
 /* The run ended before WELCOME: close every rank's connection, kill what was spawned. */
 CS_INTERNAL void controller_abort_joining(controller *k);
+/* The controller's end: strangers still waiting are closed. */
 CS_INTERNAL void controller_free_pending(controller *k);
 
 /* ---- controller_order.c */
