@@ -15,8 +15,8 @@
  * wait read it) is deferred: it leaves with the rank's next frame to that
  * peer, typically the reply of a ping-pong, so that one write and one wake-up
  * carry both; at the latest when the rank next waits, stops at a gate or
- * ends, or when the progress thread next looks while it computes (within
- * 2 ms, 16 ms right after a long wait: see below).
+ * ends, or when the progress thread takes over while it computes (within
+ * 32 ms: see below).
  *
  * Receiving: the progress thread reads every connection, delivers MSG and RTS
  * to the rank's matcher (match.c, shared with the thread engine) and completes
@@ -33,9 +33,13 @@
  * matches and completes wait in the bus's ring (events.h) and are encoded
  * for the controller between those polls, not on the way of a message.
  * The progress thread, parked meanwhile, looks again after 1 ms, then after
- * twice as long each time it finds the rank still waiting, up to 16 ms: on
- * 64 ranks that mostly wait, waking every few ms was most of the cost. A gate
- * and the rank's end call it back at once (tcp_flush).
+ * twice as long each time it finds the rank waiting or back from a wait
+ * begun since its last look, up to 16 ms: on 64 ranks that mostly wait,
+ * waking every few ms was most of the cost, and in a ping-pong on 2 cores
+ * every look that took over the sockets took a core from a rank. It takes
+ * over once a look finds the rank computing with no wait since the last one
+ * (within two looks, 32 ms at most); a gate and the rank's end call it back
+ * at once (tcp_flush).
  *
  * Locks: matcher -> connection -> bus -> link. Requests are finished (which
  * emits events) only after a connection's lock is released.
@@ -537,22 +541,36 @@ static void *progress_main(void *arg) {
     tcp_engine *e = arg;
     on_progress_thread = true;
     long park_ns = PARK_MIN_NS;
+    unsigned seen = atomic_load(&e->waits) - 1; /* the first look takes over */
     while (!atomic_load(&e->stop)) {
         tcp_flush_deferred(e); /* the rank computes: its ACKs wait no longer */
-        if (atomic_load(&e->rank_idle)) {
-            /* The rank waits and serves the sockets and the link itself
-             * (tcp_idle): step aside, so that an arriving message wakes the
-             * waiting thread and not this one. Nobody wakes us when the wait
-             * ends (that would cost every wait a system call): we look again
-             * after a while, and longer while each look finds the rank
-             * waiting, since waking every millisecond on 64 ranks was most
-             * of what a busy ring cost. */
+        unsigned waits = atomic_load(&e->waits);
+        bool called = atomic_exchange(&e->call, 0);
+        if (!called && (atomic_load(&e->rank_idle) || waits != seen)) {
+            /* The rank waits, or has waited since our last look, and then
+             * serves the sockets and the link itself (tcp_idle): step aside,
+             * so that an arriving message wakes the waiting thread and not
+             * this one. Nobody wakes us when a wait ends (that would cost
+             * every wait a system call), and a rank that alternates short
+             * computations with waits (a ping-pong) needs no help: we look
+             * again after a while, and longer while each look finds the rank
+             * waiting or back from a wait, since waking every millisecond on
+             * 64 ranks was most of what a busy ring cost, and on 2 ranks
+             * with a core each every wake-up took a core from one of them. */
+            seen = waits;
             struct timespec ts = {0, park_ns};
-            if (syscall(SYS_futex, (int *)&e->rank_idle, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0) < 0 &&
+            if (syscall(SYS_futex, (int *)&e->call, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0) < 0 &&
                 errno == ETIMEDOUT && park_ns < PARK_MAX_NS)
                 park_ns *= 2;
+            /* A wait ticks the link only after a few polls (spin_poll): the
+             * events and ALIVEs of a rank whose waits all end sooner leave
+             * from here. */
+            cs_rank_link_tick(e->link, cs_now());
         } else {
+            /* The rank has computed since our last look, or stops at a
+             * gate or ends (tcp_flush): its sockets and link are ours. */
             park_ns = PARK_MIN_NS;
+            seen = waits;
             if (progress_once(e, FLUSH_MS) > 0 && atomic_load(&e->rank_idle))
                 nudge(e); /* the rank started waiting meanwhile: let it look */
         }
@@ -612,6 +630,7 @@ static void tcp_poll(cs_engine *eng, cs_rank *r, uint32_t seen) {
     /* Not asleep on the futex: completions need not make the system call to
      * wake it. The progress thread steps aside (progress_main). */
     atomic_store(&r->sleeping, 0);
+    atomic_fetch_add(&e->waits, 1);
     atomic_store(&e->rank_idle, 1);
     poll_for(e, r, seen);
     atomic_store(&e->rank_idle, 0);
@@ -625,6 +644,7 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
     /* Not asleep on the futex: completions need not make the system call to
      * wake it (the progress thread nudges through epoll instead). */
     atomic_store(&r->sleeping, 0);
+    atomic_fetch_add(&e->waits, 1);
     atomic_store(&e->rank_idle, 1);
     /* Yield-poll first where ranks outnumber cores (a core per rank polled
      * in tcp_poll, before the block), then sleep in epoll. */
@@ -642,6 +662,8 @@ static void tcp_destroy(cs_engine *eng) {
     tcp_engine *e = tcp_of(eng);
     if (e->started) {
         atomic_store(&e->stop, 1);
+        atomic_store(&e->call, 1); /* parked or in epoll: either way, back now */
+        syscall(SYS_futex, (int *)&e->call, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         uint64_t one = 1;
         if (write(e->wakefd, &one, sizeof one) < 0) { /* the 2 ms tick ends it anyway */ }
         pthread_join(e->thread, NULL);
@@ -749,7 +771,8 @@ static void tcp_flush(cs_engine *eng, bool drain) {
     /* The progress thread may be parked for a while since the rank's last
      * wait (progress_main), and from here it alone reads the link (GO, the
      * end) and writes what the sockets did not take: back to work now. */
-    syscall(SYS_futex, (int *)&e->rank_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    atomic_store(&e->call, 1);
+    syscall(SYS_futex, (int *)&e->call, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     if (drain)
         while (!mesh_drained(e) && !cs_world_aborted(e->base.world)) usleep(200);
 }

@@ -120,6 +120,8 @@ struct tcp_engine {
     bool started;
     _Atomic int stop;
     _Atomic int rank_idle; /* the rank's thread serves the sockets (tcp_idle) */
+    _Atomic unsigned waits; /* the rank's waits begun (tcp_poll, tcp_idle) */
+    _Atomic int call;      /* a gate or the end wants the progress thread now */
     _Atomic int deferred;  /* some connection holds deferred frames */
     tcp_spin spin;         /* the rank thread's: does polling pay (tcp_idle)? */
     struct tconn *_Atomic last_rx; /* the mesh connection that last had frames */
