@@ -579,6 +579,13 @@ static void *progress_main(void *arg) {
     return NULL;
 }
 
+/* A wait begins (progress_main reads the count). Only the rank's thread
+ * writes it: no locked instruction on the way of a message. */
+static void count_wait(tcp_engine *e) {
+    unsigned n = atomic_load_explicit(&e->waits, memory_order_relaxed);
+    atomic_store_explicit(&e->waits, n + 1, memory_order_relaxed);
+}
+
 /* One poll of a waiting rank: mostly a read of the connection that last
  * brought something (the reply it waits for likely comes from there: one
  * system call instead of epoll's two), and every few polls every socket. */
@@ -630,7 +637,7 @@ static void tcp_poll(cs_engine *eng, cs_rank *r, uint32_t seen) {
     /* Not asleep on the futex: completions need not make the system call to
      * wake it. The progress thread steps aside (progress_main). */
     atomic_store(&r->sleeping, 0);
-    atomic_fetch_add(&e->waits, 1);
+    count_wait(e);
     atomic_store(&e->rank_idle, 1);
     poll_for(e, r, seen);
     atomic_store(&e->rank_idle, 0);
@@ -644,7 +651,7 @@ static void tcp_idle(cs_engine *eng, cs_rank *r, uint32_t seen) {
     /* Not asleep on the futex: completions need not make the system call to
      * wake it (the progress thread nudges through epoll instead). */
     atomic_store(&r->sleeping, 0);
-    atomic_fetch_add(&e->waits, 1);
+    count_wait(e);
     atomic_store(&e->rank_idle, 1);
     /* Yield-poll first where ranks outnumber cores (a core per rank polled
      * in tcp_poll, before the block), then sleep in epoll. */

@@ -342,6 +342,35 @@ case_frozen_rank() {
   fi
 }
 
+# ---- 9: a rank that is never idle for long still says ALIVE: a ping-pong
+# whose waits end within a few polls keeps its progress thread parked, and
+# the link's heartbeat must leave from there (engine_tcp.c, progress_main).
+# 3 s of ping-pong under a limit of 1 s: a silence would end it at status 5.
+case_busy_alive() {
+  cat >"$tmp/busy.lua" <<'LUA'
+local t = tensor.zeros(2)
+local t0, n = dist.time(), 0
+while true do
+  if rank == 0 then
+    t[1] = dist.time() - t0 < 3 and 1 or 0
+    dist.send(t, 1); dist.recv(t, 1)
+  else
+    dist.recv(t, 0); dist.send(t, 0)
+  end
+  n = n + 1
+  if t[1] == 0 then break end
+end
+if rank == 0 then print(n > 1000 and "many round trips" or "few round trips") end
+LUA
+  COMMSIM_HEARTBEAT=1 "$bin" run "$tmp/busy.lua" --engine tcp --timeout 60 --step-limit 0 \
+    >"$tmp/out" 2>&1 </dev/null
+  local got=$?
+  if [ "$got" != 0 ]; then bad "9: a busy ping-pong" "exit status $got, expected 0"; show "$tmp/out"
+  elif ! grep -qxF "[rank 0] many round trips" "$tmp/out"; then bad "9: a busy ping-pong" "it did not run"; show "$tmp/out"
+  else ok "9: ranks busy ping-ponging for 3 s say ALIVE under a 1 s heartbeat (status 0)"
+  fi
+}
+
 case_frozen_controller() {
   local r0 i
   export COMMSIM_HEARTBEAT=2
