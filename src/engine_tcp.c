@@ -532,6 +532,12 @@ static int progress_once(tcp_engine *e, int ms) {
     return n;
 }
 
+/* Back to work now: a gate, the rank's end, the engine's destruction. */
+static void call_progress(tcp_engine *e) {
+    atomic_store(&e->call, 1);
+    syscall(SYS_futex, (int *)&e->call, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static void nudge(tcp_engine *e) {
     uint64_t one = 1;
     if (write(e->wakefd, &one, sizeof one) < 0) { /* full: a nudge is pending anyway */ }
@@ -546,7 +552,9 @@ static void *progress_main(void *arg) {
         tcp_flush_deferred(e); /* the rank computes: its ACKs wait no longer */
         unsigned waits = atomic_load(&e->waits);
         bool called = atomic_exchange(&e->call, 0);
-        if (!called && (atomic_load(&e->rank_idle) || waits != seen)) {
+        bool waited = atomic_load(&e->rank_idle) || waits != seen;
+        seen = waits;
+        if (!called && waited) {
             /* The rank waits, or has waited since our last look, and then
              * serves the sockets and the link itself (tcp_idle): step aside,
              * so that an arriving message wakes the waiting thread and not
@@ -557,7 +565,6 @@ static void *progress_main(void *arg) {
              * waiting or back from a wait, since waking every millisecond on
              * 64 ranks was most of what a busy ring cost, and on 2 ranks
              * with a core each every wake-up took a core from one of them. */
-            seen = waits;
             struct timespec ts = {0, park_ns};
             if (syscall(SYS_futex, (int *)&e->call, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0) < 0 &&
                 errno == ETIMEDOUT && park_ns < PARK_MAX_NS)
@@ -570,7 +577,6 @@ static void *progress_main(void *arg) {
             /* The rank has computed since our last look, or stops at a
              * gate or ends (tcp_flush): its sockets and link are ours. */
             park_ns = PARK_MIN_NS;
-            seen = waits;
             if (progress_once(e, FLUSH_MS) > 0 && atomic_load(&e->rank_idle))
                 nudge(e); /* the rank started waiting meanwhile: let it look */
         }
@@ -669,8 +675,7 @@ static void tcp_destroy(cs_engine *eng) {
     tcp_engine *e = tcp_of(eng);
     if (e->started) {
         atomic_store(&e->stop, 1);
-        atomic_store(&e->call, 1); /* parked or in epoll: either way, back now */
-        syscall(SYS_futex, (int *)&e->call, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        call_progress(e); /* parked or in epoll: either way, back now */
         uint64_t one = 1;
         if (write(e->wakefd, &one, sizeof one) < 0) { /* the 2 ms tick ends it anyway */ }
         pthread_join(e->thread, NULL);
@@ -778,8 +783,7 @@ static void tcp_flush(cs_engine *eng, bool drain) {
     /* The progress thread may be parked for a while since the rank's last
      * wait (progress_main), and from here it alone reads the link (GO, the
      * end) and writes what the sockets did not take: back to work now. */
-    atomic_store(&e->call, 1);
-    syscall(SYS_futex, (int *)&e->call, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    call_progress(e);
     if (drain)
         while (!mesh_drained(e) && !cs_world_aborted(e->base.world)) usleep(200);
 }
