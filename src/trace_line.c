@@ -33,12 +33,10 @@ static bool room(cs_trace_buf *b, size_t n) {
     return true;
 }
 
-/* Callers reserve first: these never grow the buffer. */
-static void put_mem(cs_trace_buf *b, const char *s, size_t n) {
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-}
-#define PUT_LIT(b, s) put_mem((b), (s), sizeof(s) - 1)
+/* The writers below take a cursor into room reserved beforehand and return
+ * it moved past what they wrote: a cursor in a register, where storing bytes
+ * through b->data would make the compiler reload b->len after every byte. */
+#define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) + sizeof(s) - 1)
 
 /* Two digits per division: a line carries several 6-to-7-digit numbers. */
 static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324"
@@ -55,11 +53,14 @@ static unsigned decimal_digits(uint64_t v) {
     }
 }
 
-/* Written from the last digit back, straight into the buffer. */
-static void put_u64(cs_trace_buf *b, uint64_t v) {
-    unsigned n = decimal_digits(v);
-    char *p = b->data + b->len + n;
-    b->len += n;
+/* Written from the last digit back. At most 20 bytes. */
+static inline char *put_u64(char *p, uint64_t v) {
+    if (v < 10) { /* a rank, a tag, a context: most numbers on a line */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    char *end = p + decimal_digits(v);
+    p = end;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
@@ -68,21 +69,22 @@ static void put_u64(cs_trace_buf *b, uint64_t v) {
     }
     if (v >= 10) memcpy(p - 2, digit_pairs + 2 * v, 2);
     else p[-1] = (char)('0' + v);
+    return end;
 }
 
-static void put_i64(cs_trace_buf *b, int64_t v) {
-    if (v < 0) {
-        b->data[b->len++] = '-';
-        put_u64(b, (uint64_t)0 - (uint64_t)v);
-    } else {
-        put_u64(b, (uint64_t)v);
-    }
+/* At most 20 bytes. */
+static inline char *put_i64(char *p, int64_t v) {
+    if (v >= 0) return put_u64(p, (uint64_t)v);
+    *p = '-';
+    return put_u64(p + 1, (uint64_t)0 - (uint64_t)v);
 }
 
 /* jansson's real: %.*g, then a ".0" when it reads as an integer, and an
- * exponent without '+' or leading zeros ("1e+20" -> "1e20", "1e-05" -> "1e-5"). */
-static void put_real(cs_trace_buf *b, double v, int prec) {
-    char buf[64];
+ * exponent without '+' or leading zeros ("1e+20" -> "1e20", "1e-05" -> "1e-5").
+ * At most REAL_MAX bytes. */
+#define REAL_MAX 64
+static char *put_real(char *p, double v, int prec) {
+    char buf[REAL_MAX];
     int n = snprintf(buf, sizeof buf, "%.*g", prec, v);
     char *e;
     if (n < 0 || n >= (int)sizeof buf - 3) n = 0;
@@ -99,7 +101,8 @@ static void put_real(cs_trace_buf *b, double v, int prec) {
             n -= (int)(end - start);
         }
     }
-    put_mem(b, buf, (size_t)n);
+    memcpy(p, buf, (size_t)n);
+    return p + n;
 }
 
 /* v = k / 10^6 exactly as the bus stamps it (round(x * 1e6) / 1e6), and small
@@ -109,23 +112,42 @@ static void put_real(cs_trace_buf *b, double v, int prec) {
  * grid. *prec gets the number of significant digits. */
 static size_t micro_digits(double v, char *out, int *prec) {
     char d[24];
-    int nd = 0, p, x, o = 0;
+    int nd, p, x, o = 0;
     uint64_t k;
 
     if (!(v >= 0) || v >= 1e8) return 0;
-    k = (uint64_t)llround(v * 1e6);
+    /* v * 1e6 + 0.5 can round up where llround would not; the check below
+     * then fails and the general path writes the line */
+    k = (uint64_t)(v * 1e6 + 0.5);
     if ((double)k / 1e6 != v) return 0;
     if (k == 0) {
         *prec = 1;
         memcpy(out, "0.0", 3);
         return 3;
     }
-    do d[nd++] = (char)('0' + k % 10); while ((k /= 10) != 0); /* reversed */
-    x = nd - 1 - 6;                                           /* decimal exponent */
+    /* d[0] is the last digit: the digits reversed, two at a time */
+    for (nd = 0; k >= 100; k /= 100, nd += 2) {
+        unsigned r = (unsigned)(k % 100);
+        d[nd] = digit_pairs[2 * r + 1];
+        d[nd + 1] = digit_pairs[2 * r];
+    }
+    if (k >= 10) {
+        d[nd++] = digit_pairs[2 * k + 1];
+        d[nd++] = digit_pairs[2 * k];
+    } else {
+        d[nd++] = (char)('0' + k);
+    }
+    x = nd - 1 - 6; /* decimal exponent */
     p = nd;
-    while (d[nd - p] == '0') p--; /* drop trailing zeros: d[0] is the last digit */
+    while (d[nd - p] == '0') p--; /* drop trailing zeros */
     *prec = p;
     /* the digits, most significant first: d[nd-1] .. d[nd-p] */
+    if (x < 0 && x >= -4) { /* 0.000ddd: a run's first minutes */
+        out[o++] = '0', out[o++] = '.';
+        for (int i = -1; i > x; i--) out[o++] = '0';
+        for (int i = nd - 1; i >= nd - p; i--) out[o++] = d[i];
+        return (size_t)o;
+    }
     if (x < -4 || x >= p) { /* %g's exponent form */
         out[o++] = d[nd - 1];
         if (p > 1) {
@@ -138,19 +160,13 @@ static size_t micro_digits(double v, char *out, int *prec) {
         out[o++] = (char)('0' + x % 10);
         return (size_t)o;
     }
-    if (x >= 0) {
-        for (int i = nd - 1; i >= nd - 1 - x; i--) out[o++] = d[i];
-        if (p > x + 1) {
-            out[o++] = '.';
-            for (int i = nd - 2 - x; i >= nd - p; i--) out[o++] = d[i];
-        } else {
-            out[o++] = '.', out[o++] = '0';
-        }
-        return (size_t)o;
+    for (int i = nd - 1; i >= nd - 1 - x; i--) out[o++] = d[i];
+    if (p > x + 1) {
+        out[o++] = '.';
+        for (int i = nd - 2 - x; i >= nd - p; i--) out[o++] = d[i];
+    } else {
+        out[o++] = '.', out[o++] = '0';
     }
-    out[o++] = '0', out[o++] = '.';
-    for (int i = -1; i > x; i--) out[o++] = '0';
-    for (int i = nd - 1; i >= nd - p; i--) out[o++] = d[i];
     return (size_t)o;
 }
 
@@ -177,120 +193,194 @@ static bool plain_utf8(const unsigned char *s, size_t n, size_t max) {
     return true;
 }
 
-/* A JSON string as jansson escapes it: '"', '\\' and control characters. */
-static bool put_string(cs_trace_buf *b, const char *s, size_t n) {
+/* A JSON string as jansson escapes it: '"', '\\' and control characters.
+ * At most 6 n + 2 bytes. */
+static char *put_string(char *p, const char *s, size_t n) {
     static const char hex[] = "0123456789ABCDEF";
-    if (!room(b, 6 * n + 2)) return false;
-    b->data[b->len++] = '"';
+    *p++ = '"';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\') {
-            b->data[b->len++] = (char)c;
+            *p++ = (char)c;
             continue;
         }
-        b->data[b->len++] = '\\';
+        *p++ = '\\';
         switch (c) {
-        case '"': b->data[b->len++] = '"'; break;
-        case '\\': b->data[b->len++] = '\\'; break;
-        case '\b': b->data[b->len++] = 'b'; break;
-        case '\f': b->data[b->len++] = 'f'; break;
-        case '\n': b->data[b->len++] = 'n'; break;
-        case '\r': b->data[b->len++] = 'r'; break;
-        case '\t': b->data[b->len++] = 't'; break;
+        case '"': *p++ = '"'; break;
+        case '\\': *p++ = '\\'; break;
+        case '\b': *p++ = 'b'; break;
+        case '\f': *p++ = 'f'; break;
+        case '\n': *p++ = 'n'; break;
+        case '\r': *p++ = 'r'; break;
+        case '\t': *p++ = 't'; break;
         default:
-            PUT_LIT(b, "u00");
-            b->data[b->len++] = hex[c >> 4];
-            b->data[b->len++] = hex[c & 15];
+            p = PUT_LIT(p, "u00");
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 15];
         }
     }
-    b->data[b->len++] = '"';
-    return true;
+    *p++ = '"';
+    return p;
 }
 
-/* A name from the program's own tables (an op, a dtype, an event type):
- * plain ASCII without quotes or backslashes, so nothing to escape. */
-static bool put_name(cs_trace_buf *b, const char *s) {
-    size_t n;
-    if (!s) s = "?";
-    n = strlen(s);
-    if (!room(b, n + 2)) return false;
-    b->data[b->len++] = '"';
-    put_mem(b, s, n);
-    b->data[b->len++] = '"';
-    return true;
-}
-
-/* Each field's key as it starts its member of a line: ,"key": */
+/* Texts a line is made of, ready to copy: each field's key as it starts its
+ * member (,"key":), and the names from the program's own tables (an event
+ * type, an op, a dtype: plain ASCII, nothing to escape) with their quotes.
+ * A text that does not fit its slot has length 0: the general path's. */
+#define TEXT_MAX 24
 typedef struct {
-    char text[24];
+    char text[TEXT_MAX];
     size_t len;
-} field_key;
-static field_key keys[CS_F_NFIELDS];
-static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+} piece;
+static piece keys[CS_F_NFIELDS], type_names[CS_EV_NTYPES], op_names[CS_OP_NOPS],
+    dtype_names[CS_NDTYPES];
+static pthread_once_t pieces_once = PTHREAD_ONCE_INIT;
 
-static void keys_init(void) {
-    for (int i = 0; i < CS_F_NFIELDS; i++) {
-        int n = snprintf(keys[i].text, sizeof keys[i].text, ",\"%s\":", cs_fields[i].key);
-        keys[i].len = n > 0 && n < (int)sizeof keys[i].text ? (size_t)n : 0;
-    }
+static void piece_set(piece *pc, const char *fmt, const char *s) {
+    int n = snprintf(pc->text, sizeof pc->text, fmt, s ? s : "?");
+    pc->len = n > 0 && n < (int)sizeof pc->text ? (size_t)n : 0;
+}
+
+static void pieces_init(void) {
+    for (int i = 0; i < CS_F_NFIELDS; i++) piece_set(&keys[i], ",\"%s\":", cs_fields[i].key);
+    for (int i = 0; i < CS_EV_NTYPES; i++)
+        piece_set(&type_names[i], "\"%s\"", cs_event_type_name((cs_event_type)i));
+    for (int i = 0; i < CS_OP_NOPS; i++) piece_set(&op_names[i], "\"%s\"", cs_op_name((cs_op)i));
+    for (int i = 0; i < CS_NDTYPES; i++)
+        piece_set(&dtype_names[i], "\"%s\"", cs_dtype_name((cs_dtype)i));
+}
+
+/* A name outside its table ("?", "unknown") as the general path spells it. */
+static const piece *name_of(const piece *table, unsigned n, unsigned i, piece *spare,
+                            const char *name) {
+    if (i < n) return &table[i];
+    piece_set(spare, "\"%s\"", name);
+    return spare;
+}
+
+/* Copy a piece: a fixed TEXT_MAX bytes (no call), TEXT_MAX reserved. */
+static inline char *put_piece(char *p, const piece *pc) {
+    memcpy(p, pc->text, TEXT_MAX);
+    return p + pc->len;
 }
 
 static uint64_t clamp_u64(uint64_t v) { return v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v; }
 
-/* One field's value; 1 written, 0 not this encoder's, -1 out of memory. */
-static int put_field(cs_trace_buf *b, const cs_event *ev, const cs_field *f, int prec) {
-    if (!room(b, 64)) return -1;
+/* The most bytes f's value can take on ev's line. */
+static inline __attribute__((always_inline)) size_t value_max(const cs_event *ev,
+                                                             const cs_field *f) {
     switch (f->kind) {
-    case CS_FK_INT: put_i64(b, CS_CFIELD(ev, f, int)); return 1;
-    case CS_FK_U64: put_u64(b, clamp_u64(CS_CFIELD(ev, f, uint64_t))); return 1;
-    case CS_FK_SIZE: put_u64(b, clamp_u64(CS_CFIELD(ev, f, size_t))); return 1;
-    case CS_FK_BOOL:
-        if (CS_CFIELD(ev, f, bool)) PUT_LIT(b, "true");
-        else PUT_LIT(b, "false");
-        return 1;
+    case CS_FK_DOUBLE: return REAL_MAX;
+    case CS_FK_STR: return 6 * cs_field_count(ev, f) + 2;
+    case CS_FK_SHAPE:
+    case CS_FK_REQS:
+    case CS_FK_GROUP: return 2 + 21 * cs_field_count(ev, f);
+    default: return TEXT_MAX; /* a number (20), a bool, a seed (22), a piece */
+    }
+}
+
+/* One field's value at p, room for value_max reserved: the cursor after it,
+ * or NULL when it is not this encoder's. */
+static inline __attribute__((always_inline)) char *put_value(char *p, const cs_event *ev,
+                                                            const cs_field *f, int prec) {
+    piece spare;
+    switch (f->kind) {
+    case CS_FK_INT: return put_i64(p, CS_CFIELD(ev, f, int));
+    case CS_FK_U64: return put_u64(p, clamp_u64(CS_CFIELD(ev, f, uint64_t)));
+    case CS_FK_SIZE: return put_u64(p, clamp_u64(CS_CFIELD(ev, f, size_t)));
+    case CS_FK_BOOL: return CS_CFIELD(ev, f, bool) ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
     case CS_FK_DOUBLE: {
         double v = CS_CFIELD(ev, f, double);
-        put_real(b, isfinite(v) ? v : 0.0, prec);
-        return 1;
+        return put_real(p, isfinite(v) ? v : 0.0, prec);
     }
     case CS_FK_STR: {
         const char *s = CS_CFIELD(ev, f, char *);
         size_t n;
         if (!s) s = "";
         n = strlen(s);
-        if (!plain_utf8((const unsigned char *)s, n, f->max)) return 0;
-        return put_string(b, s, n) ? 1 : -1;
+        if (!plain_utf8((const unsigned char *)s, n, f->max)) return NULL;
+        return put_string(p, s, n);
     }
-    case CS_FK_OP: return put_name(b, cs_op_name(ev->op)) ? 1 : -1;
-    case CS_FK_DTYPE: return put_name(b, cs_dtype_name(ev->dtype)) ? 1 : -1;
+    case CS_FK_OP:
+        return put_piece(p, name_of(op_names, CS_OP_NOPS, (unsigned)ev->op, &spare,
+                                    cs_op_name(ev->op)));
+    case CS_FK_DTYPE:
+        return put_piece(p, name_of(dtype_names, CS_NDTYPES, (unsigned)ev->dtype, &spare,
+                                    cs_dtype_name(ev->dtype)));
     case CS_FK_SHAPE:
     case CS_FK_REQS:
     case CS_FK_GROUP: {
         size_t n = cs_field_count(ev, f);
-        if (!room(b, 2 + 21 * n)) return -1;
-        b->data[b->len++] = '[';
+        *p++ = '[';
         for (size_t i = 0; i < n; i++) {
-            if (i) b->data[b->len++] = ',';
-            if (f->kind == CS_FK_SHAPE) put_i64(b, ev->shape[i]);
-            else if (f->kind == CS_FK_REQS) put_u64(b, clamp_u64(ev->reqs[i]));
-            else put_i64(b, ev->group[i]);
+            if (i) *p++ = ',';
+            if (f->kind == CS_FK_SHAPE) p = put_i64(p, ev->shape[i]);
+            else if (f->kind == CS_FK_REQS) p = put_u64(p, clamp_u64(ev->reqs[i]));
+            else p = put_i64(p, ev->group[i]);
         }
-        b->data[b->len++] = ']';
-        return 1;
+        *p++ = ']';
+        return p;
     }
     case CS_FK_SEED:
-        b->data[b->len++] = '"';
-        put_u64(b, ev->seed);
-        b->data[b->len++] = '"';
-        return 1;
-    default: return 0; /* a kind added since: the general path knows it */
+        *p++ = '"';
+        p = put_u64(p, ev->seed);
+        *p++ = '"';
+        return p;
+    default: return NULL; /* a kind added since: the general path knows it */
     }
 }
 
+/* cs_field_is_zero, here so that it inlines where the row is a constant. */
+static inline __attribute__((always_inline)) bool field_is_zero(const cs_event *ev,
+                                                               const cs_field *f) {
+    switch (f->kind) {
+    case CS_FK_INT: return CS_CFIELD(ev, f, int) == 0;
+    case CS_FK_U64: return CS_CFIELD(ev, f, uint64_t) == 0;
+    case CS_FK_SIZE: return CS_CFIELD(ev, f, size_t) == 0;
+    case CS_FK_BOOL: return !CS_CFIELD(ev, f, bool);
+    case CS_FK_DOUBLE: return CS_CFIELD(ev, f, double) == 0.0;
+    default: return cs_field_is_zero(ev, f);
+    }
+}
+
+/* The members after "t" and the line's end, for a type that carries need
+ * (always) and opt (when not zero), appended to b: 1, 0 (the general path's;
+ * b unchanged) or -1. With a constant type (the types a run is made of) the
+ * loops unroll into straight-line code over constant rows, as the wire
+ * codec's do. */
+static inline __attribute__((always_inline)) int put_fields(cs_trace_buf *b, const cs_event *ev,
+                                                           uint64_t need, uint64_t opt,
+                                                           int prec, size_t head) {
+    size_t max = head + 2;
+    char *p;
+#pragma GCC unroll 64
+    for (int i = 0; i < CS_F_NFIELDS; i++)
+        if ((need | opt) & CS_FIELD_BIT(i)) max += TEXT_MAX + value_max(ev, &cs_fields[i]);
+    if (!room(b, max)) return -1;
+    p = b->data + b->len + head;
+#pragma GCC unroll 64
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        if (!((need | opt) & CS_FIELD_BIT(i))) continue;
+        if (!(need & CS_FIELD_BIT(i)) && field_is_zero(ev, f)) continue;
+        if (!keys[i].len) return 0; /* a key too long for the table */
+        p = put_piece(p, &keys[i]);
+        if (!(p = put_value(p, ev, f, prec))) return 0;
+    }
+    p = PUT_LIT(p, "}\n");
+    b->len = (size_t)(p - b->data);
+    return 1;
+}
+
+/* The line's head: the members every line starts with. */
+#define HEAD_MAX 128
+
+#define PUT_FIELDS_OF(type) \
+    put_fields(b, ev, cs_event_kinds[type].need, cs_event_kinds[type].opt, prec, head)
+
 int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
-    const cs_event_kind *k;
-    char t[40];
-    size_t start = b->len, tn;
+    char t[40], *p;
+    size_t tn, head;
     int prec;
 
     if ((unsigned)ev->type >= CS_EV_NTYPES || ev->type == CS_EV_RUN) return 0;
@@ -298,42 +388,32 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
      * event's ms's, when longer), as trace.c has it. */
     if (!(tn = micro_digits(isfinite(ev->t) ? ev->t : 0.0, t, &prec))) return 0;
     if (ev->type == CS_EV_COMPUTE) return 0; /* ms: its own digits; rare */
-    k = &cs_event_kinds[ev->type];
-    if (!room(b, 128)) return -1;
-    PUT_LIT(b, "{\"type\":");
-    if (!put_name(b, cs_event_type_name(ev->type))) goto nomem;
-    if (!room(b, 128)) goto nomem;
-    PUT_LIT(b, ",\"rank\":");
-    put_i64(b, ev->rank);
-    PUT_LIT(b, ",\"seq\":");
-    put_u64(b, clamp_u64(ev->seq));
-    PUT_LIT(b, ",\"t\":");
-    put_mem(b, t, tn);
-    pthread_once(&keys_once, keys_init);
-    /* only the type's own fields: the set bits of need and opt */
-    for (uint64_t m = k->need | k->opt; m; m &= m - 1) {
-        int i = __builtin_ctzll(m);
-        const cs_field *f = &cs_fields[i];
-        int r;
-        if (!(k->need & CS_FIELD_BIT(i)) && cs_field_is_zero(ev, f)) continue;
-        if (!keys[i].len) { /* a key too long for the table: the general path */
-            b->len = start;
-            return 0;
-        }
-        if (!room(b, sizeof keys[i].text)) goto nomem;
-        memcpy(b->data + b->len, keys[i].text, sizeof keys[i].text); /* fixed: no call */
-        b->len += keys[i].len;
-        if ((r = put_field(b, ev, f, prec)) <= 0) {
-            b->len = start;
-            return r;
-        }
+    pthread_once(&pieces_once, pieces_init);
+    if (!type_names[ev->type].len) return 0;
+    if (!room(b, HEAD_MAX)) return -1;
+    /* Written past b->len, which moves only once the whole line is there; a
+     * realloc in put_fields keeps these bytes (they are within the old size). */
+    p = b->data + b->len;
+    p = PUT_LIT(p, "{\"type\":");
+    p = put_piece(p, &type_names[ev->type]);
+    p = PUT_LIT(p, ",\"rank\":");
+    p = put_i64(p, ev->rank);
+    p = PUT_LIT(p, ",\"seq\":");
+    p = put_u64(p, clamp_u64(ev->seq));
+    p = PUT_LIT(p, ",\"t\":");
+    memcpy(p, t, tn);
+    head = (size_t)(p + tn - (b->data + b->len));
+    /* only the type's own fields */
+    switch (ev->type) {
+    case CS_EV_POST: return PUT_FIELDS_OF(CS_EV_POST);
+    case CS_EV_MATCH: return PUT_FIELDS_OF(CS_EV_MATCH);
+    case CS_EV_COMPLETE: return PUT_FIELDS_OF(CS_EV_COMPLETE);
+    case CS_EV_BLOCK: return PUT_FIELDS_OF(CS_EV_BLOCK);
+    case CS_EV_UNBLOCK: return PUT_FIELDS_OF(CS_EV_UNBLOCK);
+    default:
+        return put_fields(b, ev, cs_event_kinds[ev->type].need, cs_event_kinds[ev->type].opt,
+                          prec, head);
     }
-    if (!room(b, 2)) goto nomem;
-    PUT_LIT(b, "}\n");
-    return 1;
-nomem:
-    b->len = start;
-    return -1;
 }
 
 void cs_trace_buf_free(cs_trace_buf *b) {

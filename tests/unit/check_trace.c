@@ -797,6 +797,33 @@ START_TEST(test_fast_line_number_edges) {
 }
 END_TEST
 
+/* A line appended to a buffer at every fill level around a growth: the
+ * encoder writes its first members before it knows the line's size, and a
+ * growth in the middle must keep them, and what the buffer held before. */
+START_TEST(test_fast_line_appends_across_growth) {
+    static const int64_t shape[] = {16, 3};
+    cs_event post = {.type = CS_EV_POST, .rank = 12, .seq = 4692, .t = 0.214916, .req = 1877,
+                     .op = CS_OP_ISEND, .peer = 13, .tag = 7, .bytes = 192,
+                     .dtype = CS_FLOAT32, .ndim = 2, .line = 9};
+    memcpy(post.shape, shape, sizeof shape);
+    char *want = general_line(&post);
+    size_t n = strlen(want);
+
+    for (size_t fill = 0; fill <= 256; fill++) {
+        cs_trace_buf b = {.data = malloc(256), .len = fill, .cap = 256};
+        ck_assert_ptr_nonnull(b.data);
+        memset(b.data, 'x', fill);
+        ck_assert_int_eq(cs_trace_line(&post, &b), 1);
+        ck_assert_uint_eq(b.len, fill + n);
+        for (size_t i = 0; i < fill; i++) ck_assert_int_eq(b.data[i], 'x');
+        ck_assert_msg(memcmp(b.data + fill, want, n) == 0, "fill %zu: %.*s", fill, (int)n,
+                      b.data + fill);
+        cs_trace_buf_free(&b);
+    }
+    free(want);
+}
+END_TEST
+
 /* Ranks emitting through a bus at once: the writer thread gets every line,
  * whole and in the bus's order, past several batches (and the wait for room
  * when a batch fills). */
@@ -944,6 +971,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(rt, test_json_conversion);
     tcase_add_test(rt, test_fast_line_equals_general);
     tcase_add_test(rt, test_fast_line_number_edges);
+    tcase_add_test(rt, test_fast_line_appends_across_growth);
     suite_add_tcase(s, rt);
     TCase *wr = tcase_create("writer");
     tcase_add_test(wr, test_write_through);
