@@ -6,7 +6,7 @@
  * with more ranks than cores, whatever the sink does there, every other rank
  * waits for, and a rank descheduled while it holds the lock stalls them all.
  * So the sink does the least it can: it copies the fields the event's line
- * needs into the next slot of a staging ring (two cache lines) and returns.
+ * needs into the next slot of a staging ring (one cache line) and returns.
  * An event the ring cannot hold (one with strings: the header, a print, a
  * warning; a block on many requests) is encoded there into a line of its
  * own, which its slot carries.
@@ -39,24 +39,31 @@
 #include "event_schema.h"
 #include "trace_line.h"
 
-/* A staged event: what its line needs, or the line itself (SLOT_LINE). */
-#define SLOT_WORDS 6
+/* A staged event: what its line needs, in one cache line (the sink writes
+ * it on one core and the writer reads it on another, and each line costs a
+ * transfer), or the line itself (SLOT_LINE). A type carries at most one of a
+ * shape, a peer's request and a list of requests (fits_init), so they share
+ * x; an event whose values do not fit these widths goes the general way
+ * (fits). */
+#define SLOT_WORDS 2
 typedef struct slot {
     uint8_t type, op, ndim, flags; /* SLOT_* */
-    int32_t rank, peer, tag, ctx, line, status, dtype, nreqs;
-    uint64_t seq, req, bytes, peer_req;
+    uint8_t dtype, nreqs;
+    int32_t rank, peer, tag, ctx, line, status;
+    uint32_t seq, req;
     double t;
+    uint64_t bytes;                /* SLOT_LINE: the line's length */
     union {
-        int64_t shape[SLOT_WORDS];
-        uint64_t reqs[SLOT_WORDS];
-        struct { char *data; size_t len; } line; /* malloc'ed, the writer frees it */
+        int32_t shape[SLOT_WORDS];
+        uint32_t reqs[SLOT_WORDS];
+        uint64_t peer_req;
+        char *line;                /* SLOT_LINE: malloc'ed, the writer frees it */
     } x;
 } __attribute__((aligned(64))) slot;
 
 enum { SLOT_EAGER = 1, SLOT_ANY = 2, SLOT_LINE = 4 };
 
-_Static_assert(sizeof(slot) == 128, "a staged event is two cache lines");
-_Static_assert(CS_MAX_DIMS <= SLOT_WORDS, "every shape fits a slot");
+_Static_assert(sizeof(slot) == 64, "a staged event is one cache line");
 
 /* Slots: a power of two, several milliseconds of the busiest run's events.
  * A sink that finds the ring full (a disk slower than the ranks) waits. */
@@ -66,7 +73,7 @@ _Static_assert(CS_MAX_DIMS <= SLOT_WORDS, "every shape fits a slot");
  * (sooner when the ring is half full, or on a flush), writes chunks of about
  * TRACE_CHUNK bytes, and after IDLE_POLLS empty looks it sleeps until woken. */
 #define TRACE_GATHER_NS 1000000L
-#define TRACE_CHUNK (64u << 10)
+#define TRACE_CHUNK (256u << 10)
 #define IDLE_POLLS 20
 
 struct cs_trace_writer {
@@ -200,9 +207,12 @@ static void report(cs_trace_writer *w, int why, const cs_event *ev) {
 /* ---- the ring */
 
 /* Which types a slot holds: those whose every field (event_schema.h) is one
- * the slot carries. Computed once from the schema, so that a field added to
- * a type later sends it the general way instead of going missing. */
+ * the slot carries, with at most one of those x holds; and which one that is.
+ * Computed once from the schema, so that a field added to a type later sends
+ * it the general way instead of going missing. */
+enum { X_NONE, X_SHAPE, X_REQS, X_PEER_REQ };
 static bool type_fits[CS_EV_NTYPES];
+static uint8_t type_x[CS_EV_NTYPES];
 static pthread_once_t fits_once = PTHREAD_ONCE_INIT;
 
 static void fits_init(void) {
@@ -212,43 +222,70 @@ static void fits_init(void) {
         CS_FIELD_BIT(CS_F_DTYPE) | CS_FIELD_BIT(CS_F_SHAPE) | CS_FIELD_BIT(CS_F_PEER_REQ) |
         CS_FIELD_BIT(CS_F_REQS) | CS_FIELD_BIT(CS_F_ANY) | CS_FIELD_BIT(CS_F_EAGER) |
         CS_FIELD_BIT(CS_F_LINE) | CS_FIELD_BIT(CS_F_STATUS);
-    const uint64_t both = CS_FIELD_BIT(CS_F_SHAPE) | CS_FIELD_BIT(CS_F_REQS); /* one union */
     for (int t = 0; t < CS_EV_NTYPES; t++) {
         uint64_t f = cs_event_kinds[t].need | cs_event_kinds[t].opt;
-        type_fits[t] = t != CS_EV_RUN && (f & ~carried) == 0 && (f & both) != both;
+        int in_x = 0;
+        if (f & CS_FIELD_BIT(CS_F_SHAPE)) in_x++, type_x[t] = X_SHAPE;
+        if (f & CS_FIELD_BIT(CS_F_REQS)) in_x++, type_x[t] = X_REQS;
+        if (f & CS_FIELD_BIT(CS_F_PEER_REQ)) in_x++, type_x[t] = X_PEER_REQ;
+        type_fits[t] = t != CS_EV_RUN && (f & ~carried) == 0 && in_x <= 1;
     }
 }
 
+/* Does a slot hold ev's line? Its type's fields, each within the slot's width. */
 static bool fits(const cs_event *ev) {
     if ((unsigned)ev->type >= CS_EV_NTYPES || !type_fits[ev->type]) return false;
-    return ev->ndim >= 0 && ev->ndim <= SLOT_WORDS && ev->nreqs >= 0 &&
-           ev->nreqs <= SLOT_WORDS && (ev->nreqs == 0 || ev->ndim == 0);
+    if (ev->seq > UINT32_MAX || ev->req > UINT32_MAX || (unsigned)ev->op > UINT8_MAX ||
+        (unsigned)ev->dtype > UINT8_MAX)
+        return false;
+    switch (type_x[ev->type]) {
+    case X_SHAPE:
+        if (ev->ndim < 0 || ev->ndim > SLOT_WORDS) return false;
+        for (int i = 0; i < ev->ndim; i++)
+            if (ev->shape[i] < INT32_MIN || ev->shape[i] > INT32_MAX) return false;
+        return true;
+    case X_REQS:
+        if (!ev->reqs) return true; /* written as [] */
+        if (ev->nreqs < 0 || ev->nreqs > SLOT_WORDS) return false;
+        for (int i = 0; i < ev->nreqs; i++)
+            if (ev->reqs[i] > UINT32_MAX) return false;
+        return true;
+    default: return true;
+    }
 }
 
 static void to_slot(slot *s, const cs_event *ev) {
     s->type = (uint8_t)ev->type;
     s->op = (uint8_t)ev->op;
-    s->ndim = (uint8_t)ev->ndim;
     s->flags = (ev->eager ? SLOT_EAGER : 0) | (ev->any ? SLOT_ANY : 0);
+    s->dtype = (uint8_t)ev->dtype;
     s->rank = ev->rank;
     s->peer = ev->peer;
     s->tag = ev->tag;
     s->ctx = ev->ctx;
     s->line = ev->line;
     s->status = ev->status;
-    s->dtype = (int32_t)ev->dtype;
-    s->nreqs = ev->nreqs;
-    s->seq = ev->seq;
-    s->req = ev->req;
-    s->bytes = ev->bytes;
-    s->peer_req = ev->peer_req;
+    s->seq = (uint32_t)ev->seq;
+    s->req = (uint32_t)ev->req;
     s->t = ev->t;
-    for (int i = 0; i < ev->ndim; i++) s->x.shape[i] = ev->shape[i];
-    for (int i = 0; i < ev->nreqs; i++) s->x.reqs[i] = ev->reqs[i];
+    s->bytes = ev->bytes;
+    s->ndim = s->nreqs = 0;
+    switch (type_x[ev->type]) {
+    case X_SHAPE:
+        s->ndim = (uint8_t)ev->ndim;
+        for (int i = 0; i < ev->ndim; i++) s->x.shape[i] = (int32_t)ev->shape[i];
+        break;
+    case X_REQS:
+        if (ev->reqs) s->nreqs = (uint8_t)ev->nreqs;
+        for (int i = 0; i < s->nreqs; i++) s->x.reqs[i] = (uint32_t)ev->reqs[i];
+        break;
+    case X_PEER_REQ: s->x.peer_req = ev->peer_req; break;
+    }
 }
 
-/* ev: zeroed once; the fields a slot carries are all set here. */
-static void from_slot(cs_event *ev, const slot *s) {
+/* ev: zeroed once; the fields a slot carries are all set here (reqs: room
+ * for SLOT_WORDS, which ev->reqs points to). */
+static void from_slot(cs_event *ev, uint64_t *reqs, const slot *s) {
     ev->type = (cs_event_type)s->type;
     ev->op = (cs_op)s->op;
     ev->ndim = s->ndim;
@@ -261,13 +298,14 @@ static void from_slot(cs_event *ev, const slot *s) {
     ev->line = s->line;
     ev->status = s->status;
     ev->dtype = (cs_dtype)s->dtype;
-    ev->nreqs = s->nreqs;
-    ev->reqs = s->x.reqs;
     ev->seq = s->seq;
     ev->req = s->req;
     ev->bytes = (size_t)s->bytes;
-    ev->peer_req = s->peer_req;
     ev->t = s->t;
+    ev->nreqs = s->nreqs;
+    ev->reqs = reqs;
+    ev->peer_req = type_x[s->type] == X_PEER_REQ ? s->x.peer_req : 0;
+    for (int i = 0; i < s->nreqs; i++) reqs[i] = s->x.reqs[i];
     for (int i = 0; i < s->ndim; i++) ev->shape[i] = s->x.shape[i];
 }
 
@@ -305,19 +343,20 @@ static void write_out(cs_trace_writer *w) {
 static void write_slots(cs_trace_writer *w, uint64_t k, uint64_t end) {
     static const cs_event zero;
     cs_event ev = zero;
+    uint64_t reqs[SLOT_WORDS];
     for (; k < end; k++) {
         slot *s = &w->ring[k & (STAGE - 1)];
         bool stopped = atomic_load_explicit(&w->stopped, memory_order_relaxed);
         if (s->flags & SLOT_LINE) {
-            if (!stopped && !append(&w->out, s->x.line.data, s->x.line.len)) {
+            if (!stopped && !append(&w->out, s->x.line, (size_t)s->bytes)) {
                 pthread_mutex_lock(&w->mu);
                 writer_error(w, ENOMEM, "%s: out of memory", w->path);
                 pthread_mutex_unlock(&w->mu);
             }
-            free(s->x.line.data);
+            free(s->x.line);
         } else if (!stopped) {
             int why;
-            from_slot(&ev, s);
+            from_slot(&ev, reqs, s);
             if ((why = encode(&ev, &w->enc_tmp, &w->out)) != ENC_OK) {
                 pthread_mutex_lock(&w->mu);
                 report(w, why, &ev);
@@ -483,16 +522,19 @@ static void trace_emit(void *ud, const cs_event *ev) {
             sink_error(w, why, ev, NULL);
             return;
         }
-        if (!(s->x.line.data = malloc(w->sink_line.len))) {
+        if (!(s->x.line = malloc(w->sink_line.len))) {
             sink_error(w, ENC_NOMEM, ev, NULL);
             return;
         }
-        memcpy(s->x.line.data, w->sink_line.data, w->sink_line.len);
-        s->x.line.len = w->sink_line.len;
+        memcpy(s->x.line, w->sink_line.data, w->sink_line.len);
+        s->bytes = w->sink_line.len;
         s->flags = SLOT_LINE;
     }
     if (ev->type == CS_EV_RUN) w->seen_run = true;
     atomic_store(&w->staged, k + 1);
+    /* the next event's slot, owned before it comes: the writer thread, likely
+     * on the other core, read it last */
+    __builtin_prefetch(&w->ring[(k + 1) & (STAGE - 1)], 1, 3);
     if (atomic_load(&w->asleep) || k + 1 - atomic_load_explicit(&w->encoded, memory_order_relaxed) == STAGE / 2)
         atomic_store_explicit(&w->wake, true, memory_order_relaxed);
 }

@@ -705,6 +705,52 @@ static const char *rnd_text(char *buf, size_t cap) {
     return buf;
 }
 
+/* A random event of any type but the header, every field of the schema set
+ * (texts, reqs and group: its storage). */
+static void rnd_event(cs_event *ev, char texts[4][128], uint64_t *reqs, int *group) {
+    int nt = 0;
+    memset(ev, 0, sizeof *ev);
+    ev->type = (cs_event_type)(1 + rnd() % (CS_EV_NTYPES - 1));
+    ev->rank = (int)(rnd() % 70) - 2;
+    ev->seq = rnd() % 3 ? rnd() % 100000 : rnd();
+    ev->t = rnd_time();
+    for (int i = 0; i < CS_F_NFIELDS; i++) {
+        const cs_field *f = &cs_fields[i];
+        if (f->alias) continue;
+        switch (f->kind) {
+        case CS_FK_INT: CS_FIELD(ev, f, int) = (int)(rnd() % 2000) - 1000; break;
+        case CS_FK_U64: CS_FIELD(ev, f, uint64_t) = rnd() % 4 ? rnd() % 1000 : rnd(); break;
+        case CS_FK_SIZE: CS_FIELD(ev, f, size_t) = rnd() % 4 ? rnd() % 1000 : rnd(); break;
+        case CS_FK_BOOL: CS_FIELD(ev, f, bool) = rnd() % 2; break;
+        case CS_FK_DOUBLE: CS_FIELD(ev, f, double) = rnd_time(); break;
+        case CS_FK_STR:
+            CS_FIELD(ev, f, const char *) = rnd() % 5 ? rnd_text(texts[nt % 4], 128) : NULL;
+            nt++;
+            break;
+        case CS_FK_OP: ev->op = (cs_op)(rnd() % CS_OP_NOPS); break;
+        case CS_FK_DTYPE: ev->dtype = (cs_dtype)(rnd() % 3); break;
+        case CS_FK_SHAPE:
+            ev->ndim = (int)(rnd() % (CS_MAX_DIMS + 1));
+            for (int d = 0; d < ev->ndim; d++)
+                ev->shape[d] = rnd() % 8 ? (int64_t)(rnd() % 5000) : (int64_t)(rnd() >> 2);
+            break;
+        case CS_FK_REQS:
+            ev->nreqs = (int)(rnd() % 40);
+            if (rnd() % 2) ev->nreqs %= 4; /* a wait on one or two, as most are */
+            for (int r = 0; r < ev->nreqs; r++) reqs[r] = rnd() % 3 ? rnd() % 999 : rnd();
+            ev->reqs = rnd() % 6 ? reqs : NULL;
+            break;
+        case CS_FK_GROUP:
+            ev->ngroup = (int)(rnd() % 40);
+            for (int r = 0; r < ev->ngroup; r++) group[r] = (int)(rnd() % 1000);
+            ev->group = rnd() % 2 ? group : NULL;
+            break;
+        case CS_FK_SEED: ev->seed = rnd(); break;
+        default: break; /* a kind added since: left zero */
+        }
+    }
+}
+
 START_TEST(test_fast_line_equals_general) {
     static uint64_t reqs[40];
     static int group[40];
@@ -713,45 +759,8 @@ START_TEST(test_fast_line_equals_general) {
     cs_trace_buf b = {0};
 
     for (int iter = 0; iter < 40000; iter++) {
-        cs_event ev = {0};
-        int nt = 0;
-        ev.type = (cs_event_type)(1 + rnd() % (CS_EV_NTYPES - 1));
-        ev.rank = (int)(rnd() % 70) - 2;
-        ev.seq = rnd() % 3 ? rnd() % 100000 : rnd();
-        ev.t = rnd_time();
-        for (int i = 0; i < CS_F_NFIELDS; i++) {
-            const cs_field *f = &cs_fields[i];
-            if (f->alias) continue;
-            switch (f->kind) {
-            case CS_FK_INT: CS_FIELD(&ev, f, int) = (int)(rnd() % 2000) - 1000; break;
-            case CS_FK_U64: CS_FIELD(&ev, f, uint64_t) = rnd() % 4 ? rnd() % 1000 : rnd(); break;
-            case CS_FK_SIZE: CS_FIELD(&ev, f, size_t) = rnd() % 4 ? rnd() % 1000 : rnd(); break;
-            case CS_FK_BOOL: CS_FIELD(&ev, f, bool) = rnd() % 2; break;
-            case CS_FK_DOUBLE: CS_FIELD(&ev, f, double) = rnd_time(); break;
-            case CS_FK_STR:
-                CS_FIELD(&ev, f, const char *) = rnd() % 5 ? rnd_text(texts[nt % 4], 128) : NULL;
-                nt++;
-                break;
-            case CS_FK_OP: ev.op = (cs_op)(rnd() % CS_OP_NOPS); break;
-            case CS_FK_DTYPE: ev.dtype = (cs_dtype)(rnd() % 3); break;
-            case CS_FK_SHAPE:
-                ev.ndim = (int)(rnd() % (CS_MAX_DIMS + 1));
-                for (int d = 0; d < ev.ndim; d++) ev.shape[d] = (int64_t)(rnd() % 5000);
-                break;
-            case CS_FK_REQS:
-                ev.nreqs = (int)(rnd() % 40);
-                for (int r = 0; r < ev.nreqs; r++) reqs[r] = rnd() % 3 ? rnd() % 999 : rnd();
-                ev.reqs = rnd() % 6 ? reqs : NULL;
-                break;
-            case CS_FK_GROUP:
-                ev.ngroup = (int)(rnd() % 40);
-                for (int r = 0; r < ev.ngroup; r++) group[r] = (int)(rnd() % 1000);
-                ev.group = rnd() % 2 ? group : NULL;
-                break;
-            case CS_FK_SEED: ev.seed = rnd(); break;
-            default: break; /* a kind added since: left zero */
-            }
-        }
+        cs_event ev;
+        rnd_event(&ev, texts, reqs, group);
         b.len = 0;
         int r = cs_trace_line(&ev, &b);
         ck_assert_int_ge(r, 0);
@@ -794,6 +803,56 @@ START_TEST(test_fast_line_number_edges) {
         }
     }
     cs_trace_buf_free(&b);
+}
+END_TEST
+
+/* What the writer thread writes is the general path's line for every event,
+ * whether the sink staged its fields (values that fit a slot's widths) or
+ * encoded it whole (those that do not, and the types with strings). */
+START_TEST(test_writer_lines_equal_general) {
+    static uint64_t reqs[40];
+    static int group[40];
+    char texts[4][128], err[256];
+    enum { N = 6000 };
+    static char *want[N];
+    cs_event run = run_event(70);
+    int n = 0;
+
+    new_path();
+    cs_trace_writer *w = cs_trace_open(path, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    cs_sink s = cs_trace_sink(w);
+    s.emit(s.ud, &run);
+    while (n < N) {
+        cs_event ev;
+        rnd_event(&ev, texts, reqs, group);
+        if (ev.type == CS_EV_COMPUTE) continue; /* its ms sets the precision too */
+        switch (n % 7) { /* widths at the slot's edges: 32-bit counters, int32 sizes */
+        case 1: ev.seq = (uint64_t)UINT32_MAX + (rnd() % 2); break;
+        case 2: ev.req = (uint64_t)UINT32_MAX + (rnd() % 2); break;
+        case 3: if (ev.ndim > 0) ev.shape[0] = (int64_t)INT32_MAX + (int64_t)(rnd() % 2); break;
+        case 4: if (ev.nreqs > 0) reqs[0] = (uint64_t)UINT32_MAX + (rnd() % 2); break;
+        }
+        want[n++] = general_line(&ev);
+        s.emit(s.ud, &ev);
+    }
+    ck_assert_int_eq(cs_trace_close(w), 0);
+
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_gt(getline(&line, &cap, f), 0); /* the header */
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_gt(getline(&line, &cap, f), 0);
+        ck_assert_msg(strcmp(line, want[i]) == 0, "event %d:\nwritten: %sgeneral: %s", i, line,
+                      want[i]);
+        free(want[i]);
+    }
+    ck_assert_int_eq(getline(&line, &cap, f), -1);
+    free(line);
+    fclose(f);
+    unlink(path);
 }
 END_TEST
 
@@ -972,6 +1031,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(rt, test_fast_line_equals_general);
     tcase_add_test(rt, test_fast_line_number_edges);
     tcase_add_test(rt, test_fast_line_appends_across_growth);
+    tcase_add_test(rt, test_writer_lines_equal_general);
     suite_add_tcase(s, rt);
     TCase *wr = tcase_create("writer");
     tcase_add_test(wr, test_write_through);
