@@ -1,23 +1,10 @@
-/* event_schema.c -- the deep copy and the zero test the event schema drives.
+/* event_schema.c -- the deep copy the event schema drives.
  * The table itself is in event_schema.h. */
 #include "event_schema.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-
-bool cs_field_is_zero(const cs_event *ev, const cs_field *f) {
-    switch (f->kind) {
-    case CS_FK_INT: return CS_CFIELD(ev, f, int) == 0;
-    case CS_FK_U64: return CS_CFIELD(ev, f, uint64_t) == 0;
-    case CS_FK_SIZE: return CS_CFIELD(ev, f, size_t) == 0;
-    case CS_FK_BOOL: return !CS_CFIELD(ev, f, bool);
-    case CS_FK_DOUBLE: return CS_CFIELD(ev, f, double) == 0.0;
-    case CS_FK_STR: case CS_FK_REQS: case CS_FK_GROUP: return cs_field_count(ev, f) == 0;
-    default: return false; /* the other kinds are never optional */
-    }
-}
 
 /* ---- the deep copy */
 

@@ -207,8 +207,20 @@ static inline size_t cs_field_count(const cs_event *ev, const cs_field *f) {
     return n <= 0 ? 0 : (size_t)n > f->max ? f->max : (size_t)n;
 }
 
-/* The field holds its zero value (an optional field is then not written). */
-bool cs_field_is_zero(const cs_event *ev, const cs_field *f);
+/* The field holds its zero value (an optional field is then not written).
+ * (Inline: with a constant row, as the trace line encoder has, it is one
+ * comparison.) */
+static inline bool cs_field_is_zero(const cs_event *ev, const cs_field *f) {
+    switch (f->kind) {
+    case CS_FK_INT: return CS_CFIELD(ev, f, int) == 0;
+    case CS_FK_U64: return CS_CFIELD(ev, f, uint64_t) == 0;
+    case CS_FK_SIZE: return CS_CFIELD(ev, f, size_t) == 0;
+    case CS_FK_BOOL: return !CS_CFIELD(ev, f, bool);
+    case CS_FK_DOUBLE: return CS_CFIELD(ev, f, double) == 0.0;
+    case CS_FK_STR: case CS_FK_REQS: case CS_FK_GROUP: return cs_field_count(ev, f) == 0;
+    default: return false; /* the other kinds are never optional */
+    }
+}
 
 /* A deep copy of src into dst: every string and array it points to gets an
  * allocation of its own (NULL stays NULL). 0, or -1 when out of memory with

@@ -330,19 +330,6 @@ static inline __attribute__((always_inline)) char *put_value(char *p, const cs_e
     }
 }
 
-/* cs_field_is_zero, here so that it inlines where the row is a constant. */
-static inline __attribute__((always_inline)) bool field_is_zero(const cs_event *ev,
-                                                               const cs_field *f) {
-    switch (f->kind) {
-    case CS_FK_INT: return CS_CFIELD(ev, f, int) == 0;
-    case CS_FK_U64: return CS_CFIELD(ev, f, uint64_t) == 0;
-    case CS_FK_SIZE: return CS_CFIELD(ev, f, size_t) == 0;
-    case CS_FK_BOOL: return !CS_CFIELD(ev, f, bool);
-    case CS_FK_DOUBLE: return CS_CFIELD(ev, f, double) == 0.0;
-    default: return cs_field_is_zero(ev, f);
-    }
-}
-
 /* The members after "t" and the line's end, for a type that carries need
  * (always) and opt (when not zero), appended to b: 1, 0 (the general path's;
  * b unchanged) or -1. With a constant type (the types a run is made of) the
@@ -362,7 +349,7 @@ static inline __attribute__((always_inline)) int put_fields(cs_trace_buf *b, con
     for (int i = 0; i < CS_F_NFIELDS; i++) {
         const cs_field *f = &cs_fields[i];
         if (!((need | opt) & CS_FIELD_BIT(i))) continue;
-        if (!(need & CS_FIELD_BIT(i)) && field_is_zero(ev, f)) continue;
+        if (!(need & CS_FIELD_BIT(i)) && cs_field_is_zero(ev, f)) continue;
         if (!keys[i].len) return 0; /* a key too long for the table */
         p = put_piece(p, &keys[i]);
         if (!(p = put_value(p, ev, f, prec))) return 0;
