@@ -8,8 +8,8 @@
  * So the sink does the least it can: it copies the fields the event's line
  * needs into the next slot of a staging ring (one cache line) and returns.
  * An event the ring cannot hold (one with strings: the header, a print, a
- * warning; a block on many requests) is encoded there into a line of its
- * own, which its slot carries.
+ * warning; a wait on more than two requests; a value wider than a slot's) is
+ * encoded there into a line of its own, which its slot carries.
  *
  * The writer thread takes what was staged about every millisecond, encodes it
  * in order into a buffer that stays in the cache, and writes it in chunks of
