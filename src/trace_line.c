@@ -250,18 +250,16 @@ static void pieces_init(void) {
         piece_set(&dtype_names[i], "\"%s\"", cs_dtype_name((cs_dtype)i));
 }
 
-/* A name outside its table ("?", "unknown") as the general path spells it. */
-static const piece *name_of(const piece *table, unsigned n, unsigned i, piece *spare,
-                            const char *name) {
-    if (i < n) return &table[i];
-    piece_set(spare, "\"%s\"", name);
-    return spare;
-}
-
 /* Copy a piece: a fixed TEXT_MAX bytes (no call), TEXT_MAX reserved. */
 static inline char *put_piece(char *p, const piece *pc) {
     memcpy(p, pc->text, TEXT_MAX);
     return p + pc->len;
+}
+
+/* A name from table (n entries); NULL for one outside it ("?", "unknown")
+ * or too long for a piece: the general path's. */
+static inline char *put_name(char *p, const piece *table, unsigned n, unsigned i) {
+    return i < n && table[i].len ? put_piece(p, &table[i]) : NULL;
 }
 
 static uint64_t clamp_u64(uint64_t v) { return v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v; }
@@ -283,7 +281,6 @@ static inline __attribute__((always_inline)) size_t value_max(const cs_event *ev
  * or NULL when it is not this encoder's. */
 static inline __attribute__((always_inline)) char *put_value(char *p, const cs_event *ev,
                                                             const cs_field *f, int prec) {
-    piece spare;
     switch (f->kind) {
     case CS_FK_INT: return put_i64(p, CS_CFIELD(ev, f, int));
     case CS_FK_U64: return put_u64(p, clamp_u64(CS_CFIELD(ev, f, uint64_t)));
@@ -301,12 +298,8 @@ static inline __attribute__((always_inline)) char *put_value(char *p, const cs_e
         if (!plain_utf8((const unsigned char *)s, n, f->max)) return NULL;
         return put_string(p, s, n);
     }
-    case CS_FK_OP:
-        return put_piece(p, name_of(op_names, CS_OP_NOPS, (unsigned)ev->op, &spare,
-                                    cs_op_name(ev->op)));
-    case CS_FK_DTYPE:
-        return put_piece(p, name_of(dtype_names, CS_NDTYPES, (unsigned)ev->dtype, &spare,
-                                    cs_dtype_name(ev->dtype)));
+    case CS_FK_OP: return put_name(p, op_names, CS_OP_NOPS, (unsigned)ev->op);
+    case CS_FK_DTYPE: return put_name(p, dtype_names, CS_NDTYPES, (unsigned)ev->dtype);
     case CS_FK_SHAPE:
     case CS_FK_REQS:
     case CS_FK_GROUP: {

@@ -856,6 +856,24 @@ START_TEST(test_writer_lines_equal_general) {
 }
 END_TEST
 
+/* A name outside the program's tables (a corrupt op or dtype) is the general
+ * path's to spell: the fast encoder declines and leaves the buffer as it was. */
+START_TEST(test_fast_line_declines_unknown_names) {
+    cs_trace_buf b = {0};
+    cs_event post = {.type = CS_EV_POST, .rank = 1, .t = 0.5, .op = CS_OP_SEND, .ndim = 1};
+    post.shape[0] = 4;
+    ck_assert_int_eq(cs_trace_line(&post, &b), 1);
+    size_t len = b.len;
+    post.op = (cs_op)(CS_OP_NOPS + 3);
+    ck_assert_int_eq(cs_trace_line(&post, &b), 0);
+    post.op = CS_OP_SEND;
+    post.dtype = (cs_dtype)(CS_NDTYPES + 1);
+    ck_assert_int_eq(cs_trace_line(&post, &b), 0);
+    ck_assert_uint_eq(b.len, len);
+    cs_trace_buf_free(&b);
+}
+END_TEST
+
 /* A line appended to a buffer at every fill level around a growth: the
  * encoder writes its first members before it knows the line's size, and a
  * growth in the middle must keep them, and what the buffer held before. */
@@ -1031,6 +1049,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(rt, test_fast_line_equals_general);
     tcase_add_test(rt, test_fast_line_number_edges);
     tcase_add_test(rt, test_fast_line_appends_across_growth);
+    tcase_add_test(rt, test_fast_line_declines_unknown_names);
     tcase_add_test(rt, test_writer_lines_equal_general);
     suite_add_tcase(s, rt);
     TCase *wr = tcase_create("writer");
