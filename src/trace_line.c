@@ -226,7 +226,7 @@ static char *put_string(char *p, const char *s, size_t n) {
 /* Texts a line is made of, ready to copy: each field's key as it starts its
  * member (,"key":), and the names from the program's own tables (an event
  * type, an op, a dtype: plain ASCII, nothing to escape) with their quotes.
- * A text that does not fit its slot has length 0: the general path's. */
+ * A text too long for a piece has length 0: its line is the general path's. */
 #define TEXT_MAX 24
 typedef struct {
     char text[TEXT_MAX];
