@@ -20,19 +20,6 @@
 
 #include "event_schema.h"
 
-/* Room for n more bytes; false when out of memory. */
-static bool room(cs_trace_buf *b, size_t n) {
-    size_t cap;
-    char *p;
-    if (b->len + n <= b->cap) return true;
-    cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + n) cap *= 2;
-    if (!(p = realloc(b->data, cap))) return false;
-    b->data = p;
-    b->cap = cap;
-    return true;
-}
-
 /* The writers below take a cursor into room reserved beforehand and return
  * it moved past what they wrote: a cursor in a register, where storing bytes
  * through b->data would make the compiler reload b->len after every byte. */
@@ -336,7 +323,7 @@ static inline __attribute__((always_inline)) int put_fields(cs_trace_buf *b, con
 #pragma GCC unroll 64
     for (int i = 0; i < CS_F_NFIELDS; i++)
         if ((need | opt) & CS_FIELD_BIT(i)) max += TEXT_MAX + value_max(ev, &cs_fields[i]);
-    if (!room(b, max)) return -1;
+    if (!cs_trace_buf_room(b, max)) return -1;
     p = b->data + b->len + head;
 #pragma GCC unroll 64
     for (int i = 0; i < CS_F_NFIELDS; i++) {
@@ -370,7 +357,7 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
     if (ev->type == CS_EV_COMPUTE) return 0; /* ms: its own digits; rare */
     pthread_once(&pieces_once, pieces_init);
     if (!type_names[ev->type].len) return 0;
-    if (!room(b, HEAD_MAX)) return -1;
+    if (!cs_trace_buf_room(b, HEAD_MAX)) return -1;
     /* Written past b->len, which moves only once the whole line is there; a
      * realloc in put_fields keeps these bytes (they are within the old size). */
     p = b->data + b->len;
@@ -394,6 +381,24 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
         return put_fields(b, ev, cs_event_kinds[ev->type].need, cs_event_kinds[ev->type].opt,
                           prec, head);
     }
+}
+
+bool cs_trace_buf_grow(cs_trace_buf *b, size_t n) {
+    size_t cap = b->cap ? b->cap : 4096;
+    char *p;
+    if (b->len + n <= b->cap) return true;
+    while (cap < b->len + n) cap *= 2;
+    if (!(p = realloc(b->data, cap))) return false;
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+bool cs_trace_buf_append(cs_trace_buf *b, const void *p, size_t n) {
+    if (!cs_trace_buf_room(b, n)) return false;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return true;
 }
 
 void cs_trace_buf_free(cs_trace_buf *b) {

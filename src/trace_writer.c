@@ -124,21 +124,6 @@ static const char *type_name(cs_event_type t) {
 
 /* ---- encoding */
 
-/* Append n bytes to b; false when out of memory. */
-static bool append(cs_trace_buf *b, const char *p, size_t n) {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *q;
-        while (cap < b->len + n) cap *= 2;
-        if (!(q = realloc(b->data, cap))) return false;
-        b->data = q;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-    return true;
-}
-
 /* Fewest significant digits that read back as exactly v: traces stay exact
  * (replay sees the very same times) without printing 0.10000000000000001. */
 static int shortest_digits(double v) {
@@ -173,20 +158,17 @@ static int encode_general(const cs_event *ev, cs_trace_buf *tmp, cs_trace_buf *o
         prec = shortest_digits(ev->ms);
     flags = JSON_COMPACT | JSON_REAL_PRECISION(prec);
     n = json_dumpb(o, tmp->data, tmp->cap, flags);
-    if (n + 1 > tmp->cap) { /* + 1: the newline */
-        char *p = realloc(tmp->data, n + 1 + 256);
-        if (!p) {
+    if (n + 1 > tmp->cap) { /* + 1: the newline; tmp->len stays 0 */
+        if (!cs_trace_buf_room(tmp, n + 1)) {
             json_decref(o);
             return ENC_NOMEM;
         }
-        tmp->data = p;
-        tmp->cap = n + 1 + 256;
         n = json_dumpb(o, tmp->data, tmp->cap, flags);
     }
     json_decref(o);
     if (n == 0 || n + 1 > tmp->cap) return ENC_CANNOT;
     tmp->data[n] = '\n';
-    return append(out, tmp->data, n + 1) ? ENC_OK : ENC_NOMEM;
+    return cs_trace_buf_append(out, tmp->data, n + 1) ? ENC_OK : ENC_NOMEM;
 }
 
 /* ev's line appended to out: the fast encoder, else the general path. */
@@ -348,7 +330,7 @@ static void write_slots(cs_trace_writer *w, uint64_t k, uint64_t end) {
         slot *s = &w->ring[k & (STAGE - 1)];
         bool stopped = atomic_load_explicit(&w->stopped, memory_order_relaxed);
         if (s->flags & SLOT_LINE) {
-            if (!stopped && !append(&w->out, s->x.line, (size_t)s->bytes)) {
+            if (!stopped && !cs_trace_buf_append(&w->out, s->x.line, (size_t)s->bytes)) {
                 pthread_mutex_lock(&w->mu);
                 writer_error(w, ENOMEM, "%s: out of memory", w->path);
                 pthread_mutex_unlock(&w->mu);

@@ -901,6 +901,39 @@ START_TEST(test_fast_line_appends_across_growth) {
 }
 END_TEST
 
+/* The buffer both encoders append to: every byte kept across each growth,
+ * the capacity a power of two from 4 KiB, room asked for never short. */
+START_TEST(test_trace_buf_append_and_grow) {
+    cs_trace_buf b = {0};
+    char chunk[5000];
+    size_t total = 0;
+
+    for (size_t i = 0; i < sizeof chunk; i++) chunk[i] = (char)('a' + i % 26);
+    for (size_t n = 0; n < 40; n++) {
+        size_t len = (n * 977) % sizeof chunk; /* 0 too, and sizes past 4 KiB */
+        ck_assert(cs_trace_buf_append(&b, chunk, len));
+        total += len;
+        ck_assert_uint_eq(b.len, total);
+        ck_assert_uint_ge(b.cap, b.len);
+        if (total) ck_assert_uint_ge(b.cap, 4096); /* an empty append allocates nothing */
+        ck_assert_uint_eq(b.cap & (b.cap - 1), 0);
+    }
+    for (size_t off = 0, n = 0; n < 40; n++) {
+        size_t len = (n * 977) % sizeof chunk;
+        ck_assert_msg(memcmp(b.data + off, chunk, len) == 0, "append %zu", n);
+        off += len;
+    }
+    size_t want = b.cap; /* more than is free: a growth */
+    ck_assert(cs_trace_buf_room(&b, want));
+    ck_assert_uint_ge(b.cap - b.len, want);
+    ck_assert_uint_eq(b.len, total);
+    ck_assert_msg(memcmp(b.data, chunk, 977) == 0, "kept across the growth");
+    cs_trace_buf_free(&b);
+    ck_assert_ptr_null(b.data);
+    ck_assert_uint_eq(b.cap, 0);
+}
+END_TEST
+
 /* Ranks emitting through a bus at once: the writer thread gets every line,
  * whole and in the bus's order, past several batches (and the wait for room
  * when a batch fills). */
@@ -1049,6 +1082,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(rt, test_fast_line_equals_general);
     tcase_add_test(rt, test_fast_line_number_edges);
     tcase_add_test(rt, test_fast_line_appends_across_growth);
+    tcase_add_test(rt, test_trace_buf_append_and_grow);
     tcase_add_test(rt, test_fast_line_declines_unknown_names);
     tcase_add_test(rt, test_writer_lines_equal_general);
     suite_add_tcase(s, rt);
