@@ -76,15 +76,19 @@ builds() { echo "$bin"; [ -z "$base" ] || echo "$base"; }
 # label BIN: "commsim" or "commsim (before)"
 label() { if [ "$1" = "$bin" ]; then echo commsim; else echo "commsim (before)"; fi; }
 
-# wall BIN ENGINE [ARGS...]: seconds for the 64-rank ring, and its peak RSS to $work/rss
+# wall BIN ENGINE [ARGS...]: seconds for the 64-rank ring (to the
+# microsecond: time's %e has only hundredths, and the thread engine's rounds
+# last a tenth of a second), and its peak RSS to $work/rss
 sed "s/^local rounds = .*/local rounds = $rounds/" bench/ring_rounds.lua >"$work/rounds.lua"
 wall() {
-    local b=$1 e=$2
+    local b=$1 e=$2 t0 t1
     shift 2
-    /usr/bin/env time -f '%e %M' -o "$work/time" "$b" run "$work/rounds.lua" --no-tui \
+    t0=$EPOCHREALTIME
+    /usr/bin/env time -f '%M' -o "$work/time" "$b" run "$work/rounds.lua" --no-tui \
         --step-limit 0 --timeout 600 --engine "$e" "$@" >/dev/null 2>&1 || return 0
-    awk '{ print $1 }' "$work/time"
-    awk '{ printf "%.1f\n", $2 / 1024 }' "$work/time" >"$work/rss"
+    t1=$EPOCHREALTIME
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
+    awk '{ printf "%.1f\n", $1 / 1024 }' "$work/time" >"$work/rss"
 }
 
 # mpi BTL NP OP BYTES ITERS: the value after the size
@@ -136,9 +140,17 @@ for rep in $(seq 1 "$reps"); do
     for b in $(builds); do
         l=$(label "$b")
         for e in thread tcp; do
-            record ring64 "$l $e" "$(wall "$b" $e)"
-            record ring64t "$l $e" "$(wall "$b" $e --trace "$work/t.jsonl")"
+            # each traced run writes a fresh file: truncating the last one's
+            # is the file system's work, not the trace's
+            rm -f "$work/t.jsonl"
+            u=$(wall "$b" $e)
+            t=$(wall "$b" $e --trace "$work/t.jsonl")
+            record ring64 "$l $e" "$u"
+            record ring64t "$l $e" "$t"
+            [ -n "$u" ] && [ -n "$t" ] &&
+                record traceratio "$l $e" "$(awk -v u="$u" -v t="$t" 'BEGIN { printf "%.4f\n", t / u }')"
         done
+        rm -f "$work/t.jsonl"
         /usr/bin/env time -f '%M' -o "$work/time" "$b" run lessons/02-point-to-point/ring.lua -n 256 \
             --no-tui >/dev/null 2>&1 &&
             record rss "$l thread, 256-rank ring" "$(awk '{ printf "%.1f\n", $1 / 1024 }' "$work/time")"
@@ -203,6 +215,10 @@ for bl in builds:
         w = f"{bl} {e}"
         if med.get(("ring64", w)) and ("ring64t", w) in med:
             print(f"| --trace cost, {w} | traced / untraced time | {med['ring64t', w] / med['ring64', w]:.2f}x |")
+        r = data.get("traceratio", {}).get(w)
+        if r:
+            print(f"| --trace cost, {w} | traced / untraced, each repetition's pair: median (min-max) | "
+                  f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f}) |")
         if med.get(("bw4m", w)) and ("bw4me", w) in med:
             print(f"| eager 4 MiB, {w} | eager / rendezvous bandwidth | {100 * med['bw4me', w] / med['bw4m', w]:.0f} % |")
 for key, name, unit, small in figs:
