@@ -395,6 +395,7 @@ bool cs_trace_buf_grow(cs_trace_buf *b, size_t n) {
 }
 
 bool cs_trace_buf_append(cs_trace_buf *b, const void *p, size_t n) {
+    if (n == 0) return true; /* an empty buffer's data is NULL: no memcpy */
     if (!cs_trace_buf_room(b, n)) return false;
     memcpy(b->data + b->len, p, n);
     b->len += n;
