@@ -286,6 +286,12 @@ lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char
     return 0;
 }
 
+void cs_script_sealed_metatable(lua_State *L, const char *name) {
+    luaL_newmetatable(L, name);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__metatable");
+}
+
 /* ---- the allocator: every byte of the Lua heap is charged to the rank's budget */
 
 /* Is the rank being stopped? Then it gets no more memory: a C function that

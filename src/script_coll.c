@@ -408,23 +408,17 @@ static const luaL_Reg coll_lib[] = {
 static const luaL_Reg cw_methods[] = {
     {"wait", cw_wait}, {"is_completed", cw_is_completed}, {NULL, NULL}};
 
-static void new_metatable(lua_State *L, const char *name) {
-    luaL_newmetatable(L, name);
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "__metatable");
-}
-
 /* Add the collectives to the dist table at the top of the stack; ReduceOp is
  * both dist.ReduceOp and a global, as lessons write it bare. */
 void cs_script_coll_open(lua_State *L) {
-    new_metatable(L, CS_GROUP_MT);
+    cs_script_sealed_metatable(L, CS_GROUP_MT);
     lua_pushcfunction(L, g_gc);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, g_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
 
-    new_metatable(L, CS_COLLWORK_MT);
+    cs_script_sealed_metatable(L, CS_COLLWORK_MT);
     luaL_newlib(L, cw_methods);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, cw_tostring);

@@ -293,14 +293,8 @@ static const luaL_Reg dist_lib[] = {
     {"compute", d_compute}, {"time", d_time}, {"cuda_device_count", cs_lua_cuda_device_count},
     {NULL, NULL}};
 
-static void new_metatable(lua_State *L, const char *name) {
-    luaL_newmetatable(L, name);
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "__metatable");
-}
-
 int luaopen_cs_dist(lua_State *L) {
-    new_metatable(L, CS_WORK_MT);
+    cs_script_sealed_metatable(L, CS_WORK_MT);
     luaL_newlib(L, work_methods);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, w_gc);
@@ -309,7 +303,7 @@ int luaopen_cs_dist(lua_State *L) {
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
 
-    new_metatable(L, CS_P2POP_MT);
+    cs_script_sealed_metatable(L, CS_P2POP_MT);
     lua_pushcfunction(L, p2pop_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);

@@ -105,6 +105,9 @@ int cs_script_api_error(lua_State *L, int rc);
 bool cs_script_opts(lua_State *L, int idx, const char *fn, const char *const *allowed);
 /* An integer argument (floats with an integral value are accepted). */
 lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char *what);
+/* Push a new metatable, registered as name, that scripts can neither read
+ * nor replace: getmetatable gives the name. */
+void cs_script_sealed_metatable(lua_State *L, const char *name);
 
 /* ---- tensors (script_tensor.c) */
 int luaopen_cs_tensor(lua_State *L);

@@ -655,15 +655,8 @@ static int protect_setmetatable(lua_State *L) {
     return lua_tocfunction(L, lua_upvalueindex(1))(L);
 }
 
-/* A metatable scripts can neither read nor replace (getmetatable gives the name). */
-static void new_metatable(lua_State *L, const char *name) {
-    luaL_newmetatable(L, name);
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "__metatable");
-}
-
 int luaopen_cs_tensor(lua_State *L) {
-    new_metatable(L, CS_TENSOR_MT);
+    cs_script_sealed_metatable(L, CS_TENSOR_MT);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
     luaL_setfuncs(L, tensor_meta, 0);
@@ -675,7 +668,7 @@ int luaopen_cs_tensor(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
 
-    new_metatable(L, CS_SIZE_MT);
+    cs_script_sealed_metatable(L, CS_SIZE_MT);
     lua_pushcfunction(L, size_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pushcfunction(L, size_eq);

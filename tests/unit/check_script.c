@@ -177,6 +177,15 @@ START_TEST(sandbox_surface) {
               "assert(type(utf8.char) == 'function' and math.pi > 3 and table.concat)\n"
               "assert(rank == 0 and world_size == 1)\n"
               "assert(getmetatable(tensor.zeros(1)) == 'tensor')\n"
+              /* every object the libraries make: sealed, named */
+              "assert(getmetatable(tensor.zeros(1):size()) == 'Size')\n"
+              "local w = dist.isend(tensor.zeros(1), 0)\n"
+              "assert(getmetatable(w) == 'Work')\n"
+              "dist.recv(tensor.zeros(1), 0); w:wait()\n"
+              "assert(getmetatable(dist.new_group({0})) == 'ProcessGroup')\n"
+              "local cw = dist.all_reduce(tensor.zeros(1), {async_op = true})\n"
+              "assert(getmetatable(cw) == 'CollectiveWork'); cw:wait()\n"
+              "assert(not pcall(setmetatable, w, {}))\n"
               "assert(collectgarbage('count') > 0)\n"
               "assert(not pcall(collectgarbage, 'stop'))\n"
               "assert(string.rep('', 1 << 60) == '')\n",
