@@ -7,7 +7,8 @@
  * events) without either. What it cannot do byte for byte -- a string that
  * needs repair or cutting, a time off the bus's microsecond grid, a field kind
  * it does not know -- it leaves to the general path (trace.c), which stays
- * the definition of a line.
+ * the definition of a line. The buffer it appends to (cs_trace_buf, at the
+ * end) is the writer's too.
  */
 #include <inttypes.h>
 #include <math.h>
