@@ -343,6 +343,7 @@ static inline __attribute__((always_inline)) int put_fields(cs_trace_buf *b, con
 /* The line's head: the members every line starts with. */
 #define HEAD_MAX 128
 
+/* A constant type unrolls; any other reads its row at run time. */
 #define PUT_FIELDS_OF(type) \
     put_fields(b, ev, cs_event_kinds[type].need, cs_event_kinds[type].opt, prec, head)
 
@@ -378,9 +379,7 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
     case CS_EV_COMPLETE: return PUT_FIELDS_OF(CS_EV_COMPLETE);
     case CS_EV_BLOCK: return PUT_FIELDS_OF(CS_EV_BLOCK);
     case CS_EV_UNBLOCK: return PUT_FIELDS_OF(CS_EV_UNBLOCK);
-    default:
-        return put_fields(b, ev, cs_event_kinds[ev->type].need, cs_event_kinds[ev->type].opt,
-                          prec, head);
+    default: return PUT_FIELDS_OF(ev->type);
     }
 }
 
