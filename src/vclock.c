@@ -375,6 +375,23 @@ static void place(cs_vclock *v, int srank, uint64_t sid, vreq *s) {
 
 static bool advance(cs_vclock *v, int rank);
 
+/* The index in pend of the transmission with the smallest key whose ready
+ * time is known, among the safe ones only if only_safe; SIZE_MAX if none. */
+static size_t smallest_pending(cs_vclock *v, bool only_safe) {
+    size_t best = SIZE_MAX;
+    const pend *b = NULL;
+    const vreq *bs = NULL;
+    for (size_t i = 0; i < v->pend.n; i++) {
+        const pend *p = &v->pend.v[i];
+        vreq *s = req_at(v, p->rank, p->id, false);
+        if (!s || s->ready < 0) continue;
+        if (bs && !key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
+        if (only_safe && !safe(v, p->rank, p->id, s)) continue;
+        best = i, b = p, bs = s;
+    }
+    return best;
+}
+
 /* Place every transmission that is safe, the smallest key first, until none
  * is. A safe one with a larger key than an unsafe one shares no link with it
  * (safe() checks that), so their order does not matter. */
@@ -393,33 +410,11 @@ static void schedule(cs_vclock *v) {
         }
         bounds(v, add64(cap, 1));
         /* the smallest key first: nearly always safe */
-        size_t best = SIZE_MAX;
-        for (size_t i = 0; i < v->pend.n; i++) {
-            const pend *p = &v->pend.v[i];
-            vreq *s = req_at(v, p->rank, p->id, false);
-            if (!s || s->ready < 0) continue;
-            if (best != SIZE_MAX) {
-                const pend *b = &v->pend.v[best];
-                const vreq *bs = req_at(v, b->rank, b->id, false);
-                if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
-            }
-            best = i;
-        }
-        if (best != SIZE_MAX &&
-            !safe(v, v->pend.v[best].rank, v->pend.v[best].id,
-                  req_at(v, v->pend.v[best].rank, v->pend.v[best].id, false))) {
-            best = SIZE_MAX; /* the smallest safe one then */
-            for (size_t i = 0; i < v->pend.n; i++) {
-                const pend *p = &v->pend.v[i];
-                vreq *s = req_at(v, p->rank, p->id, false);
-                if (!s || s->ready < 0) continue;
-                if (best != SIZE_MAX) {
-                    const pend *b = &v->pend.v[best];
-                    const vreq *bs = req_at(v, b->rank, b->id, false);
-                    if (!key_less(s->ready, p->rank, p->id, bs->ready, b->rank, b->id)) continue;
-                }
-                if (safe(v, p->rank, p->id, s)) best = i;
-            }
+        size_t best = smallest_pending(v, false);
+        if (best != SIZE_MAX) {
+            const pend *b = &v->pend.v[best];
+            if (!safe(v, b->rank, b->id, req_at(v, b->rank, b->id, false)))
+                best = smallest_pending(v, true);
         }
         if (best != SIZE_MAX) {
             pend p = v->pend.v[best];
