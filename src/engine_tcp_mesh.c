@@ -21,12 +21,16 @@
  * controller, whose ABORT (or close) ends the wait at once. */
 #define MESH_SECONDS 3600.0
 
-/* Listen on ip (network order), any port: the address goes into HELLO. */
-static int listen_on(uint32_t ip, uint16_t *port) {
+/* Listen on ip (network order), any port: the address goes into HELLO. The
+ * backlog has room for every higher rank: they all dial at once, while this
+ * rank is still dialling its lower ones (a full backlog drops their SYNs,
+ * which the kernel resends only after a second or more). The kernel caps it
+ * at net.core.somaxconn. */
+static int listen_on(uint32_t ip, int backlog, uint16_t *port) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
     socklen_t len = sizeof sa;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 128) < 0 ||
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, backlog) < 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
         if (fd >= 0) close(fd);
         return -1;
@@ -37,13 +41,17 @@ static int listen_on(uint32_t ip, uint16_t *port) {
 
 /* Connections on our listener are served together, so that strangers can
  * neither stall nor fail the join: a frame that is not a PEER with the job
- * token closes one at once, and a full table drops its oldest. None is closed
- * for being slow (a peer on a loaded machine may be; no run may depend on
+ * token closes one at once. A rank connects to its lower peers before it
+ * accepts, so by then every higher rank may be waiting in the backlog with
+ * its PEER already sent: each accepted connection is read at once, and the
+ * table holds every higher rank still missing and up to MAX_STRANGERS more;
+ * only when that is full does its oldest go (a flood). None is closed for
+ * being slow (a peer on a loaded machine may be; no run may depend on
  * timing): silent ones go when the mesh is complete. A stranger is never
  * blamed on a rank, nor logged: this port was told only to the job's ranks,
  * so a stranger here is another run's stale connection (the kernel reuses
  * ports) or a scan, and a run's output must not depend on other runs. */
-#define MAX_PENDING 64
+#define MAX_STRANGERS 64
 #define PEER_FRAME (CS_WIRE_HDR + CS_PEER_LEN)
 
 typedef struct pending {
@@ -86,12 +94,38 @@ static int peer_read(const cs_rank_setup *wk, pending *p, const int *fds) {
     return -1;
 }
 
+/* Read p; once it proves itself a peer, its connection is that peer's. */
+static void settle(const cs_rank_setup *wk, pending *p, int *fds, int *missing) {
+    int peer = peer_read(wk, p, fds);
+    if (peer > 0) {
+        int one = 1;
+        setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        fds[peer] = p->fd;
+        p->fd = -1;
+        (*missing)--;
+    }
+}
+
+/* Keep the connections still pending, in arrival order. */
+static int compact(pending *pend, int np) {
+    int k = 0;
+    for (int i = 0; i < np; i++)
+        if (pend[i].fd >= 0) pend[k++] = pend[i];
+    return k;
+}
+
 /* Accept until every higher rank has proved itself (or the deadline). */
 static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadline) {
-    pending pend[MAX_PENDING];
-    struct pollfd pfd[MAX_PENDING + 2];
     int link = cs_rank_link_fd(wk->link);
-    int np = 0, missing = wk->world - 1 - wk->rank;
+    int np = 0, missing = wk->world - 1 - wk->rank, cap = missing + MAX_STRANGERS;
+    pending *pend = malloc((size_t)cap * sizeof *pend);
+    struct pollfd *pfd = malloc((size_t)(cap + 2) * sizeof *pfd);
+    if (!pend || !pfd) {
+        free(pend);
+        free(pfd);
+        cs_errf(wk->err, "rank %d: out of memory joining the job\n", wk->rank);
+        return -1;
+    }
     while (missing > 0) {
         double now = cs_now();
         if (now >= deadline) break;
@@ -106,37 +140,31 @@ static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadl
         char why[256];
         if (cs_rank_link_setup_poll(wk->link, why, sizeof why) < 0) { /* ABORT, or no controller */
             for (int i = 0; i < np; i++) close(pend[i].fd);
+            free(pend);
+            free(pfd);
             cs_errf(wk->err, "rank %d: %s while it waited for %d higher rank%s to connect\n",
                     wk->rank, why, missing, missing == 1 ? "" : "s");
             return -1;
         }
-        for (int i = 0; i < np; i++) {
-            int peer = 0;
-            if (pfd[i + 1].revents) peer = peer_read(wk, &pend[i], fds);
-            if (peer > 0) {
-                int one = 1;
-                setsockopt(pend[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                fds[peer] = pend[i].fd;
-                pend[i].fd = -1;
-                missing--;
-            }
-        }
-        int k = 0; /* keep the ones still pending, in arrival order */
         for (int i = 0; i < np; i++)
-            if (pend[i].fd >= 0) pend[k++] = pend[i];
-        np = k;
+            if (pfd[i + 1].revents) settle(wk, &pend[i], fds, &missing);
+        np = compact(pend, np);
         if (!(pfd[0].revents & POLLIN)) continue;
         for (;;) {
             int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
             if (fd < 0) break;
-            if (np == MAX_PENDING) { /* a flood: the oldest goes */
+            if (np == cap) { /* a flood: the oldest goes */
                 drop(&pend[0]);
                 memmove(pend, pend + 1, (size_t)--np * sizeof *pend);
             }
-            pend[np++] = (pending){.fd = fd};
+            pend[np] = (pending){.fd = fd};
+            settle(wk, &pend[np], fds, &missing); /* its PEER may be here already */
+            if (pend[np].fd >= 0) np++;
         }
     }
     for (int i = 0; i < np; i++) close(pend[i].fd);
+    free(pend);
+    free(pfd);
     if (missing > 0) {
         cs_errf(wk->err, "rank %d: %d higher rank%s never connected\n", wk->rank, missing,
                 missing == 1 ? "" : "s");
@@ -173,7 +201,7 @@ void *tcp_rank_setup(const cs_rank_setup *s) {
     }
     for (int i = 0; i < s->world; i++) fds[i] = -1;
     uint16_t port = 0;
-    int lfd = listen_on(s->ip, &port);
+    int lfd = listen_on(s->ip, s->world > 128 ? s->world : 128, &port);
     if (lfd < 0) {
         cs_errf(s->err, "rank %d: cannot listen: %s\n", s->rank, strerror(errno));
         goto fail;

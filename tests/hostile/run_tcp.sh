@@ -237,6 +237,21 @@ case_lost_peer() {
   fi
 }
 
+# ---- a wide mesh: every rank dials its lower ranks before it accepts, so by
+# then up to all its higher ranks wait in its backlog, their PEER sent; none
+# may be taken for a flood and dropped (256 ranks failed, rank N exiting
+# with "Broken pipe" or the join hanging, before 2026-11-28)
+case_wide_mesh() {
+  guarded "$bin" run "$top_srcdir/tests/cli/scripts/hello_all.lua" -n 256 --engine tcp \
+    --no-tui --timeout 300 >"$tmp/out" 2>"$tmp/err" </dev/null
+  local got=$?
+  if [ "$got" != 0 ]; then bad "wide mesh" "exit status $got, expected 0"; show "$tmp/err"
+  elif [ "$(grep -c '^\[rank [0-9]*\] hello from' "$tmp/out")" != 256 ]; then
+    bad "wide mesh" "not every rank printed once"
+  else ok "256 ranks on tcp connect their full mesh, run and end"
+  fi
+}
+
 # ---- 16: a rank slow between connecting and HELLO (a loaded machine; here a
 # relay holds its connection silent for 7 s) still joins: no join depends on
 # timing
