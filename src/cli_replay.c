@@ -54,13 +54,6 @@ static void replay_usage(FILE *f) {
           f);
 }
 
-/* Ranks that had not finished when the trace ended. */
-static int unfinished(const cs_monitor *m) {
-    int n = 0;
-    for (int k = 0; k < m->world; k++) n += m->ranks[k].state < CS_RS_DONE;
-    return n;
-}
-
 static int replay_file(const char *path, cs_report_format format, const char *net) {
     char err[600];
     cs_replay rp;
@@ -89,15 +82,8 @@ static int replay_file(const char *path, cs_report_format format, const char *ne
     }
     fflush(stdout);
     if (rp.cut) fprintf(stderr, "commsim replay: %s: replayed the %zu events before it\n", err, rp.n);
-    int status = cs_report_status(&m), left = unfinished(&m);
-    if (left && !m.deadlocked && !status) {
-        fprintf(stderr, "commsim replay: the trace ends before the run did: %d rank%s had not finished\n",
-                left, left == 1 ? "" : "s");
-        status = 1;
-    }
-    /* The run went on past the cut: what its events say so far is not its
-     * verdict, not even "ok" (a killed run's last events may be all exits). */
-    if (rp.cut) status = 1;
+    int status = cs_replay_status(&rp, rp.n, &m, why, sizeof why);
+    if (why[0]) fprintf(stderr, "commsim replay: %s\n", why);
     cs_outcome o;
     cs_outcome_build(&o, &m, status, &output);
     if (vc) cs_outcome_time_from(&o, vc);

@@ -7,7 +7,6 @@
 
 #include "errmsg.h"
 #include "export.h"
-#include "report.h"
 #include "xalloc.h"
 
 static const cs_export_format formats[] = {
@@ -147,7 +146,12 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
         cs_replay_free(&rp);
         return 1;
     }
-    cs_outcome_build(&x.out, &x.mon, cs_report_status(&x.mon), NULL);
+    /* the verdict replay gives these events, and why when they alone say it */
+    int status = cs_replay_status(&rp, x.to, &x.mon, x.ending, sizeof x.ending);
+    cs_outcome_build(&x.out, &x.mon, status, NULL);
+    if (!x.ending[0] && x.out.kind == CS_OUT_INCOMPLETE) /* cut, every rank done */
+        snprintf(x.ending, sizeof x.ending, "the trace is cut off: the run went on past its "
+                 "last whole event");
     bool std = !o->out || strcmp(o->out, "-") == 0;
     FILE *f = std ? stdout : fopen(o->out, "wb");
     int rc = 1;

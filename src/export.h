@@ -34,6 +34,9 @@ typedef struct cs_export_ctx {
     size_t from, to;
     cs_monitor mon;
     cs_outcome out;
+    /* why the outcome is a failure when neither a rank nor the monitor says
+     * so (the events end before the run did, the trace is cut), else "" */
+    char ending[160];
 } cs_export_ctx;
 
 typedef int (*cs_export_fn)(FILE *f, const cs_export_ctx *x, char *err, size_t errlen);

@@ -1,7 +1,8 @@
 /* export_mermaid.c -- a trace as a Mermaid sequenceDiagram, as the chapters
  * draw their patterns: a participant per rank, an arrow per message with its
  * size and tag, a note for each blocked wait, a rect around each collective,
- * the deadlock as a note over its ranks. Text is kept to the grammar subset
+ * the deadlock as a note over its ranks, and a last note when the events end
+ * before the run did. Text is kept to the grammar subset
  * docs/export.md lists (no ';' or '#', one line per statement). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,13 @@ int cs_export_mermaid(FILE *f, const cs_export_ctx *x, char *err, size_t errlen)
     if (inside > 0) fputs("    end\n", f);
     if (skipped)
         fprintf(f, "    Note over R0,R%d: %llu more messages not drawn\n", rp->world - 1, skipped);
+    /* no deadlock note says how these events end: say it */
+    if (x->ending[0] && rp->world > 0) {
+        if (rp->world == 1) fputs("    Note over R0: ", f);
+        else fprintf(f, "    Note over R0,R%d: ", rp->world - 1);
+        put_text(f, x->ending);
+        fputc('\n', f);
+    }
     cs_export_reqmap_free(&posts);
     free(pv);
     return 0;

@@ -326,8 +326,13 @@ int cs_export_perfetto(FILE *f, const cs_export_ctx *x, char *err, size_t errlen
     if (r.n) qsort(r.v, r.n, sizeof *r.v, by_time); /* r.v is NULL when empty */
     fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"script\":\"", f);
     cs_export_json_str(f, rp->script);
-    fprintf(f, "\",\"ranks\":%d,\"verdict\":\"%s\",\"time\":\"%s\"", rp->world, x->out.word,
-            net ? "virtual, modelled" : "real, recorded");
+    fprintf(f, "\",\"ranks\":%d,\"verdict\":\"%s\",\"kind\":\"%s\",\"time\":\"%s\"", rp->world,
+            x->out.word, cs_outcome_kind_name(x->out.kind), net ? "virtual, modelled" : "real, recorded");
+    if (x->ending[0]) {
+        fputs(",\"ending\":\"", f);
+        cs_export_json_str(f, x->ending);
+        fputc('"', f);
+    }
     if (net) {
         fputs(",\"net\":\"", f);
         cs_export_json_str(f, net);

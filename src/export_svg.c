@@ -474,7 +474,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
                  (unsigned long long)p.moved, p.moved == 1 ? "" : "s", p.moved == 1 ? "is" : "are");
     const cs_outcome *o = &x->out;
     int footer = 2 + cs_svg_para(NULL, 0, 0, textw, NULL, agg) + (o->verdict.kind != CS_OUT_OK ? 6 : 0) +
-                 o->npitfalls * 2 + (o->run_error ? 2 : 0);
+                 o->npitfalls * 2 + (o->run_error || x->ending[0] ? 2 : 0);
     double dh = world * lh, height = TOP + dh + 30 + footer * 17 + 20;
 
     cs_svg_head(f, t, width, height, "");
@@ -632,7 +632,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
         }
     }
 
-    cs_svg_footer(f, t, o, agg, TOP + dh + 34, textw);
+    cs_svg_footer(f, t, x, agg, TOP + dh + 34, textw);
     fputs("</svg>\n", f);
     layout_free(&L);
     pass_free(&p);

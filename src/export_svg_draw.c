@@ -84,8 +84,9 @@ void cs_svg_title(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const 
     cs_svg_text(f, 20, 52, CS_SVG_FONT, t->muted, "start", NULL, subtitle);
 }
 
-int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_outcome *o, const char *note, double y,
-                  int textw) {
+int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const char *note,
+                  double y, int textw) {
+    const cs_outcome *o = &x->out;
     int n = 0;
     if (note && note[0]) n += cs_svg_para(f, 20, y + n * 17, textw, t->muted, note);
     if (o->verdict.kind != CS_OUT_OK) {
@@ -99,6 +100,8 @@ int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_outcome *o, const cha
         }
     } else if (o->run_error) {
         n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, o->run_error);
+    } else if (x->ending[0]) {
+        n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, x->ending);
     }
     for (int q = 0; q < o->npitfalls; q++) {
         char line[400], first[300];

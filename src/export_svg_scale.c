@@ -154,7 +154,7 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     else if (msgs)
         snprintf(note + len, sizeof note - (size_t)len,
                  "Messages are labelled with their size where the label has room.");
-    int footer = 1 + cs_svg_footer(NULL, t, o, note, 0, textw);
+    int footer = 1 + cs_svg_footer(NULL, t, x, note, 0, textw);
     double height = TOP + dh + 30 + footer * 17 + 20;
 
     char attrs[96];
@@ -242,7 +242,7 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                            "</circle>\n", xa, y, t->done);
             }
         }
-    cs_svg_footer(f, t, o, note, TOP + dh + 34, textw);
+    cs_svg_footer(f, t, x, note, TOP + dh + 34, textw);
     fputs("</svg>\n", f);
     cs_history_free(&h);
     free(bands.v);

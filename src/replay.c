@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report.h"
 #include "trace.h"
 #include "vclock.h"
 
@@ -120,6 +121,26 @@ int cs_replay_feed(const cs_replay *r, size_t upto, cs_monitor *m, const cs_sink
         for (int k = 0; k < nsinks; k++) sinks[k].emit(sinks[k].ud, &r->ev[i]);
     }
     return 0;
+}
+
+int cs_replay_status(const cs_replay *r, size_t upto, const cs_monitor *m, char *why,
+                     size_t whylen) {
+    int status = cs_report_status(m), left = 0;
+    if (whylen) why[0] = 0;
+    for (int k = 0; k < m->world; k++) left += m->ranks[k].state < CS_RS_DONE;
+    if (left && !m->deadlocked && !status) {
+        char where[64] = "the trace ends";
+        if (upto < r->n)
+            snprintf(where, sizeof where, upto == 1 ? "the first event ends" : "the first %zu events end",
+                     upto);
+        snprintf(why, whylen, "%s before the run did: %d rank%s had not finished", where, left,
+                 left == 1 ? "" : "s");
+        status = 1;
+    }
+    /* The run went on past the cut: what its events say so far is not its
+     * verdict, not even "ok" (a killed run's last events may be all exits). */
+    if (r->cut) status = 1;
+    return status;
 }
 
 /* ---- timing again */

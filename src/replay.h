@@ -61,4 +61,13 @@ int cs_replay_fold(const cs_replay *r, size_t upto, cs_monitor *m);
 int cs_replay_feed(const cs_replay *r, size_t upto, cs_monitor *m, const cs_sink *sinks,
                    int nsinks);
 
+/* The exit status that the events [0, upto) of r, folded into m, imply: the
+ * one replay gives, and the verdict an export of them draws. The monitor's
+ * status; else 1 when ranks had not finished, with why saying so ("the trace
+ * ends before the run did: 2 ranks had not finished"; why is "" otherwise);
+ * and 1 for a cut trace whatever its events say (the loader's message says
+ * where it was cut). */
+int cs_replay_status(const cs_replay *r, size_t upto, const cs_monitor *m, char *why,
+                     size_t whylen);
+
 #endif

@@ -174,7 +174,16 @@ else
 fi
 
 # ---- --from/--to, sizes
-expect "--to: the verdict of the events up to there" 0 '"verdict":"ok"' -- export "$tmp/d.jsonl" -f perfetto --to 3
+# the verdict replay gives the events drawn: before the deadlock both ranks still run
+expect "--to: the verdict of the events up to there" 0 '"verdict":"failed","kind":"incomplete"' -- export "$tmp/d.jsonl" -f perfetto --to 3
+expect "--to: svg says the run had not ended" 0 "the first 3 events end before the run did: 2 ranks had not finished" -- export "$tmp/d.jsonl" -f svg --to 3
+count_lines "--to: svg draws no 'every rank finished'" 0 "every rank finished"
+expect "--to: the svg title's verdict" 0 "deadlock.lua: 2 ranks, failed" -- export "$tmp/d.jsonl" -f svg --to 3
+head -n 2 "$tmp/d.jsonl" >"$tmp/d2.jsonl"
+expect "short trace: mermaid says the run had not ended" 0 "Note over R0,R1: the trace ends before the run did: 2 ranks had not finished" -- export "$tmp/d2.jsonl" -f mermaid
+expect "short trace: perfetto's verdict as replay's" 0 '"verdict":"failed","kind":"incomplete"' -- export "$tmp/d2.jsonl" -f perfetto
+printf '{"type":"run"' >"$tmp/h.jsonl"
+expect "trace cut in its header: failed, status 1" 1 "trace: 0 ranks, failed" -- export "$tmp/h.jsonl" -f svg
 "$bin" export "$tmp/r.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/s.cast" 2>"$tmp/err"
 if "$py" "$here/check_cast.py" 80 24 "$tmp/s.cast" >"$tmp/chk" 2>&1; then ok "asciicast: 80x24"; else bad "asciicast: 80x24"; fi
 

@@ -186,6 +186,46 @@ START_TEST(test_cut_trace) {
 }
 END_TEST
 
+/* The status the events imply, as replay gives it and exports draw it:
+ * the deadlock's 3 at the end, 1 before it (both ranks still running) and
+ * for a finished run cut off mid-event. */
+START_TEST(test_status) {
+    cs_monitor live, m;
+    cs_replay rp;
+    char err[512], why[200];
+    record(&live);
+    cs_monitor_destroy(&live);
+    ck_assert_int_eq(cs_replay_load(&rp, path, err, sizeof err), 0);
+    ck_assert_int_eq(cs_replay_fold(&rp, rp.n, &m), 0);
+    ck_assert_int_eq(cs_replay_status(&rp, rp.n, &m, why, sizeof why), 3);
+    ck_assert_str_eq(why, "");
+    cs_monitor_destroy(&m);
+    ck_assert_int_eq(cs_replay_fold(&rp, 3, &m), 0);
+    ck_assert_int_eq(cs_replay_status(&rp, 3, &m, why, sizeof why), 1);
+    ck_assert_str_eq(why, "the first 3 events end before the run did: 2 ranks had not finished");
+    cs_monitor_destroy(&m);
+    cs_replay_free(&rp);
+
+    write_file("{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,"
+               "\"t\":0,\"world\":1,\"engine\":\"thread\",\"send_mode\":\"rendezvous\",\"seed\":\"0\","
+               "\"script\":\"x.lua\"}\n{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":0.1,\"status\":0}\n");
+    ck_assert_int_eq(cs_replay_load(&rp, path, err, sizeof err), 0);
+    ck_assert_int_eq(cs_replay_fold(&rp, rp.n, &m), 0);
+    ck_assert_int_eq(cs_replay_status(&rp, rp.n, &m, why, sizeof why), 0);
+    cs_monitor_destroy(&m);
+    ck_assert_int_eq(cs_replay_fold(&rp, 1, &m), 0);
+    ck_assert_int_eq(cs_replay_status(&rp, 1, &m, why, sizeof why), 1);
+    ck_assert_str_eq(why, "the first event ends before the run did: 1 rank had not finished");
+    cs_monitor_destroy(&m);
+    rp.cut = true; /* as if the writer died mid-line after the exit */
+    ck_assert_int_eq(cs_replay_fold(&rp, rp.n, &m), 0);
+    ck_assert_int_eq(cs_replay_status(&rp, rp.n, &m, why, sizeof why), 1);
+    ck_assert_str_eq(why, "");
+    cs_monitor_destroy(&m);
+    cs_replay_free(&rp);
+}
+END_TEST
+
 /* A header without the script's text (an older trace, or a script too long
  * to record) still loads: replay then looks for the file. */
 START_TEST(test_header_without_source) {
@@ -223,6 +263,7 @@ int main(void) {
     tcase_add_test(tc, test_cut_trace);
     tcase_add_test(tc, test_not_a_trace);
     tcase_add_test(tc, test_header_without_source);
+    tcase_add_test(tc, test_status);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
