@@ -30,13 +30,17 @@
 #define CS_EV_MAX_REQS 16384       /* requests one block event lists */
 #define CS_EV_MAX_WORLD 65536      /* ranks in a run, members in a group */
 #define CS_EV_MAX_PITFALL 64       /* a pitfall kind's name: a u8 length on the wire */
+/* t (seconds) and ms: at most this, about 317 years of seconds, so that any
+ * time converted to integer nanoseconds or printed as microseconds stays a
+ * finite number in range */
+#define CS_EV_MAX_TIME 1e10
 
 typedef enum {
     CS_FK_INT,    /* int member, lo..hi, or lo..world-1 when world_hi */
     CS_FK_U64,    /* uint64_t member, 0 .. 2^63-1 (a JSON integer) */
     CS_FK_SIZE,   /* size_t member, likewise */
     CS_FK_BOOL,   /* bool member */
-    CS_FK_DOUBLE, /* double member, finite and >= 0 */
+    CS_FK_DOUBLE, /* double member, 0 .. CS_EV_MAX_TIME */
     CS_FK_STR,    /* const char * member, at most max bytes (NULL and "" differ) */
     CS_FK_OP,     /* cs_op member, by name */
     CS_FK_DTYPE,  /* cs_dtype member, by name */

@@ -20,6 +20,11 @@
 #include "event_schema.h"
 #include "trace_scan.h"
 
+/* CS_EV_MAX_TIME as the messages spell it */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define MAX_TIME STR(CS_EV_MAX_TIME)
+
 /* ======================================================================
  * Encoding
  * ====================================================================== */
@@ -291,6 +296,9 @@ static int field_from_json(json_t *o, const cs_field *f, int world, cs_event *ev
     case CS_FK_DOUBLE:
         if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
             return fail(err, errlen, "field \"%s\" must be a number >= 0", f->key);
+        if (json_number_value(v) > CS_EV_MAX_TIME)
+            return fail(err, errlen, "field \"%s\" out of range: %g (at most " MAX_TIME ")",
+                        f->key, json_number_value(v));
         CS_FIELD(ev, f, double) = json_number_value(v);
         return 0;
     case CS_FK_STR: {
@@ -399,6 +407,9 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
     if (!(t = json_object_get(obj, "t"))) return fail(err, errlen, "missing field \"t\"");
     if (!json_is_number(t) || json_number_value(t) < 0)
         return fail(err, errlen, "field \"t\" must be a number >= 0");
+    if (json_number_value(t) > CS_EV_MAX_TIME)
+        return fail(err, errlen, "field \"t\" out of range: %g (at most " MAX_TIME " seconds)",
+                    json_number_value(t));
     ev->t = json_number_value(t);
 
     /* Table order; a run bounds its own rank with the world it declares. */

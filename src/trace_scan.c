@@ -230,7 +230,8 @@ static bool field(const tok *v, const cs_field *f, int world, cs_event *ev, cs_t
         CS_FIELD(ev, f, bool) = v->kind == V_TRUE;
         return true;
     case CS_FK_DOUBLE:
-        if ((v->kind != V_INT && v->kind != V_REAL) || !(v->d >= 0)) return false;
+        if ((v->kind != V_INT && v->kind != V_REAL) || !(v->d >= 0 && v->d <= CS_EV_MAX_TIME))
+            return false;
         CS_FIELD(ev, f, double) = v->d;
         return true;
     case CS_FK_STR:
@@ -313,7 +314,8 @@ int cs_trace_scan(char *line, size_t len, int world, cs_event *ev, cs_trace_stri
     const tok *rank = get(&s, "rank"), *seq = get(&s, "seq"), *t = get(&s, "t");
     if (!rank || rank->kind != V_INT || rank->i < CS_NO_RANK || rank->i > INT_MAX) return 0;
     if (!seq || seq->kind != V_INT || seq->i < 0) return 0;
-    if (!t || (t->kind != V_INT && t->kind != V_REAL) || t->d < 0) return 0;
+    if (!t || (t->kind != V_INT && t->kind != V_REAL) || !(t->d >= 0 && t->d <= CS_EV_MAX_TIME))
+        return 0;
     e.rank = (int)rank->i;
     e.seq = (uint64_t)seq->i;
     e.t = t->d;

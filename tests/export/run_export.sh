@@ -210,6 +210,10 @@ expect "not a trace at all"                1 "$tmp/junk.jsonl:1: not JSON" -- ex
 n=$(wc -l <"$tmp/c.jsonl")
 { head -n $((n - 1)) "$tmp/c.jsonl"; tail -n 1 "$tmp/c.jsonl" | head -c 20; } >"$tmp/cut.jsonl"
 expect "cut trace: the replay's message, status 1" 1 "$tmp/cut.jsonl:$n: trace cut off mid-event" -- export "$tmp/cut.jsonl" -f perfetto -o "$tmp/cut.json"
+# a time past the reader's bound is refused, so no picture holds a number JSON cannot
+"$bin" run "$L/02-point-to-point/pingpong.lua" --trace "$tmp/pp.jsonl" >/dev/null 2>&1
+sed '2s/"t":[0-9.e-]*/"t":1e303/' "$tmp/pp.jsonl" >"$tmp/huge.jsonl"
+expect "a time past the bound: FILE:LINE, status 1" 1 "$tmp/huge.jsonl:2: field \"t\" out of range" -- export "$tmp/huge.jsonl" -f perfetto
 expect "missing file"     1 "$tmp/nope.jsonl" -- export "$tmp/nope.jsonl" -f svg
 expect "unknown format"   1 "unknown format 'png'" -- export "$tmp/c.jsonl" -f png
 expect "no format"        1 "which format?" -- export "$tmp/c.jsonl"

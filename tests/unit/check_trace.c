@@ -3,7 +3,6 @@
  * to every kind of bad line (cut, malformed, over-long, wrong version, empty). */
 #include <check.h>
 #include <errno.h>
-#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,7 +284,8 @@ START_TEST(test_long_text_truncated) {
 END_TEST
 
 START_TEST(test_times_exact_and_short) {
-    static const double ts[] = {0.1, 1.0 / 3, 1e-9, 123456.789, 2.5e-300, DBL_MAX, 0.0};
+    static const double ts[] = {0.1,      1.0 / 3, 1e-9, 123456.789, 2.5e-300, 9876543210.0123456,
+                                CS_EV_MAX_TIME, 0.0};
     enum { N = sizeof ts / sizeof *ts };
     cs_event evs[N + 1];
     evs[0] = run_event(1);
@@ -446,6 +446,11 @@ static const struct {
      "2: field \"reqs\" must hold integers >= 0"},
     {RUN2 "{\"type\":\"compute\",\"rank\":0,\"seq\":0,\"t\":0,\"begin\":true,\"ms\":-2}\n",
      "2: field \"ms\" must be a number >= 0"},
+    /* finite but past any run: a picture or a nanosecond count of it would not be */
+    {RUN2 "{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":1e303,\"status\":0}\n",
+     "2: field \"t\" out of range: 1e+303 (at most 1e10 seconds)"},
+    {RUN2 "{\"type\":\"compute\",\"rank\":0,\"seq\":0,\"t\":0,\"begin\":true,\"ms\":2e10}\n",
+     "2: field \"ms\" out of range: 2e+10 (at most 1e10)"},
     {RUN2 "{\"type\":\"print\",\"rank\":0,\"seq\":0,\"t\":0,\"text\":5}\n",
      "2: field \"text\" must be a string"},
     {RUN2 "{\"type\":\"print\",\"rank\":0,\"seq\":0,\"t\":0,\"text\":\"a\",\"line\":-1}\n",
