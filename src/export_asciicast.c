@@ -156,14 +156,17 @@ int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errle
             cs_grid_clear(&g);
             cs_viz_render(&g, &view);
             /* event times are seconds of a run that may last milliseconds: a
-             * frame shows at least 0.1 s, so the recording can be watched */
-            double at = x->o->speed > 0 ? clock : clock + (now - t0);
+             * frame shows at least 0.1 s, so the recording can be watched.
+             * Down the file t may go back across ranks (ranks as processes
+             * stamp their own events): frames wait only for the latest t
+             * seen, so their times never go back (asciicast v2 needs that) */
+            double at = x->o->speed > 0 ? clock : clock + (now > t0 ? now - t0 : 0);
             fprintf(f, "[%.6f, \"o\", \"", at);
             if (clock == 0) fputs("\\u001b[2J", f);
             frame_text(f, &g);
             fputs("\"]\n", f);
             clock = at + (x->o->speed > 0 ? 1.0 / x->o->speed : 0.1);
-            t0 = now;
+            if (now > t0) t0 = now;
         }
         if (last) break;
         size_t next = cs_timeline_next(rp->ev, x->to, pos);

@@ -187,6 +187,18 @@ expect "trace cut in its header: failed, status 1" 1 "trace: 0 ranks, failed" --
 "$bin" export "$tmp/r.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/s.cast" 2>"$tmp/err"
 if "$py" "$here/check_cast.py" 80 24 "$tmp/s.cast" >"$tmp/chk" 2>&1; then ok "asciicast: 80x24"; else bad "asciicast: 80x24"; fi
 
+# down the file t may go back across ranks (a tcp run's ranks stamp their
+# own events): rank 0's clock a second ahead, the frames' times still never go back
+"$bin" run "$L/02-point-to-point/pingpong.lua" --trace "$tmp/pp.jsonl" >/dev/null 2>&1
+"$py" -c '
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["rank"] == 0: e["t"] = round(e["t"] + 1, 6)
+    print(json.dumps(e, separators=(",", ":")))' "$tmp/pp.jsonl" >"$tmp/skew.jsonl"
+"$bin" export "$tmp/skew.jsonl" -f asciicast -o "$tmp/skew.cast" 2>"$tmp/err"
+consumer "asciicast: frame times never go back when t does" "$py" "$here/check_cast.py" 100 30 "$tmp/skew.cast"
+
 # ---- run --export
 guarded "$bin" run "$L/02-point-to-point/chain.lua" -n 3 --no-tui --export mermaid:"$tmp/c.mmd" \
   --export perfetto:"$tmp/c.json" >"$tmp/out" 2>"$tmp/err" </dev/null
