@@ -35,6 +35,14 @@
  * finite number in range */
 #define CS_EV_MAX_TIME 1e10
 
+/* An error event's status: how it ends the run, one of api.h's
+ * cs_end_reason (2 error, 3 deadlock under --strict, 4 timeout or budget,
+ * 5 a rank died, 130 interrupted). A replay exits with it. */
+static inline bool cs_ev_error_status_ok(int status) {
+    return status == 2 || status == 3 || status == 4 || status == 5 || status == 130;
+}
+#define CS_EV_ERROR_STATUSES "2, 3, 4, 5 or 130"
+
 typedef enum {
     CS_FK_INT,    /* int member, lo..hi, or lo..world-1 when world_hi */
     CS_FK_U64,    /* uint64_t member, 0 .. 2^63-1 (a JSON integer) */

@@ -421,6 +421,10 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
         if (i == CS_F_WORLD) world = ev->world;
     }
 
+    if (ev->type == CS_EV_ERROR && !cs_ev_error_status_ok(ev->status))
+        return fail(err, errlen, "field \"status\" out of range: %d (an error's is "
+                    CS_EV_ERROR_STATUSES ")", ev->status);
+
     /* Events not from one rank (the header, verdicts) say so with -1 or -2. */
     if (ev->rank < 0 && !kind->rankless)
         return fail(err, errlen, "a %s event needs a rank >= 0, not %d", tname, ev->rank);

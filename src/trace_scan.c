@@ -327,6 +327,7 @@ int cs_trace_scan(char *line, size_t len, int world, cs_event *ev, cs_trace_stri
         if (!field(v, &cs_fields[i], world, &e, store)) return 0;
         if (i == CS_F_WORLD) world = e.world;
     }
+    if (e.type == CS_EV_ERROR && !cs_ev_error_status_ok(e.status)) return 0;
     if (e.rank < 0 && !kind->rankless) return 0;
     if (world > 0 && e.rank >= world) return 0;
     /* accepted: cut every string at its closing quote (nothing else follows a

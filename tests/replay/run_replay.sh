@@ -86,6 +86,12 @@ k=$(grep -n '"type":"deadlock"' "$tmp/d.jsonl" | cut -d: -f1)
 expect "cut deadlock trace: the monitor still finds it" 1 "why: every blocked rank is sending" -- replay "$tmp/dcut.jsonl"
 { cat "$tmp/c.jsonl"; printf '{"type":"print","ra'; } >"$tmp/exitcut.jsonl"
 expect "cut after every exit: not ok"        1 "verdict: failed (exit status 1)" -- replay "$tmp/exitcut.jsonl"
+# an error's status is the run's exit status: only one a run ends with
+for st in 99 -1 0; do
+  { head -n 1 "$tmp/c.jsonl"
+    echo "{\"type\":\"error\",\"rank\":-1,\"seq\":0,\"t\":0.1,\"status\":$st,\"text\":\"weird\"}"; } >"$tmp/st.jsonl"
+  expect "an error of status $st: FILE:LINE, status 1" 1 "$tmp/st.jsonl:2: field \"status\" out of range: $st" -- replay "$tmp/st.jsonl"
+done
 
 # ---- a killed run: its trace holds whole events up to the kill and replays
 # (the writer thread writes whole lines in batches; nothing is half written

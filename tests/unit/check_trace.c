@@ -446,6 +446,11 @@ static const struct {
      "2: field \"reqs\" must hold integers >= 0"},
     {RUN2 "{\"type\":\"compute\",\"rank\":0,\"seq\":0,\"t\":0,\"begin\":true,\"ms\":-2}\n",
      "2: field \"ms\" must be a number >= 0"},
+    /* a status no run ends with: a replay would exit with it */
+    {RUN2 "{\"type\":\"error\",\"rank\":-1,\"seq\":0,\"t\":0.1,\"status\":99,\"text\":\"x\"}\n",
+     "2: field \"status\" out of range: 99 (an error's is 2, 3, 4, 5 or 130)"},
+    {RUN2 "{\"type\":\"error\",\"rank\":0,\"seq\":0,\"t\":0.1,\"status\":0,\"text\":\"x\"}\n",
+     "2: field \"status\" out of range: 0 (an error's is 2, 3, 4, 5 or 130)"},
     /* finite but past any run: a picture or a nanosecond count of it would not be */
     {RUN2 "{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":1e303,\"status\":0}\n",
      "2: field \"t\" out of range: 1e+303 (at most 1e10 seconds)"},
