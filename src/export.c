@@ -158,16 +158,21 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
     if (!f) {
         cs_errf(stderr, "%s: %s\n", o->out, strerror(errno));
     } else {
+        const char *name = std ? "stdout" : o->out;
         err[0] = 0;
-        rc = fmt->write(f, &x, err, sizeof err) < 0 ? 1 : 0;
+        bool failed = fmt->write(f, &x, err, sizeof err) < 0;
         if (fflush(f) != 0 || ferror(f)) {
-            if (!err[0]) snprintf(err, sizeof err, "%s: %s", std ? "stdout" : o->out, strerror(errno));
-            rc = 1;
+            if (!err[0]) snprintf(err, sizeof err, "%s: %s", name, strerror(errno));
+            failed = true;
         }
-        if (!std && fclose(f) != 0) rc = 1;
-    /* as replay: a cut trace is drawn up to the cut, and is never a success */
-    if (rp.cut) rc = 1;
-        if (rc) cs_errf(stderr, "%s\n", err[0] ? err : "write failed");
+        if (!std && fclose(f) != 0) {
+            if (!err[0]) snprintf(err, sizeof err, "%s: %s", name, strerror(errno));
+            failed = true;
+        }
+        if (failed) cs_errf(stderr, "%s\n", err[0] ? err : "write failed");
+        /* as replay: a cut trace is drawn up to the cut, and is never a
+         * success; the message above the picture said so */
+        rc = failed || rp.cut;
     }
     cs_outcome_free(&x.out);
     cs_monitor_destroy(&x.mon);

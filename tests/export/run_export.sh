@@ -222,6 +222,7 @@ expect "not a trace at all"                1 "$tmp/junk.jsonl:1: not JSON" -- ex
 n=$(wc -l <"$tmp/c.jsonl")
 { head -n $((n - 1)) "$tmp/c.jsonl"; tail -n 1 "$tmp/c.jsonl" | head -c 20; } >"$tmp/cut.jsonl"
 expect "cut trace: the replay's message, status 1" 1 "$tmp/cut.jsonl:$n: trace cut off mid-event" -- export "$tmp/cut.jsonl" -f perfetto -o "$tmp/cut.json"
+count_lines "cut trace: that message alone (the picture was written)" 1 "commsim export:"
 # a time past the reader's bound is refused, so no picture holds a number JSON cannot
 "$bin" run "$L/02-point-to-point/pingpong.lua" --trace "$tmp/pp.jsonl" >/dev/null 2>&1
 sed '2s/"t":[0-9.e-]*/"t":1e303/' "$tmp/pp.jsonl" >"$tmp/huge.jsonl"
