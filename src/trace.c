@@ -17,7 +17,9 @@
 
 #include "trace.h"
 
+#include "api.h"
 #include "event_schema.h"
+#include "netmodel.h"
 #include "trace_scan.h"
 
 /* CS_EV_MAX_TIME as the messages spell it */
@@ -515,14 +517,32 @@ static int finish(cs_trace_reader *r, int rc, char *err, size_t errlen, const ch
     return rc;
 }
 
-/* Checks that need the whole trace so far: the header comes first and once,
- * and each rank's seq counts up from 0 without a gap. */
+/* The header's send mode and network model, which replay and export act on:
+ * each as its option (--send-mode, --net) would take it. */
+static int check_modes(const cs_event *ev, char *why, size_t len) {
+    cs_send_mode mode;
+    cs_netmodel net;
+    char tmp[48], msg[300];
+    if (!cs_send_mode_parse(ev->send_mode, &mode))
+        return fail(why, len, "field \"send_mode\": unknown mode \"%s\" (rendezvous, eager or "
+                    "eager:BYTES)", show(ev->send_mode, tmp, sizeof tmp));
+    if (ev->net && cs_netmodel_parse(ev->net, &net, msg, sizeof msg) < 0) {
+        const char *m = strncmp(msg, "--net: ", 7) == 0 ? msg + 7 : msg; /* not an option here */
+        return fail(why, len, "field \"net\": %s", m);
+    }
+    return 0;
+}
+
+/* Checks that need the whole trace so far, or both decoders: the header
+ * comes first and once, with modes that parse, and each rank's seq counts up
+ * from 0 without a gap. */
 static int check_order(cs_trace_reader *r, const cs_event *ev, char *why, size_t len) {
     if (!r->world && ev->type != CS_EV_RUN)
         return fail(why, len, "first event is \"%s\", expected \"run\"",
                     cs_event_type_name(ev->type));
     if (r->world && ev->type == CS_EV_RUN) return fail(why, len, "second run event");
     if (ev->type == CS_EV_RUN) {
+        if (check_modes(ev, why, len) < 0) return -1;
         if (!(r->next_seq = calloc((size_t)ev->world, sizeof *r->next_seq)))
             return fail(why, len, "out of memory");
         r->world = ev->world;

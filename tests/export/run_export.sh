@@ -227,6 +227,11 @@ count_lines "cut trace: that message alone (the picture was written)" 1 "commsim
 "$bin" run "$L/02-point-to-point/pingpong.lua" --trace "$tmp/pp.jsonl" >/dev/null 2>&1
 sed '2s/"t":[0-9.e-]*/"t":1e303/' "$tmp/pp.jsonl" >"$tmp/huge.jsonl"
 expect "a time past the bound: FILE:LINE, status 1" 1 "$tmp/huge.jsonl:2: field \"t\" out of range" -- export "$tmp/huge.jsonl" -f perfetto
+guarded "$bin" run "$L/02-point-to-point/pingpong.lua" --net ethernet-1g --trace "$tmp/n.jsonl" >/dev/null 2>&1 </dev/null
+sed '1s/"net":"[^"]*"/"net":"warp-drive"/' "$tmp/n.jsonl" >"$tmp/warp.jsonl"
+expect "an unknown model in the header: FILE:1" 1 "$tmp/warp.jsonl:1: field \"net\": unknown model 'warp-drive'" -- export "$tmp/warp.jsonl" -f svg
+sed '1s/"send_mode":"[^"]*"/"send_mode":"eager:-5"/' "$tmp/c.jsonl" >"$tmp/sm.jsonl"
+expect "an unknown send mode in the header: FILE:1" 1 "$tmp/sm.jsonl:1: field \"send_mode\": unknown mode \"eager:-5\"" -- export "$tmp/sm.jsonl" -f mermaid
 expect "missing file"     1 "$tmp/nope.jsonl" -- export "$tmp/nope.jsonl" -f svg
 expect "unknown format"   1 "unknown format 'png'" -- export "$tmp/c.jsonl" -f png
 expect "no format"        1 "which format?" -- export "$tmp/c.jsonl"

@@ -86,6 +86,12 @@ k=$(grep -n '"type":"deadlock"' "$tmp/d.jsonl" | cut -d: -f1)
 expect "cut deadlock trace: the monitor still finds it" 1 "why: every blocked rank is sending" -- replay "$tmp/dcut.jsonl"
 { cat "$tmp/c.jsonl"; printf '{"type":"print","ra'; } >"$tmp/exitcut.jsonl"
 expect "cut after every exit: not ok"        1 "verdict: failed (exit status 1)" -- replay "$tmp/exitcut.jsonl"
+# the header's modes: the trace's fault, not a --net the user did not pass
+sed '1s/"send_mode":"[^"]*"/"send_mode":"telepathy"/' "$tmp/c.jsonl" >"$tmp/sm.jsonl"
+expect "an unknown send mode in the header: FILE:1" 1 "$tmp/sm.jsonl:1: field \"send_mode\": unknown mode \"telepathy\"" -- replay "$tmp/sm.jsonl"
+"$bin" run "$L/pingpong.lua" --net ethernet-1g --trace "$tmp/n.jsonl" >/dev/null 2>&1
+sed '1s/"net":"[^"]*"/"net":"warp-drive"/' "$tmp/n.jsonl" >"$tmp/warp.jsonl"
+expect "an unknown model in the header: FILE:1" 1 "$tmp/warp.jsonl:1: field \"net\": unknown model 'warp-drive'" -- replay "$tmp/warp.jsonl"
 # an error's status is the run's exit status: only one a run ends with
 for st in 99 -1 0; do
   { head -n 1 "$tmp/c.jsonl"

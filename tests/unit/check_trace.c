@@ -487,6 +487,17 @@ static const struct {
     {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
      "\"world\":2,\"engine\":\"\",\"send_mode\":\"\",\"seed\":\"18446744073709551616\"}\n",
      "1: field \"seed\" must be a decimal string of a 64-bit integer"},
+    /* the modes replay and export act on, as their options would take them */
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
+     "\"world\":2,\"engine\":\"thread\",\"send_mode\":\"telepathy\",\"seed\":\"1\",\"script\":\"s\"}\n",
+     "1: field \"send_mode\": unknown mode \"telepathy\" (rendezvous, eager or eager:BYTES)"},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":1,\"rank\":-1,\"seq\":0,\"t\":0,"
+     "\"world\":2,\"engine\":\"thread\",\"send_mode\":\"eager:-5\",\"seed\":\"1\",\"script\":\"s\"}\n",
+     "1: field \"send_mode\": unknown mode \"eager:-5\""},
+    {"{\"type\":\"run\",\"format\":\"commsim-trace\",\"version\":2,\"rank\":-1,\"seq\":0,\"t\":0,"
+     "\"world\":2,\"engine\":\"thread\",\"send_mode\":\"eager\",\"seed\":\"1\",\"script\":\"s\","
+     "\"net\":\"warp-drive\"}\n",
+     "1: field \"net\": unknown model 'warp-drive' (none, "},
     {"\xef\xbb\xbf{}\n", "1: not JSON: "},
     {"", "1: empty trace: no run event"},
 };
