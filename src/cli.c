@@ -283,6 +283,7 @@ int cs_cli_run(int argc, char **argv) {
                 fprintf(stderr, "commsim run: --export: at most 8\n");
                 return 1;
             }
+            if (cs_cli_export_check(optarg) != 0) return 1; /* before running, not after */
             exports[nexport++] = optarg;
             break;
         case OPT_REPORT:

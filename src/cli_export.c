@@ -1,5 +1,6 @@
 /* cli_export.c -- `commsim export TRACE --format F`: the options of the
  * command only; the drawing is export.c and its one file per format. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,11 +51,13 @@ static void export_usage(FILE *f) {
           f);
 }
 
-static int number(const char *opt, const char *s, long long max, long long *out) {
+static int number(const char *opt, const char *s, long long min, long long max, long long *out) {
     char *end;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < 0 || v > max) {
-        fprintf(stderr, "commsim export: %s: '%s' is not a number from 0 to %lld\n", opt, s, max);
+    if (!*s || *end || errno || v < min || v > max) {
+        fprintf(stderr, "commsim export: %s: '%s' is not a number from %lld to %lld\n", opt, s, min,
+                max);
         return -1;
     }
     *out = v;
@@ -80,20 +83,14 @@ int cs_cli_export(int argc, char **argv) {
         switch (c) {
         case 'f': o.format = optarg; break;
         case 'o': o.out = optarg; break;
-        case 'F': if (number("--from", optarg, 1LL << 50, &o.from) < 0) return 1; break;
-        case 'T': if (number("--to", optarg, 1LL << 50, &o.to) < 0) return 1; break;
+        case 'F': if (number("--from", optarg, 0, 1LL << 50, &o.from) < 0) return 1; break;
+        case 'T': if (number("--to", optarg, 1, 1LL << 50, &o.to) < 0) return 1; break;
         case 'W':
-            if (number("--width", optarg, 1000, &v) < 0 || v < 20) {
-                fprintf(stderr, "commsim export: --width: from 20 to 1000\n");
-                return 1;
-            }
+            if (number("--width", optarg, 20, 1000, &v) < 0) return 1;
             o.width = (int)v;
             break;
         case 'H':
-            if (number("--height", optarg, 1000, &v) < 0 || v < 10) {
-                fprintf(stderr, "commsim export: --height: from 10 to 1000\n");
-                return 1;
-            }
+            if (number("--height", optarg, 10, 1000, &v) < 0) return 1;
             o.height = (int)v;
             break;
         case 'm':
@@ -130,6 +127,10 @@ int cs_cli_export(int argc, char **argv) {
         export_usage(stderr);
         return 1;
     }
+    if (o.from >= 0 && o.to >= 0 && o.from >= o.to) { /* nothing to draw */
+        fprintf(stderr, "commsim export: --from %lld is not before --to %lld\n", o.from, o.to);
+        return 1;
+    }
     if (!o.format) {
         fprintf(stderr, "commsim export: which format? (--format svg|mermaid|perfetto|asciicast)\n");
         return 1;
@@ -137,16 +138,36 @@ int cs_cli_export(int argc, char **argv) {
     return cs_export_file(argv[optind], &o);
 }
 
-int cs_cli_export_spec(const char *spec, const char *trace) {
-    char fmt[32];
+/* FORMAT:FILE into fmt and *file, the format one we draw. 0, or 1 with the
+ * reason on stderr. */
+static int split_spec(const char *spec, char *fmt, size_t len, const char **file) {
     const char *colon = strchr(spec, ':');
     size_t n = colon ? (size_t)(colon - spec) : 0;
-    if (!colon || !n || n >= sizeof fmt || !colon[1]) {
+    if (!colon || !n || n >= len || !colon[1]) {
         fprintf(stderr, "commsim run: --export: FORMAT:FILE, not '%s'\n", spec);
         return 1;
     }
     memcpy(fmt, spec, n);
     fmt[n] = 0;
-    cs_export_opts o = {.format = fmt, .out = colon + 1, .from = -1, .to = -1};
+    if (!cs_export_find(fmt)) {
+        fprintf(stderr, "commsim run: --export: unknown format '%s'; one of:\n", fmt);
+        cs_export_print_formats(stderr);
+        return 1;
+    }
+    *file = colon + 1;
+    return 0;
+}
+
+int cs_cli_export_check(const char *spec) {
+    char fmt[32];
+    const char *file;
+    return split_spec(spec, fmt, sizeof fmt, &file);
+}
+
+int cs_cli_export_spec(const char *spec, const char *trace) {
+    char fmt[32];
+    const char *file;
+    if (split_spec(spec, fmt, sizeof fmt, &file)) return 1;
+    cs_export_opts o = {.format = fmt, .out = file, .from = -1, .to = -1};
     return cs_export_file(trace, &o);
 }

@@ -137,8 +137,15 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
         cs_replay_free(&rp);
         return 1;
     }
+    /* --from past the last event would draw nothing, and call it a picture */
+    if (o->from > 0 && (size_t)o->from >= rp.n) {
+        cs_errf(stderr, "--from %lld: %s has %zu events (0 to %zu)\n", o->from, path, rp.n,
+                rp.n ? rp.n - 1 : 0);
+        cs_replay_free(&rp);
+        return 1;
+    }
     cs_export_ctx x = {.rp = &rp, .path = path, .o = o};
-    x.to = o->to >= 0 && (size_t)o->to < rp.n ? (size_t)o->to : rp.n;
+    x.to = o->to >= 0 && (size_t)o->to < rp.n ? (size_t)o->to : rp.n; /* past the end: the end */
     x.from = o->from > 0 ? (size_t)o->from : 0;
     if (x.from > x.to) x.from = x.to;
     if (cs_replay_fold(&rp, x.to, &x.mon) < 0) {

@@ -184,6 +184,12 @@ expect "short trace: mermaid says the run had not ended" 0 "Note over R0,R1: the
 expect "short trace: perfetto's verdict as replay's" 0 '"verdict":"failed","kind":"incomplete"' -- export "$tmp/d2.jsonl" -f perfetto
 printf '{"type":"run"' >"$tmp/h.jsonl"
 expect "trace cut in its header: failed, status 1" 1 "trace: 0 ranks, failed" -- export "$tmp/h.jsonl" -f svg
+# a window with nothing in it is a usage error, not an empty 'ok' picture
+expect "--from not before --to: refused" 1 "--from 5 is not before --to 3" -- export "$tmp/d.jsonl" -f svg --from 5 --to 3
+expect "--from past the end: refused" 1 "--from 99999: $tmp/d.jsonl has" -- export "$tmp/d.jsonl" -f svg --from 99999
+expect "--to past the end: drawn to the end" 0 "deadlock.lua: 2 ranks, deadlock" -- export "$tmp/d.jsonl" -f svg --to 99999
+expect "--width -1: refused" 1 "--width: '-1' is not a number from 20 to 1000" -- export "$tmp/d.jsonl" -f asciicast --width -1
+count_lines "--width -1: one message" 1 "commsim export:"
 "$bin" export "$tmp/r.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/s.cast" 2>"$tmp/err"
 if "$py" "$here/check_cast.py" 80 24 "$tmp/s.cast" >"$tmp/chk" 2>&1; then ok "asciicast: 80x24"; else bad "asciicast: 80x24"; fi
 
@@ -209,6 +215,9 @@ else
   bad "run --export: two pictures of the live run"
 fi
 expect "run --export: FORMAT:FILE" 1 "FORMAT:FILE" -- run "$L/02-point-to-point/chain.lua" --no-tui --export svg
+echo 'print("ran")' >"$tmp/ran.lua"
+expect "run --export: an unknown format" 1 "--export: unknown format 'png'" -- run "$tmp/ran.lua" --no-tui --export png:"$tmp/x.png"
+count_lines "run --export: refused before the run" 0 "ran"
 guarded "$bin" run "$L/02-point-to-point/deadlock.lua" --no-tui --export svg:"$tmp/x.svg" >/dev/null 2>&1 </dev/null
 st=$?
 if [ $st = 3 ] && grep -q "no rank can make progress" "$tmp/x.svg"; then ok "run --export keeps the run's status (3)"; else bad "run --export status" "status $st"; fi
