@@ -130,9 +130,8 @@ int cs_replay_status(const cs_replay *r, size_t upto, const cs_monitor *m, char 
     for (int k = 0; k < m->world; k++) left += m->ranks[k].state < CS_RS_DONE;
     if (left && !m->deadlocked && !status) {
         char where[64] = "the trace ends";
-        if (upto < r->n)
-            snprintf(where, sizeof where, upto == 1 ? "the first event ends" : "the first %zu events end",
-                     upto);
+        if (upto == 1 && r->n > 1) snprintf(where, sizeof where, "the first event ends");
+        else if (upto < r->n) snprintf(where, sizeof where, "the first %zu events end", upto);
         snprintf(why, whylen, "%s before the run did: %d rank%s had not finished", where, left,
                  left == 1 ? "" : "s");
         status = 1;
