@@ -243,7 +243,9 @@ static cs_outcome_kind failure_kind(const cs_monitor *m, int status, const char 
         case CS_END_DIED: return CS_OUT_RANK_DIED;
         case CS_END_QUIT: return CS_OUT_INTERRUPTED;
         default:
-            if (strstr(e, "size mismatch: ")) return CS_OUT_SIZE_MISMATCH;
+            /* report-format.md: size_mismatch covers another size or dtype */
+            if (strstr(e, "size mismatch: ") || strstr(e, "dtype mismatch: "))
+                return CS_OUT_SIZE_MISMATCH;
             if (strstr(e, "(--strict)")) return CS_OUT_STRICT;
             return CS_OUT_SCRIPT_ERROR;
         }
