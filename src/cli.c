@@ -50,7 +50,8 @@ static void run_usage(FILE *f) {
             "      --step             start the visualizer paused: space steps every rank,\n"
             "                         s the selected one, r runs\n"
             "      --speed OPS        operations per second in the visualizer (default 10;\n"
-            "                         0 = full speed); + and - change it while running\n"
+            "                         0 = full speed; at most 1e9); + and - change it\n"
+            "                         while running\n"
             "      --trace FILE       write every event as JSON Lines to FILE\n"
             "      --export FMT:FILE  after the run, draw its trace as FMT (svg, mermaid,\n"
             "                         perfetto, asciicast) into FILE; repeatable\n"
@@ -58,7 +59,8 @@ static void run_usage(FILE *f) {
             "                         summary; json: the outcome as one JSON document on\n"
             "                         standard output (docs/report-format.md)\n"
             "      --timeout S        end the run after S seconds with status 4 (default 60;\n"
-            "                         0 = none; in the visualizer: none unless given)\n"
+            "                         0 = none; at most 1e9; in the visualizer: none\n"
+            "                         unless given)\n"
             "      --mem-limit MIB    memory cap per rank, Lua heap and tensors (default %zu)\n"
             "      --step-limit N     Lua instructions per rank (default %llu; 0 = none)\n"
             "      --seed N           seed of tensor.randn (default 0)\n"
@@ -113,12 +115,19 @@ static int parse_u64(const char *opt, const char *s, unsigned long long max, uns
     return 0;
 }
 
+/* The largest --timeout or --speed: some 31 years, or a billion operations a
+ * second, is "no limit" already (0 says it plainly), and it keeps a deadline
+ * of now + S exact to well under a millisecond. */
+#define NUMBER_MAX 1e9
+#define NUMBER_MAX_TEXT "1e9"
+
 static int parse_number(const char *opt, const char *s, double *out) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= 0) || v > 1e7) {
-        fprintf(stderr, "commsim run: %s: '%s' is not a number >= 0\n", opt, s);
+    if (!*s || *end || errno || !(v >= 0) || v > NUMBER_MAX) {
+        fprintf(stderr, "commsim run: %s: '%s' is not a number from 0 to " NUMBER_MAX_TEXT "\n", opt,
+                s);
         return -1;
     }
     *out = v;

@@ -142,8 +142,9 @@ static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadl
             for (int i = 0; i < np; i++) close(pend[i].fd);
             free(pend);
             free(pfd);
-            cs_errf(wk->err, "rank %d: %s while it waited for %d higher rank%s to connect\n",
-                    wk->rank, why, missing, missing == 1 ? "" : "s");
+            if (!cs_rank_link_ended(wk->link)) /* an ABORT: the report says why */
+                cs_errf(wk->err, "rank %d: %s while it waited for %d higher rank%s to connect\n",
+                        wk->rank, why, missing, missing == 1 ? "" : "s");
             return -1;
         }
         for (int i = 0; i < np; i++)
@@ -173,6 +174,43 @@ static int accept_peers(const cs_rank_setup *wk, int lfd, int *fds, double deadl
     return 0;
 }
 
+/* Watch the link for up to s seconds: true once the controller ended the
+ * job (or is gone, which ends it too). */
+static bool job_over_within(const cs_rank_setup *wk, double s) {
+    double until = cs_now() + s;
+    char why[256];
+    for (;;) {
+        if (cs_rank_link_setup_poll(wk->link, why, sizeof why) < 0) return true;
+        double now = cs_now();
+        if (now >= until) return false;
+        struct pollfd pfd = {.fd = cs_rank_link_fd(wk->link), .events = POLLIN};
+        double step = cs_rank_link_interval(wk->link);
+        if (now + step > until) step = until - now;
+        poll(&pfd, 1, (int)(step * 1000) + 1);
+    }
+}
+
+/* Dial a lower peer, retrying while it does not listen yet, as
+ * cs_rank_link_dial does, but watching the link meanwhile: a peer whose
+ * script already failed has left, and the controller's ABORT ends the wait. */
+static int dial_peer(const cs_rank_setup *wk, uint32_t ip, uint16_t port, double deadline) {
+    for (;;) {
+        int fd = cs_rank_link_dial(ip, port, 0); /* one try */
+        if (fd >= 0) return fd;
+        int e = errno;
+        if ((e != ECONNREFUSED && e != ENETUNREACH && e != EHOSTUNREACH && e != ETIMEDOUT) ||
+            cs_now() > deadline || job_over_within(wk, 0.1)) {
+            errno = e;
+            return -1;
+        }
+    }
+}
+
+/* How long a rank that lost a lower peer while connecting waits for the
+ * controller's word: a peer process that left has failed or died, and the
+ * controller ends the job for that at once. */
+#define PEER_LOST_SECONDS 10.0
+
 static int mesh_connect(const cs_rank_setup *wk, const cs_welcome *wel, int lfd, int *fds) {
     uint8_t meta[CS_PEER_LEN];
     cs_cur cur = {.p = meta, .len = sizeof meta};
@@ -181,11 +219,16 @@ static int mesh_connect(const cs_rank_setup *wk, const cs_welcome *wel, int lfd,
     cs_hello_put(&cur, &h, false);
     double deadline = cs_now() + MESH_SECONDS;
     for (int j = 0; j < wk->rank; j++) {
-        fds[j] = cs_rank_link_dial(wel->ip[j], wel->port[j], deadline);
+        fds[j] = dial_peer(wk, wel->ip[j], wel->port[j], deadline);
         if (fds[j] < 0 || cs_wire_send(fds[j], CS_FR_PEER, meta, sizeof meta, deadline) < 0) {
+            int e = errno;
+            /* The job ended (the peer's script failed, say): a consequence,
+             * not this rank's failure; the report gives the cause. */
+            if (!cs_rank_link_ended(wk->link)) job_over_within(wk, PEER_LOST_SECONDS);
+            if (cs_rank_link_ended(wk->link)) return -1;
             char a[64];
             cs_errf(wk->err, "rank %d: cannot connect to rank %d at %s: %s\n", wk->rank, j,
-                    cs_wire_addr_str(wel->ip[j], wel->port[j], a, sizeof a), strerror(errno));
+                    cs_wire_addr_str(wel->ip[j], wel->port[j], a, sizeof a), strerror(e));
             return -1;
         }
     }

@@ -339,8 +339,23 @@ void cs_control_settle(cs_control *c) {
     cs_bus_unlock(&c->bus);
 }
 
+/* A rank with no event at all when the run is over never ran its script:
+ * the run ended while it was still joining (a tcp rank process connecting
+ * its mesh when another rank's script failed). It ended with the run, so it
+ * is aborted, as the thread engine reports a rank the end cut short, not
+ * idle; the event goes into the trace, so that a replay says the same.
+ * Called with the bus locked. */
+static void never_ran(cs_control *c) {
+    for (int k = 0; k < c->world; k++) {
+        if (c->mon.ranks[k].state != CS_RS_IDLE) continue;
+        cs_event ev = {.type = CS_EV_EXIT, .rank = k, .status = CS_RANK_ABORTED};
+        cs_bus_emit_locked(&c->bus, &ev);
+    }
+}
+
 int cs_control_close(cs_control *c, int status, FILE *err) {
     cs_bus_lock(&c->bus); /* a straggler may still emit */
+    never_ran(c);
     if (status == 0 && c->recheck && !c->settled && !c->mon.deadlocked) recheck(c);
     /* A verdict found on the last exit (a collective left unfinished) may
      * come after the engine saw a clean end. */

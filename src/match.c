@@ -128,6 +128,13 @@ static void describe(char *buf, size_t len, cs_dtype d, int ndim, const int64_t 
     snprintf(buf, len, "%s %s", cs_dtype_name(d), cs_tensor_shape_str(ndim, shape, dims, sizeof dims));
 }
 
+/* A wire envelope's dtype is checked on arrival; the guard only keeps an
+ * unknown one from dividing by zero. */
+static size_t elements(size_t bytes, cs_dtype d) {
+    size_t size = cs_dtype_size(d);
+    return size ? bytes / size : bytes;
+}
+
 bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script, char *err,
                     size_t errlen) {
     const cs_tensor *t = rq->buf;
@@ -136,8 +143,9 @@ bool cs_match_check(const cs_msg *msg, const cs_request *rq, const char *script,
     describe(sent, sizeof sent, msg->dtype, msg->ndim, msg->shape);
     describe(want, sizeof want, t->dtype, t->ndim, t->shape);
     const char *s = script ? script : "line";
-    /* Same byte count: only the dtype differs, say so. */
-    bool dtype = msg->bytes == rq->bytes;
+    /* Same number of elements: only the dtype differs, say so. The byte
+     * counts may agree while both differ (float64 [2] against float32 [4]). */
+    bool dtype = elements(msg->bytes, msg->dtype) == elements(rq->bytes, t->dtype);
     snprintf(err, errlen,
              "%s mismatch: rank %d receives %s (%zu bytes) at %s:%d, but rank %d sent %s "
              "(%zu bytes) at %s:%d; both sides must use the same %s", dtype ? "dtype" : "size",

@@ -29,6 +29,7 @@ typedef struct coll_pending {
     coll_rec *recs;
     int arrived;
     int first;           /* the member that arrived first: the call to agree with */
+    bool uncounted;      /* its mismatch was declared before every member entered */
 } coll_pending;
 
 typedef struct coll_grp {
@@ -222,7 +223,7 @@ static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
             g->cap = cap;
         }
         coll_rec *recs = cs_xcalloc((size_t)g->n, sizeof *recs, "a pending collective");
-        g->pend[g->npend++] = (coll_pending){recs, 0, mi};
+        g->pend[g->npend++] = (coll_pending){.recs = recs, .first = mi};
         idx = g->npend - 1;
     }
     coll_pending *p = &g->pend[idx];
@@ -230,14 +231,19 @@ static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
     p->arrived++;
     /* Every call that arrived before agrees with the first one (or the
      * mismatch is already declared), so one comparison decides. */
-    if (!m->coll->mismatch.kind && !same_call(&p->recs[p->first], &p->recs[mi]))
+    if (!m->coll->mismatch.kind && !same_call(&p->recs[p->first], &p->recs[mi])) {
+        /* The verdict names the members that had not entered it yet; one
+         * entering later (whether before the run ends is timing) must not
+         * make the count contradict it. */
+        p->uncounted = p->arrived < g->n;
         declare_mismatch(m, g, k, p);
+    }
     while (g->npend && g->pend[0].arrived == g->n) { /* everybody is past it */
+        if (!g->pend[0].uncounted) m->coll->calls++;
         free(g->pend[0].recs);
         memmove(g->pend, g->pend + 1, (size_t)(g->npend - 1) * sizeof *g->pend);
         g->npend--;
         g->base++;
-        m->coll->calls++;
     }
 }
 

@@ -39,10 +39,29 @@ static const unit rate_units[] = {{"B/s", 1},   {"KB/s", 1e3}, {"MB/s", 1e6},
 static const unit count_units[] = {{"", 1},     {"K", 1e3},  {"M", 1e6},  {"G", 1e9},
                                    {"T", 1e12}, {"P", 1e15}, {NULL, 0}};
 
-/* A non-negative decimal number followed by one of units (exactly): the value
- * in the base unit, rounded to an integer. */
-static int number(const char *key, const char *v, size_t n, const unit *units, uint64_t *out,
-                  char *err, size_t errlen) {
+/* What a key takes, in its base unit (ns, B/s, operations per second). The
+ * minimums are what the model needs (a message takes some time in flight,
+ * docs/time-model.md says why; a byte takes some time on the wire); the
+ * maximums are far beyond any real machine (alpha: an hour,
+ * the longest dist.compute) and keep every figure well inside 64 bits. */
+typedef struct range {
+    const char *key;
+    const unit *units;
+    double min, max;
+    const char *text; /* min and max as the user writes them */
+    const char *hint; /* after the range, or "" */
+} range;
+
+static const range alpha_range = {"alpha", time_units, 1, 3600e9, "1ns and at most 3600s", ""};
+static const range bandwidth_range = {"bandwidth", rate_units, 1, 1e15,
+                                      "1B/s and at most 1000TB/s", ""};
+static const range flops_range = {"flops", count_units, 1, 1e18, "1 and at most 1000P",
+                                  " (leave flops out for arithmetic that takes no time)"};
+
+/* A decimal number followed by one of the key's units (exactly), within its
+ * range: the value in the base unit, rounded to the nearest integer. */
+static int number(const range *k, const char *v, size_t n, uint64_t *out, char *err,
+                  size_t errlen) {
     char buf[64];
     if (n == 0 || n >= sizeof buf) goto bad;
     memcpy(buf, v, n);
@@ -51,22 +70,27 @@ static int number(const char *key, const char *v, size_t n, const unit *units, u
     errno = 0;
     char *end;
     double x = strtod(buf, &end);
-    if (errno || end == buf || !isfinite(x) || x < 0) goto bad;
-    for (const unit *u = units; u->suffix; u++) {
+    /* strtod also reads hexadecimal ("0x10"): decimal digits only */
+    if (errno || end == buf || strspn(buf, "0123456789.eE+-") != (size_t)(end - buf)) goto bad;
+    for (const unit *u = k->units; u->suffix; u++) {
         if (strcmp(end, u->suffix) != 0) continue;
         double y = x * u->scale;
-        if (y > 9.2e18) goto bad;
+        if (!(y >= k->min && y <= k->max)) {
+            snprintf(err, errlen, "--net: %s=%.*s is out of range: %s must be at least %s%s",
+                     k->key, (int)n, v, k->key, k->text, k->hint);
+            return -1;
+        }
         *out = (uint64_t)llround(y);
         return 0;
     }
 bad:;
     char list[96] = "";
-    for (const unit *u = units; u->suffix; u++)
+    for (const unit *u = k->units; u->suffix; u++)
         if (u->suffix[0]) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
                                    list[0] ? ", " : "", u->suffix);
-    snprintf(err, errlen, "--net: %s=%.*s: expected a number%s%s", key, (int)n, v,
-             units == count_units ? " (optionally with K, M, G, T or P)" : " with a unit: ",
-             units == count_units ? "" : list);
+    snprintf(err, errlen, "--net: %s=%.*s: expected a decimal number%s%s", k->key, (int)n, v,
+             k->units == count_units ? " (optionally with K, M, G, T or P)" : " with a unit: ",
+             k->units == count_units ? "" : list);
     return -1;
 }
 
@@ -88,13 +112,13 @@ static int parse_custom(const char *s, cs_netmodel *m, char *err, size_t errlen)
         bool *seen;
         if (klen == 5 && !strncmp(p, "alpha", 5)) {
             seen = &have_alpha;
-            rc = number("alpha", v, vlen, time_units, &m->alpha_ns, err, errlen);
+            rc = number(&alpha_range, v, vlen, &m->alpha_ns, err, errlen);
         } else if (klen == 9 && !strncmp(p, "bandwidth", 9)) {
             seen = &have_bw;
-            rc = number("bandwidth", v, vlen, rate_units, &m->bandwidth, err, errlen);
+            rc = number(&bandwidth_range, v, vlen, &m->bandwidth, err, errlen);
         } else if (klen == 5 && !strncmp(p, "flops", 5)) {
             seen = &have_flops;
-            rc = number("flops", v, vlen, count_units, &m->flops, err, errlen);
+            rc = number(&flops_range, v, vlen, &m->flops, err, errlen);
         } else {
             snprintf(err, errlen, "--net: unknown key '%.*s' (the keys: alpha, bandwidth, flops)",
                      (int)klen, p);
@@ -117,17 +141,9 @@ static int parse_custom(const char *s, cs_netmodel *m, char *err, size_t errlen)
                  "(e.g. alpha=5us,bandwidth=10GB/s)", s);
         return -1;
     }
-    /* Without latency two ranks could exchange messages in no time, and the
-     * clocks could not be ordered without waiting for every rank (see
-     * docs/time-model.md): a message always takes some time in flight. */
-    if (m->alpha_ns == 0) {
-        snprintf(err, errlen, "--net: alpha must be at least 1ns");
-        return -1;
-    }
-    if (m->bandwidth == 0) {
-        snprintf(err, errlen, "--net: bandwidth must be at least 1B/s");
-        return -1;
-    }
+    /* number() kept alpha >= 1ns: without latency two ranks could exchange
+     * messages in no time, and the clocks could not be ordered without
+     * waiting for every rank (docs/time-model.md). */
     return 0;
 }
 

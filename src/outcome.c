@@ -243,7 +243,9 @@ static cs_outcome_kind failure_kind(const cs_monitor *m, int status, const char 
         case CS_END_DIED: return CS_OUT_RANK_DIED;
         case CS_END_QUIT: return CS_OUT_INTERRUPTED;
         default:
-            if (strstr(e, "size mismatch: ")) return CS_OUT_SIZE_MISMATCH;
+            /* report-format.md: size_mismatch covers another size or dtype */
+            if (strstr(e, "size mismatch: ") || strstr(e, "dtype mismatch: "))
+                return CS_OUT_SIZE_MISMATCH;
             if (strstr(e, "(--strict)")) return CS_OUT_STRICT;
             return CS_OUT_SCRIPT_ERROR;
         }
@@ -333,6 +335,7 @@ void cs_outcome_time_from(cs_outcome *o, const cs_vclock *v) {
     cs_outcome_time *t = &o->time;
     t->net = cs_xstrdup(cs_netmodel_format(cs_vclock_model(v), buf, sizeof buf), "the report");
     t->complete = cs_vclock_complete(v);
+    t->overflow = cs_vclock_overflowed(v);
     if (!t->complete) return;
     t->makespan_ns = cs_vclock_makespan(v);
     t->ranks = cs_xcalloc((size_t)o->world, sizeof *t->ranks, "the report");
@@ -468,8 +471,8 @@ static json_t *time_json(const cs_outcome *o) {
                                                     (json_int_t)r->wait_ns));
         }
     }
-    return json_pack("{s:s, s:b, s:o, s:o}", "net", t->net, "complete", t->complete,
-                     "makespan_ns", t->complete ? json_integer((json_int_t)t->makespan_ns) : json_null(),
+    return json_pack("{s:s, s:b, s:b, s:o, s:o}", "net", t->net, "complete", t->complete,
+                     "overflow", t->overflow, "makespan_ns", t->complete ? json_integer((json_int_t)t->makespan_ns) : json_null(),
                      "ranks", ranks);
 }
 

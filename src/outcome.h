@@ -162,6 +162,7 @@ typedef struct cs_outcome_time_rank {
 typedef struct cs_outcome_time {
     char *net;            /* the model as --net spells it; NULL: no model (real time) */
     bool complete;        /* every rank finished normally: the times below hold */
+    bool overflow;        /* not complete because a clock passed the largest time */
     uint64_t makespan_ns; /* the latest end of a rank */
     cs_outcome_time_rank *ranks; /* world entries when complete */
 } cs_outcome_time;

@@ -635,9 +635,12 @@ static int setup_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst
     case CS_FR_FLUSH: /* a rank died: nothing emitted yet, but the controller waits for the word */
         send_frame(l, CS_FR_FLUSHED, NULL, 0, true);
         return 0;
-    case CS_FR_ABORT:
-        snprintf(err, errlen, "the job ended (%s)", end_words(cs_get_u32(meta)));
+    case CS_FR_ABORT: {
+        uint32_t why = cs_get_u32(meta);
+        snprintf(err, errlen, "the job ended (%s)", end_words(why));
+        if (valid_reason(why)) end_job(l, (int)why); /* cs_rank_link_ended says so */
         return -1;
+    }
     default:
         snprintf(err, errlen, "unexpected %s frame from the controller", cs_frame_name(h->type));
         return -1;
@@ -667,6 +670,13 @@ int cs_rank_link_setup_poll(cs_rank_link *l, char *err, size_t errlen) {
         return -1;
     }
     return 0;
+}
+
+bool cs_rank_link_ended(cs_rank_link *l) {
+    pthread_mutex_lock(&l->end_lock);
+    bool ended = l->ended;
+    pthread_mutex_unlock(&l->end_lock);
+    return ended;
 }
 
 void cs_rank_link_set_heartbeat(cs_rank_link *l, double limit) { l->hb.limit = limit; }

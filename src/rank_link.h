@@ -56,6 +56,9 @@ void cs_rank_link_set_heartbeat(cs_rank_link *l, double limit);
  * fd is readable and at least every cs_rank_link_interval() seconds.
  * 0, or -1 with why the job is over for this rank in err. */
 int cs_rank_link_setup_poll(cs_rank_link *l, char *err, size_t errlen);
+/* The controller ended the job (an ABORT came): whatever this rank failed
+ * at since is a consequence, which the controller's report already explains. */
+bool cs_rank_link_ended(cs_rank_link *l);
 double cs_rank_link_interval(cs_rank_link *l);
 
 /* The controller's run clock as this process's bus origin (cs_bus.t0):

@@ -71,6 +71,11 @@ static void report_time(FILE *f, const cs_outcome *o) {
     const cs_outcome_time *t = &o->time;
     char a[32], b[32], c[32], d[32];
     if (!t->net) return;
+    if (t->overflow) {
+        fprintf(f, "time (%s): not known, a rank's virtual clock passed the largest time "
+                "(2^63 ns, some 292 years)\n", t->net);
+        return;
+    }
     if (!t->complete) {
         fprintf(f, "time (%s): not known, the run did not end normally\n", t->net);
         return;

@@ -90,6 +90,7 @@ struct cs_vclock {
     int64_t lb_min;       /* the smallest of them, and the lowest rank with it */
     int lb_min_rank;
     bool stopped, failed;
+    bool overflow;        /* a rank ended at INF: its clock saturated */
     cs_vclock_answer_fn answer;
     void *answer_ud;
     cs_vclock_emit_fn emit;
@@ -138,6 +139,7 @@ void cs_vclock_set_emit(cs_vclock *v, cs_vclock_emit_fn fn, void *ud) {
 
 const cs_netmodel *cs_vclock_model(const cs_vclock *v) { return &v->net; }
 bool cs_vclock_failed(const cs_vclock *v) { return v->failed; }
+bool cs_vclock_overflowed(const cs_vclock *v) { return v->overflow; }
 
 /* ---- requests */
 
@@ -519,6 +521,10 @@ static bool advance(cs_vclock *v, int rank) {
             if (v->answer) v->answer(v->answer_ud, rank, (uint64_t)r->clock);
             break;
         case CS_EV_EXIT:
+            /* Sums saturate at INF (add64) rather than wrap; a clock that got
+             * there is not a time, and the report must not give it as one.
+             * Clocks never go back, so the end is the place to look. */
+            if (r->clock == INF) v->overflow = true;
             r->exited = true;
             r->info.exited = true;
             r->info.end_ns = (uint64_t)r->clock;
@@ -618,7 +624,9 @@ void cs_vclock_feed(cs_vclock *v, const cs_event *ev) {
     case CS_EV_COMPUTE:
         if (!ev->begin || !(op = push_op(v, ev->rank))) return;
         op->type = CS_EV_COMPUTE;
-        op->ns = (int64_t)(ev->ms * 1e6 + 0.5);
+        /* modelled arithmetic may ask for more than an int64 holds: INF,
+         * as add64 saturates, not a conversion out of range */
+        op->ns = ev->ms * 1e6 + 0.5 >= (double)INF ? INF : (int64_t)(ev->ms * 1e6 + 0.5);
         op->line = ev->line;
         break;
     case CS_EV_CLOCK:
@@ -636,7 +644,7 @@ static void vclock_emit(void *ud, const cs_event *ev) { cs_vclock_feed(ud, ev); 
 cs_sink cs_vclock_sink(cs_vclock *v) { return (cs_sink){vclock_emit, v}; }
 
 bool cs_vclock_complete(const cs_vclock *v) {
-    if (v->stopped || v->failed) return false;
+    if (v->stopped || v->failed || v->overflow) return false;
     for (int i = 0; i < v->world; i++)
         if (!v->r[i].exited) return false;
     return true;

@@ -51,12 +51,16 @@ void cs_vclock_feed(cs_vclock *v, const cs_event *ev);
 cs_sink cs_vclock_sink(cs_vclock *v);
 const cs_netmodel *cs_vclock_model(const cs_vclock *v);
 
-/* Every rank exited and every clock is known (the run ended normally). */
+/* Every rank exited and every clock is known (the run ended normally, and
+ * no clock passed the largest virtual time). */
 bool cs_vclock_complete(const cs_vclock *v);
 /* The latest end of a rank: the run's makespan in virtual time. */
 uint64_t cs_vclock_makespan(const cs_vclock *v);
 const cs_vclock_rank *cs_vclock_rank_info(const cs_vclock *v, int rank);
 /* Out of memory at some point: the times are incomplete (said in the report). */
 bool cs_vclock_failed(const cs_vclock *v);
+/* A rank's clock passed INT64_MAX ns (some 292 years) and stopped there: the
+ * times are not known (said in the report). */
+bool cs_vclock_overflowed(const cs_vclock *v);
 
 #endif

@@ -98,6 +98,11 @@ expect "pcall cannot swallow the budget"    4 "instruction budget exceeded" -- r
 expect "memory bomb: memory cap"            4 "memory limit exceeded" -- run "$dir/membomb.lua" --mem-limit 64
 expect "huge tensor: memory cap"            4 "memory limit exceeded" -- run "$dir/tensorbomb.lua" --mem-limit 64
 expect "timeout ends the run"               4 "did not finish within 1 s" -- run "$dir/sleeper.lua" --timeout 1
+expect "a long timeout is fine"             0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 100000000
+expect "the longest timeout is fine"        0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 1e9
+expect "too long a timeout: the range"      1 "--timeout: '1e10' is not a number from 0 to 1e9" -- run "$dir/hello_all.lua" --timeout 1e10
+expect "a fast speed is fine"               0 "verdict: ok" -- run "$dir/hello_all.lua" --speed 1e8
+expect "too fast a speed: the range"        1 "--speed: '2e9' is not a number from 0 to 1e9" -- run "$dir/hello_all.lua" --speed 2e9
 
 # ---- scale and semantics
 expect "any-source receive returns the sender" 0 "[rank 0] sum of senders	6" -- run "$dir/any_source.lua"
@@ -119,7 +124,7 @@ expect "trace to an unwritable path"        1 "/nonexistent/dir/t.jsonl" -- run 
 # ---- a receive takes the sender's element count and dtype; the shapes may
 # differ (as in torch): [4] into [2, 2] runs, float32 into float64 does not
 expect "[4] received into [2, 2]"           2 "[rank 1] shape	torch.Size([2, 2])	3.0" -- run "$dir/reshape_recv.lua"
-expect "same count, other dtype: an error"  2 "rank 1 receives float64 [4] (32 bytes) at reshape_recv.lua:14, but rank 0 sent float32 [4] (16 bytes) at reshape_recv.lua:8; both sides must use the same number of elements and dtype" -- run "$dir/reshape_recv.lua"
+expect "same count, other dtype: an error"  2 "dtype mismatch: rank 1 receives float64 [4] (32 bytes) at reshape_recv.lua:14, but rank 0 sent float32 [4] (16 bytes) at reshape_recv.lua:8; both sides must use the same dtype" -- run "$dir/reshape_recv.lua"
 
 # ---- the engine table: --engine help, and the unknown engine's error
 expect "--engine help prints the table"     0 "engine   ranks      device  native coll.  tags  any-source" -- run --engine help

@@ -124,6 +124,8 @@ for e in thread tcp; do
   report $e "group mismatch" 2 kind=group_mismatch operations.0.op=all_reduce \
     -- "$P/group_mismatch.lua"
   report $e "size mismatch" 2 kind=size_mismatch explanation~"size mismatch" -- "$C/mismatch.lua"
+  report $e "dtype mismatch" 2 kind=size_mismatch explanation~"dtype mismatch" \
+    -- "$top_srcdir/tests/hostile/scripts/dtype_mismatch.lua"
   report $e "script error" 2 kind=script_error explanation~"attempt to index a nil value" \
     -- "$C/error.lua"
   same_replay "script error ($e)"

@@ -47,7 +47,7 @@ expect "exact time, the model's figure" 6 "rank 0's result is 20.008 us; under t
 expect "the model rounds up to whole ns" 0 "total: 5/5" \
   -- grade measure_latency "$here/measure_latency/reference.lua" --hidden
 mkdir -p "$tmp/badnet" && printf 'return {cases = {{name = "x", net = "alpha=5"}}}\n' >"$tmp/badnet/spec.lua"
-expect "a spec's bad net" 1 "case 'x': net: --net: alpha=5: expected a number with a unit" \
+expect "a spec's bad net" 1 "case 'x': net: --net: alpha=5: expected a decimal number with a unit" \
   -- grade "$tmp/badnet" "$here/measure_latency/reference.lua"
 expect "hidden details hidden" 6 "(hidden case: details are not shown)" \
   -- grade ring "$here/ring/forward_own.lua"

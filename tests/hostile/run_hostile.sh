@@ -94,6 +94,16 @@ case_dtype_mismatch() {
   both "same bytes, other dtype: both ranks failed" 2 "ranks: 2 failed" dtype_mismatch.lua -n 2
 }
 
+case_size_and_dtype_mismatch() {
+  # 16 bytes on both sides, but 2 elements against 4: the element count
+  # differs, so it is a size mismatch (and kind size_mismatch), not a dtype one.
+  local words="size mismatch: rank 1 receives float64 [2] (16 bytes) at size_and_dtype_mismatch.lua:5, but rank 0 sent float32 [4] (16 bytes) at size_and_dtype_mismatch.lua:3; both sides must use the same number of elements and dtype"
+  both "same bytes, other count and dtype: the receiver's line" 2 \
+    "$(failed "size_and_dtype_mismatch.lua:5: $words" 1)" size_and_dtype_mismatch.lua -n 2
+  both "same bytes, other count and dtype: the sender's line" 2 \
+    "$(failed "size_and_dtype_mismatch.lua:3: $words" 0)" size_and_dtype_mismatch.lua -n 2
+}
+
 # ---- found by the script fuzzer: finalizers skipped while a rank unwinds
 # (a leak that only a sanitizer build sees; three runs, as where the stop
 # lands is timing)

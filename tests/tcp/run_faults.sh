@@ -373,6 +373,38 @@ strangers() {
 }
 strangers
 
+# ---- a script that fails before the other ranks have joined the mesh: the
+# report is one the thread engine could give. Only the failure is printed
+# (no rank's "the job ended while it waited to connect" or "cannot connect to
+# rank 1", consequences the thread engine never prints), and a rank that
+# never ran its script because the run ended first is aborted, not idle. A
+# replay of the trace says the same. Which ranks got to finish is timing, as
+# on the thread engine: each run is checked, never counted.
+early_error() {
+  local n i why= line="rank 1 failed: early_error.lua:3: (error object is a table value)"
+  for n in 2 3; do
+    for ((i = 0; i < 8; i++)); do
+      guarded "$bin" run "$dir/early_error.lua" -n $n --engine tcp --no-tui --trace "$tmp/trace" \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+      local rc=$? ranks
+      ranks=$(grep '^ranks:' "$tmp/err")
+      if [ "$rc" != 2 ]; then why="-n $n: exit status $rc, expected 2"
+      elif ! grep -qxF -- "$line" "$tmp/err"; then why="-n $n: no line is exactly: $line"
+      elif grep -q '^commsim run:' "$tmp/err"; then why="-n $n: a secondary message"
+      elif ! [[ $ranks =~ ^ranks:\ ([0-9]+\ done,\ )?1\ failed(,\ [0-9]+\ aborted)?$ ]]; then
+        why="-n $n: not a thread engine's summary: $ranks"
+      elif ! "$bin" replay "$tmp/trace" --no-tui 2>&1 </dev/null | grep -qxF -- "$ranks"; then
+        why="-n $n: the replay's summary differs from: $ranks"
+      fi
+      [ -n "$why" ] && break 2
+    done
+  done
+  if [ -n "$why" ]; then bad "a script error while the mesh joins" "$why"
+  else ok "a script error while the mesh joins: only the failure, the others done or aborted (and so in a replay)"
+  fi
+}
+early_error
+
 # ---- ranks started by hand join with the token
 by_hand() {
   local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" r1

@@ -190,8 +190,29 @@ expect "--net preset" 0 "" -- run "$dir/chain.lua" --net ethernet-1g --no-tui
 expect "--net unknown preset" 1 "unknown model 'token-ring'" -- run "$dir/chain.lua" --net token-ring
 expect "--net without bandwidth" 1 "needs both alpha=TIME and bandwidth=RATE" -- \
   run "$dir/chain.lua" --net alpha=5us
-expect "--net bad unit" 1 "bandwidth=10Gb: expected a number with a unit" -- \
+expect "--net bad unit" 1 "bandwidth=10Gb: expected a decimal number with a unit" -- \
   run "$dir/chain.lua" --net alpha=5us,bandwidth=10Gb
+# each figure has a range, said when a value is outside it (no clock that
+# saturates, no value that silently becomes another), and numbers are decimal
+expect "--net alpha too long: the range" 1 \
+  "alpha=1e9s is out of range: alpha must be at least 1ns and at most 3600s" -- \
+  run "$dir/pingpong.lua" --no-tui --net alpha=1e9s,bandwidth=1GB/s
+expect "--net alpha way too long: the range" 1 \
+  "alpha=1e10s is out of range: alpha must be at least 1ns and at most 3600s" -- \
+  run "$dir/pingpong.lua" --no-tui --net alpha=1e10s,bandwidth=1GB/s
+expect "--net alpha under 1ns: refused" 1 "alpha=0.5ns is out of range" -- \
+  run "$dir/chain.lua" --no-tui --net alpha=0.5ns,bandwidth=1GB/s
+expect "--net flops under 1: refused, not free" 1 \
+  "flops=0.4 is out of range: flops must be at least 1 and at most 1000P" -- \
+  run "$dir/chain.lua" --no-tui --net alpha=1us,bandwidth=1GB/s,flops=0.4
+expect "--net flops 1e-30: refused, not free" 1 "flops=1e-30 is out of range" -- \
+  run "$dir/chain.lua" --no-tui --net alpha=1us,bandwidth=1GB/s,flops=1e-30
+expect "--net hexadecimal alpha: refused" 1 "alpha=0x10us: expected a decimal number" -- \
+  run "$dir/chain.lua" --no-tui --net alpha=0x10us,bandwidth=1GB/s
+expect "--net hexadecimal flops: refused" 1 "flops=0x10: expected a decimal number" -- \
+  run "$dir/chain.lua" --no-tui --net alpha=1us,bandwidth=1GB/s,flops=0x10
+expect "--net the longest alpha" 0 "time (alpha=3600s,bandwidth=1GB/s): makespan" -- \
+  run "$dir/pingpong.lua" --no-tui --net alpha=3600s,bandwidth=1GB/s
 printf -- '--- net: alpha=1us,bandwidth=1GB/s\nlocal t = tensor.zeros(250)\nif rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end\nprint(string.format("%%.0f", dist.time() * 1e9))\n' >"$tmp/hdr.lua"
 vt "the header's net: model" 2000 "$tmp/hdr.lua"
 vt "--net wins over the header" 11000 "$tmp/hdr.lua" --net $net

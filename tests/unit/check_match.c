@@ -144,6 +144,55 @@ START_TEST(test_dtype_mismatch_named) {
 }
 END_TEST
 
+/* Same byte count, but other element count too: a size mismatch, though the
+ * bytes agree (float64 [2] against float32 [4]). */
+START_TEST(test_count_and_dtype_mismatch_is_size) {
+    int64_t two[1] = {2};
+    cs_tensor *want = cs_tensor_new(NULL, CS_FLOAT64, 1, two);
+    cs_request *r = rq(1, 0, 0, 0);
+    r->buf = want;
+    r->bytes = cs_tensor_nbytes(want);
+    r->line = 9;
+    cs_msg *m = msg(0, 0, 0);
+    m->dtype = CS_FLOAT32;
+    m->ndim = 1;
+    m->shape[0] = 4;
+    m->bytes = 16;
+    m->line = 4;
+    char err[512];
+    ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
+    ck_assert_str_eq(err, "size mismatch: rank 1 receives float64 [2] (16 bytes) at x.lua:9, but "
+                          "rank 0 sent float32 [4] (16 bytes) at x.lua:4; both sides must use "
+                          "the same number of elements and dtype");
+    cs_tensor_release(want);
+    free(r), free(m);
+}
+END_TEST
+
+/* Same element count, other byte count: only the dtype differs. */
+START_TEST(test_dtype_mismatch_other_bytes) {
+    int64_t four[1] = {4};
+    cs_tensor *want = cs_tensor_new(NULL, CS_INT64, 1, four);
+    cs_request *r = rq(1, 0, 0, 0);
+    r->buf = want;
+    r->bytes = cs_tensor_nbytes(want);
+    r->line = 9;
+    cs_msg *m = msg(0, 0, 0);
+    m->dtype = CS_FLOAT32;
+    m->ndim = 1;
+    m->shape[0] = 4;
+    m->bytes = 16;
+    m->line = 4;
+    char err[512];
+    ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
+    ck_assert_str_eq(err, "dtype mismatch: rank 1 receives int64 [4] (32 bytes) at x.lua:9, but "
+                          "rank 0 sent float32 [4] (16 bytes) at x.lua:4; both sides must use "
+                          "the same dtype");
+    cs_tensor_release(want);
+    free(r), free(m);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("match");
     TCase *tc = tcase_create("queues");
@@ -153,6 +202,8 @@ int main(void) {
     tcase_add_test(tc, test_remove_middle_keeps_tail);
     tcase_add_test(tc, test_mismatch_names_both_sides);
     tcase_add_test(tc, test_dtype_mismatch_named);
+    tcase_add_test(tc, test_count_and_dtype_mismatch_is_size);
+    tcase_add_test(tc, test_dtype_mismatch_other_bytes);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

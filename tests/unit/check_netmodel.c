@@ -73,8 +73,8 @@ START_TEST(test_refused) {
     refused("token-ring", "unknown model 'token-ring'");
     refused("alpha=5us", "needs both alpha=TIME and bandwidth=RATE");
     refused("bandwidth=1GB/s", "needs both");
-    refused("alpha=5,bandwidth=1GB/s", "alpha=5: expected a number with a unit");
-    refused("alpha=5us,bandwidth=10Gb", "bandwidth=10Gb: expected a number with a unit");
+    refused("alpha=5,bandwidth=1GB/s", "alpha=5: expected a decimal number with a unit");
+    refused("alpha=5us,bandwidth=10Gb", "bandwidth=10Gb: expected a decimal number with a unit");
     refused("alpha=5us,bandwidth=10GB", "bandwidth=10GB");
     refused("alpha=-5us,bandwidth=1GB/s", "alpha=-5us");
     refused("alpha=5us,bandwidth=1GB/s,flops=fast", "flops=fast");
@@ -86,6 +86,39 @@ START_TEST(test_refused) {
     refused("alpha=5us,,bandwidth=1GB/s", "is not key=value");
     refused("alpha=nanus,bandwidth=1GB/s", "alpha=nanus");
     refused("alpha=1e30s,bandwidth=1GB/s", "alpha=1e30s");
+}
+END_TEST
+
+/* Every key has a range, said when a value falls outside it; numbers are
+ * decimal, and a value is rounded to its base unit only once in range. */
+START_TEST(test_ranges) {
+    const char *alpha = "out of range: alpha must be at least 1ns and at most 3600s";
+    refused("alpha=1e10s,bandwidth=1GB/s", alpha);
+    refused("alpha=1e9s,bandwidth=1GB/s", alpha);
+    refused("alpha=3601s,bandwidth=1GB/s", alpha);
+    refused("alpha=0.5ns,bandwidth=1GB/s", alpha);
+    refused("alpha=0us,bandwidth=1GB/s", alpha);
+    refused("alpha=5us,bandwidth=0.5B/s", "bandwidth must be at least 1B/s and at most 1000TB/s");
+    refused("alpha=5us,bandwidth=1001TB/s", "bandwidth must be at least 1B/s and at most 1000TB/s");
+    const char *flops = "out of range: flops must be at least 1 and at most 1000P (leave flops "
+                        "out for arithmetic that takes no time)";
+    refused("alpha=5us,bandwidth=1GB/s,flops=0.4", flops);
+    refused("alpha=5us,bandwidth=1GB/s,flops=0.5", flops);
+    refused("alpha=5us,bandwidth=1GB/s,flops=1e-30", flops);
+    refused("alpha=5us,bandwidth=1GB/s,flops=0", flops);
+    refused("alpha=5us,bandwidth=1GB/s,flops=1e19", flops);
+    refused("alpha=0x10us,bandwidth=1GB/s", "alpha=0x10us: expected a decimal number with a unit");
+    refused("alpha=5us,bandwidth=0x10GB/s", "bandwidth=0x10GB/s: expected a decimal number");
+    refused("alpha=5us,bandwidth=1GB/s,flops=0x10", "flops=0x10: expected a decimal number");
+    refused("alpha=5us,bandwidth=1GB/s,flops=0x1p4", "flops=0x1p4: expected a decimal number");
+    cs_netmodel m = parsed("alpha=3600s,bandwidth=1000TB/s,flops=1000P"); /* the maximums */
+    ck_assert_uint_eq(m.alpha_ns, 3600000000000ULL);
+    ck_assert_uint_eq(m.bandwidth, 1000000000000000ULL);
+    ck_assert_uint_eq(m.flops, 1000000000000000000ULL);
+    m = parsed("alpha=1ns,bandwidth=1B/s,flops=1"); /* the minimums */
+    ck_assert(m.alpha_ns == 1 && m.bandwidth == 1 && m.flops == 1);
+    m = parsed("alpha=1.4ns,bandwidth=1.5B/s,flops=2.5e0"); /* rounded to the nearest */
+    ck_assert(m.alpha_ns == 1 && m.bandwidth == 2 && m.flops == 3);
 }
 END_TEST
 
@@ -283,17 +316,73 @@ START_TEST(test_any_real_order) {
 }
 END_TEST
 
+/* Clocks saturate at INT64_MAX ns instead of wrapping: a run that gets there
+ * is not complete, and says why. */
+static cs_vclock *two_ranks(const char *net) {
+    cs_netmodel m = parsed(net);
+    return cs_vclock_new(&m, 2);
+}
+
+static void feed(cs_vclock *v, cs_event ev) { cs_vclock_feed(v, &ev); }
+
+static void exits(cs_vclock *v, int rank) {
+    feed(v, (cs_event){.type = CS_EV_EXIT, .rank = rank});
+}
+
+START_TEST(test_overflow_compute) {
+    /* modelled arithmetic of 1e10 operations at 1 a second: 1e19 ns */
+    cs_vclock *v = two_ranks("alpha=1us,bandwidth=1GB/s");
+    feed(v, (cs_event){.type = CS_EV_COMPUTE, .rank = 0, .ms = 1e13, .begin = true});
+    exits(v, 0);
+    exits(v, 1);
+    ck_assert(cs_vclock_overflowed(v));
+    ck_assert(!cs_vclock_complete(v));
+    cs_vclock_free(v);
+    /* an hour at a time, below the top: complete */
+    v = two_ranks("alpha=1us,bandwidth=1GB/s");
+    for (int i = 0; i < 1000; i++)
+        feed(v, (cs_event){.type = CS_EV_COMPUTE, .rank = 0, .ms = 3600e3, .begin = true});
+    exits(v, 0);
+    exits(v, 1);
+    ck_assert(!cs_vclock_overflowed(v));
+    ck_assert(cs_vclock_complete(v));
+    ck_assert_uint_eq(cs_vclock_makespan(v), 3600000000000000ULL);
+    cs_vclock_free(v);
+}
+END_TEST
+
+START_TEST(test_overflow_transmission) {
+    /* a TiB at 1 B/s: 3.5e4 years on the wire; the receiver waits for it */
+    cs_vclock *v = two_ranks("alpha=1us,bandwidth=1B/s");
+    uint64_t one = 1;
+    feed(v, (cs_event){.type = CS_EV_POST, .rank = 0, .req = 1, .op = CS_OP_ISEND, .peer = 1,
+                       .bytes = (size_t)1 << 40, .eager = true});
+    feed(v, (cs_event){.type = CS_EV_POST, .rank = 1, .req = 1, .op = CS_OP_IRECV, .peer = 0,
+                       .bytes = (size_t)1 << 40});
+    feed(v, (cs_event){.type = CS_EV_MATCH, .rank = 1, .req = 1, .peer = 0, .peer_req = 1});
+    feed(v, (cs_event){.type = CS_EV_WAIT, .rank = 1, .reqs = &one, .nreqs = 1});
+    exits(v, 0);
+    exits(v, 1);
+    ck_assert(cs_vclock_overflowed(v));
+    ck_assert(!cs_vclock_complete(v));
+    cs_vclock_free(v);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("netmodel");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, test_none_and_presets);
     tcase_add_test(tc, test_custom);
     tcase_add_test(tc, test_refused);
+    tcase_add_test(tc, test_ranges);
     tcase_add_test(tc, test_format_round_trip);
     tcase_add_test(tc, test_costs);
     suite_add_tcase(s, tc);
     tc = tcase_create("timekeeper");
     tcase_add_test(tc, test_any_real_order);
+    tcase_add_test(tc, test_overflow_compute);
+    tcase_add_test(tc, test_overflow_transmission);
     suite_add_tcase(s, tc);
     return s;
 }
