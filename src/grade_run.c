@@ -41,20 +41,24 @@ static const char epilogue[] =
     "tonumber(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
     "else __cs_p(M .. 'none ' .. __cs_t(r)) end end\n";
 
-/* The solution with the case's parameters set and the epilogue after. */
+/* The solution with the case's parameters set and the epilogue after. The
+ * buffer is sized from each assignment's real length: a parameter's name may
+ * be as long as the spec likes. */
 static char *wrap(const cs_grade_case *c, const char *src, size_t len) {
-    size_t cap = len + sizeof prologue + sizeof epilogue + 64 * (size_t)(c->nparams + 1);
+    size_t cap = len + sizeof prologue + sizeof epilogue;
+    for (int i = 0; i < c->nparams; i++)
+        cap += (size_t)snprintf(NULL, 0, "%s = %.17g; ", c->params[i].name, c->params[i].value);
     char *out = cs_xmalloc(cap, "grade script"), *p = out;
     for (int i = 0; i < c->nparams; i++)
-        p += sprintf(p, "%s = %.17g; ", c->params[i].name, c->params[i].value);
-    p += sprintf(p, "%s", prologue);
+        p += snprintf(p, cap - (size_t)(p - out), "%s = %.17g; ", c->params[i].name, c->params[i].value);
+    p += snprintf(p, cap - (size_t)(p - out), "%s", prologue);
     if (len && src[0] == '#') { /* a "#!" line: drop it, keep its newline */
         const char *nl = memchr(src, '\n', len);
         len -= nl ? (size_t)(nl - src) : len;
         src = nl ? nl : src;
     }
     memcpy(p, src, len), p += len;
-    strcpy(p, epilogue);
+    memcpy(p, epilogue, sizeof epilogue);
     return out;
 }
 

@@ -260,4 +260,15 @@ else
   skip "as root: the solution runs as nobody" "not root, or no user nobody"
 fi
 
+# ---- The grader's own robustness: long names, broken or hostile specs,
+# killed runs, names that collide. Each case below once failed.
+
+# A parameter's name of any length: the wrapped solution is sized from it.
+long=N$(printf 'x%.0s' $(seq 3000))
+mkdir -p "$tmp/longp"
+printf 'return {cases = {{name = "x", send_modes = {"rendezvous"}, params = {%s = 1, %sa = 2},\n  result = function() return {3} end}}}\n' \
+  "$long" "$long" >"$tmp/longp/spec.lua"
+printf 'result = %s + %sa\n' "$long" "$long" >"$tmp/longp.lua"
+expect "a 3000-byte parameter name" 0 "total: 1/1" -- grade "$tmp/longp" "$tmp/longp.lua"
+
 finish
