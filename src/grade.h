@@ -21,6 +21,10 @@
 /* Exit status of `commsim grade` when some case failed (0: all passed). */
 #define CS_GRADE_FAILED 6
 
+/* The kind of a variant whose spec code failed (raised an error, looped,
+ * returned a shape result() may not): the spec's error, not the solution's. */
+#define CS_GRADE_SPEC_ERROR "spec_error"
+
 typedef struct cs_grade_param {
     char *name;
     double value;
@@ -84,6 +88,7 @@ typedef struct cs_grade_result {
     char *name;
     double score, max;
     bool pass, hidden;
+    bool spec_error; /* the spec's code failed: message says how, and no one is graded */
     char *message;   /* why it failed (student's terms), or NULL */
     char *trace;     /* the failing variant's trace under --trace-dir, or NULL */
     cs_grade_where at; /* where in the trace it failed */

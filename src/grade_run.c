@@ -134,6 +134,21 @@ static void limit(int res, rlim_t v) {
     setrlimit(res, &rl);
 }
 
+static char *dupf(const char *fmt, const char *a) {
+    size_t n = strlen(fmt) + (a ? strlen(a) : 0) + 1;
+    char *s = cs_xmalloc(n, "grade");
+    snprintf(s, n, fmt, a ? a : "");
+    return s;
+}
+
+/* Why a run, or the child judging it, ended on signal sig (malloc'd). */
+static char *killed_why(int sig) {
+    if (sig == SIGXCPU) return dupf("%s", "killed: the CPU time limit was exceeded");
+    if (sig == SIGALRM) return dupf("%s", "killed: the wall time limit was exceeded");
+    if (sig == SIGKILL) return dupf("%s", "killed: out of memory or time");
+    return dupf("killed: the run crashed (%s)", strsignal(sig));
+}
+
 /* The child: never returns. */
 static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
                             int world, const char *engine, const char *mode, const char *keep,
@@ -196,12 +211,17 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
         alarm((unsigned)s->timeout + 5);
         _exit(cs_launch_run(&o) & 0x7f);
     }
-    int st;
+    int st = 0;
     while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
     char *why = NULL, kind[32] = "";
     cs_grade_where at = {0, 0};
     cs_grade_time time = {world, (char *)engine, (char *)mode, {0}};
-    bool pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
+    bool pass = false;
+    /* A run killed before it ended left a trace that stops anywhere: it
+     * may look like a run that ended well, so it is never judged. */
+    if (run < 0) why = dupf("cannot grade: %s", strerror(errno));
+    else if (WIFSIGNALED(st)) snprintf(kind, sizeof kind, "killed"), why = killed_why(WTERMSIG(st));
+    else pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
     if (!pass && keep && u->drop && chown(keep, geteuid(), getegid()) < 0) {} /* the grader's, as the rest */
     unlink(trace), unlink(script), rmdir(dir);
@@ -266,13 +286,6 @@ void cs_grade_time_free(cs_grade_time *t) {
     *t = (cs_grade_time){0};
 }
 
-static char *dupf(const char *fmt, const char *a) {
-    size_t n = strlen(fmt) + (a ? strlen(a) : 0) + 1;
-    char *s = cs_xmalloc(n, "grade");
-    snprintf(s, n, fmt, a ? a : "");
-    return s;
-}
-
 bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path, int world,
                       const char *engine, const char *mode, const char *trace, char **why,
                       cs_grade_where *at, char kind_out[32], cs_grade_time *time) {
@@ -333,12 +346,8 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
             if (*m) *why = dupf("%s", m);
         }
     } else if (WIFSIGNALED(st)) {
-        int sig = WTERMSIG(st);
         snprintf(kind_out, 32, "killed");
-        *why = dupf("%s", sig == SIGXCPU ? "killed: the CPU time limit was exceeded"
-                          : sig == SIGALRM ? "killed: the wall time limit was exceeded"
-                          : sig == SIGKILL ? "killed: out of memory or time"
-                          : "killed: the grader's run crashed (signal)");
+        *why = killed_why(WTERMSIG(st));
     } else {
         snprintf(kind_out, 32, "crashed");
         char m[96];

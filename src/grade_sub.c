@@ -54,6 +54,14 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
                 if (time.t.net) add_time(r, &time);
                 if (pass) continue;
                 r->pass = false;
+                if (strcmp(kind, CS_GRADE_SPEC_ERROR) == 0) { /* no grade: the spec is at fault */
+                    size_t n = strlen(s->dir) + strlen(c->name) + strlen(why) + 64;
+                    r->spec_error = true, r->message = cs_xmalloc(n, "grade");
+                    snprintf(r->message, n, "%s/spec.lua: case '%s', world %d: %s", s->dir, c->name,
+                             c->worlds[w], why);
+                    free(why);
+                    break;
+                }
                 char head[256];
                 snprintf(head, sizeof head, "world %d, %s engine, %s sends: ", c->worlds[w], engine, mode);
                 /* A rendezvous deadlock that eager sends hide: say so in those words. */
@@ -165,7 +173,7 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     return 0;
 }
 
-/* A worker's results, one line per case: pass, score, trace, message
+/* A worker's results, one line per case: pass (1, 0, S: a spec error), score, trace, message
  * (newlines as \x1f), tab-separated; then a line per modelled time of the
  * case (cs_grade_time_write's, beginning "T\t"). */
 static void save(const cs_grade_sub *sub, const char *path) {
@@ -173,7 +181,8 @@ static void save(const cs_grade_sub *sub, const char *path) {
     if (!f) _exit(70);
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
-        fprintf(f, "%d\t%.17g\t%s\t", r->pass, r->score, r->trace ? r->trace : "");
+        fprintf(f, "%c\t%.17g\t%s\t", r->spec_error ? 'S' : r->pass ? '1' : '0', r->score,
+                r->trace ? r->trace : "");
         for (const char *p = r->message ? r->message : ""; *p; p++)
             fputc(*p == '\n' ? '\x1f' : *p == '\t' ? ' ' : *p, f);
         fputc('\n', f);
@@ -191,6 +200,7 @@ static void load_case(cs_grade_result *r, char *line) {
     }
     char *a = f4[0], *b = f4[1], *t = f4[2], *m = f4[3];
     r->pass = a && a[0] == '1';
+    r->spec_error = a && a[0] == 'S';
     r->score = b ? strtod(b, NULL) : 0;
     if (t && *t) r->trace = cs_xstrdup(t, "grade");
     if (m && *m) {
