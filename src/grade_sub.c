@@ -173,7 +173,8 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     return 0;
 }
 
-/* A worker's results, one line per case: pass (1, 0, S: a spec error), score, trace, message
+/* A worker's results, one line per case: pass (1, 0, S: a spec error),
+ * score, where it failed (RANK:LINE), trace, message
  * (newlines as \x1f), tab-separated; then a line per modelled time of the
  * case (cs_grade_time_write's, beginning "T\t"). */
 static void save(const cs_grade_sub *sub, const char *path) {
@@ -181,8 +182,8 @@ static void save(const cs_grade_sub *sub, const char *path) {
     if (!f) _exit(70);
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
-        fprintf(f, "%c\t%.17g\t%s\t", r->spec_error ? 'S' : r->pass ? '1' : '0', r->score,
-                r->trace ? r->trace : "");
+        fprintf(f, "%c\t%.17g\t%d:%d\t%s\t", r->spec_error ? 'S' : r->pass ? '1' : '0', r->score,
+                r->at.rank, r->at.line, r->trace ? r->trace : "");
         for (const char *p = r->message ? r->message : ""; *p; p++)
             fputc(*p == '\n' ? '\x1f' : *p == '\t' ? ' ' : *p, f);
         fputc('\n', f);
@@ -193,15 +194,16 @@ static void save(const cs_grade_sub *sub, const char *path) {
 
 /* One case's line of a worker's results into r. */
 static void load_case(cs_grade_result *r, char *line) {
-    char *f4[4] = {line, NULL, NULL, NULL};
-    for (int k = 1; k < 4 && f4[k - 1]; k++) {
-        char *tab = strchr(f4[k - 1], '\t');
-        if (tab) *tab = 0, f4[k] = tab + 1;
+    char *f5[5] = {line, NULL, NULL, NULL, NULL};
+    for (int k = 1; k < 5 && f5[k - 1]; k++) {
+        char *tab = strchr(f5[k - 1], '\t');
+        if (tab) *tab = 0, f5[k] = tab + 1;
     }
-    char *a = f4[0], *b = f4[1], *t = f4[2], *m = f4[3];
+    char *a = f5[0], *b = f5[1], *w = f5[2], *t = f5[3], *m = f5[4];
     r->pass = a && a[0] == '1';
     r->spec_error = a && a[0] == 'S';
     r->score = b ? strtod(b, NULL) : 0;
+    if (!w || sscanf(w, "%d:%d", &r->at.rank, &r->at.line) != 2) r->at = (cs_grade_where){0, 0};
     if (t && *t) r->trace = cs_xstrdup(t, "grade");
     if (m && *m) {
         for (char *p = m; *p; p++)

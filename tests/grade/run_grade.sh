@@ -352,4 +352,28 @@ if [ "$st" = 6 ] && grep -qF "killed: the run crashed (Segmentation fault)" "$tm
 then ok "a run killed by a signal fails its case, with the reason"
 else bad_showing "$tmp/kill.out" "a run killed by a signal fails its case" "status $st"; fi
 
+# TAP: a '#' in a student's or case's name is escaped (else "bob # TODO"
+# turns a failure into a passing TODO for prove), a newline never ends the line.
+mkdir -p "$tmp/tapc" && cp "$here/ring/forward_own.lua" "$tmp/tapc/bob # TODO.lua"
+"$bin" grade ring "$tmp/tapc" --format tap >"$tmp/tap.out" 2>&1
+if grep -qF 'not ok 2 - bob \# TODO: three to five ranks' "$tmp/tap.out" && ! grep -q '[^\\]# TODO' "$tmp/tap.out"
+then ok "tap: '#' in a name escaped"; else bad_showing "$tmp/tap.out" "tap: '#' in a name escaped"; fi
+printf '%s\n' 'return {cases = {{name = "two\nlines # SKIP", send_modes = {"eager"}, result = function() return 3 end}}}' \
+  >"$tmp/sc/spec.lua"
+expect "tap: a newline in a case's name stays on the line" 6 'not ok 1 - two.lua: two lines \# SKIP' \
+  -- grade "$tmp/sc" "$tmp/two.lua" --format tap
+
+# Gradescope: a hidden case's details only with --hidden, as in every format.
+expect "gradescope: a hidden case's details hidden" 6 '"output": "(hidden case: details are not shown)"' \
+  -- grade ring "$here/ring/forward_own.lua" --format gradescope
+grep -qF "expected 36" "$tmp/out" && bad "gradescope: no hidden case's details" "its message is shown"
+expect "gradescope --hidden: a hidden case's details" 6 "rank 0: result[0] is 57, expected 36" \
+  -- grade ring "$here/ring/forward_own.lua" --format gradescope --hidden
+
+# A class keeps where a case failed: --at RANK:LINE and trace_at, as alone.
+mkdir -p "$tmp/atc" && cp "$here/ring/all_reduce.lua" "$tmp/atc/zed.lua"
+expect "a class: see it --at the failing call" 6 "zed-two_ranks-n2-rendezvous.jsonl --at 0:3" \
+  -- grade ring "$tmp/atc" --trace-dir "$tmp/atc_tr"
+expect "a class: json trace_at" 6 '"trace_at": "0:3"' -- grade ring "$tmp/atc" --trace-dir "$tmp/atc_tr" --format json
+
 finish
