@@ -155,6 +155,10 @@ int cs_cli_grade(int argc, char **argv) {
         nsubs = 1;
         const char *b = strrchr(target, '/');
         subs[0].student = cs_xstrdup(b ? b + 1 : target, "grade");
+        const char *name = subs[0].student;
+        char **tag = cs_grade_tags(&name, 1);
+        subs[0].tag = tag[0];
+        free(tag);
         subs[0].path = cs_xstrdup(target, "grade");
         cs_grade_submission(&spec, &go, &subs[0]);
     }

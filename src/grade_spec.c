@@ -366,6 +366,11 @@ static int parse_spec(lua_State *L) {
         load_case(r, lua_gettop(L), c, i);
         lua_settop(L, ct);
     }
+    const char **names = cs_xcalloc((size_t)n, sizeof *names, "grade spec");
+    for (int i = 0; i < n; i++) names[i] = s->cases[i].name;
+    char **tags = cs_grade_tags(names, n);
+    for (int i = 0; i < n; i++) s->cases[i].tag = tags[i];
+    free(tags), free(names);
     return 0;
 }
 
@@ -449,7 +454,7 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
 void cs_grade_spec_free(cs_grade_spec *s) {
     for (int i = 0; i < s->ncases; i++) {
         cs_grade_case *c = &s->cases[i];
-        free(c->name);
+        free(c->name), free(c->tag);
         free(c->net);
         for (int k = 0; k < c->nengines; k++) free(c->engines[k]);
         for (int k = 0; k < c->nmodes; k++) free(c->modes[k]);

@@ -20,13 +20,44 @@ static char *dup2s(const char *a, const char *b) {
     return s;
 }
 
+/* ---- trace file names: STUDENT-CASE-nWORLD-MODE.jsonl, each part made of
+ * [A-Za-z0-9._] only, so that '-' separates them and two different
+ * (student, case) pairs never share a file. */
+
+static char *sanitized(const char *name) {
+    char *t = cs_xstrdup(name, "grade");
+    for (char *p = t; *p; p++)
+        if (!(*p == '.' || *p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z')))
+            *p = '_';
+    return t;
+}
+
+char **cs_grade_tags(const char *const *names, int n) {
+    char **tags = cs_xcalloc(n > 0 ? (size_t)n : 1, sizeof *tags, "grade");
+    for (int i = 0; i < n; i++) {
+        char *base = sanitized(names[i]), *t = cs_xstrdup(base, "grade");
+        /* names that sanitize alike: the later ones, in the given order, get
+         * a suffix (the same every run) */
+        for (int k = 2;; k++) {
+            int j = 0;
+            while (j < i && strcmp(tags[j], t) != 0) j++;
+            if (j == i) break;
+            free(t);
+            size_t len = strlen(base) + 16;
+            t = cs_xmalloc(len, "grade");
+            snprintf(t, len, "%s_%d", base, k);
+        }
+        free(base);
+        tags[i] = t;
+    }
+    return tags;
+}
+
 static void trace_name(char *buf, size_t len, const cs_grade_opts *o, const char *student,
-                       const char *cname, int world, const char *mode) {
-    int n = snprintf(buf, len, "%s/%s-%s-n%d-%s.jsonl", o->trace_dir, student, cname, world, mode);
-    for (int i = (int)strlen(o->trace_dir) + 1; i < n && i < (int)len; i++)
-        if (!(buf[i] == '.' || buf[i] == '-' || buf[i] == '_' || (buf[i] >= '0' && buf[i] <= '9') ||
-              ((buf[i] | 32) >= 'a' && (buf[i] | 32) <= 'z')))
-            buf[i] = '_';
+                       const cs_grade_case *c, int world, const char *mode) {
+    char *m = sanitized(mode);
+    snprintf(buf, len, "%s/%s-%s-n%d-%s.jsonl", o->trace_dir, student, c->tag, world, m);
+    free(m);
 }
 
 /* Keep a variant's modelled time (taken over from *t) in the case's result. */
@@ -37,7 +68,7 @@ static void add_time(cs_grade_result *r, cs_grade_time *t) {
 }
 
 static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_grade_case *c,
-                       const char *student, const char *path, cs_grade_result *r) {
+                       const char *tag, const char *path, cs_grade_result *r) {
     r->name = cs_xstrdup(c->name, "grade");
     r->max = c->points, r->hidden = c->hidden, r->pass = true;
     int ne = o->engine ? 1 : c->nengines;
@@ -48,7 +79,7 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
                 char trace[4096], kind[32], *why = NULL;
                 cs_grade_where at = {0, 0};
                 cs_grade_time time;
-                if (o->trace_dir) trace_name(trace, sizeof trace, o, student, c->name, c->worlds[w], mode);
+                if (o->trace_dir) trace_name(trace, sizeof trace, o, tag, c, c->worlds[w], mode);
                 bool pass = cs_grade_variant(s, c, path, c->worlds[w], engine, mode,
                                              o->trace_dir ? trace : NULL, &why, &at, kind, &time);
                 if (time.t.net) add_time(r, &time);
@@ -88,7 +119,7 @@ void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grad
     sub->nresults = s->ncases;
     sub->score = sub->max = 0;
     for (int i = 0; i < s->ncases; i++) {
-        grade_case(s, o, &s->cases[i], sub->student, sub->path, &sub->results[i]);
+        grade_case(s, o, &s->cases[i], sub->tag, sub->path, &sub->results[i]);
         sub->score += sub->results[i].score, sub->max += sub->results[i].max;
     }
 }
@@ -100,7 +131,7 @@ void cs_grade_sub_free(cs_grade_sub *sub) {
         for (int k = 0; k < r->ntimes; k++) cs_grade_time_free(&r->times[k]);
         free(r->times);
     }
-    free(sub->results), free(sub->student), free(sub->path);
+    free(sub->results), free(sub->student), free(sub->tag), free(sub->path);
     memset(sub, 0, sizeof *sub);
 }
 
@@ -169,6 +200,11 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     }
     closedir(d);
     if (n) qsort(v, (size_t)n, sizeof *v, name_cmp);
+    const char **names = cs_xcalloc((size_t)n + 1, sizeof *names, "grade");
+    for (int i = 0; i < n; i++) names[i] = v[i].student;
+    char **tags = cs_grade_tags(names, n);
+    for (int i = 0; i < n; i++) v[i].tag = tags[i];
+    free(tags), free(names);
     *subs = v, *nsubs = n;
     return 0;
 }

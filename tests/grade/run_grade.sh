@@ -376,4 +376,20 @@ expect "a class: see it --at the failing call" 6 "zed-two_ranks-n2-rendezvous.js
   -- grade ring "$tmp/atc" --trace-dir "$tmp/atc_tr"
 expect "a class: json trace_at" 6 '"trace_at": "0:3"' -- grade ring "$tmp/atc" --trace-dir "$tmp/atc_tr" --format json
 
+# Trace files never collide: students, or cases, whose names come out alike
+# in a file name get a suffix (the same every run).
+mkdir -p "$tmp/coll"
+cp "$here/ring/all_reduce.lua" "$tmp/coll/bob smith.lua" && cp "$here/ring/forward_own.lua" "$tmp/coll/bob_smith.lua"
+guarded "$bin" grade ring "$tmp/coll" --trace-dir "$tmp/coll_tr" --hidden >"$tmp/coll.out" 2>&1
+n=$(grep -c "see it: commsim replay" "$tmp/coll.out")
+files=$(sed -n 's/^  see it: commsim replay \([^ ]*\) .*/\1/p' "$tmp/coll.out" | sort -u | wc -l)
+if [ "$n" = 6 ] && [ "$files" = 6 ] && [ "$(ls "$tmp/coll_tr" | wc -l)" = 6 ] &&
+  grep -qF "$tmp/coll_tr/bob_smith_2-three_to_five_ranks-n3-rendezvous.jsonl" "$tmp/coll.out"
+then ok "two students named alike: their traces apart"; else bad_showing "$tmp/coll.out" "two students named alike" "$n failures, $files files"; fi
+printf '%s\n' 'return {cases = {{name = "a b", send_modes = {"eager"}, result = function() return 3 end},' \
+  '{name = "a_b", send_modes = {"eager"}, result = function() return 4 end}}}' >"$tmp/sc/spec.lua"
+expect "two cases named alike: their traces apart" 6 "two.lua-a_b_2-n2-eager.jsonl" \
+  -- grade "$tmp/sc" "$tmp/two.lua" --trace-dir "$tmp/coll_tr2"
+[ "$(ls "$tmp/coll_tr2" | wc -l)" = 2 ] && ok "two cases named alike: two files" || bad "two cases named alike: two files"
+
 finish
