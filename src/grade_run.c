@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,13 +152,45 @@ static char *killed_why(int sig) {
     return dupf("killed: the run crashed (%s)", strsignal(sig));
 }
 
+#define TRACE_FILE "trace.jsonl"
+
+/* ---- leftovers: a grader killed (SIGTERM, Ctrl-C) or a worker that dies
+ * must leave no run behind and no private folder in /tmp. The variant's
+ * child and its run are a process group of their own; the caller makes the
+ * private folder and removes it, whatever became of the child. */
+
+static char tmp_root[4096] = "/tmp";
+
+void cs_grade_tmp_root(const char *dir) { snprintf(tmp_root, sizeof tmp_root, "%s", dir); }
+
+/* What a signal handler needs to undo, set while a variant runs. */
+static volatile pid_t live_pid;
+static char live_dir[4200], live_script[4300], live_trace[4300];
+
+/* Remove the private folder: the run's files, then the folder (any name
+ * the solution's run could have left is one of these two). */
+static void remove_dir(void) {
+    unlink(live_trace), unlink(live_script), rmdir(live_dir);
+}
+
+static void on_signal(int sig) {
+    if (live_pid > 0) kill(-live_pid, SIGKILL), remove_dir();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void die_with_parent(void) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+}
+
 /* The child: never returns. */
 static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
                             int world, const char *engine, const char *mode, const char *keep,
-                            int fd, const unpriv *u) {
-    char dir[] = "/tmp/commsim-grade.XXXXXX";
+                            int fd, const unpriv *u, const char *dir) {
     FILE *w = fdopen(fd, "w");
-    if (!w || !mkdtemp(dir)) _exit(70);
+    if (!w) _exit(70);
     /* CPU time and address space bound the whole child; the wall time is the
      * run's own timeout, and an alarm behind it in case the run wedges. */
     unsigned cpu = (unsigned)(s->timeout * 2) + 2;
@@ -186,10 +221,10 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     }
     char *wrapped = wrap(c, src, len);
     const char *base = strrchr(path, '/');
-    char script[4200], trace[4200];
+    char script[8500], trace[8500];
     /* the solution's own name, so that messages say "ring.lua:7:" */
     snprintf(script, sizeof script, "%s/%s", dir, base ? base + 1 : path);
-    snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
+    snprintf(trace, sizeof trace, "%s/%s", dir, TRACE_FILE);
     FILE *sf = fopen(script, "w");
     if (!sf || fputs(wrapped, sf) < 0 || fclose(sf) != 0) _exit(70);
     /* the unprivileged run writes its trace here */
@@ -207,6 +242,7 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     pid_t run = fork();
     if (run == 0) {
         close(fd); /* the verdict is the judge's to write */
+        die_with_parent();
         if (u->drop && !drop_to(u)) _exit(70);
         alarm((unsigned)s->timeout + 5);
         _exit(cs_launch_run(&o) & 0x7f);
@@ -224,7 +260,7 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     else pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
     if (!pass && keep && u->drop && chown(keep, geteuid(), getegid()) < 0) {} /* the grader's, as the rest */
-    unlink(trace), unlink(script), rmdir(dir);
+    unlink(trace), unlink(script);
     fprintf(w, "%c\t%s\t%d:%d\t", pass ? 'P' : 'F', kind, at.rank, at.line);
     for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);
     fputc('\n', w);
@@ -295,17 +331,40 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     fflush(NULL);
     /* close-on-exec: a rank process the run execs must not hold the pipe open */
     unpriv u = unprivileged();
-    if (pipe2(p, O_CLOEXEC) < 0) return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    snprintf(live_dir, sizeof live_dir, "%s/commsim-grade.XXXXXX", tmp_root);
+    if (!mkdtemp(live_dir)) return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    const char *base = strrchr(path, '/');
+    snprintf(live_script, sizeof live_script, "%s/%s", live_dir, base ? base + 1 : path);
+    snprintf(live_trace, sizeof live_trace, "%s/%s", live_dir, TRACE_FILE);
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        remove_dir();
+        return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    }
+    /* blocked until live_pid is set: a signal in between must not miss the child */
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM), sigaddset(&term, SIGINT), sigaddset(&term, SIGHUP);
+    sigprocmask(SIG_BLOCK, &term, &old);
     pid_t pid = fork();
     if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         close(p[0]), close(p[1]);
+        remove_dir();
         return *why = dupf("cannot grade: %s", strerror(errno)), false;
     }
     if (pid == 0) {
         close(p[0]);
         setpgid(0, 0); /* its rank processes go with it */
-        child(s, c, path, world, engine, mode, trace, p[1], &u);
+        signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        die_with_parent();
+        child(s, c, path, world, engine, mode, trace, p[1], &u, live_dir);
     }
+    setpgid(pid, pid); /* also here: the handler may kill the group before the child ran */
+    live_pid = pid;
+    struct sigaction sa = {.sa_handler = on_signal}, prev[3];
+    sigaction(SIGTERM, &sa, &prev[0]), sigaction(SIGINT, &sa, &prev[1]), sigaction(SIGHUP, &sa, &prev[2]);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(p[1]);
     size_t len = 0, cap = 256;
     char *buf = cs_xmalloc(cap, "grade"), chunk[4096];
@@ -323,6 +382,11 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     kill(-pid, SIGKILL); /* anything the run left behind */
+    sigprocmask(SIG_BLOCK, &term, &old);
+    live_pid = 0;
+    remove_dir();
+    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     bool pass = false;
     if (len >= 2 && (buf[0] == 'P' || buf[0] == 'F') && buf[1] == '\t') {
         pass = buf[0] == 'P';

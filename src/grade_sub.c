@@ -3,6 +3,7 @@
  * hostile one never changes another's result). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -281,14 +282,56 @@ static void load(const cs_grade_spec *s, cs_grade_sub *sub, const char *path) {
     }
 }
 
+/* Remove dir and what is in it, a folder deep (a dead worker's variant
+ * folders; its result file). */
+static void remove_class_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char p[4200], q[8500];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        DIR *sub = opendir(p);
+        struct dirent *f;
+        while (sub && (f = readdir(sub)))
+            if (strcmp(f->d_name, ".") && strcmp(f->d_name, "..")) snprintf(q, sizeof q, "%s/%s", p, f->d_name), unlink(q);
+        if (sub) closedir(sub), rmdir(p);
+        else unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+/* The class being graded, for the signal handler: its workers end with it
+ * (each kills its own run and removes its folder), then its folder goes. */
+static pid_t *live_workers;
+static int live_nworkers;
+static char class_dir[64];
+
+static void on_class_signal(int sig) {
+    for (int i = 0; i < live_nworkers; i++)
+        if (live_workers[i] > 0) kill(live_workers[i], SIGTERM);
+    for (int i = 0; i < live_nworkers; i++)
+        if (live_workers[i] > 0) waitpid(live_workers[i], NULL, 0);
+    remove_class_dir(class_dir); /* not async-signal-safe in name, but only opendir's malloc: the grader exits next */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *subs, int nsubs,
                     int jobs) {
-    char dir[] = "/tmp/commsim-class.XXXXXX";
+    char *dir = class_dir;
+    snprintf(class_dir, sizeof class_dir, "/tmp/commsim-class.XXXXXX");
     if (!mkdtemp(dir)) {
         for (int i = 0; i < nsubs; i++) cs_grade_submission(s, o, &subs[i]);
         return;
     }
+    chmod(dir, 0711); /* a run dropped to nobody reaches its own folder inside */
+    cs_grade_tmp_root(dir);
     pid_t *pids = cs_xcalloc((size_t)nsubs, sizeof *pids, "grade");
+    live_workers = pids, live_nworkers = nsubs;
+    struct sigaction sa = {.sa_handler = on_class_signal}, prev[3];
+    sigaction(SIGTERM, &sa, &prev[0]), sigaction(SIGINT, &sa, &prev[1]), sigaction(SIGHUP, &sa, &prev[2]);
     int next = 0, running = 0;
     char path[4200];
     while (next < nsubs || running > 0) {
@@ -296,6 +339,7 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
             fflush(NULL);
             pid_t pid = fork();
             if (pid == 0) {
+                signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
                 cs_grade_submission(s, o, &subs[next]);
                 snprintf(path, sizeof path, "%s/%d", dir, next);
                 save(&subs[next], path);
@@ -309,13 +353,17 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
             if (errno == EINTR) continue;
             break;
         }
+        for (int i = 0; i < next; i++)
+            if (pids[i] == done) pids[i] = 0; /* never signalled again: its pid may be reused */
         running--;
     }
     for (int i = 0; i < nsubs; i++) {
         snprintf(path, sizeof path, "%s/%d", dir, i);
         load(s, &subs[i], path);
-        unlink(path);
     }
-    rmdir(dir);
+    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+    live_nworkers = 0;
+    remove_class_dir(dir);
+    cs_grade_tmp_root("/tmp");
     free(pids);
 }

@@ -392,4 +392,28 @@ expect "two cases named alike: their traces apart" 6 "two.lua-a_b_2-n2-eager.jso
   -- grade "$tmp/sc" "$tmp/two.lua" --trace-dir "$tmp/coll_tr2"
 [ "$(ls "$tmp/coll_tr2" | wc -l)" = 2 ] && ok "two cases named alike: two files" || bad "two cases named alike: two files"
 
+# A grader killed (SIGTERM) leaves no run and no private folder behind,
+# alone or grading a class.
+mkdir -p "$tmp/termc" && cp "$tmp/long.lua" "$tmp/termc/ann.lua"
+# the deepest descendant of pid $1: the run
+deepest() { local p=$1 c; while c=$(pgrep -P "$p" | head -1) && [ -n "$c" ]; do p=$c; done; echo "$p"; }
+for target in "$tmp/long.lua" "$tmp/termc"; do
+  what=alone; [ -d "$target" ] && what="a class"
+  "$bin" grade "$tmp/kill_ex" "$target" >/dev/null 2>&1 &
+  gpid=$!
+  run_dir() { # the folder whose trace the run writes
+    local r; r=$(deepest $gpid); [ "$r" != $gpid ] || return 1
+    readlink /proc/"$r"/fd/* 2>/dev/null | sed -n 's|/trace.jsonl$||p' | grep . | head -1
+  }
+  wait_until 20 run_dir >/dev/null
+  dir=$(run_dir) run=$(deepest $gpid)
+  kill -TERM $gpid
+  wait $gpid
+  gone() { ! kill -0 "$run" 2>/dev/null; }
+  if [ -n "$dir" ] && wait_until 10 gone && [ ! -e "$dir" ] && [ ! -e "$(dirname "$dir")/$(basename "$dir")" ] &&
+    { [ "$what" = alone ] || [ ! -e "$(dirname "$dir")" ]; }
+  then ok "grader killed ($what): no run, no folder left"
+  else bad "grader killed ($what): no run, no folder left" "run $run, folder '$dir'"; fi
+done
+
 finish
