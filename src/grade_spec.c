@@ -179,7 +179,8 @@ static int str_list(reader *r, int t, const char *k, char **out, const char *con
         if (ty == LUA_TTABLE) lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    for (int i = 0; n == 0 && dflt && dflt[i]; i++) out[i] = CS_DUP(dflt[i]), n = i + 1;
+    if (n == 0)
+        for (int i = 0; dflt && dflt[i]; i++) out[n++] = CS_DUP(dflt[i]);
     return n;
 }
 
