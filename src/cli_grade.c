@@ -89,6 +89,11 @@ int cs_cli_grade(int argc, char **argv) {
              * without a GPU): say so once, not as every case's failure */
             const cs_engine_kind *k = cs_engine_find(optarg);
             char why[512];
+            if (!k && !cs_engine_missing(optarg)) {
+                fprintf(stderr, "commsim grade: --engine %s: unknown engine (commsim run --engine help "
+                        "lists them)\n", optarg);
+                return 1;
+            }
             if (cs_engine_missing(optarg)) {
                 fprintf(stderr, "commsim grade: --engine %s: %s\n", optarg, cs_engine_missing(optarg));
                 return 1;
@@ -150,9 +155,24 @@ int cs_cli_grade(int argc, char **argv) {
         nsubs = 1;
         const char *b = strrchr(target, '/');
         subs[0].student = cs_xstrdup(b ? b + 1 : target, "grade");
+        const char *name = subs[0].student;
+        char **tag = cs_grade_tags(&name, 1);
+        subs[0].tag = tag[0];
+        free(tag);
         subs[0].path = cs_xstrdup(target, "grade");
         cs_grade_submission(&spec, &go, &subs[0]);
     }
+    /* The spec's own code failed: nobody's grade means anything. Said once,
+     * with the spec's place, and no results are written. */
+    for (int i = 0; i < nsubs; i++)
+        for (int k = 0; k < subs[i].nresults; k++)
+            if (subs[i].results[k].spec_error) {
+                fprintf(stderr, "commsim grade: %s\n", subs[i].results[k].message);
+                for (int j = 0; j < nsubs; j++) cs_grade_sub_free(&subs[j]);
+                free(subs);
+                cs_grade_spec_free(&spec);
+                return 1;
+            }
     FILE *f = out ? fopen(out, "w") : stdout;
     if (!f) {
         fprintf(stderr, "commsim grade: --out %s: cannot write it\n", out);

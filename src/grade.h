@@ -21,6 +21,10 @@
 /* Exit status of `commsim grade` when some case failed (0: all passed). */
 #define CS_GRADE_FAILED 6
 
+/* The kind of a variant whose spec code failed (raised an error, looped,
+ * returned a shape result() may not): the spec's error, not the solution's. */
+#define CS_GRADE_SPEC_ERROR "spec_error"
+
 typedef struct cs_grade_param {
     char *name;
     double value;
@@ -39,6 +43,7 @@ typedef struct cs_grade_case {
     cs_grade_param params[CS_GRADE_MAX_LIST];
     int nparams;
     char *net;       /* the case's network model (--net spelling), or NULL: real time */
+    char *tag;       /* the case in trace file names: unique in the spec (cs_grade_tags) */
     int check_ref;   /* registry ref of check(run), or LUA_NOREF */
     int expect_ref;  /* registry ref of expect(rank, world, params), or LUA_NOREF */
 } cs_grade_case;
@@ -84,6 +89,7 @@ typedef struct cs_grade_result {
     char *name;
     double score, max;
     bool pass, hidden;
+    bool spec_error; /* the spec's code failed: message says how, and no one is graded */
     char *message;   /* why it failed (student's terms), or NULL */
     char *trace;     /* the failing variant's trace under --trace-dir, or NULL */
     cs_grade_where at; /* where in the trace it failed */
@@ -93,6 +99,7 @@ typedef struct cs_grade_result {
 
 typedef struct cs_grade_sub {
     char *student;   /* the file or folder name */
+    char *tag;       /* the student in trace file names: unique in the class (cs_grade_tags) */
     char *path;      /* the solution script */
     cs_grade_result *results;
     int nresults;
@@ -104,7 +111,13 @@ typedef struct cs_grade_opts {
     const char *trace_dir;  /* failing variants keep their trace here, or NULL */
 } cs_grade_opts;
 
-/* Grade one solution: every case, every variant in a child. Fills sub. */
+/* Names made safe for a file name ([A-Za-z0-9._]) and unique: names that
+ * come out alike get _2, _3, ... in the order given. A malloc'd array of
+ * n malloc'd strings. */
+char **cs_grade_tags(const char *const *names, int n);
+
+/* Grade one solution: every case, every variant in a child. Fills sub
+ * (student, tag and path set). */
 void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *sub);
 void cs_grade_sub_free(cs_grade_sub *sub);
 

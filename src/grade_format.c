@@ -68,7 +68,7 @@ static json_t *sub_json(const cs_grade_sub *sub, bool show_hidden, bool gradesco
     json_t *tests = json_array();
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
-        const char *m = gradescope ? r->message : shown(r, show_hidden);
+        const char *m = shown(r, show_hidden);
         json_t *t = json_pack("{s:s, s:f, s:f}", "name", r->name, "score", r->score, "max_score", r->max);
         if (gradescope) {
             json_object_set_new(t, "output", json_string(r->pass ? "passed" : m ? m : "failed"));
@@ -101,6 +101,16 @@ static void dump(FILE *f, json_t *j) {
     json_decref(j);
 }
 
+/* A TAP description: '#' would start a directive (a failing case named
+ * "# TODO" would pass as a TODO), so it is escaped as TAP 13 says; a newline
+ * would end the line. */
+static void tap_text(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '#' || *s == '\\') fputc('\\', f);
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+    }
+}
+
 static void xml(FILE *f, const char *s) {
     for (; *s; s++) switch (*s) {
         case '<': fputs("&lt;", f); break;
@@ -122,10 +132,10 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
         }
         break;
     case CS_GF_GRADESCOPE: /* one submission per results.json, as Gradescope runs them */
-        if (nsubs == 1) dump(f, sub_json(&subs[0], true, true));
+        if (nsubs == 1) dump(f, sub_json(&subs[0], show_hidden, true));
         else {
             json_t *a = json_array();
-            for (int i = 0; i < nsubs; i++) json_array_append_new(a, sub_json(&subs[i], true, true));
+            for (int i = 0; i < nsubs; i++) json_array_append_new(a, sub_json(&subs[i], show_hidden, true));
             dump(f, a);
         }
         break;
@@ -143,7 +153,8 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
         for (int i = 0; i < nsubs; i++)
             for (int k = 0; k < subs[i].nresults; k++) {
                 const cs_grade_result *r = &subs[i].results[k];
-                fprintf(f, "%s %d - %s: %s\n", r->pass ? "ok" : "not ok", ++n, subs[i].student, r->name);
+                fprintf(f, "%s %d - ", r->pass ? "ok" : "not ok", ++n);
+                tap_text(f, subs[i].student), fputs(": ", f), tap_text(f, r->name), fputc('\n', f);
                 const char *m = shown(r, show_hidden);
                 if (m) {
                     fputs("  ---\n  message: |\n", f);

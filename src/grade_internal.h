@@ -19,4 +19,13 @@ void cs_grade_time_write(FILE *f, const cs_grade_time *t);
  * strings); false when it is not one. */
 bool cs_grade_time_read(char *line, cs_grade_time *t);
 
+/* Where variants make their private folders (default /tmp): a class
+ * makes them under its own, so that a worker that dies leaves nothing. */
+void cs_grade_tmp_root(const char *dir);
+
+/* Call into the spec's Lua state as lua_pcall does, with the spec's
+ * instruction budget: any error (a loop too) is the spec's, as a message. */
+struct lua_State;
+int cs_grade_spec_pcall(struct lua_State *L, int nargs, int nresults);
+
 #endif

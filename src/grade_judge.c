@@ -223,48 +223,107 @@ static char *check_ops(const cs_grade_spec *s, const run_data *d, cs_grade_where
     return NULL;
 }
 
-/* expected = result(rank, world, params): the first value that differs. */
-static char *check_expect(lua_State *L, const cs_grade_case *c, const run_data *d) {
-    for (int k = 0; k < d->world; k++) {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, c->expect_ref);
-        lua_pushinteger(L, k);
-        lua_pushinteger(L, d->world);
-        lua_newtable(L);
-        for (int i = 0; i < c->nparams; i++) lua_pushnumber(L, c->params[i].value), lua_setfield(L, -2, c->params[i].name);
-        if (lua_pcall(L, 3, 1, 0) != LUA_OK) return fmt("spec error in result(): %s", lua_tostring(L, -1));
-        const rank_result *r = &d->res[k];
-        if (lua_isnil(L, -1)) { lua_pop(L, 1); continue; }
-        if (r->type == 0) {
+/* ---- calls into the spec: each in a protected C function, so that whatever
+ * the spec's code does (raise, loop, return any shape, run out of memory)
+ * ends as a message, the spec's error, never a panic in the judge. */
+
+typedef struct spec_call {
+    const cs_grade_case *c;
+    const run_data *d;
+    int rank;
+    bool any;       /* result() said nil: anything goes */
+    double *want;   /* result()'s values */
+    size_t n, cap;
+    bool pass;      /* check()'s verdict */
+    char *why;      /* check()'s message */
+} spec_call;
+
+static void push_params(lua_State *L, const cs_grade_case *c) {
+    lua_createtable(L, 0, c->nparams);
+    for (int i = 0; i < c->nparams; i++) lua_pushnumber(L, c->params[i].value), lua_setfield(L, -2, c->params[i].name);
+}
+
+static void want_push(spec_call *j, double v) {
+    if (j->n == j->cap) j->want = cs_xrealloc(j->want, (j->cap = j->cap ? j->cap * 2 : 16) * sizeof *j->want, "grade");
+    j->want[j->n++] = v;
+}
+
+/* Protected: result(rank, world, params) as a number, a flat list of
+ * numbers or nil (what docs/grading.md promises); any other shape is the
+ * spec's error. */
+static int expected_k(lua_State *L) {
+    spec_call *j = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->expect_ref);
+    lua_pushinteger(L, j->rank);
+    lua_pushinteger(L, j->d->world);
+    push_params(L, j->c);
+    lua_call(L, 3, 1);
+    int ty = lua_type(L, -1);
+    j->n = 0, j->any = ty == LUA_TNIL;
+    if (ty == LUA_TNUMBER) want_push(j, lua_tonumber(L, -1));
+    else if (ty == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, -1);
+        for (lua_Integer i = 1; i <= n; i++) {
+            if (lua_geti(L, -1, i) != LUA_TNUMBER)
+                return luaL_error(L, "result[%I] is a %s: expected a number, a flat list of numbers, or nil", i,
+                                  luaL_typename(L, -1));
+            want_push(j, lua_tonumber(L, -1));
             lua_pop(L, 1);
-            return fmt("rank %d: result is %s, expected a tensor", k, r->other[0] ? r->other : "nil");
         }
-        size_t n = lua_isnumber(L, -1) ? 1 : (size_t)luaL_len(L, -1);
-        for (size_t i = 0; i < n; i++) {
-            double want = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : (lua_geti(L, -1, (lua_Integer)i + 1), lua_tonumber(L, -1));
-            if (!lua_isnumber(L, -2) || lua_istable(L, -2)) lua_pop(L, 1);
-            if (i >= r->n) {
-                lua_pop(L, 1);
-                return fmt("rank %d: result has %zu elements, expected %zu", k, r->n, n);
-            }
-            if (!(r->v[i] == want || fabs(r->v[i] - want) <= 1e-6 * fmax(1, fabs(want)))) {
-                lua_pop(L, 1);
-                return fmt("rank %d: result[%zu] is %.17g, expected %.17g", k, i, r->v[i], want);
-            }
-        }
-        lua_pop(L, 1);
-        if (r->n != n) return fmt("rank %d: result has %zu elements, expected %zu", k, r->n, n);
+    } else if (ty != LUA_TNIL)
+        return luaL_error(L, "returned a %s: expected a number, a flat list of numbers, or nil", luaL_typename(L, -1));
+    for (size_t i = 0; i < j->n; i++)
+        if (isnan(j->want[i])) return luaL_error(L, "result[%d] is nan, which equals nothing", (int)i + 1);
+    return 0;
+}
+
+/* Protected: check(run). */
+static int check_k(lua_State *L) {
+    spec_call *j = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->check_ref);
+    push_run(L, j->d, j->c);
+    lua_call(L, 1, 2);
+    j->pass = lua_toboolean(L, -2);
+    if (!j->pass) j->why = fmt("%s", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "check failed");
+    return 0;
+}
+
+/* Run f on j; NULL, or the spec's error (what, then Lua's message). */
+static char *spec_call_run(lua_State *L, lua_CFunction f, spec_call *j, const char *what) {
+    lua_pushcfunction(L, f);
+    lua_pushlightuserdata(L, j);
+    if (cs_grade_spec_pcall(L, 1, 0) == LUA_OK) return NULL;
+    char *e = fmt("%s: %s", what, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "raised an error");
+    lua_pop(L, 1);
+    return e;
+}
+
+/* expected = result(rank, world, params): the first value that differs
+ * (*spec_err: the spec's own error instead). */
+static char *check_expect(lua_State *L, const cs_grade_case *c, const run_data *d, char **spec_err) {
+    spec_call j = {.c = c, .d = d};
+    for (int k = 0; k < d->world; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "result(%d, %d)", k, d->world);
+        j.rank = k;
+        if ((*spec_err = spec_call_run(L, expected_k, &j, what))) return NULL;
+        const rank_result *r = &d->res[k];
+        if (j.any) continue;
+        if (r->type == 0)
+            return fmt("rank %d: result is %s, expected %s", k, r->other[0] ? r->other : "nil",
+                       j.n == 1 ? "a number" : "a tensor");
+        for (size_t i = 0; i < j.n && i < r->n; i++)
+            if (!(r->v[i] == j.want[i] || fabs(r->v[i] - j.want[i]) <= 1e-6 * fmax(1, fabs(j.want[i]))))
+                return fmt("rank %d: result[%zu] is %.17g, expected %.17g", k, i, r->v[i], j.want[i]);
+        if (r->n != j.n) return fmt("rank %d: result has %zu elements, expected %zu", k, r->n, j.n);
     }
     return NULL;
 }
 
-static char *check_fn(lua_State *L, const cs_grade_case *c, const run_data *d) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->check_ref);
-    push_run(L, d, c);
-    if (lua_pcall(L, 1, 2, 0) != LUA_OK) return fmt("spec error in check(): %s", lua_tostring(L, -1));
-    char *why = NULL;
-    if (!lua_toboolean(L, -2)) why = fmt("%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "check failed");
-    lua_pop(L, 2);
-    return why;
+static char *check_fn(lua_State *L, const cs_grade_case *c, const run_data *d, char **spec_err) {
+    spec_call j = {.c = c, .d = d};
+    if ((*spec_err = spec_call_run(L, check_k, &j, "check(run)"))) return NULL;
+    return j.why;
 }
 
 static char *verdict_text(const cs_outcome *o) {
@@ -297,6 +356,11 @@ bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *
     *why = NULL, *at = (cs_grade_where){0, 0}, *time = (cs_outcome_time){0};
     if (cs_replay_load(&d.rp, trace, err, sizeof err) < 0) {
         *why = fmt("the run left no usable trace: %s", err);
+        return false;
+    }
+    if (d.rp.cut) { /* the run died while writing: what it did after is lost */
+        snprintf(kind_out, 32, "killed");
+        *why = fmt("the run stopped in the middle of writing its trace (%s)", err);
         return false;
     }
     cs_monitor m;
@@ -334,7 +398,12 @@ bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *
         *at = pitfall_site(&d.rp, p);
     }
     if (!*why) *why = check_ops(s, &d, at);
-    if (!*why && !c->expect_deadlock && c->expect_ref != LUA_NOREF) *why = check_expect(L, c, &d);
-    if (!*why && c->check_ref != LUA_NOREF) *why = check_fn(L, c, &d);
+    char *spec_err = NULL;
+    if (!*why && !c->expect_deadlock && c->expect_ref != LUA_NOREF) *why = check_expect(L, c, &d, &spec_err);
+    if (!*why && !spec_err && c->check_ref != LUA_NOREF) *why = check_fn(L, c, &d, &spec_err);
+    if (spec_err) { /* the spec's fault, not the solution's */
+        snprintf(kind_out, 32, "%s", CS_GRADE_SPEC_ERROR);
+        *why = spec_err, *at = (cs_grade_where){0, 0};
+    }
     return *why == NULL; /* the child exits: nothing to free */
 }

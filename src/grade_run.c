@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,20 +44,24 @@ static const char epilogue[] =
     "tonumber(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
     "else __cs_p(M .. 'none ' .. __cs_t(r)) end end\n";
 
-/* The solution with the case's parameters set and the epilogue after. */
+/* The solution with the case's parameters set and the epilogue after. The
+ * buffer is sized from each assignment's real length: a parameter's name may
+ * be as long as the spec likes. */
 static char *wrap(const cs_grade_case *c, const char *src, size_t len) {
-    size_t cap = len + sizeof prologue + sizeof epilogue + 64 * (size_t)(c->nparams + 1);
+    size_t cap = len + sizeof prologue + sizeof epilogue;
+    for (int i = 0; i < c->nparams; i++)
+        cap += (size_t)snprintf(NULL, 0, "%s = %.17g; ", c->params[i].name, c->params[i].value);
     char *out = cs_xmalloc(cap, "grade script"), *p = out;
     for (int i = 0; i < c->nparams; i++)
-        p += sprintf(p, "%s = %.17g; ", c->params[i].name, c->params[i].value);
-    p += sprintf(p, "%s", prologue);
+        p += snprintf(p, cap - (size_t)(p - out), "%s = %.17g; ", c->params[i].name, c->params[i].value);
+    p += snprintf(p, cap - (size_t)(p - out), "%s", prologue);
     if (len && src[0] == '#') { /* a "#!" line: drop it, keep its newline */
         const char *nl = memchr(src, '\n', len);
         len -= nl ? (size_t)(nl - src) : len;
         src = nl ? nl : src;
     }
     memcpy(p, src, len), p += len;
-    strcpy(p, epilogue);
+    memcpy(p, epilogue, sizeof epilogue);
     return out;
 }
 
@@ -130,13 +137,60 @@ static void limit(int res, rlim_t v) {
     setrlimit(res, &rl);
 }
 
+static char *dupf(const char *fmt, const char *a) {
+    size_t n = strlen(fmt) + (a ? strlen(a) : 0) + 1;
+    char *s = cs_xmalloc(n, "grade");
+    snprintf(s, n, fmt, a ? a : "");
+    return s;
+}
+
+/* Why a run, or the child judging it, ended on signal sig (malloc'd). */
+static char *killed_why(int sig) {
+    if (sig == SIGXCPU) return dupf("%s", "killed: the CPU time limit was exceeded");
+    if (sig == SIGALRM) return dupf("%s", "killed: the wall time limit was exceeded");
+    if (sig == SIGKILL) return dupf("%s", "killed: out of memory or time");
+    return dupf("killed: the run crashed (%s)", strsignal(sig));
+}
+
+#define TRACE_FILE "trace.jsonl"
+
+/* ---- leftovers: a grader killed (SIGTERM, Ctrl-C) or a worker that dies
+ * must leave no run behind and no private folder in /tmp. The variant's
+ * child and its run are a process group of their own; the caller makes the
+ * private folder and removes it, whatever became of the child. */
+
+static char tmp_root[4096] = "/tmp";
+
+void cs_grade_tmp_root(const char *dir) { snprintf(tmp_root, sizeof tmp_root, "%s", dir); }
+
+/* What a signal handler needs to undo, set while a variant runs. */
+static volatile pid_t live_pid;
+static char live_dir[4200], live_script[4300], live_trace[4300];
+
+/* Remove the private folder: the run's files, then the folder (any name
+ * the solution's run could have left is one of these two). */
+static void remove_dir(void) {
+    unlink(live_trace), unlink(live_script), rmdir(live_dir);
+}
+
+static void on_signal(int sig) {
+    if (live_pid > 0) kill(-live_pid, SIGKILL), remove_dir();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void die_with_parent(void) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+}
+
 /* The child: never returns. */
 static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
                             int world, const char *engine, const char *mode, const char *keep,
-                            int fd, const unpriv *u) {
-    char dir[] = "/tmp/commsim-grade.XXXXXX";
+                            int fd, const unpriv *u, const char *dir) {
     FILE *w = fdopen(fd, "w");
-    if (!w || !mkdtemp(dir)) _exit(70);
+    if (!w) _exit(70);
     /* CPU time and address space bound the whole child; the wall time is the
      * run's own timeout, and an alarm behind it in case the run wedges. */
     unsigned cpu = (unsigned)(s->timeout * 2) + 2;
@@ -167,10 +221,10 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     }
     char *wrapped = wrap(c, src, len);
     const char *base = strrchr(path, '/');
-    char script[4200], trace[4200];
+    char script[8500], trace[8500];
     /* the solution's own name, so that messages say "ring.lua:7:" */
     snprintf(script, sizeof script, "%s/%s", dir, base ? base + 1 : path);
-    snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
+    snprintf(trace, sizeof trace, "%s/%s", dir, TRACE_FILE);
     FILE *sf = fopen(script, "w");
     if (!sf || fputs(wrapped, sf) < 0 || fclose(sf) != 0) _exit(70);
     /* the unprivileged run writes its trace here */
@@ -188,19 +242,25 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     pid_t run = fork();
     if (run == 0) {
         close(fd); /* the verdict is the judge's to write */
+        die_with_parent();
         if (u->drop && !drop_to(u)) _exit(70);
         alarm((unsigned)s->timeout + 5);
         _exit(cs_launch_run(&o) & 0x7f);
     }
-    int st;
+    int st = 0;
     while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
     char *why = NULL, kind[32] = "";
     cs_grade_where at = {0, 0};
     cs_grade_time time = {world, (char *)engine, (char *)mode, {0}};
-    bool pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
+    bool pass = false;
+    /* A run killed before it ended left a trace that stops anywhere: it
+     * may look like a run that ended well, so it is never judged. */
+    if (run < 0) why = dupf("cannot grade: %s", strerror(errno));
+    else if (WIFSIGNALED(st)) snprintf(kind, sizeof kind, "killed"), why = killed_why(WTERMSIG(st));
+    else pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
     if (!pass && keep && u->drop && chown(keep, geteuid(), getegid()) < 0) {} /* the grader's, as the rest */
-    unlink(trace), unlink(script), rmdir(dir);
+    unlink(trace), unlink(script);
     fprintf(w, "%c\t%s\t%d:%d\t", pass ? 'P' : 'F', kind, at.rank, at.line);
     for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);
     fputc('\n', w);
@@ -262,13 +322,6 @@ void cs_grade_time_free(cs_grade_time *t) {
     *t = (cs_grade_time){0};
 }
 
-static char *dupf(const char *fmt, const char *a) {
-    size_t n = strlen(fmt) + (a ? strlen(a) : 0) + 1;
-    char *s = cs_xmalloc(n, "grade");
-    snprintf(s, n, fmt, a ? a : "");
-    return s;
-}
-
 bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char *path, int world,
                       const char *engine, const char *mode, const char *trace, char **why,
                       cs_grade_where *at, char kind_out[32], cs_grade_time *time) {
@@ -278,17 +331,40 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     fflush(NULL);
     /* close-on-exec: a rank process the run execs must not hold the pipe open */
     unpriv u = unprivileged();
-    if (pipe2(p, O_CLOEXEC) < 0) return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    snprintf(live_dir, sizeof live_dir, "%s/commsim-grade.XXXXXX", tmp_root);
+    if (!mkdtemp(live_dir)) return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    const char *base = strrchr(path, '/');
+    snprintf(live_script, sizeof live_script, "%s/%s", live_dir, base ? base + 1 : path);
+    snprintf(live_trace, sizeof live_trace, "%s/%s", live_dir, TRACE_FILE);
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        remove_dir();
+        return *why = dupf("cannot grade: %s", strerror(errno)), false;
+    }
+    /* blocked until live_pid is set: a signal in between must not miss the child */
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM), sigaddset(&term, SIGINT), sigaddset(&term, SIGHUP);
+    sigprocmask(SIG_BLOCK, &term, &old);
     pid_t pid = fork();
     if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         close(p[0]), close(p[1]);
+        remove_dir();
         return *why = dupf("cannot grade: %s", strerror(errno)), false;
     }
     if (pid == 0) {
         close(p[0]);
         setpgid(0, 0); /* its rank processes go with it */
-        child(s, c, path, world, engine, mode, trace, p[1], &u);
+        signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        die_with_parent();
+        child(s, c, path, world, engine, mode, trace, p[1], &u, live_dir);
     }
+    setpgid(pid, pid); /* also here: the handler may kill the group before the child ran */
+    live_pid = pid;
+    struct sigaction sa = {.sa_handler = on_signal}, prev[3];
+    sigaction(SIGTERM, &sa, &prev[0]), sigaction(SIGINT, &sa, &prev[1]), sigaction(SIGHUP, &sa, &prev[2]);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(p[1]);
     size_t len = 0, cap = 256;
     char *buf = cs_xmalloc(cap, "grade"), chunk[4096];
@@ -306,6 +382,11 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     kill(-pid, SIGKILL); /* anything the run left behind */
+    sigprocmask(SIG_BLOCK, &term, &old);
+    live_pid = 0;
+    remove_dir();
+    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     bool pass = false;
     if (len >= 2 && (buf[0] == 'P' || buf[0] == 'F') && buf[1] == '\t') {
         pass = buf[0] == 'P';
@@ -329,12 +410,8 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
             if (*m) *why = dupf("%s", m);
         }
     } else if (WIFSIGNALED(st)) {
-        int sig = WTERMSIG(st);
         snprintf(kind_out, 32, "killed");
-        *why = dupf("%s", sig == SIGXCPU ? "killed: the CPU time limit was exceeded"
-                          : sig == SIGALRM ? "killed: the wall time limit was exceeded"
-                          : sig == SIGKILL ? "killed: out of memory or time"
-                          : "killed: the grader's run crashed (signal)");
+        *why = killed_why(WTERMSIG(st));
     } else {
         snprintf(kind_out, 32, "crashed");
         char m[96];

@@ -5,11 +5,18 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api.h"
+#include "collectives.h"
+#include "engine.h"
+#include "events.h"
 #include "grade.h"
+#include "grade_internal.h"
 #include "lessons.h"
 #include "netmodel.h"
 #include "xalloc.h"
@@ -52,177 +59,350 @@ static char *find_named(const char *name) {
     return best;
 }
 
-static char *str_field(lua_State *L, int t, const char *k) {
-    char *v = NULL;
-    if (lua_getfield(L, t, k) == LUA_TSTRING) v = CS_DUP(lua_tostring(L, -1));
-    lua_pop(L, 1);
+/* ---- spec code: every call into the spec's state is protected and bounded */
+
+/* A spec's code (loading it, a result or check function) gets this many
+ * instructions per call and this much memory in all: a loop or a runaway
+ * table in the spec is the spec's error, said at once, not every student's. */
+#define SPEC_STEPS 100000000
+#define SPEC_MEMORY ((size_t)256 << 20)
+
+static void spec_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    luaL_where(L, 0); /* the spec's line that was running */
+    lua_pushfstring(L, "the spec's code ran past %d instructions (an endless loop?)", SPEC_STEPS);
+    lua_concat(L, 2);
+    lua_error(L);
+}
+
+int cs_grade_spec_pcall(lua_State *L, int nargs, int nresults) {
+    lua_sethook(L, spec_hook, LUA_MASKCOUNT, SPEC_STEPS); /* and the count starts again */
+    int r = lua_pcall(L, nargs, nresults, 0);
+    lua_sethook(L, NULL, 0, 0);
+    return r;
+}
+
+typedef struct spec_mem {
+    size_t used, cap;
+} spec_mem;
+
+static void *spec_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    spec_mem *m = ud;
+    if (!ptr) osize = 0; /* osize is then the object's type, not a size */
+    if (nsize == 0) {
+        free(ptr);
+        m->used -= osize;
+        return NULL;
+    }
+    if (nsize > osize && nsize - osize > m->cap - m->used) return NULL;
+    void *p = realloc(ptr, nsize);
+    if (p) m->used = m->used - osize + nsize;
+    return p;
+}
+
+/* ---- reading the table: any shape the spec gives is an error with its place */
+
+typedef struct reader {
+    lua_State *L;
+    cs_grade_spec *s;
+    const char *file;  /* DIR/spec.lua, the start of every message */
+    const char *where; /* "" or "case 'NAME': " */
+} reader;
+
+static int bad(reader *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    lua_pushfstring(r->L, "%s: %s", r->file, r->where);
+    lua_pushvfstring(r->L, fmt, ap);
+    va_end(ap);
+    lua_concat(r->L, 2);
+    return lua_error(r->L);
+}
+
+/* Every key of the table at t is one of known (a spelling mistake must not
+ * silently drop a field). */
+static void known_keys(reader *r, int t, const char *what, const char *const *known) {
+    lua_State *L = r->L;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        bool ok = false;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (int i = 0; known[i] && !ok; i++) ok = strcmp(lua_tostring(L, -1), known[i]) == 0;
+        if (!ok) {
+            lua_pushvalue(L, -1); /* tostring on a copy: the key stays a key for lua_next */
+            bad(r, "unknown field '%s' in %s", luaL_tolstring(L, -1, NULL), what);
+        }
+    }
+}
+
+static const char *typename_at(lua_State *L, int i) { return lua_typename(L, lua_type(L, i)); }
+
+/* t[k] as a string, or NULL when absent. */
+static char *str_field(reader *r, int t, const char *k) {
+    int ty = lua_getfield(r->L, t, k);
+    if (ty != LUA_TNIL && ty != LUA_TSTRING) bad(r, "%s must be a string, not a %s", k, typename_at(r->L, -1));
+    char *v = ty == LUA_TSTRING ? CS_DUP(lua_tostring(r->L, -1)) : NULL;
+    lua_pop(r->L, 1);
     return v;
 }
 
-/* A string or a list of strings at t[k]; the default when absent. */
-static int str_list(lua_State *L, int t, const char *k, char **out, const char *const *dflt) {
-    int n = 0;
-    int ty = lua_getfield(L, t, k);
-    if (ty == LUA_TSTRING) out[n++] = CS_DUP(lua_tostring(L, -1));
-    else if (ty == LUA_TTABLE)
-        for (int i = 1; n < CS_GRADE_MAX_LIST; i++) {
-            if (lua_geti(L, -1, i) != LUA_TSTRING) { lua_pop(L, 1); break; }
-            const char *v = lua_tostring(L, -1);
-            out[n++] = CS_DUP(strncmp(v, "dist.", 5) == 0 ? v + 5 : v);
-            lua_pop(L, 1);
-        }
+/* t[k] as a finite number, dflt when absent. */
+static double num_field(reader *r, int t, const char *k, double dflt) {
+    double v = dflt;
+    int ty = lua_getfield(r->L, t, k);
+    if (ty != LUA_TNIL && ty != LUA_TNUMBER) bad(r, "%s must be a number, not a %s", k, typename_at(r->L, -1));
+    if (ty == LUA_TNUMBER && !isfinite(v = lua_tonumber(r->L, -1))) bad(r, "%s must be a finite number", k);
+    lua_pop(r->L, 1);
+    return v;
+}
+
+/* A string or a list of strings at t[k], each one that ok accepts (named in
+ * what when it does not); the default when absent. */
+static int str_list(reader *r, int t, const char *k, char **out, const char *const *dflt,
+                    bool (*ok)(const char *), const char *what) {
+    lua_State *L = r->L;
+    int n = 0, ty = lua_getfield(L, t, k), len = 1;
+    if (ty == LUA_TTABLE) {
+        len = (int)luaL_len(L, -1);
+        if (len < 1) bad(r, "%s is an empty list", k);
+        if (len > CS_GRADE_MAX_LIST) bad(r, "%s lists more than %d", k, CS_GRADE_MAX_LIST);
+    } else if (ty != LUA_TNIL && ty != LUA_TSTRING)
+        bad(r, "%s must be a string or a list of strings, not a %s", k, typename_at(L, -1));
+    for (int i = 1; ty != LUA_TNIL && i <= len; i++) {
+        if (ty == LUA_TTABLE && lua_geti(L, -1, i) != LUA_TSTRING)
+            bad(r, "%s[%d] must be a string, not a %s", k, i, typename_at(L, -1));
+        const char *v = lua_tostring(L, -1);
+        if (strncmp(v, "dist.", 5) == 0) v += 5;
+        if (ok && !ok(v)) bad(r, "%s: '%s' is not %s", k, v, what);
+        out[n++] = CS_DUP(v);
+        if (ty == LUA_TTABLE) lua_pop(L, 1);
+    }
     lua_pop(L, 1);
     if (n == 0)
         for (int i = 0; dflt && dflt[i]; i++) out[n++] = CS_DUP(dflt[i]);
     return n;
 }
 
-static double num_field(lua_State *L, int t, const char *k, double dflt) {
-    double v = dflt;
-    if (lua_getfield(L, t, k) == LUA_TNUMBER) v = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    return v;
+static bool is_op(const char *v) {
+    cs_op op;
+    if (cs_op_parse(v, &op)) return true;
+    for (int k = 0; k < CS_COLL_NKINDS; k++)
+        if (strcmp(v, cs_coll_name((cs_coll_kind)k)) == 0) return true;
+    return false;
 }
 
-static int fn_ref(lua_State *L, int t, const char *k) {
-    if (lua_getfield(L, t, k) == LUA_TFUNCTION) return luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_pop(L, 1);
+static bool is_engine(const char *v) { return cs_engine_find(v) || cs_engine_missing(v); }
+
+static bool is_mode(const char *v) {
+    cs_send_mode m;
+    return cs_send_mode_parse(v, &m);
+}
+
+static int fn_ref(reader *r, int t, const char *k) {
+    int ty = lua_getfield(r->L, t, k);
+    if (ty == LUA_TFUNCTION) return luaL_ref(r->L, LUA_REGISTRYINDEX);
+    if (ty != LUA_TNIL) bad(r, "%s must be a function, not a %s", k, typename_at(r->L, -1));
+    lua_pop(r->L, 1);
     return LUA_NOREF;
+}
+
+/* A parameter becomes a global assignment before the solution's first line:
+ * it must be a Lua name, and not one the run gives the solution. */
+static bool param_name(const char *k) {
+    static const char *const taken[] = {
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+        "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+        "rank", "world_size", "dist", "tensor", "result", "print", NULL};
+    if (!*k || (*k >= '0' && *k <= '9')) return false;
+    for (const char *p = k; *p; p++)
+        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            return false;
+    for (int i = 0; taken[i]; i++)
+        if (strcmp(k, taken[i]) == 0) return false;
+    return true;
 }
 
 static int param_cmp(const void *a, const void *b) {
     return strcmp(((const cs_grade_param *)a)->name, ((const cs_grade_param *)b)->name);
 }
 
-static int load_case(lua_State *L, int t, cs_grade_case *c, int idx, char *err, size_t errlen) {
+static void load_params(reader *r, int t, cs_grade_case *c) {
+    lua_State *L = r->L;
+    int ty = lua_getfield(L, t, "params");
+    if (ty == LUA_TNIL) return lua_pop(L, 1);
+    if (ty != LUA_TTABLE) bad(r, "params must be a table {NAME = number, ...}, not a %s", typename_at(L, -1));
+    int p = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, p)) {
+        if (lua_type(L, -2) != LUA_TSTRING) bad(r, "params: keys must be names, not a %s", typename_at(L, -2));
+        const char *k = lua_tostring(L, -2);
+        if (!param_name(k)) bad(r, "params: '%s' is not a name the solution can be given", k);
+        if (lua_type(L, -1) != LUA_TNUMBER) bad(r, "params: %s must be a number, not a %s", k, typename_at(L, -1));
+        if (!isfinite(lua_tonumber(L, -1))) bad(r, "params: %s must be a finite number", k);
+        if (c->nparams == CS_GRADE_MAX_LIST) bad(r, "params: more than %d", CS_GRADE_MAX_LIST);
+        c->params[c->nparams].name = CS_DUP(k);
+        c->params[c->nparams++].value = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    /* lua_next's order is the hash's: sort for byte-identical output */
+    if (c->nparams) qsort(c->params, (size_t)c->nparams, sizeof c->params[0], param_cmp);
+}
+
+static void load_worlds(reader *r, int t, cs_grade_case *c) {
+    lua_State *L = r->L;
+    int ty = lua_getfield(L, t, "world"), n = 1;
+    if (ty == LUA_TTABLE) {
+        n = (int)luaL_len(L, -1);
+        if (n < 1 || n > CS_GRADE_MAX_LIST) bad(r, "world must list 1 to %d world sizes", CS_GRADE_MAX_LIST);
+    } else if (ty != LUA_TNIL && ty != LUA_TNUMBER)
+        bad(r, "world must be a world size or a list of them, not a %s", typename_at(L, -1));
+    for (int i = 1; ty != LUA_TNIL && i <= n; i++) {
+        if (ty == LUA_TTABLE) lua_geti(L, -1, i);
+        if (lua_type(L, -1) != LUA_TNUMBER)
+            bad(r, "world must be a world size or a list of them, not a %s", typename_at(L, -1));
+        int isint;
+        lua_Integer w = lua_tointegerx(L, -1, &isint);
+        if (!isint || w < 1 || w > 64) bad(r, "world size %s is not a whole number from 1 to 64", luaL_tolstring(L, -1, NULL));
+        c->worlds[c->nworlds++] = (int)w;
+        if (ty == LUA_TTABLE) lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (c->nworlds == 0) c->worlds[c->nworlds++] = 2;
+}
+
+static void load_case(reader *r, int t, cs_grade_case *c, int idx) {
+    static const char *const keys[] = {"name", "world", "engines", "send_modes", "params", "points",
+                                       "hidden", "expect", "net", "result", "check", NULL};
     static const char *const modes[] = {"rendezvous", "eager", NULL};
     static const char *const engines[] = {"thread", NULL};
-    c->name = str_field(L, t, "name");
+    lua_State *L = r->L;
+    char where[200];
+    r->where = "";
+    c->name = str_field(r, t, "name");
     if (!c->name) {
         char b[32];
         snprintf(b, sizeof b, "case %d", idx);
         c->name = CS_DUP(b);
-    }
-    c->points = num_field(L, t, "points", 1);
-    lua_getfield(L, t, "hidden");
+        snprintf(where, sizeof where, "case %d: ", idx);
+    } else
+        snprintf(where, sizeof where, "case '%.160s': ", c->name);
+    r->where = where;
+    known_keys(r, t, "a case", keys);
+    c->points = num_field(r, t, "points", 1);
+    if (c->points < 0) bad(r, "points must not be negative");
+    int ty = lua_getfield(L, t, "hidden");
+    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN) bad(r, "hidden must be true or false, not a %s", typename_at(L, -1));
     c->hidden = lua_toboolean(L, -1);
     lua_pop(L, 1);
-    char *expect = str_field(L, t, "expect");
-    if (expect && strcmp(expect, "ok") && strcmp(expect, "deadlock")) {
-        snprintf(err, errlen, "case '%s': expect must be \"ok\" or \"deadlock\"", c->name);
-        free(expect);
-        return -1;
-    }
-    c->expect_deadlock = expect && strcmp(expect, "deadlock") == 0;
-    free(expect);
-    int ty = lua_getfield(L, t, "world");
-    if (ty == LUA_TNUMBER) c->worlds[c->nworlds++] = (int)lua_tointeger(L, -1);
-    else if (ty == LUA_TTABLE)
-        for (int i = 1; c->nworlds < CS_GRADE_MAX_LIST && lua_geti(L, -1, i) == LUA_TNUMBER; i++) {
-            c->worlds[c->nworlds++] = (int)lua_tointeger(L, -1);
-            lua_pop(L, 1);
-        }
-    lua_settop(L, t);
-    if (c->nworlds == 0) c->worlds[c->nworlds++] = 2;
-    for (int i = 0; i < c->nworlds; i++)
-        if (c->worlds[i] < 1 || c->worlds[i] > 64) {
-            snprintf(err, errlen, "case '%s': world size %d out of range", c->name, c->worlds[i]);
-            return -1;
-        }
+    if ((ty = lua_getfield(L, t, "expect")) != LUA_TNIL &&
+        (ty != LUA_TSTRING || (strcmp(lua_tostring(L, -1), "ok") && strcmp(lua_tostring(L, -1), "deadlock"))))
+        bad(r, "expect must be \"ok\" or \"deadlock\"");
+    c->expect_deadlock = ty == LUA_TSTRING && strcmp(lua_tostring(L, -1), "deadlock") == 0;
+    lua_pop(L, 1);
+    load_worlds(r, t, c);
     /* Modelled time: a case may fix the network model, so that times are
      * exact and can be graded (grade --net overrides it). */
-    c->net = str_field(L, t, "net");
+    c->net = str_field(r, t, "net");
     if (c->net) {
         cs_netmodel m;
         char why[256];
-        if (cs_netmodel_parse(c->net, &m, why, sizeof why) < 0) {
-            snprintf(err, errlen, "case '%s': net: %s", c->name, why);
-            return -1;
-        }
+        if (cs_netmodel_parse(c->net, &m, why, sizeof why) < 0) bad(r, "net: %s", why);
     }
-    c->nengines = str_list(L, t, "engines", c->engines, engines);
-    c->nmodes = str_list(L, t, "send_modes", c->modes, modes);
-    if (lua_getfield(L, t, "params") == LUA_TTABLE) {
-        lua_pushnil(L);
-        while (lua_next(L, -2) && c->nparams < CS_GRADE_MAX_LIST) {
-            if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TNUMBER) {
-                const char *k = lua_tostring(L, -2);
-                for (const char *p = k; *p; p++)
-                    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                          (p > k && *p >= '0' && *p <= '9'))) {
-                        snprintf(err, errlen, "case '%s': param '%s' is not a name", c->name, k);
-                        return -1;
-                    }
-                c->params[c->nparams].name = CS_DUP(k);
-                c->params[c->nparams++].value = lua_tonumber(L, -1);
-            }
-            lua_pop(L, 1);
-        }
+    c->nengines = str_list(r, t, "engines", c->engines, engines, is_engine, "an engine (commsim run --engine help)");
+    c->nmodes = str_list(r, t, "send_modes", c->modes, modes, is_mode, "rendezvous, eager or eager:N");
+    load_params(r, t, c);
+    c->check_ref = fn_ref(r, t, "check");
+    c->expect_ref = fn_ref(r, t, "result");
+}
+
+static void load_limits(reader *r, int t) {
+    static const char *const keys[] = {"timeout", "steps", "memory", NULL};
+    lua_State *L = r->L;
+    cs_grade_spec *s = r->s;
+    s->timeout = 20, s->steps = 50000000ull, s->memory = (size_t)256 << 20;
+    int ty = lua_getfield(L, t, "limits");
+    if (ty == LUA_TNIL) return lua_pop(L, 1);
+    if (ty != LUA_TTABLE) bad(r, "limits must be a table, not a %s", typename_at(L, -1));
+    int l = lua_gettop(L);
+    known_keys(r, l, "limits", keys);
+    r->where = "limits: ";
+    /* at most a day, a trillion instructions, a terabyte: sure to fit the integers below */
+    double timeout = num_field(r, l, "timeout", s->timeout);
+    if (timeout <= 0 || timeout > 86400) bad(r, "timeout must be more than 0 and at most 86400 seconds");
+    double steps = num_field(r, l, "steps", (double)s->steps);
+    if (steps < 1 || steps > 1e12) bad(r, "steps must be from 1 to 1e12 instructions");
+    double memory = num_field(r, l, "memory", (double)s->memory);
+    if (memory < 1 << 20 || memory > 1e12) bad(r, "memory must be from 1 MiB (1048576) to 1e12 bytes");
+    s->timeout = timeout, s->steps = (unsigned long long)steps, s->memory = (size_t)memory;
+    r->where = "";
+    lua_pop(L, 1);
+}
+
+/* Protected: the spec's table (argument 2) into the spec (argument 1). */
+static int parse_spec(lua_State *L) {
+    static const char *const keys[] = {"title", "required", "forbidden", "allowed", "limits", "cases", NULL};
+    reader *r = lua_touserdata(L, 1);
+    cs_grade_spec *s = r->s;
+    const int t = 2;
+    r->where = "";
+    if (!lua_istable(L, t)) bad(r, "must return a table, not a %s", typename_at(L, t));
+    known_keys(r, t, "the spec", keys);
+    s->title = str_field(r, t, "title");
+    const char *what = "an operation (send, recv, isend, irecv, or a collective's name)";
+    s->nrequired = str_list(r, t, "required", s->required, NULL, is_op, what);
+    s->nforbidden = str_list(r, t, "forbidden", s->forbidden, NULL, is_op, what);
+    s->nallowed = str_list(r, t, "allowed", s->allowed, NULL, is_op, what);
+    load_limits(r, t);
+    if (lua_getfield(L, t, "cases") != LUA_TTABLE) bad(r, "no cases table");
+    int ct = lua_gettop(L);
+    int n = (int)luaL_len(L, ct);
+    if (n < 1) bad(r, "no cases");
+    s->cases = cs_xcalloc((size_t)n, sizeof *s->cases, "grade spec");
+    for (int i = 1; i <= n; i++) {
+        if (lua_geti(L, ct, i) != LUA_TTABLE) bad(r, "case %d is not a table", i);
+        cs_grade_case *c = &s->cases[s->ncases++];
+        c->check_ref = c->expect_ref = LUA_NOREF;
+        load_case(r, lua_gettop(L), c, i);
+        lua_settop(L, ct);
     }
-    lua_settop(L, t);
-    /* lua_next's order is the hash's: sort for byte-identical output */
-    if (c->nparams) qsort(c->params, c->nparams, sizeof c->params[0], param_cmp);
-    c->check_ref = fn_ref(L, t, "check");
-    c->expect_ref = fn_ref(L, t, "result");
+    const char **names = cs_xcalloc((size_t)n, sizeof *names, "grade spec");
+    for (int i = 0; i < n; i++) names[i] = s->cases[i].name;
+    char **tags = cs_grade_tags(names, n);
+    for (int i = 0; i < n; i++) s->cases[i].tag = tags[i];
+    free(tags), free(names);
     return 0;
 }
 
-static int parse_spec(cs_grade_spec *s, lua_State *L, char *err, size_t errlen) {
-    int t = lua_gettop(L);
-    if (!lua_istable(L, t)) {
-        snprintf(err, errlen, "%s/spec.lua: must return a table", s->dir);
-        return -1;
-    }
-    s->title = str_field(L, t, "title");
-    s->nrequired = str_list(L, t, "required", s->required, NULL);
-    s->nforbidden = str_list(L, t, "forbidden", s->forbidden, NULL);
-    s->nallowed = str_list(L, t, "allowed", s->allowed, NULL);
-    s->timeout = 20, s->steps = 50000000ull, s->memory = (size_t)256 << 20;
-    if (lua_getfield(L, t, "limits") == LUA_TTABLE) {
-        int l = lua_gettop(L);
-        s->timeout = num_field(L, l, "timeout", s->timeout);
-        s->steps = (unsigned long long)num_field(L, l, "steps", (double)s->steps);
-        s->memory = (size_t)num_field(L, l, "memory", (double)s->memory);
-    }
-    lua_settop(L, t);
-    if (lua_getfield(L, t, "cases") != LUA_TTABLE) {
-        snprintf(err, errlen, "%s/spec.lua: no cases table", s->dir);
-        return -1;
-    }
-    int ct = lua_gettop(L);
-    int n = (int)luaL_len(L, ct);
-    s->cases = cs_xcalloc(n > 0 ? (size_t)n : 1, sizeof *s->cases, "grade spec");
-    for (int i = 1; i <= n; i++) {
-        lua_geti(L, ct, i);
-        if (!lua_istable(L, -1)) {
-            snprintf(err, errlen, "%s/spec.lua: case %d is not a table", s->dir, i);
-            return -1;
-        }
-        cs_grade_case *c = &s->cases[s->ncases++];
-        c->check_ref = c->expect_ref = LUA_NOREF;
-        if (load_case(L, lua_gettop(L), c, i, err, errlen) < 0) return -1;
-        lua_settop(L, ct);
-    }
-    lua_settop(L, 0);
-    if (s->ncases == 0) {
-        snprintf(err, errlen, "%s/spec.lua: no cases", s->dir);
-        return -1;
+/* Protected: the spec's sandbox (base without file access, string, table, math). */
+static int open_libs(lua_State *L) {
+    static const char *const gone[] = {"dofile", "loadfile", "load", "require", "collectgarbage"};
+    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
+    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, gone[i]);
     }
     return 0;
 }
 
 static lua_State *spec_state(void) {
-    lua_State *L = luaL_newstate();
-    if (!L) return NULL;
-    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
-    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
-    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
-    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
-    lua_settop(L, 0);
-    static const char *const gone[] = {"dofile", "loadfile", "load", "require", "collectgarbage"};
-    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
-        lua_pushnil(L);
-        lua_setglobal(L, gone[i]);
+    spec_mem *m = malloc(sizeof *m);
+    if (!m) return NULL;
+    *m = (spec_mem){0, SPEC_MEMORY};
+    lua_State *L = lua_newstate(spec_alloc, m);
+    if (!L) {
+        free(m);
+        return NULL;
+    }
+    lua_pushcfunction(L, open_libs);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        lua_close(L);
+        free(m);
+        return NULL;
     }
     return L;
 }
@@ -255,13 +435,19 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
         return -1;
     }
     s->L = L;
-    char path[4096];
+    char path[4200];
     snprintf(path, sizeof path, "%s/spec.lua", dir);
-    if (luaL_loadfilex(L, path, "t") != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
-        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+    reader r = {L, s, path, ""};
+    lua_pushcfunction(L, parse_spec);
+    lua_pushlightuserdata(L, &r);
+    if (luaL_loadfilex(L, path, "t") != LUA_OK || cs_grade_spec_pcall(L, 0, 1) != LUA_OK ||
+        cs_grade_spec_pcall(L, 2, 0) != LUA_OK) {
+        const char *m = lua_isstring(L, -1) ? lua_tostring(L, -1) : "the spec raised an error";
+        /* every message names the file; Lua's own (out of memory) do not */
+        snprintf(err, errlen, strncmp(m, path, strlen(path)) ? "%s: %s" : "%.0s%s", path, m);
         return -1;
     }
-    if (parse_spec(s, L, err, errlen) < 0) return -1;
+    lua_settop(L, 0);
     if (!s->title) s->title = CS_DUP(s->name);
     return 0;
 }
@@ -269,7 +455,7 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
 void cs_grade_spec_free(cs_grade_spec *s) {
     for (int i = 0; i < s->ncases; i++) {
         cs_grade_case *c = &s->cases[i];
-        free(c->name);
+        free(c->name), free(c->tag);
         free(c->net);
         for (int k = 0; k < c->nengines; k++) free(c->engines[k]);
         for (int k = 0; k < c->nmodes; k++) free(c->modes[k]);
@@ -280,6 +466,12 @@ void cs_grade_spec_free(cs_grade_spec *s) {
     for (int k = 0; k < s->nallowed; k++) free(s->allowed[k]);
     free(s->cases);
     free(s->dir), free(s->name), free(s->title);
-    if (s->L) lua_close(s->L);
+    if (s->L) {
+        void *m;
+        lua_getallocf(s->L, &m);
+        lua_sethook(s->L, spec_hook, LUA_MASKCOUNT, SPEC_STEPS); /* its __gc functions too */
+        lua_close(s->L);
+        free(m);
+    }
     memset(s, 0, sizeof *s);
 }

@@ -3,6 +3,7 @@
  * hostile one never changes another's result). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,13 +21,44 @@ static char *dup2s(const char *a, const char *b) {
     return s;
 }
 
+/* ---- trace file names: STUDENT-CASE-nWORLD-MODE.jsonl, each part made of
+ * [A-Za-z0-9._] only, so that '-' separates them and two different
+ * (student, case) pairs never share a file. */
+
+static char *sanitized(const char *name) {
+    char *t = cs_xstrdup(name, "grade");
+    for (char *p = t; *p; p++)
+        if (!(*p == '.' || *p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z')))
+            *p = '_';
+    return t;
+}
+
+char **cs_grade_tags(const char *const *names, int n) {
+    char **tags = cs_xcalloc(n > 0 ? (size_t)n : 1, sizeof *tags, "grade");
+    for (int i = 0; i < n; i++) {
+        char *base = sanitized(names[i]), *t = cs_xstrdup(base, "grade");
+        /* names that sanitize alike: the later ones, in the given order, get
+         * a suffix (the same every run) */
+        for (int k = 2;; k++) {
+            int j = 0;
+            while (j < i && strcmp(tags[j], t) != 0) j++;
+            if (j == i) break;
+            free(t);
+            size_t len = strlen(base) + 16;
+            t = cs_xmalloc(len, "grade");
+            snprintf(t, len, "%s_%d", base, k);
+        }
+        free(base);
+        tags[i] = t;
+    }
+    return tags;
+}
+
 static void trace_name(char *buf, size_t len, const cs_grade_opts *o, const char *student,
-                       const char *cname, int world, const char *mode) {
-    int n = snprintf(buf, len, "%s/%s-%s-n%d-%s.jsonl", o->trace_dir, student, cname, world, mode);
-    for (int i = (int)strlen(o->trace_dir) + 1; i < n && i < (int)len; i++)
-        if (!(buf[i] == '.' || buf[i] == '-' || buf[i] == '_' || (buf[i] >= '0' && buf[i] <= '9') ||
-              ((buf[i] | 32) >= 'a' && (buf[i] | 32) <= 'z')))
-            buf[i] = '_';
+                       const cs_grade_case *c, int world, const char *mode) {
+    char *m = sanitized(mode);
+    snprintf(buf, len, "%s/%s-%s-n%d-%s.jsonl", o->trace_dir, student, c->tag, world, m);
+    free(m);
 }
 
 /* Keep a variant's modelled time (taken over from *t) in the case's result. */
@@ -37,7 +69,7 @@ static void add_time(cs_grade_result *r, cs_grade_time *t) {
 }
 
 static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_grade_case *c,
-                       const char *student, const char *path, cs_grade_result *r) {
+                       const char *tag, const char *path, cs_grade_result *r) {
     r->name = cs_xstrdup(c->name, "grade");
     r->max = c->points, r->hidden = c->hidden, r->pass = true;
     int ne = o->engine ? 1 : c->nengines;
@@ -48,12 +80,20 @@ static void grade_case(const cs_grade_spec *s, const cs_grade_opts *o, const cs_
                 char trace[4096], kind[32], *why = NULL;
                 cs_grade_where at = {0, 0};
                 cs_grade_time time;
-                if (o->trace_dir) trace_name(trace, sizeof trace, o, student, c->name, c->worlds[w], mode);
+                if (o->trace_dir) trace_name(trace, sizeof trace, o, tag, c, c->worlds[w], mode);
                 bool pass = cs_grade_variant(s, c, path, c->worlds[w], engine, mode,
                                              o->trace_dir ? trace : NULL, &why, &at, kind, &time);
                 if (time.t.net) add_time(r, &time);
                 if (pass) continue;
                 r->pass = false;
+                if (strcmp(kind, CS_GRADE_SPEC_ERROR) == 0) { /* no grade: the spec is at fault */
+                    size_t n = strlen(s->dir) + strlen(c->name) + strlen(why) + 64;
+                    r->spec_error = true, r->message = cs_xmalloc(n, "grade");
+                    snprintf(r->message, n, "%s/spec.lua: case '%s', world %d: %s", s->dir, c->name,
+                             c->worlds[w], why);
+                    free(why);
+                    break;
+                }
                 char head[256];
                 snprintf(head, sizeof head, "world %d, %s engine, %s sends: ", c->worlds[w], engine, mode);
                 /* A rendezvous deadlock that eager sends hide: say so in those words. */
@@ -80,7 +120,7 @@ void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grad
     sub->nresults = s->ncases;
     sub->score = sub->max = 0;
     for (int i = 0; i < s->ncases; i++) {
-        grade_case(s, o, &s->cases[i], sub->student, sub->path, &sub->results[i]);
+        grade_case(s, o, &s->cases[i], sub->tag, sub->path, &sub->results[i]);
         sub->score += sub->results[i].score, sub->max += sub->results[i].max;
     }
 }
@@ -92,7 +132,7 @@ void cs_grade_sub_free(cs_grade_sub *sub) {
         for (int k = 0; k < r->ntimes; k++) cs_grade_time_free(&r->times[k]);
         free(r->times);
     }
-    free(sub->results), free(sub->student), free(sub->path);
+    free(sub->results), free(sub->student), free(sub->tag), free(sub->path);
     memset(sub, 0, sizeof *sub);
 }
 
@@ -161,11 +201,17 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     }
     closedir(d);
     if (n) qsort(v, (size_t)n, sizeof *v, name_cmp);
+    const char **names = cs_xcalloc((size_t)n + 1, sizeof *names, "grade");
+    for (int i = 0; i < n; i++) names[i] = v[i].student;
+    char **tags = cs_grade_tags(names, n);
+    for (int i = 0; i < n; i++) v[i].tag = tags[i];
+    free(tags), free(names);
     *subs = v, *nsubs = n;
     return 0;
 }
 
-/* A worker's results, one line per case: pass, score, trace, message
+/* A worker's results, one line per case: pass (1, 0, S: a spec error),
+ * score, where it failed (RANK:LINE), trace, message
  * (newlines as \x1f), tab-separated; then a line per modelled time of the
  * case (cs_grade_time_write's, beginning "T\t"). */
 static void save(const cs_grade_sub *sub, const char *path) {
@@ -173,7 +219,8 @@ static void save(const cs_grade_sub *sub, const char *path) {
     if (!f) _exit(70);
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
-        fprintf(f, "%d\t%.17g\t%s\t", r->pass, r->score, r->trace ? r->trace : "");
+        fprintf(f, "%c\t%.17g\t%d:%d\t%s\t", r->spec_error ? 'S' : r->pass ? '1' : '0', r->score,
+                r->at.rank, r->at.line, r->trace ? r->trace : "");
         for (const char *p = r->message ? r->message : ""; *p; p++)
             fputc(*p == '\n' ? '\x1f' : *p == '\t' ? ' ' : *p, f);
         fputc('\n', f);
@@ -184,14 +231,16 @@ static void save(const cs_grade_sub *sub, const char *path) {
 
 /* One case's line of a worker's results into r. */
 static void load_case(cs_grade_result *r, char *line) {
-    char *f4[4] = {line, NULL, NULL, NULL};
-    for (int k = 1; k < 4 && f4[k - 1]; k++) {
-        char *tab = strchr(f4[k - 1], '\t');
-        if (tab) *tab = 0, f4[k] = tab + 1;
+    char *f5[5] = {line, NULL, NULL, NULL, NULL};
+    for (int k = 1; k < 5 && f5[k - 1]; k++) {
+        char *tab = strchr(f5[k - 1], '\t');
+        if (tab) *tab = 0, f5[k] = tab + 1;
     }
-    char *a = f4[0], *b = f4[1], *t = f4[2], *m = f4[3];
+    char *a = f5[0], *b = f5[1], *w = f5[2], *t = f5[3], *m = f5[4];
     r->pass = a && a[0] == '1';
+    r->spec_error = a && a[0] == 'S';
     r->score = b ? strtod(b, NULL) : 0;
+    if (!w || sscanf(w, "%d:%d", &r->at.rank, &r->at.line) != 2) r->at = (cs_grade_where){0, 0};
     if (t && *t) r->trace = cs_xstrdup(t, "grade");
     if (m && *m) {
         for (char *p = m; *p; p++)
@@ -233,14 +282,56 @@ static void load(const cs_grade_spec *s, cs_grade_sub *sub, const char *path) {
     }
 }
 
+/* Remove dir and what is in it, a folder deep (a dead worker's variant
+ * folders; its result file). */
+static void remove_class_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char p[4200], q[8500];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        DIR *sub = opendir(p);
+        struct dirent *f;
+        while (sub && (f = readdir(sub)))
+            if (strcmp(f->d_name, ".") && strcmp(f->d_name, "..")) snprintf(q, sizeof q, "%s/%s", p, f->d_name), unlink(q);
+        if (sub) closedir(sub), rmdir(p);
+        else unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+/* The class being graded, for the signal handler: its workers end with it
+ * (each kills its own run and removes its folder), then its folder goes. */
+static pid_t *live_workers;
+static int live_nworkers;
+static char class_dir[64];
+
+static void on_class_signal(int sig) {
+    for (int i = 0; i < live_nworkers; i++)
+        if (live_workers[i] > 0) kill(live_workers[i], SIGTERM);
+    for (int i = 0; i < live_nworkers; i++)
+        if (live_workers[i] > 0) waitpid(live_workers[i], NULL, 0);
+    remove_class_dir(class_dir); /* not async-signal-safe in name, but only opendir's malloc: the grader exits next */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *subs, int nsubs,
                     int jobs) {
-    char dir[] = "/tmp/commsim-class.XXXXXX";
+    char *dir = class_dir;
+    snprintf(class_dir, sizeof class_dir, "/tmp/commsim-class.XXXXXX");
     if (!mkdtemp(dir)) {
         for (int i = 0; i < nsubs; i++) cs_grade_submission(s, o, &subs[i]);
         return;
     }
+    chmod(dir, 0711); /* a run dropped to nobody reaches its own folder inside */
+    cs_grade_tmp_root(dir);
     pid_t *pids = cs_xcalloc((size_t)nsubs, sizeof *pids, "grade");
+    live_workers = pids, live_nworkers = nsubs;
+    struct sigaction sa = {.sa_handler = on_class_signal}, prev[3];
+    sigaction(SIGTERM, &sa, &prev[0]), sigaction(SIGINT, &sa, &prev[1]), sigaction(SIGHUP, &sa, &prev[2]);
     int next = 0, running = 0;
     char path[4200];
     while (next < nsubs || running > 0) {
@@ -248,6 +339,7 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
             fflush(NULL);
             pid_t pid = fork();
             if (pid == 0) {
+                signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
                 cs_grade_submission(s, o, &subs[next]);
                 snprintf(path, sizeof path, "%s/%d", dir, next);
                 save(&subs[next], path);
@@ -261,13 +353,17 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
             if (errno == EINTR) continue;
             break;
         }
+        for (int i = 0; i < next; i++)
+            if (pids[i] == done) pids[i] = 0; /* never signalled again: its pid may be reused */
         running--;
     }
     for (int i = 0; i < nsubs; i++) {
         snprintf(path, sizeof path, "%s/%d", dir, i);
         load(s, &subs[i], path);
-        unlink(path);
     }
-    rmdir(dir);
+    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+    live_nworkers = 0;
+    remove_class_dir(dir);
+    cs_grade_tmp_root("/tmp");
     free(pids);
 }

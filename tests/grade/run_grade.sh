@@ -260,4 +260,160 @@ else
   skip "as root: the solution runs as nobody" "not root, or no user nobody"
 fi
 
+# ---- The grader's own robustness: long names, broken or hostile specs,
+# killed runs, names that collide. Each case below once failed.
+
+# A parameter's name of any length: the wrapped solution is sized from it.
+long=N$(printf 'x%.0s' $(seq 3000))
+mkdir -p "$tmp/longp"
+printf 'return {cases = {{name = "x", send_modes = {"rendezvous"}, params = {%s = 1, %sa = 2},\n  result = function() return {3} end}}}\n' \
+  "$long" "$long" >"$tmp/longp/spec.lua"
+printf 'result = %s + %sa\n' "$long" "$long" >"$tmp/longp.lua"
+expect "a 3000-byte parameter name" 0 "total: 1/1" -- grade "$tmp/longp" "$tmp/longp.lua"
+
+# A spec's result() returning a bare number is one value; any other shape,
+# an error or a loop in the spec's code is the spec's error: exit 1, said
+# once with the spec's place, never a panic and never the student's 0.
+echo 'result = 2' >"$tmp/two.lua"
+spec_case() { # NAME STATUS PATTERN SPEC [SOLUTION]
+  mkdir -p "$tmp/sc" && printf '%s\n' "$4" >"$tmp/sc/spec.lua"
+  expect "$1" "$2" "$3" -- grade "$tmp/sc" "${5:-$tmp/two.lua}"
+}
+spec_case "result() may return a bare number" 0 "total: 1/1" \
+  'return {cases = {{name = "num", send_modes = {"eager"}, result = function() return 2 end}}}'
+spec_case "a bare number is compared as one" 6 "rank 0: result[0] is 2, expected 3" \
+  'return {cases = {{name = "num", send_modes = {"eager"}, result = function() return 3 end}}}'
+for shape in '"2"' true '{{2}}' '0/0'; do
+  spec_case "result() returning $shape: the spec's error" 1 "/sc/spec.lua: case 'num', world 2: result(0, 2): " \
+    "return {cases = {{name = \"num\", send_modes = {\"eager\"}, result = function() return $shape end}}}"
+  grep -q PANIC "$tmp/err" && bad "result() returning $shape: no panic"
+done
+spec_case "result() raising: the spec's error, with its line" 1 "result(0, 2): $tmp/sc/spec.lua:1: oops" \
+  'return {cases = {{name = "num", send_modes = {"eager"}, result = function() error("oops") end}}}'
+[ ! -s "$tmp/out" ] && ok "a spec error writes no results" || bad "a spec error writes no results"
+spec_case "a looping check(): the spec's error, not the student's" 1 "check(run): $tmp/sc/spec.lua:1: the spec's code ran past" \
+  'return {cases = {{name = "num", send_modes = {"eager"}, check = function() while true do end end}}}'
+spec_case "a looping spec.lua: the spec's error" 1 "$tmp/sc/spec.lua:1: the spec's code ran past" 'while true do end'
+mkdir -p "$tmp/scclass" && cp "$tmp/two.lua" "$tmp/scclass/ann.lua" && cp "$tmp/two.lua" "$tmp/scclass/bob.lua"
+printf '%s\n' 'return {cases = {{name = "num", send_modes = {"eager"}, result = function() return true end}}}' >"$tmp/sc/spec.lua"
+expect "a class: the spec's error once, exit 1" 1 "result(0, 2): returned a boolean" -- grade "$tmp/sc" "$tmp/scclass" --jobs 2
+
+# Strict specs: every mistake an instructor can make is named with its file
+# and place (exit 1), never silently ignored or blamed on a student.
+while IFS='|' read -r spec want; do
+  spec_case "spec $spec" 1 "$tmp/sc/spec.lua: $want" "return $spec"
+done <<'SPECS'
+{titel = "x", cases = {{}}}|unknown field 'titel' in the spec
+{cases = {{name = "a", wrold = 2}}}|case 'a': unknown field 'wrold' in a case
+{cases = {{name = "a", resutl = function() end}}}|case 'a': unknown field 'resutl' in a case
+{cases = {{name = "a", world = "four"}}}|case 'a': world must be a world size or a list of them, not a string
+{cases = {{name = "a", world = {}}}}|case 'a': world must list 1 to 16 world sizes
+{cases = {{name = "a", world = 2.5}}}|case 'a': world size 2.5 is not a whole number from 1 to 64
+{cases = {{name = "a", result = {1, 2}}}}|case 'a': result must be a function, not a table
+{cases = {{name = "a", check = true}}}|case 'a': check must be a function, not a boolean
+{forbidden = {"sned"}, cases = {{}}}|forbidden: 'sned' is not an operation
+{cases = {{name = "a", points = "ten"}}}|case 'a': points must be a number, not a string
+{cases = {{name = "a", points = -5}}}|case 'a': points must not be negative
+{cases = {{name = "a", points = 0/0}}}|case 'a': points must be a finite number
+{cases = {{name = "a", points = math.huge}}}|case 'a': points must be a finite number
+{limits = {timeout = "fast"}, cases = {{}}}|limits: timeout must be a number, not a string
+{limits = {timeout = 0}, cases = {{}}}|limits: timeout must be more than 0
+{limits = {steps = -1}, cases = {{}}}|limits: steps must be from 1
+{limits = {memory = 0}, cases = {{}}}|limits: memory must be from 1 MiB
+{cases = {{name = "a", params = {N = "ten"}}}}|case 'a': params: N must be a number, not a string
+{cases = {{name = "a", params = true}}}|case 'a': params must be a table
+{cases = {{name = "a", params = {1}}}}|case 'a': params: keys must be names, not a number
+{cases = {{name = "a", params = {["end"] = 1}}}}|case 'a': params: 'end' is not a name the solution can be given
+{cases = {{name = "a", params = {N = 0/0}}}}|case 'a': params: N must be a finite number
+{cases = {{name = "a", params = {N = math.huge}}}}|case 'a': params: N must be a finite number
+{cases = {{name = "a", engines = {"bogus"}}}}|case 'a': engines: 'bogus' is not an engine
+{cases = {{name = "a", send_modes = {"sometimes"}}}}|case 'a': send_modes: 'sometimes' is not rendezvous, eager or eager:N
+SPECS
+spec_case "forbidden as one string, dist. prefix too" 6 "rank 0 calls dist.send on line 9" \
+  'return {forbidden = "dist.send", cases = {{name = "a", send_modes = {"eager"}}}}' "$here/ring/reference.lua"
+expect "--engine bogus: a usage error" 1 "commsim grade: --engine bogus: unknown engine" \
+  -- grade ring "$here/ring/reference.lua" --engine bogus
+
+# A run killed before it ends (a crash, the OOM killer, an alarm) fails its
+# case with the reason: its cut-short trace is never judged as if it ended.
+mkdir -p "$tmp/kill_ex"
+printf '%s\n' 'return {limits = {timeout = 120}, cases = {{name = "a", world = 1, send_modes = {"rendezvous"}}}}' \
+  >"$tmp/kill_ex/spec.lua"
+echo 'dist.compute(600000)' >"$tmp/long.lua"
+"$bin" grade "$tmp/kill_ex" "$tmp/long.lua" >"$tmp/kill.out" 2>&1 &
+gpid=$!
+# the run: the grader's grandchild
+run_pid() { local c; c=$(pgrep -P $gpid | head -1) && [ -n "$c" ] && pgrep -P "$c" | head -1; }
+has_run() { [ -n "$(run_pid)" ]; }
+if wait_until 20 has_run; then kill -SEGV "$(run_pid)"; fi
+wait $gpid
+st=$?
+if [ "$st" = 6 ] && grep -qF "killed: the run crashed (Segmentation fault)" "$tmp/kill.out" && grep -qF "total: 0/1" "$tmp/kill.out"
+then ok "a run killed by a signal fails its case, with the reason"
+else bad_showing "$tmp/kill.out" "a run killed by a signal fails its case" "status $st"; fi
+
+# TAP: a '#' in a student's or case's name is escaped (else "bob # TODO"
+# turns a failure into a passing TODO for prove), a newline never ends the line.
+mkdir -p "$tmp/tapc" && cp "$here/ring/forward_own.lua" "$tmp/tapc/bob # TODO.lua"
+"$bin" grade ring "$tmp/tapc" --format tap >"$tmp/tap.out" 2>&1
+if grep -qF 'not ok 2 - bob \# TODO: three to five ranks' "$tmp/tap.out" && ! grep -q '[^\\]# TODO' "$tmp/tap.out"
+then ok "tap: '#' in a name escaped"; else bad_showing "$tmp/tap.out" "tap: '#' in a name escaped"; fi
+printf '%s\n' 'return {cases = {{name = "two\nlines # SKIP", send_modes = {"eager"}, result = function() return 3 end}}}' \
+  >"$tmp/sc/spec.lua"
+expect "tap: a newline in a case's name stays on the line" 6 'not ok 1 - two.lua: two lines \# SKIP' \
+  -- grade "$tmp/sc" "$tmp/two.lua" --format tap
+
+# Gradescope: a hidden case's details only with --hidden, as in every format.
+expect "gradescope: a hidden case's details hidden" 6 '"output": "(hidden case: details are not shown)"' \
+  -- grade ring "$here/ring/forward_own.lua" --format gradescope
+grep -qF "expected 36" "$tmp/out" && bad "gradescope: no hidden case's details" "its message is shown"
+expect "gradescope --hidden: a hidden case's details" 6 "rank 0: result[0] is 57, expected 36" \
+  -- grade ring "$here/ring/forward_own.lua" --format gradescope --hidden
+
+# A class keeps where a case failed: --at RANK:LINE and trace_at, as alone.
+mkdir -p "$tmp/atc" && cp "$here/ring/all_reduce.lua" "$tmp/atc/zed.lua"
+expect "a class: see it --at the failing call" 6 "zed-two_ranks-n2-rendezvous.jsonl --at 0:3" \
+  -- grade ring "$tmp/atc" --trace-dir "$tmp/atc_tr"
+expect "a class: json trace_at" 6 '"trace_at": "0:3"' -- grade ring "$tmp/atc" --trace-dir "$tmp/atc_tr" --format json
+
+# Trace files never collide: students, or cases, whose names come out alike
+# in a file name get a suffix (the same every run).
+mkdir -p "$tmp/coll"
+cp "$here/ring/all_reduce.lua" "$tmp/coll/bob smith.lua" && cp "$here/ring/forward_own.lua" "$tmp/coll/bob_smith.lua"
+guarded "$bin" grade ring "$tmp/coll" --trace-dir "$tmp/coll_tr" --hidden >"$tmp/coll.out" 2>&1
+n=$(grep -c "see it: commsim replay" "$tmp/coll.out")
+files=$(sed -n 's/^  see it: commsim replay \([^ ]*\) .*/\1/p' "$tmp/coll.out" | sort -u | wc -l)
+if [ "$n" = 6 ] && [ "$files" = 6 ] && [ "$(ls "$tmp/coll_tr" | wc -l)" = 6 ] &&
+  grep -qF "$tmp/coll_tr/bob_smith_2-three_to_five_ranks-n3-rendezvous.jsonl" "$tmp/coll.out"
+then ok "two students named alike: their traces apart"; else bad_showing "$tmp/coll.out" "two students named alike" "$n failures, $files files"; fi
+printf '%s\n' 'return {cases = {{name = "a b", send_modes = {"eager"}, result = function() return 3 end},' \
+  '{name = "a_b", send_modes = {"eager"}, result = function() return 4 end}}}' >"$tmp/sc/spec.lua"
+expect "two cases named alike: their traces apart" 6 "two.lua-a_b_2-n2-eager.jsonl" \
+  -- grade "$tmp/sc" "$tmp/two.lua" --trace-dir "$tmp/coll_tr2"
+[ "$(ls "$tmp/coll_tr2" | wc -l)" = 2 ] && ok "two cases named alike: two files" || bad "two cases named alike: two files"
+
+# A grader killed (SIGTERM) leaves no run and no private folder behind,
+# alone or grading a class.
+mkdir -p "$tmp/termc" && cp "$tmp/long.lua" "$tmp/termc/ann.lua"
+# the deepest descendant of pid $1: the run
+deepest() { local p=$1 c; while c=$(pgrep -P "$p" | head -1) && [ -n "$c" ]; do p=$c; done; echo "$p"; }
+for target in "$tmp/long.lua" "$tmp/termc"; do
+  what=alone; [ -d "$target" ] && what="a class"
+  "$bin" grade "$tmp/kill_ex" "$target" >/dev/null 2>&1 &
+  gpid=$!
+  run_dir() { # the folder whose trace the run writes
+    local r; r=$(deepest $gpid); [ "$r" != $gpid ] || return 1
+    readlink /proc/"$r"/fd/* 2>/dev/null | sed -n 's|/trace.jsonl$||p' | grep . | head -1
+  }
+  wait_until 20 run_dir >/dev/null
+  dir=$(run_dir) run=$(deepest $gpid)
+  kill -TERM $gpid
+  wait $gpid
+  gone() { ! kill -0 "$run" 2>/dev/null; }
+  if [ -n "$dir" ] && wait_until 10 gone && [ ! -e "$dir" ] && [ ! -e "$(dirname "$dir")/$(basename "$dir")" ] &&
+    { [ "$what" = alone ] || [ ! -e "$(dirname "$dir")" ]; }
+  then ok "grader killed ($what): no run, no folder left"
+  else bad "grader killed ($what): no run, no folder left" "run $run, folder '$dir'"; fi
+done
+
 finish
