@@ -109,7 +109,6 @@ int cs_viz_cycle(const cs_monitor *m, int *cycle, int max) {
             cs_viz_waits_on(m, k, &next, 1);
             k = next;
         } while (k != first);
-        if (found > max) found = max;
     }
 out:
     free(mark);

@@ -235,19 +235,26 @@ static void draw_ranks(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l)
 /* ---- alerts: the deadlock with its cycle, errors, warnings */
 
 /* "DEADLOCK  wait-for cycle: rank 0 → rank 1 → rank 0", wrapped (g NULL:
- * only count). Returns the lines used. */
+ * only count). A cycle longer than the ranks kept is elided in the middle,
+ * never closed early: "rank 0 → … → rank 15 → … (20 ranks) → rank 0".
+ * Returns the lines used. */
 static int draw_cycle(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
-    int buf[16], n;
+    int buf[CS_HIST_CYCLE_KEEP], n;
     const int *cyc = buf;
     if (v->hist && v->hist->frozen) cyc = v->hist->cycle, n = v->hist->ncycle;
-    else n = cs_viz_cycle(v->mon, buf, 16);
+    else n = cs_viz_cycle(v->mon, buf, CS_HIST_CYCLE_KEEP);
     if (g) cs_grid_put(g, 1, y, w - 2, "DEADLOCK", CS_C_RED, CS_A_BOLD | CS_A_REVERSE);
     if (n == 0) return 1;
+    int named = n < CS_HIST_CYCLE_KEEP ? n : CS_HIST_CYCLE_KEEP;
     char text[400];
     size_t o = (size_t)snprintf(text, sizeof text, "wait-for cycle: ");
     const char *arrow = v->ascii ? " -> " : " → ";
-    for (int i = 0; i <= n && o < sizeof text; i++)
-        o += (size_t)snprintf(text + o, sizeof text - o, "rank %d%s", cyc[i % n], i < n ? arrow : "");
+    for (int i = 0; i < named && o < sizeof text; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "rank %d%s", cyc[i], arrow);
+    if (named < n && o < sizeof text)
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s (%d ranks)%s",
+                              v->ascii ? "..." : "…", n, arrow);
+    if (o < sizeof text) snprintf(text + o, sizeof text - o, "rank %d", cyc[0]);
     int lines = wrap(g, 11, y, w - 12, end - y, text, CS_C_RED, CS_A_BOLD, 0);
     return lines > 0 ? lines : 1;
 }

@@ -20,9 +20,9 @@ on_exit() { tm kill-server 2>/dev/null; }
 
 # UTF-8 if the system has it (arrows and box drawing), else the ASCII fallback.
 if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
-  loc=C.UTF-8 arrow="───▶" to="→"
+  loc=C.UTF-8 arrow="───▶" to="→" ell="…" times="×"
 else
-  loc=C arrow="--->" to="->"
+  loc=C arrow="--->" to="->" ell="..." times="x"
 fi
 
 # A failed case shows the screen it last saw.
@@ -130,6 +130,15 @@ check "the alert scrolls to its end: every blocked rank, why and the whole fix" 
 tm send-keys -t d8 a
 check "a again: back to the run" 'wait_for d8 "as the deadlock found them" "space-time"'
 quit_check d8 3 "deadlock -n 8: q gives status 3"
+
+# ---- a wait-for cycle longer than the alert names (16 ranks): elided in the
+# middle, never closed early with an edge that is not there
+start d20 120 40 "$bin run $lessons/02-point-to-point/deadlock.lua -n 20 --speed 0"
+check "deadlock -n 20: the cycle's middle elided, its length given, no false edge back to rank 0" \
+  'wait_for d20 " DEADLOCKED" "rank 14 $to rank 15 $to $ell (20 ranks) $to rank 0" &&
+   ! grep -qF "rank 15 $to rank 0" "$tmp/screen"'
+quit_check d20 3 "deadlock -n 20: q gives status 3"
+
 
 # ---- stepping the chain: space advances every runnable rank by one operation
 start ch 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
