@@ -335,11 +335,11 @@ static int right_box(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, i
     return y + 1;
 }
 
-/* The rank numbers whose current line is `line`, as "0,1" or "0,1+5". */
-static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len) {
-    size_t n = 0;
-    int shown = 0, more = 0;
-    buf[0] = 0;
+/* The ranks whose current line is `line`, in at most w columns: the list
+ * ("0,1"), or its head and how many more ("0,1+254", "36+3"), or only how
+ * many ("×1024"). Whatever fits, the count is the true one. */
+static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len, int w) {
+    int first[2], n = 0;
     for (int k = 0; k < v->mon->world; k++) {
         int at = v->hist && v->hist->frozen ? v->hist->frozen[k].line : 0;
         if (!at) {
@@ -349,10 +349,17 @@ static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len) {
             at = r.line;
         }
         if (at != line) continue;
-        if (shown < 2 && n + 8 < len) n += (size_t)snprintf(buf + n, len - n, shown ? ",%d" : "%d", k), shown++;
-        else more++;
+        if (n < 2) first[n] = k;
+        n++;
     }
-    if (more && n + 8 < len) snprintf(buf + n, len - n, "+%d", more);
+    buf[0] = 0;
+    if (n == 0) return;
+    /* the forms, most telling first: the first that fits wins */
+    if (n == 1) snprintf(buf, len, "%d", first[0]);
+    else if (n == 2) snprintf(buf, len, "%d,%d", first[0], first[1]);
+    else snprintf(buf, len, "%d,%d+%d", first[0], first[1], n - 2);
+    if (cs_utf8_width(buf) > w && n > 1) snprintf(buf, len, "%d+%d", first[0], n - 1);
+    if (cs_utf8_width(buf) > w) snprintf(buf, len, "%s%d", v->ascii ? "x" : "×", n);
 }
 
 static void draw_source(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y, int h) {
@@ -374,13 +381,13 @@ static void draw_source(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     if (top < 1) top = 1;
     for (int i = 0; i < h && top + i <= v->nsrc; i++) {
         int ln = top + i;
-        char marks[16];
-        line_marks(v, ln, marks, sizeof marks);
+        char marks[32];
+        line_marks(v, ln, marks, sizeof marks, 6);
         bool here = ln == cur;
         int attr = here ? CS_A_REVERSE : 0;
         cs_grid_fill(g, l->right_x, y + i, l->right_w, 1, ' ', CS_C_DEFAULT, attr);
-        cs_grid_printf(g, l->right_x, y + i, 7, marks[0] ? CS_C_YELLOW : CS_C_DEFAULT,
-                       attr | CS_A_BOLD, "%6s", marks);
+        cs_grid_put(g, l->right_x + 6 - cs_utf8_width(marks), y + i, 6, marks, CS_C_YELLOW,
+                    attr | CS_A_BOLD);
         cs_grid_printf(g, l->right_x + 6, y + i, 5, CS_C_DEFAULT, attr | CS_A_DIM, "%4d ", ln);
         cs_grid_put(g, l->right_x + 11, y + i, l->right_w - 11, v->src[ln - 1], CS_C_DEFAULT, attr);
     }

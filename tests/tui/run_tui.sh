@@ -315,6 +315,13 @@ tm send-keys -t many BTab
 check "256 ranks: the table scrolls to the selected rank" 'wait_for many "ranks 251-255 of 256" "  255  ready"'
 quit_check many 130 "256 ranks: q leaves cleanly"
 
+# ---- the marks beside the source: how many ranks are on a line, always the
+# true count however many there are
+start m256 100 30 "$bin run $lessons/02-point-to-point/deadlock.lua -n 256 --speed 0"
+check "256 ranks on one line: the mark counts them all (0 and 255 more)" \
+  'wait_for m256 " DEADLOCKED" " 0+255  19 dist.send(outgoing, right)"'
+quit_check m256 3 "deadlock -n 256: q gives status 3"
+
 # ---- --no-tui on a terminal: the plain report
 start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
 check "--no-tui on a terminal prints the plain report" 'wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0'
