@@ -267,8 +267,23 @@ static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
         y += wrap(g, 1, y, w - 2, end - y, m->deadlock.text, CS_C_RED, 0, 4);
     }
     for (int k = 0; k < m->world && y < end; k++)
-        if (m->ranks[k].error)
-            y += wrap(g, 1, y, w - 2, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
+        if (m->ranks[k].error) {
+            /* whose error: the text names a file and line, not the rank */
+            char who[32] = "";
+            if (strncmp(m->ranks[k].error, "rank ", 5) != 0)
+                snprintf(who, sizeof who, "rank %d: ", k);
+            if (g) cs_grid_put(g, 1, y, w - 2, who, CS_C_MAGENTA, CS_A_BOLD);
+            int x = 1 + (int)strlen(who);
+            int n = wrap(g, x, y, w - 1 - x, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
+            y += n ? n : 1;
+        }
+    /* the run's own end (a timeout): recorded as an event of no rank, or not
+     * yet recorded while the visualizer that timed it out is up */
+    const char *note = m->run_error ? m->run_error : v->end_note;
+    if (note && y < end) {
+        int n = wrap(g, 1, y, w - 2, end - y, note, CS_C_MAGENTA, CS_A_BOLD, 4);
+        y += n ? n : 1;
+    }
     /* An eager run rechecked with rendezvous sends: the summary's line, in
      * green when it holds, yellow when only buffering kept the run going */
     if (m->recheck && y < end) {
@@ -345,7 +360,7 @@ static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len, in
         if (!at) {
             cs_viz_rank r;
             cs_viz_describe(v->mon, v->hist, v->gates ? &v->gates[k] : NULL, k, v->ascii, &r);
-            if (r.state >= CS_RS_DONE) continue;
+            if (r.state >= CS_RS_DONE && r.state != CS_RS_FAILED) continue; /* where it failed stays */
             at = r.line;
         }
         if (at != line) continue;

@@ -215,6 +215,24 @@ start er 100 30 "$bin run $scripts/error.lua"
 check "script error: FAILED with the message" 'wait_for er FAILED "error.lua:"'
 quit_check er 2 "script error: q gives status 2, terminal restored"
 
+# ---- why a run ended, on the screen: --timeout's reason as an alert (as the
+# report words it), the rank it stopped at its line
+printf '%s\n' '--- world: 2' 'if rank == 0 then local x = 0 for i = 1, 1e12 do x = x + 1 end end' >"$tmp/sleepy.lua"
+start ts 100 30 "$bin run $tmp/sleepy.lua --timeout 2 --step-limit 0"
+check "--timeout: the report's reason as an alert, the stopped rank's line on its row" \
+  'wait_for ts TIMEOUT "timeout: the run did not finish within 2 s (--timeout)" &&
+   grep -qE "0  aborted +line 2( |$)" "$tmp/screen"'
+quit_check ts 4 "timeout alert: q gives status 4"
+
+# ---- a failed rank: its line on its row and in the source, its number in the alert
+printf '%s\n' '--- world: 3' 'local x = nil' 'if rank == 1 then' '  -- fails on line 6' \
+  '  local y = 1' '  x.field = 3' 'end' 'dist.barrier()' >"$tmp/broken.lua"
+start fl 100 30 "$bin run $tmp/broken.lua --speed 0"
+check "a failed rank: its line on its row and marked in the source, the rank named in the alert" \
+  'wait_for fl FAILED "rank 1: broken.lua:6: attempt to index a nil value" "     1   6   x.field = 3" &&
+   grep -qE "1  failed +error +line 6( |$)" "$tmp/screen"'
+quit_check fl 2 "failed rank: q gives status 2"
+
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
 check "all_reduce at full speed: bands, the internal messages counted" \
@@ -358,8 +376,8 @@ wait_count tk " ready  " 4 >/dev/null
 tm send-keys -t tk Space
 wait_for tk "    2  blocked    recv" >/dev/null
 pkill -KILL -f -- "$tmp/tcpchain.lua --engine tcp --worker --rank 2 "
-check "tcp: a rank killed at its gate: the run ends, the death is named" \
-  'wait_for tk "RANK DIED" "rank 2 died (signal 9)"'
+check "tcp: a rank killed at its gate: the run ends, the death is named, on its row too" \
+  'wait_for tk "RANK DIED" "rank 2 died (signal 9)" "    2  failed     died (signal 9)"'
 quit_check tk 5 "tcp rank death: q gives status 5, terminal restored"
 check "tcp rank death: no rank process is left" '[ "$(procs)" = 0 ]'
 
