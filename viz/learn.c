@@ -381,6 +381,7 @@ static cs_learn_action exercise_key(cs_learn *l, const cs_exercise *e, int key) 
 
 cs_learn_action cs_learn_key(cs_learn *l, int key) {
     if (key == CS_KEY_RESIZE) return CS_LEARN_NONE; /* not the user's: the message stays */
+    if (key == 3) return CS_LEARN_INTERRUPT;
     if (l->help) {
         l->help = false;
         return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;
@@ -392,7 +393,7 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
         return exercise_key(l, e, key);
     const cs_chapter *c = &l->book->ch[l->chapter];
     switch (key) {
-    case 'q': case 'Q': case 3: return CS_LEARN_QUIT;
+    case 'q': case 'Q': return CS_LEARN_QUIT;
     case CS_KEY_UP: case 'k': move(l, -1); break;
     case CS_KEY_DOWN: case 'j': move(l, 1); break;
     case CS_KEY_TAB: case CS_KEY_BTAB: l->on_lessons = !l->on_lessons; l->scroll = 0; break;

@@ -445,6 +445,11 @@ wait_for ln DEADLOCKED >/dev/null
 tm send-keys -t ln q
 check "learn: q returns to the chapter with the run's outcome" 'wait_for ln "deadlock.lua ended: deadlock (status 3)" "The calls"'
 quit_check ln 0 "learn: q quits with status 0, terminal restored"
+start lc 100 30 "$bin learn 2 --lessons $lessons"
+wait_for lc "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lc C-c
+check "learn: Ctrl-C quits with status 130 (an interrupt), terminal restored" 'wait_for lc EXIT=130 STTY=same'
+tm kill-session -t lc
 # ---- the chapter's exercises: the statement, the starter copied, the
 # student's file graded, a failing case opened where it failed (80x24, then
 # 200x60)
