@@ -174,6 +174,20 @@ static void step_selected(cs_tui *t) {
     else cs_gates_step(t->ctl, k);
 }
 
+/* Enter on a rank not stopped at its gate: what would get it there, which
+ * depends on the state of the run and of the rank. */
+static void not_at_gate(cs_tui *t, int k) {
+    cs_bus_lock(t->bus);
+    cs_rank_state s = t->mon->ranks[k].state;
+    cs_bus_unlock(t->bus);
+    const char *why;
+    if (s == CS_RS_BLOCKED) why = "is blocked: step its peer; enter works once it is ready";
+    else if (s >= CS_RS_DONE) why = "has ended: it has no next operation to show";
+    else if (!cs_gates_paused(t->ctl)) why = "is not stopped at its gate: pause (r) or step, then enter";
+    else why = "is on its way to its gate: enter again in a moment";
+    snprintf(t->nav.message, sizeof t->nav.message, "rank %d %s", k, why);
+}
+
 static void show_tensor(cs_tui *t) {
     int k = t->nav.selected;
     char *text = cs_gates_tensor_text(t->ctl, k);
@@ -183,8 +197,7 @@ static void show_tensor(cs_tui *t) {
         return;
     }
     if (!text) {
-        snprintf(t->nav.message, sizeof t->nav.message,
-                 "rank %d is not stopped at its gate: pause (r) or step, then enter", k);
+        not_at_gate(t, k);
         return;
     }
     cs_gates_park p = cs_gates_parked(t->ctl, k);
