@@ -203,6 +203,24 @@ wait_for sl "0.2 ops/s" >/dev/null
 tm send-keys -t sl -
 check "- from 0.2 ops/s goes slower (0.1), not faster" 'wait_for sl "0.1 ops/s"'
 quit_check sl 130 "speed: q mid-run gives status 130"
+# the whole ladder, as docs/cli.md gives it, down from full speed to its
+# slowest, which - does not pass
+ladder=$(grep -o 'faster / slower: [0-9., ]*operations' "$top_srcdir/docs/cli.md" | sed 's/.*: //; s/ operations//; s/,//g')
+walk_ladder() {
+  local s
+  for s in $(echo "$ladder" | tr ' ' '\n' | sort -gr); do
+    tm send-keys -t ld -
+    wait_for ld "  $s ops/s" >/dev/null || { echo "    - did not reach $s ops/s"; return 1; }
+  done
+  # - at the slowest stays: + after it is the ladder's second step
+  tm send-keys -t ld - +
+  wait_for ld "  $(echo "$ladder" | cut -d' ' -f2) ops/s" >/dev/null
+}
+start ld 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step --speed 0"
+wait_for ld PAUSED "full speed" >/dev/null
+check "- walks the ladder docs/cli.md lists, full speed to its slowest ($ladder)" \
+  '[ -n "$ladder" ] && walk_ladder'
+quit_check ld 130 "ladder: q mid-run gives status 130"
 
 # ---- enter on a rank that is not at its gate: the hint fits the state (the
 # run is paused here: "pause (r)" would be wrong)
