@@ -514,12 +514,6 @@ static int add_line(cs_md *d, const char *s, size_t n, int fg, int attr) {
     return 0;
 }
 
-/* Columns of s[0, n): one per code point. */
-static int cols(const char *s, size_t n) {
-    int c = 0;
-    for (size_t i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
 
 /* The grader's text, as it prints it, wrapped at width: a wrapped line keeps
  * its indent. Passed cases green, failed ones red, the selected failing
@@ -546,7 +540,7 @@ static int layout_grade(cs_md *d, const cs_learn_grade *gr, int width, bool asci
             int room = width - (int)pad;
             if (room < 10) room = 10;
             size_t end = at, brk = 0;
-            while (end < n && cols(p + at, end - at + 1) <= room) {
+            while (end < n && cs_utf8_cols(p + at, end - at + 1) <= room) {
                 if (p[end] == ' ' && end > at) brk = end;
                 end++;
             }

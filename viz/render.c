@@ -47,15 +47,19 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
         if (avail < 8) avail = w;
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        /* take up to avail code points, backing off to a space */
+        /* take up to avail columns (a wide character counts two), backing
+         * off to a space; at least one character, so that a line too narrow
+         * for it still moves on */
         size_t take = 0, last_space = 0;
         int cols = 0;
-        while (take < len && cols < avail) {
+        while (take < len) {
             uint32_t cp;
             size_t k = (size_t)cs_utf8_decode(p + take, &cp);
+            int cw = cs_cp_width(cp);
+            if (cols + cw > avail && take > 0) break;
             if (cp == ' ') last_space = take;
             take += k;
-            cols++;
+            cols += cw;
         }
         if (take < len && last_space > 0) take = last_space;
         if (g) {

@@ -262,6 +262,23 @@ check "a failed rank: its line on its row and marked in the source, the rank nam
    grep -qE "1  failed +error +line 6( |$)" "$tmp/screen"'
 quit_check fl 2 "failed rank: q gives status 2"
 
+# ---- wide characters (CJK) take two columns: the source and output panes
+# cut them at their edge, nothing spills into the diagram or the next row
+if [ "$loc" = C.UTF-8 ]; then
+  jp="日本語テキスト日本語テキスト日本語テキスト日本語テキスト"
+  printf '%s\n' '--- world: 2' "-- $jp" "print(\"$jp\")" 'dist.barrier()' >"$tmp/wide.lua"
+  start wd 80 24 "$bin run $tmp/wide.lua --step"
+  wait_for wd PAUSED >/dev/null
+  tm send-keys -t wd Space
+  # a wide character left of the divider has spilled out of its pane
+  spilled() { grep -E "^[^│]*(日|本|語|テ|キ|ス|ト)" "$tmp/screen"; }
+  check "wide characters: the source and the output stay in their panes (80x24)" \
+    'wait_for wd "output, rank 0 (1 lines)" "│ 日本語テキスト" "   2 -- 日本語" && ! spilled'
+  quit_check wd 130 "wide characters: q mid-run gives status 130"
+else
+  skip "wide characters stay in their panes" "no UTF-8 locale here"
+fi
+
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
 check "all_reduce at full speed: bands, the internal messages counted" \
