@@ -612,9 +612,12 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     const cs_exercise *e = cs_learn_exercise(l);
     cs_grid_printf(g, 0, 0, g->w, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim learn  %s%s%s",
                    c->slug, e ? "  exercise " : "", e ? e->name : "");
-    if (l->md.n > h)
-        cs_grid_printf(g, g->w - 16, 0, 16, CS_C_DEFAULT, CS_A_REVERSE, " lines %d-%d/%d ",
-                       l->scroll + 1, l->scroll + h < l->md.n ? l->scroll + h : l->md.n, l->md.n);
+    if (l->md.n > h) { /* right-aligned at its own length: "lines 157-178/666" whole */
+        char at[64];
+        int n = snprintf(at, sizeof at, " lines %d-%d/%d ", l->scroll + 1,
+                         l->scroll + h < l->md.n ? l->scroll + h : l->md.n, l->md.n);
+        cs_grid_put(g, g->w - n, 0, n, at, CS_C_DEFAULT, CS_A_REVERSE);
+    }
     draw_list(l, g, 1, h, ascii);
     for (int y = 1; y < g->h - 1; y++) cs_grid_putc(g, LEFT_W, y, ascii ? '|' : 0x2502, 0, CS_A_DIM);
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);

@@ -481,9 +481,14 @@ static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) 
 
 /* ---- overlays */
 
+/* A box over the frame, up to 76 columns wide and as tall as the text (the
+ * help fits at 80x24, the smallest screen documented); text the screen
+ * cannot hold ends in a line saying so. */
 static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char *text) {
-    int w = g->w - 8 < 72 ? g->w - 8 : 72;
-    int lines = wrap(NULL, 0, 0, w - 4, g->h - 6, text, 0, 0, 0);
+    int w = g->w - 4 < 76 ? g->w - 4 : 76;
+    int total = wrap(NULL, 0, 0, w - 4, 1 << 20, text, 0, 0, 0);
+    int lines = total < g->h - 6 ? total : g->h - 6;
+    if (lines < 1) lines = 1;
     int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
     cs_grid_fill(g, x, y, w, h, ' ', CS_C_DEFAULT, 0);
     for (int i = x; i < x + w; i++) {
@@ -495,7 +500,11 @@ static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char
         cs_grid_putc(g, x + w - 1, j, gl(v, G_VLINE), CS_C_CYAN, 0);
     }
     cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
-    wrap(g, x + 2, y + 2, w - 4, lines, text, CS_C_DEFAULT, 0, 0);
+    bool cut = total > lines;
+    wrap(g, x + 2, y + 2, w - 4, lines - cut, text, CS_C_DEFAULT, 0, 0);
+    if (cut)
+        cs_grid_put(g, x + 2, y + 1 + lines, w - 4, v->ascii ? "... (a taller terminal shows the rest)"
+                    : "… (a taller terminal shows the rest)", CS_C_DEFAULT, CS_A_DIM);
 }
 
 /* One line per key; the box wraps the closing paragraph to its width. */
@@ -515,7 +524,7 @@ static const char help_common[] =
     "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"
     "a        the alerts on the whole screen (a or esc: back)\n"
     "o        open the latest collective band: its messages with their phases\n"
-    "t        the diagram in virtual time to scale (a run with --net) or in event order\n"
+    "t        the diagram: virtual time to scale (--net) or event order\n"
     "?        this help (any key closes it)      q   quit\n"
     "\n"
     "states: ready (stopped at its gate), running, blocked (sleeping on a send or "

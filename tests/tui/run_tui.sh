@@ -222,6 +222,15 @@ check "- walks the ladder docs/cli.md lists, full speed to its slowest ($ladder)
   '[ -n "$ladder" ] && walk_ladder'
 quit_check ld 130 "ladder: q mid-run gives status 130"
 
+# ---- 80x24, the smallest screen documented: the whole help fits
+start hp 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_for hp PAUSED >/dev/null
+tm send-keys -t hp '?'
+check "? at 80x24: the whole help, down to its last line" \
+  'wait_for hp "space    advance every runnable rank" "this help (any key closes it)" "each one operation when stepping)."'
+tm send-keys -t hp Escape
+quit_check hp 130 "help at 80x24: q mid-run gives status 130"
+
 # ---- enter on a rank that is not at its gate: the hint fits the state (the
 # run is paused here: "pause (r)" would be wrong)
 start hi 100 30 "$bin run $lessons/02-point-to-point/ring.lua --step"
@@ -496,6 +505,14 @@ wait_for lc "commsim learn  02-point-to-point" >/dev/null
 tm send-keys -t lc C-c
 check "learn: Ctrl-C quits with status 130 (an interrupt), terminal restored" 'wait_for lc EXIT=130 STTY=same'
 tm kill-session -t lc
+# learn at 80 columns: the text's position is shown whole, three-digit
+# numbers and all
+start lw 80 24 "$bin learn 2 --lessons $lessons"
+wait_for lw "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lw NPage NPage NPage NPage NPage NPage NPage NPage
+position_whole() { snap lw && head -1 "$tmp/screen" | grep -qE " lines [0-9]{3}-[0-9]{3}/[0-9]{3}( |$)"; }
+check "learn at 80 columns: 'lines X-Y/N' whole past line 100" 'wait_until 60 position_whole'
+quit_check lw 0 "learn at 80 columns: q quits with status 0"
 # ---- the chapter's exercises: the statement, the starter copied, the
 # student's file graded, a failing case opened where it failed (80x24, then
 # 200x60)
