@@ -257,9 +257,11 @@ quit_check er 2 "script error: q gives status 2, terminal restored"
 # report words it), the rank it stopped at its line
 printf '%s\n' '--- world: 2' 'if rank == 0 then local x = 0 for i = 1, 1e12 do x = x + 1 end end' >"$tmp/sleepy.lua"
 start ts 100 30 "$bin run $tmp/sleepy.lua --timeout 2 --step-limit 0"
+# (the rank's exit comes after the timeout's alert: it unwinds first)
+stopped_on_line() { snap ts && grep -qE "0  aborted +line 2( |$)" "$tmp/screen"; }
 check "--timeout: the report's reason as an alert, the stopped rank's line on its row" \
   'wait_for ts TIMEOUT "timeout: the run did not finish within 2 s (--timeout)" &&
-   grep -qE "0  aborted +line 2( |$)" "$tmp/screen"'
+   wait_until 60 stopped_on_line'
 quit_check ts 4 "timeout alert: q gives status 4"
 
 # ---- a failed rank: its line on its row and in the source, its number in the alert
