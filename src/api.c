@@ -680,7 +680,9 @@ void cs_rank_fail_at(cs_rank *r, cs_end_reason why, int line, const char *msg) {
     emit(r, &ev);
 }
 
-void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) { cs_rank_fail_at(r, why, 0, msg); }
+void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) {
+    cs_rank_fail_at(r, why, 0, msg);
+}
 
 void cs_rank_exit(cs_rank *r, int status) { cs_rank_exit_at(r, status, 0); }
 

@@ -527,9 +527,10 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text, ev->pitfall); break;
     case CS_EV_ERROR: fold_error(m, ev->rank, ev); break;
     case CS_EV_EXIT:
-        if (ev->line > 0 && r->state != CS_RS_FAILED) r->end_line = ev->line;
-        if (r->state != CS_RS_FAILED)
+        if (r->state != CS_RS_FAILED) {
+            if (ev->line > 0) r->end_line = ev->line; /* where an abort stopped it */
             set_state(m, ev->rank, ev->status == 0 ? CS_RS_DONE : CS_RS_ABORTED, ev->t);
+        }
         if (ev->status) r->status = ev->status;
         check_end(m);
         break;

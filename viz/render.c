@@ -278,7 +278,8 @@ static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
                 snprintf(who, sizeof who, "rank %d: ", k);
             if (g) cs_grid_put(g, 1, y, w - 2, who, CS_C_MAGENTA, CS_A_BOLD);
             int x = 1 + (int)strlen(who);
-            int n = wrap(g, x, y, w - 1 - x, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
+            int n = wrap(g, x, y, w - 1 - x, end - y, m->ranks[k].error, CS_C_MAGENTA,
+                         CS_A_BOLD, 4);
             y += n ? n : 1;
         }
     /* the run's own end (a timeout): recorded as an event of no rank, or not
@@ -364,7 +365,8 @@ static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len, in
         if (!at) {
             cs_viz_rank r;
             cs_viz_describe(v->mon, v->hist, v->gates ? &v->gates[k] : NULL, k, v->ascii, &r);
-            if (r.state >= CS_RS_DONE && r.state != CS_RS_FAILED) continue; /* where it failed stays */
+            /* an ended rank leaves its line, unless it failed there */
+            if (r.state >= CS_RS_DONE && r.state != CS_RS_FAILED) continue;
             at = r.line;
         }
         if (at != line) continue;
@@ -503,8 +505,10 @@ static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char
     bool cut = total > lines;
     wrap(g, x + 2, y + 2, w - 4, lines - cut, text, CS_C_DEFAULT, 0, 0);
     if (cut)
-        cs_grid_put(g, x + 2, y + 1 + lines, w - 4, v->ascii ? "... (a taller terminal shows the rest)"
-                    : "… (a taller terminal shows the rest)", CS_C_DEFAULT, CS_A_DIM);
+        cs_grid_put(g, x + 2, y + 1 + lines, w - 4,
+                    v->ascii ? "... (a taller terminal shows the rest)"
+                             : "… (a taller terminal shows the rest)",
+                    CS_C_DEFAULT, CS_A_DIM);
 }
 
 /* One line per key; the box wraps the closing paragraph to its width. */

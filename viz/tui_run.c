@@ -183,7 +183,8 @@ static void not_at_gate(cs_tui *t, int k) {
     const char *why;
     if (s == CS_RS_BLOCKED) why = "is blocked: step its peer; enter works once it is ready";
     else if (s >= CS_RS_DONE) why = "has ended: it has no next operation to show";
-    else if (!cs_gates_paused(t->ctl)) why = "is not stopped at its gate: pause (r) or step, then enter";
+    else if (!cs_gates_paused(t->ctl))
+        why = "is not stopped at its gate: pause (r) or step, then enter";
     else why = "is on its way to its gate: enter again in a moment";
     snprintf(t->nav.message, sizeof t->nav.message, "rank %d %s", k, why);
 }

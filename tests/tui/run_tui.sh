@@ -20,9 +20,9 @@ on_exit() { tm kill-server 2>/dev/null; }
 
 # UTF-8 if the system has it (arrows and box drawing), else the ASCII fallback.
 if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
-  loc=C.UTF-8 arrow="───▶" to="→" ell="…" times="×"
+  loc=C.UTF-8 arrow="───▶" to="→" ell="…"
 else
-  loc=C arrow="--->" to="->" ell="..." times="x"
+  loc=C arrow="--->" to="->" ell="..."
 fi
 
 # A failed case shows the screen it last saw.
