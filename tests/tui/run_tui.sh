@@ -233,13 +233,13 @@ quit_check hp 130 "help at 80x24: q mid-run gives status 130"
 
 # ---- enter on a rank that is not at its gate: the hint fits the state (the
 # run is paused here: "pause (r)" would be wrong)
-start hi 100 30 "$bin run $lessons/02-point-to-point/ring.lua --step"
+start hi 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
 wait_count hi " ready  " 4 >/dev/null
-tm send-keys -t hi Space Space Space Tab s s
-wait_for hi "    1  blocked    send $to 2" >/dev/null
+tm send-keys -t hi s
+wait_for hi "    0  blocked    send $to 1" >/dev/null
 tm send-keys -t hi Enter
 check "enter on a blocked rank of a paused run: step its peer, not pause" \
-  'wait_without hi "pause (r)" "rank 1 is blocked: step its peer; enter works once it is ready" PAUSED'
+  'wait_without hi "pause (r)" "rank 0 is blocked: step its peer; enter works once it is ready" PAUSED'
 quit_check hi 130 "hint: q mid-run gives status 130"
 
 # ---- Ctrl-C is a quit
