@@ -673,18 +673,24 @@ void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line) {
     emit(r, &ev);
 }
 
-void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) {
+void cs_rank_fail_at(cs_rank *r, cs_end_reason why, int line, const char *msg) {
     /* End the run first, so the error (not its consequences) decides the status. */
     cs_world_abort(r->world, why);
-    cs_event ev = {.type = CS_EV_ERROR, .text = msg, .status = (int)why};
+    cs_event ev = {.type = CS_EV_ERROR, .text = msg, .status = (int)why, .line = line};
     emit(r, &ev);
 }
 
-void cs_rank_exit(cs_rank *r, int status) {
+void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg) {
+    cs_rank_fail_at(r, why, 0, msg);
+}
+
+void cs_rank_exit(cs_rank *r, int status) { cs_rank_exit_at(r, status, 0); }
+
+void cs_rank_exit_at(cs_rank *r, int status, int line) {
     cs_world *w = r->world;
     status = cs_inflight_exit(r, status);
     if (status == 0) flush_flops(r, 0);
-    cs_event ev = {.type = CS_EV_EXIT, .status = status};
+    cs_event ev = {.type = CS_EV_EXIT, .status = status, .line = status ? line : 0};
     emit(r, &ev);
     atomic_store(&r->exited, 1);
     pthread_mutex_lock(&w->end_lock);

@@ -152,7 +152,12 @@ void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line);
 /* The rank failed: emits an error event with msg ("file:line: message") and ends
  * the run with why (CS_END_ERROR or CS_END_TIMEOUT for budgets). */
 void cs_rank_fail(cs_rank *r, cs_end_reason why, const char *msg);
+/* The same, with the script line it failed on (0: not known), for the
+ * visualizer's row and source marks. */
+void cs_rank_fail_at(cs_rank *r, cs_end_reason why, int line, const char *msg);
 /* The rank's script returned (status 0) or unwound after an abort. */
 void cs_rank_exit(cs_rank *r, int status);
+/* The same, with the script line an abort stopped it at (0: not known). */
+void cs_rank_exit_at(cs_rank *r, int status, int line);
 
 #endif

@@ -45,7 +45,8 @@ static void frame_text(FILE *f, const cs_grid *g) {
                 fputs("\\u001b", f);
                 fputs(seq + 1, f);
             }
-            uint32_t ch = c->ch ? c->ch : ' ';
+            if (c->ch == CS_CELL_CONT) continue; /* a wide character's right half */
+            uint32_t ch = c->ch;
             if (ch == '"' || ch == '\\') fputc('\\', f);
             if (ch < 0x20) ch = '?';
             utf[cs_utf8_encode(ch, utf)] = 0;

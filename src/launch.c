@@ -270,6 +270,10 @@ void cs_control_timeout(cs_control *c) {
     cs_bus_unlock(&c->bus);
 }
 
+void cs_control_timeout_text(char *buf, size_t len, double timeout) {
+    snprintf(buf, len, "timeout: the run did not finish within %g s (--timeout)", timeout);
+}
+
 /* The run's status, recorded as an event when no rank's event explains it (a
  * timeout, an interrupt, --strict), so that a replay of the trace ends the
  * same. Called with the bus locked. */
@@ -285,8 +289,7 @@ static int settle_status(cs_control *c, int status) {
         snprintf(text, sizeof text, "--strict: %d pitfall%s found (see the warnings above)",
                  mon->npitfalls, mon->npitfalls == 1 ? "" : "s");
     } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
-        snprintf(text, sizeof text, "timeout: the run did not finish within %g s (--timeout)",
-                 c->timeout);
+        cs_control_timeout_text(text, sizeof text, c->timeout);
     } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
         snprintf(text, sizeof text, "interrupted (SIGINT or SIGTERM)");
     }

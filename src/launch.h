@@ -122,6 +122,8 @@ void cs_control_settle(cs_control *c);
 /* --timeout expired: declare a deadlock among the ranks if there is one
  * (the monitor's on_deadlock then ends the run), before ending it for the timeout. */
 void cs_control_timeout(cs_control *c);
+/* The report's line for a run that outlived --timeout (seconds). */
+void cs_control_timeout_text(char *buf, size_t len, double timeout);
 /* Settle the final status (--strict turns pitfalls of a clean run into status
  * 2; a timeout, an interrupt or --strict is recorded as an error event of no
  * rank, for replay), print the summary (or the JSON outcome) and close the

@@ -447,6 +447,7 @@ static void fold_error(cs_monitor *m, int rank, const cs_event *ev) {
     cs_mon_rank *r = &m->ranks[rank];
     copy_text(&r->error, ev->text);
     r->status = ev->status;
+    if (ev->line > 0) r->end_line = ev->line;
     if (r->state != CS_RS_FAILED) {
         /* Who waits on it now: the report names them (the run stops them). */
         if (!m->nfailed) r->waiters = cs_mon_failed_waiters(m, rank);
@@ -526,8 +527,10 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text, ev->pitfall); break;
     case CS_EV_ERROR: fold_error(m, ev->rank, ev); break;
     case CS_EV_EXIT:
-        if (r->state != CS_RS_FAILED)
+        if (r->state != CS_RS_FAILED) {
+            if (ev->line > 0) r->end_line = ev->line; /* where an abort stopped it */
             set_state(m, ev->rank, ev->status == 0 ? CS_RS_DONE : CS_RS_ABORTED, ev->t);
+        }
         if (ev->status) r->status = ev->status;
         check_end(m);
         break;

@@ -53,6 +53,8 @@ typedef struct cs_mon_reqtab { /* open addressing by id */
 typedef struct cs_mon_rank {
     cs_rank_state state;
     int line;             /* the line of its latest operation */
+    int end_line;         /* failed: the line it failed on; aborted: where the abort
+                           * stopped it (0: not known) */
     int op;               /* its latest operation: a cs_op, or -1 before the first */
     int peer;             /* that operation's peer */
     uint64_t *wait;       /* requests it sleeps on */

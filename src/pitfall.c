@@ -207,7 +207,7 @@ int cs_inflight_exit(cs_rank *r, int status) {
         if (fl->cv[i].t || coll_never_waited(r, &fl->cv[i]) == CS_OK) continue;
         char msg[sizeof r->errmsg + 300];
         snprintf(msg, sizeof msg, "%s:%d: %s", r->world->script_name, fl->cv[i].line, r->errmsg);
-        cs_rank_fail(r, CS_END_ERROR, msg);
+        cs_rank_fail_at(r, CS_END_ERROR, fl->cv[i].line, msg);
         status = CS_END_ERROR;
     }
     while (fl->ncoll) coll_drop(fl, fl->ncoll - 1);
@@ -216,7 +216,7 @@ int cs_inflight_exit(cs_rank *r, int status) {
         if (never_waited(r, fl->v[i].q) == CS_OK) continue;
         char msg[sizeof r->errmsg + 300];
         snprintf(msg, sizeof msg, "%s:%d: %s", r->world->script_name, fl->v[i].q->line, r->errmsg);
-        cs_rank_fail(r, CS_END_ERROR, msg);
+        cs_rank_fail_at(r, CS_END_ERROR, fl->v[i].q->line, msg);
         status = CS_END_ERROR;
     }
     while (fl->n) drop(fl, fl->n - 1);

@@ -703,6 +703,17 @@ static bool has_position(const char *msg) {
     return *p == ':';
 }
 
+/* The line of the script a "name:12: ..." message points at; 0 when it
+ * points elsewhere (a library's chunk) or nowhere. */
+static int script_line_of(const cs_script_ctx *c, const char *msg) {
+    size_t n = strlen(c->script->name);
+    if (strncmp(msg, c->script->name, n) != 0 || msg[n] != ':') return 0;
+    const char *p = msg + n + 1;
+    int line = 0;
+    while (*p >= '0' && *p <= '9' && line < 10000000) line = line * 10 + (*p++ - '0');
+    return *p == ':' ? line : 0;
+}
+
 /* The error a script died with, "file:line: message", from the top of co. */
 static void error_message(char *buf, size_t len, lua_State *co, const cs_script_ctx *c) {
     const char *msg;
@@ -728,10 +739,13 @@ static int finish(cs_script_ctx *c, lua_State *co, int status) {
     if (why == CS_DIE_NONE && c->mem_refused) why = c->refused_host ? CS_DIE_HOST : CS_DIE_MEM;
     else if (why == CS_DIE_NONE && status == LUA_ERRMEM) why = CS_DIE_MEM;
     if (why != CS_DIE_NONE && line == 0 && co) line = cs_script_line(co);
-    if (why == CS_DIE_ABORT) return CS_RANK_ABORTED;
+    if (why == CS_DIE_ABORT) {
+        c->die_line = line; /* where it was stopped: its exit says so */
+        return CS_RANK_ABORTED;
+    }
     if (why == CS_DIE_MEM || why == CS_DIE_STEPS || why == CS_DIE_HOST) {
         budget_message(msg, sizeof msg, c, why, line);
-        cs_rank_fail(c->r, CS_END_TIMEOUT, msg);
+        cs_rank_fail_at(c->r, CS_END_TIMEOUT, line, msg);
         return CS_END_TIMEOUT;
     }
     if (status == LUA_OK) return 0;
@@ -739,7 +753,7 @@ static int finish(cs_script_ctx *c, lua_State *co, int status) {
         at_line(msg, sizeof msg, c, cs_script_line(co), "attempt to yield from outside a coroutine");
     else
         error_message(msg, sizeof msg, co, c);
-    cs_rank_fail(c->r, CS_END_ERROR, msg);
+    cs_rank_fail_at(c->r, CS_END_ERROR, script_line_of(c, msg), msg);
     return CS_END_ERROR;
 }
 
@@ -775,6 +789,6 @@ int cs_script_run(cs_rank *r, const cs_script *s, const cs_script_limits *lim) {
     }
     c.closing = true;
     lua_close(L);
-    cs_rank_exit(r, status);
+    cs_rank_exit_at(r, status, status == CS_RANK_ABORTED ? c.die_line : 0);
     return status;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 int cs_grid_init(cs_grid *g, int w, int h) {
     g->w = w > 0 ? w : 1;
@@ -30,9 +31,15 @@ cs_cell *cs_grid_at(cs_grid *g, int x, int y) {
     return &g->cells[(size_t)y * (size_t)g->w + (size_t)x];
 }
 
+/* Writing over half of a double-width character blanks its other half, so
+ * that no cell is left claiming a neighbour it no longer has. */
 void cs_grid_putc(cs_grid *g, int x, int y, uint32_t ch, int fg, int attr) {
-    cs_cell *c = cs_grid_at(g, x, y);
-    if (c) *c = (cs_cell){ch, (uint8_t)fg, (uint8_t)attr};
+    cs_cell *c = cs_grid_at(g, x, y), *next = cs_grid_at(g, x + 1, y), *prev;
+    if (!c) return;
+    if (c->ch == CS_CELL_CONT && ch != CS_CELL_CONT && (prev = cs_grid_at(g, x - 1, y)))
+        prev->ch = ' ';
+    if (next && next->ch == CS_CELL_CONT) next->ch = ' ';
+    *c = (cs_cell){ch, (uint8_t)fg, (uint8_t)attr};
 }
 
 int cs_utf8_decode(const char *s, uint32_t *cp) {
@@ -68,12 +75,23 @@ int cs_utf8_encode(uint32_t cp, char *out) {
     return 4;
 }
 
-int cs_utf8_width(const char *s) {
+int cs_cp_width(uint32_t cp) {
+    if (cp < 0x7F) return 1;
+    int w = wcwidth((wchar_t)cp);
+    return w < 0 ? 1 : w;
+}
+
+int cs_utf8_cols(const char *s, size_t n) {
     int w = 0;
     uint32_t cp;
-    while (*s) s += cs_utf8_decode(s, &cp), w++;
+    for (size_t i = 0; i < n && s[i];) {
+        i += (size_t)cs_utf8_decode(s + i, &cp);
+        w += cs_cp_width(cp);
+    }
     return w;
 }
+
+int cs_utf8_width(const char *s) { return cs_utf8_cols(s, strlen(s)); }
 
 int cs_grid_put(cs_grid *g, int x, int y, int maxw, const char *s, int fg, int attr) {
     int n = 0;
@@ -82,6 +100,13 @@ int cs_grid_put(cs_grid *g, int x, int y, int maxw, const char *s, int fg, int a
         s += cs_utf8_decode(s, &cp);
         if (cp == '\t') cp = ' ';
         if (cp < 0x20 || cp == 0x7F) cp = '?';
+        int cw = cs_cp_width(cp);
+        if (cw == 0) continue;
+        if (cw == 2) {
+            if (n + 2 > maxw || x + n + 2 > g->w) break; /* half a character is none */
+            cs_grid_putc(g, x + n++, y, cp, fg, attr);
+            cp = CS_CELL_CONT;
+        }
         cs_grid_putc(g, x + n++, y, cp, fg, attr);
     }
     return n;
@@ -105,7 +130,9 @@ char *cs_grid_row(const cs_grid *g, int y, char *buf, size_t len) {
     size_t n = 0;
     for (int x = 0; y >= 0 && y < g->h && x < g->w; x++) {
         char u[4];
-        int k = cs_utf8_encode(g->cells[(size_t)y * (size_t)g->w + (size_t)x].ch, u);
+        uint32_t ch = g->cells[(size_t)y * (size_t)g->w + (size_t)x].ch;
+        if (ch == CS_CELL_CONT) continue; /* drawn by the cell before */
+        int k = cs_utf8_encode(ch, u);
         if (n + (size_t)k + 1 > len) break;
         memcpy(buf + n, u, (size_t)k);
         n += (size_t)k;

@@ -260,7 +260,7 @@ static void freeze(cs_history *h) {
     h->frozen = calloc((size_t)h->world, sizeof *h->frozen);
     for (int k = 0; h->frozen && k < h->world; k++)
         cs_viz_describe(h->mon, h, NULL, k, h->ascii, &h->frozen[k]);
-    h->ncycle = cs_viz_cycle(h->mon, h->cycle, 16);
+    h->ncycle = cs_viz_cycle(h->mon, h->cycle, CS_HIST_CYCLE_KEEP);
 }
 
 void cs_history_add(cs_history *h, const cs_event *ev) {

@@ -57,6 +57,7 @@ typedef struct cs_hpost {
 
 #define CS_HIST_OUT_KEEP 64  /* printed lines kept per rank */
 #define CS_HIST_WARN_KEEP 16
+#define CS_HIST_CYCLE_KEEP 16 /* ranks of a wait-for cycle named; longer ones are elided */
 
 typedef struct cs_hout {
     char *line[CS_HIST_OUT_KEEP];
@@ -93,7 +94,8 @@ typedef struct cs_history {
      * unwind (aborted), but the screen must show who was blocked on what. */
     const cs_monitor *mon; /* set by the owner to enable the snapshot */
     struct cs_viz_rank *frozen;
-    int cycle[16], ncycle; /* the wait-for cycle then */
+    int cycle[CS_HIST_CYCLE_KEEP], ncycle; /* the wait-for cycle then: its first
+                                            * entries, and its true length */
     bool ascii;            /* the snapshot's arrows in ASCII */
     /* Collective calls: each rank's calls per context (a call's messages carry
      * its number as their tag), and the bands of recent calls, so a message is

@@ -381,6 +381,7 @@ static cs_learn_action exercise_key(cs_learn *l, const cs_exercise *e, int key) 
 
 cs_learn_action cs_learn_key(cs_learn *l, int key) {
     if (key == CS_KEY_RESIZE) return CS_LEARN_NONE; /* not the user's: the message stays */
+    if (key == 3) return CS_LEARN_INTERRUPT;
     if (l->help) {
         l->help = false;
         return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;
@@ -392,7 +393,7 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
         return exercise_key(l, e, key);
     const cs_chapter *c = &l->book->ch[l->chapter];
     switch (key) {
-    case 'q': case 'Q': case 3: return CS_LEARN_QUIT;
+    case 'q': case 'Q': return CS_LEARN_QUIT;
     case CS_KEY_UP: case 'k': move(l, -1); break;
     case CS_KEY_DOWN: case 'j': move(l, 1); break;
     case CS_KEY_TAB: case CS_KEY_BTAB: l->on_lessons = !l->on_lessons; l->scroll = 0; break;
@@ -513,12 +514,6 @@ static int add_line(cs_md *d, const char *s, size_t n, int fg, int attr) {
     return 0;
 }
 
-/* Columns of s[0, n): one per code point. */
-static int cols(const char *s, size_t n) {
-    int c = 0;
-    for (size_t i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
 
 /* The grader's text, as it prints it, wrapped at width: a wrapped line keeps
  * its indent. Passed cases green, failed ones red, the selected failing
@@ -545,7 +540,7 @@ static int layout_grade(cs_md *d, const cs_learn_grade *gr, int width, bool asci
             int room = width - (int)pad;
             if (room < 10) room = 10;
             size_t end = at, brk = 0;
-            while (end < n && cols(p + at, end - at + 1) <= room) {
+            while (end < n && cs_utf8_cols(p + at, end - at + 1) <= room) {
                 if (p[end] == ' ' && end > at) brk = end;
                 end++;
             }
@@ -617,9 +612,12 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     const cs_exercise *e = cs_learn_exercise(l);
     cs_grid_printf(g, 0, 0, g->w, CS_C_DEFAULT, CS_A_REVERSE | CS_A_BOLD, " commsim learn  %s%s%s",
                    c->slug, e ? "  exercise " : "", e ? e->name : "");
-    if (l->md.n > h)
-        cs_grid_printf(g, g->w - 16, 0, 16, CS_C_DEFAULT, CS_A_REVERSE, " lines %d-%d/%d ",
-                       l->scroll + 1, l->scroll + h < l->md.n ? l->scroll + h : l->md.n, l->md.n);
+    if (l->md.n > h) { /* right-aligned at its own length: "lines 157-178/666" whole */
+        char at[64];
+        int n = snprintf(at, sizeof at, " lines %d-%d/%d ", l->scroll + 1,
+                         l->scroll + h < l->md.n ? l->scroll + h : l->md.n, l->md.n);
+        cs_grid_put(g, g->w - n, 0, n, at, CS_C_DEFAULT, CS_A_REVERSE);
+    }
     draw_list(l, g, 1, h, ascii);
     for (int y = 1; y < g->h - 1; y++) cs_grid_putc(g, LEFT_W, y, ascii ? '|' : 0x2502, 0, CS_A_DIM);
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);

@@ -86,6 +86,7 @@ typedef struct cs_learn {
 
 typedef enum {
     CS_LEARN_NONE, CS_LEARN_QUIT, CS_LEARN_RUN,
+    CS_LEARN_INTERRUPT, /* Ctrl-C: quit with the interrupt's status */
     CS_LEARN_GRADE,   /* grade the student's file for the selected exercise */
     CS_LEARN_STARTER, /* copy the exercise's starter.lua to the student's file */
     CS_LEARN_FAILURE, /* open the selected failing case's trace at its failure */

@@ -64,8 +64,7 @@ static void strip_inline(sbuf *out, const char *s, size_t n) {
 /* Wrap text (one block, spaces collapsed) into lines: first line prefixed by
  * first, later ones by an indent of the same width. */
 static int wrap_block(cs_md *d, const char *text, const char *first, int width, int fg, int attr) {
-    int pw = 0;
-    for (const char *p = first; *p; p++) pw += ((unsigned char)*p & 0xC0) != 0x80;
+    int pw = cs_utf8_width(first);
     int avail = width - pw > 10 ? width - pw : 10;
     sbuf line = {0};
     const char *p = text;
@@ -81,9 +80,11 @@ static int wrap_block(cs_md *d, const char *text, const char *first, int width, 
         const char *start = p, *cut = NULL;
         while (*p) {
             if (*p == ' ') cut = p;
-            if (cols >= avail) break;
-            if (((unsigned char)*p & 0xC0) != 0x80) cols++;
-            p++;
+            uint32_t cp;
+            int k = cs_utf8_decode(p, &cp), cw = cs_cp_width(cp);
+            if (cols + cw > avail && p > start) break;
+            cols += cw;
+            p += k;
         }
         if (*p && cut && cut > start) p = cut; /* break at the last space */
         sb_add(&line, start, (size_t)(p - start));

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
+
 void cs_viz_bytes(size_t bytes, char *buf, size_t len) {
     if (bytes < 1024) snprintf(buf, len, "%zu B", bytes);
     else if (bytes < 1024 * 1024) snprintf(buf, len, "%.3g KiB", (double)bytes / 1024);
@@ -36,12 +38,27 @@ static const cs_mon_req *first_wait(const cs_monitor *m, int k) {
     return NULL;
 }
 
+/* A failed rank's word: "error", or for a rank process that died, its death
+ * as the error names it ("rank 2 died (signal 9) while ..." gives "died
+ * (signal 9)"). */
+static void died(const cs_mon_rank *r, char *buf, size_t len) {
+    const char *e = r->error, *p = e ? strstr(e, " died") : NULL;
+    if (r->status != CS_END_DIED || !p) {
+        snprintf(buf, len, r->status == CS_END_DIED ? "died" : "error");
+        return;
+    }
+    p++;
+    const char *close = strchr(p, ')');
+    int n = close && p[4] == ' ' && p[5] == '(' ? (int)(close - p + 1) : 4;
+    snprintf(buf, len, "%.*s", n, p);
+}
+
 void cs_viz_describe(const cs_monitor *m, const cs_history *h, const cs_viz_gate *gate, int k,
                      bool ascii, cs_viz_rank *out) {
     const cs_mon_rank *r = &m->ranks[k];
     memset(out, 0, sizeof *out);
     out->state = r->state;
-    out->line = r->line;
+    out->line = r->state >= CS_RS_DONE && r->end_line ? r->end_line : r->line;
     out->since = r->since;
     const cs_mon_req *q = r->state == CS_RS_BLOCKED ? first_wait(m, k) : NULL;
     if (q) {
@@ -59,7 +76,7 @@ void cs_viz_describe(const cs_monitor *m, const cs_history *h, const cs_viz_gate
         return;
     }
     if (r->state == CS_RS_FAILED) {
-        snprintf(out->op, sizeof out->op, "error");
+        died(r, out->op, sizeof out->op);
         return;
     }
     const cs_hpost *p = h && k < h->world ? &h->last[k] : NULL;
@@ -109,7 +126,6 @@ int cs_viz_cycle(const cs_monitor *m, int *cycle, int max) {
             cs_viz_waits_on(m, k, &next, 1);
             k = next;
         } while (k != first);
-        if (found > max) found = max;
     }
 out:
     free(mark);

@@ -38,7 +38,9 @@ void cs_viz_bytes(size_t bytes, char *buf, size_t len);
 /* The ranks a blocked rank waits on (concrete peers of its unfinished waits). */
 int cs_viz_waits_on(const cs_monitor *m, int k, int *peers, int max);
 /* A cycle in the wait-for graph among blocked ranks: cycle[0] -> cycle[1] ->
- * ... -> cycle[n-1] -> cycle[0]. Returns n, 0 if there is none. */
+ * ... -> cycle[n-1] -> cycle[0]. Returns n, its true length (0 if there is
+ * none), and fills at most max entries: a longer cycle is cut, not closed
+ * early, so the caller must not draw an edge back from cycle[max-1]. */
 int cs_viz_cycle(const cs_monitor *m, int *cycle, int max);
 
 typedef struct cs_viz_msg {

@@ -47,15 +47,19 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
         if (avail < 8) avail = w;
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        /* take up to avail code points, backing off to a space */
+        /* take up to avail columns (a wide character counts two), backing
+         * off to a space; at least one character, so that a line too narrow
+         * for it still moves on */
         size_t take = 0, last_space = 0;
         int cols = 0;
-        while (take < len && cols < avail) {
+        while (take < len) {
             uint32_t cp;
             size_t k = (size_t)cs_utf8_decode(p + take, &cp);
+            int cw = cs_cp_width(cp);
+            if (cols + cw > avail && take > 0) break;
             if (cp == ' ') last_space = take;
             take += k;
-            cols++;
+            cols += cw;
         }
         if (take < len && last_space > 0) take = last_space;
         if (g) {
@@ -235,19 +239,26 @@ static void draw_ranks(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l)
 /* ---- alerts: the deadlock with its cycle, errors, warnings */
 
 /* "DEADLOCK  wait-for cycle: rank 0 → rank 1 → rank 0", wrapped (g NULL:
- * only count). Returns the lines used. */
+ * only count). A cycle longer than the ranks kept is elided in the middle,
+ * never closed early: "rank 0 → … → rank 15 → … (20 ranks) → rank 0".
+ * Returns the lines used. */
 static int draw_cycle(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
-    int buf[16], n;
+    int buf[CS_HIST_CYCLE_KEEP], n;
     const int *cyc = buf;
     if (v->hist && v->hist->frozen) cyc = v->hist->cycle, n = v->hist->ncycle;
-    else n = cs_viz_cycle(v->mon, buf, 16);
+    else n = cs_viz_cycle(v->mon, buf, CS_HIST_CYCLE_KEEP);
     if (g) cs_grid_put(g, 1, y, w - 2, "DEADLOCK", CS_C_RED, CS_A_BOLD | CS_A_REVERSE);
     if (n == 0) return 1;
+    int named = n < CS_HIST_CYCLE_KEEP ? n : CS_HIST_CYCLE_KEEP;
     char text[400];
     size_t o = (size_t)snprintf(text, sizeof text, "wait-for cycle: ");
     const char *arrow = v->ascii ? " -> " : " → ";
-    for (int i = 0; i <= n && o < sizeof text; i++)
-        o += (size_t)snprintf(text + o, sizeof text - o, "rank %d%s", cyc[i % n], i < n ? arrow : "");
+    for (int i = 0; i < named && o < sizeof text; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "rank %d%s", cyc[i], arrow);
+    if (named < n && o < sizeof text)
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s (%d ranks)%s",
+                              v->ascii ? "..." : "…", n, arrow);
+    if (o < sizeof text) snprintf(text + o, sizeof text - o, "rank %d", cyc[0]);
     int lines = wrap(g, 11, y, w - 12, end - y, text, CS_C_RED, CS_A_BOLD, 0);
     return lines > 0 ? lines : 1;
 }
@@ -260,8 +271,24 @@ static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
         y += wrap(g, 1, y, w - 2, end - y, m->deadlock.text, CS_C_RED, 0, 4);
     }
     for (int k = 0; k < m->world && y < end; k++)
-        if (m->ranks[k].error)
-            y += wrap(g, 1, y, w - 2, end - y, m->ranks[k].error, CS_C_MAGENTA, CS_A_BOLD, 4);
+        if (m->ranks[k].error) {
+            /* whose error: the text names a file and line, not the rank */
+            char who[32] = "";
+            if (strncmp(m->ranks[k].error, "rank ", 5) != 0)
+                snprintf(who, sizeof who, "rank %d: ", k);
+            if (g) cs_grid_put(g, 1, y, w - 2, who, CS_C_MAGENTA, CS_A_BOLD);
+            int x = 1 + (int)strlen(who);
+            int n = wrap(g, x, y, w - 1 - x, end - y, m->ranks[k].error, CS_C_MAGENTA,
+                         CS_A_BOLD, 4);
+            y += n ? n : 1;
+        }
+    /* the run's own end (a timeout): recorded as an event of no rank, or not
+     * yet recorded while the visualizer that timed it out is up */
+    const char *note = m->run_error ? m->run_error : v->end_note;
+    if (note && y < end) {
+        int n = wrap(g, 1, y, w - 2, end - y, note, CS_C_MAGENTA, CS_A_BOLD, 4);
+        y += n ? n : 1;
+    }
     /* An eager run rechecked with rendezvous sends: the summary's line, in
      * green when it holds, yellow when only buffering kept the run going */
     if (m->recheck && y < end) {
@@ -328,24 +355,32 @@ static int right_box(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, i
     return y + 1;
 }
 
-/* The rank numbers whose current line is `line`, as "0,1" or "0,1+5". */
-static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len) {
-    size_t n = 0;
-    int shown = 0, more = 0;
-    buf[0] = 0;
+/* The ranks whose current line is `line`, in at most w columns: the list
+ * ("0,1"), or its head and how many more ("0,1+254", "36+3"), or only how
+ * many ("×1024"). Whatever fits, the count is the true one. */
+static void line_marks(const cs_viz_view *v, int line, char *buf, size_t len, int w) {
+    int first[2], n = 0;
     for (int k = 0; k < v->mon->world; k++) {
         int at = v->hist && v->hist->frozen ? v->hist->frozen[k].line : 0;
         if (!at) {
             cs_viz_rank r;
             cs_viz_describe(v->mon, v->hist, v->gates ? &v->gates[k] : NULL, k, v->ascii, &r);
-            if (r.state >= CS_RS_DONE) continue;
+            /* an ended rank leaves its line, unless it failed there */
+            if (r.state >= CS_RS_DONE && r.state != CS_RS_FAILED) continue;
             at = r.line;
         }
         if (at != line) continue;
-        if (shown < 2 && n + 8 < len) n += (size_t)snprintf(buf + n, len - n, shown ? ",%d" : "%d", k), shown++;
-        else more++;
+        if (n < 2) first[n] = k;
+        n++;
     }
-    if (more && n + 8 < len) snprintf(buf + n, len - n, "+%d", more);
+    buf[0] = 0;
+    if (n == 0) return;
+    /* the forms, most telling first: the first that fits wins */
+    if (n == 1) snprintf(buf, len, "%d", first[0]);
+    else if (n == 2) snprintf(buf, len, "%d,%d", first[0], first[1]);
+    else snprintf(buf, len, "%d,%d+%d", first[0], first[1], n - 2);
+    if (cs_utf8_width(buf) > w && n > 1) snprintf(buf, len, "%d+%d", first[0], n - 1);
+    if (cs_utf8_width(buf) > w) snprintf(buf, len, "%s%d", v->ascii ? "x" : "×", n);
 }
 
 static void draw_source(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y, int h) {
@@ -367,13 +402,13 @@ static void draw_source(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     if (top < 1) top = 1;
     for (int i = 0; i < h && top + i <= v->nsrc; i++) {
         int ln = top + i;
-        char marks[16];
-        line_marks(v, ln, marks, sizeof marks);
+        char marks[32];
+        line_marks(v, ln, marks, sizeof marks, 6);
         bool here = ln == cur;
         int attr = here ? CS_A_REVERSE : 0;
         cs_grid_fill(g, l->right_x, y + i, l->right_w, 1, ' ', CS_C_DEFAULT, attr);
-        cs_grid_printf(g, l->right_x, y + i, 7, marks[0] ? CS_C_YELLOW : CS_C_DEFAULT,
-                       attr | CS_A_BOLD, "%6s", marks);
+        cs_grid_put(g, l->right_x + 6 - cs_utf8_width(marks), y + i, 6, marks, CS_C_YELLOW,
+                    attr | CS_A_BOLD);
         cs_grid_printf(g, l->right_x + 6, y + i, 5, CS_C_DEFAULT, attr | CS_A_DIM, "%4d ", ln);
         cs_grid_put(g, l->right_x + 11, y + i, l->right_w - 11, v->src[ln - 1], CS_C_DEFAULT, attr);
     }
@@ -448,9 +483,14 @@ static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) 
 
 /* ---- overlays */
 
+/* A box over the frame, up to 76 columns wide and as tall as the text (the
+ * help fits at 80x24, the smallest screen documented); text the screen
+ * cannot hold ends in a line saying so. */
 static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char *text) {
-    int w = g->w - 8 < 72 ? g->w - 8 : 72;
-    int lines = wrap(NULL, 0, 0, w - 4, g->h - 6, text, 0, 0, 0);
+    int w = g->w - 4 < 76 ? g->w - 4 : 76;
+    int total = wrap(NULL, 0, 0, w - 4, 1 << 20, text, 0, 0, 0);
+    int lines = total < g->h - 6 ? total : g->h - 6;
+    if (lines < 1) lines = 1;
     int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
     cs_grid_fill(g, x, y, w, h, ' ', CS_C_DEFAULT, 0);
     for (int i = x; i < x + w; i++) {
@@ -462,7 +502,13 @@ static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char
         cs_grid_putc(g, x + w - 1, j, gl(v, G_VLINE), CS_C_CYAN, 0);
     }
     cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
-    wrap(g, x + 2, y + 2, w - 4, lines, text, CS_C_DEFAULT, 0, 0);
+    bool cut = total > lines;
+    wrap(g, x + 2, y + 2, w - 4, lines - cut, text, CS_C_DEFAULT, 0, 0);
+    if (cut)
+        cs_grid_put(g, x + 2, y + 1 + lines, w - 4,
+                    v->ascii ? "... (a taller terminal shows the rest)"
+                             : "… (a taller terminal shows the rest)",
+                    CS_C_DEFAULT, CS_A_DIM);
 }
 
 /* One line per key; the box wraps the closing paragraph to its width. */
@@ -482,7 +528,7 @@ static const char help_common[] =
     "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"
     "a        the alerts on the whole screen (a or esc: back)\n"
     "o        open the latest collective band: its messages with their phases\n"
-    "t        the diagram in virtual time to scale (a run with --net) or in event order\n"
+    "t        the diagram: virtual time to scale (--net) or event order\n"
     "?        this help (any key closes it)      q   quit\n"
     "\n"
     "states: ready (stopped at its gate), running, blocked (sleeping on a send or "

@@ -36,6 +36,8 @@ typedef struct cs_viz_view {
     int alerts_top;             /* their first line shown when they do */
     const char *popup_title, *popup; /* a box over the frame (a tensor's values) */
     const char *message;        /* a transient line in the footer */
+    const char *end_note;       /* why the run ended, when no event says so yet (the
+                                 * visualizer's own --timeout), or NULL */
     bool ascii;                 /* no box drawing or arrows outside ASCII */
 } cs_viz_view;
 

@@ -97,8 +97,11 @@ void cs_screen_show(const cs_grid *g) {
             /* ncurses scrolls if the bottom-right cell is written with add_wch */
             if (y == h - 1 && x == w - 1) continue;
             const cs_cell *c = &g->cells[y * g->w + x];
+            /* a double-width character's right half: drawn with its left
+             * (in ASCII, the character was one '?': the half is another) */
+            if (c->ch == CS_CELL_CONT && !ascii) continue;
             wchar_t wc[2] = {(wchar_t)c->ch, 0};
-            if (ascii && c->ch > 0x7E) wc[0] = '?';
+            if (ascii && (c->ch > 0x7E || c->ch == CS_CELL_CONT)) wc[0] = '?';
             cchar_t cc;
             setcchar(&cc, wc, attrs_of(c), colors ? (short)c->fg : 0, NULL);
             mvadd_wch(y, x, &cc);

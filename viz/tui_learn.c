@@ -239,6 +239,7 @@ int cs_tui_learn(const char *lessons_dir, const char *chapter, const char *work)
     cs_learn_init(&l, &book, ch);
     l.work = work;
     cs_grid g = {0};
+    int status = 0;
     for (;;) {
         int w, h, x, y;
         cs_screen_size(&w, &h);
@@ -249,6 +250,10 @@ int cs_tui_learn(const char *lessons_dir, const char *chapter, const char *work)
         if (key == CS_KEY_NONE) continue;
         cs_learn_action a = cs_learn_key(&l, key);
         if (a == CS_LEARN_QUIT) break;
+        if (a == CS_LEARN_INTERRUPT) {
+            status = 130; /* as for any interrupted command */
+            break;
+        }
         if (a == CS_LEARN_RUN) run_lesson(&l);
         if (a == CS_LEARN_STARTER) copy_starter(&l);
         if (a == CS_LEARN_GRADE) grade(&l, &g);
@@ -259,5 +264,5 @@ int cs_tui_learn(const char *lessons_dir, const char *chapter, const char *work)
     cs_learn_free(&l);
     cs_screen_close();
     cs_book_free(&book);
-    return 0;
+    return status;
 }

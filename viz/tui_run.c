@@ -14,6 +14,7 @@
 #include "deferred.h"
 #include "gates.h"
 #include "history.h"
+#include "launch.h"
 #include "model.h"
 #include "monitor.h"
 #include "render.h"
@@ -39,6 +40,7 @@ struct cs_tui {
     cs_deferred *report; /* printed when the screen closes */
     double paused_at;    /* run time when paused (blocked-for timers stop), or < 0 */
     bool settled;        /* the finished run's job->settle ran (the recheck) */
+    char timed_out[128]; /* the report's line once --timeout ended the run here */
 };
 
 cs_tui *cs_tui_new(const cs_tui_opts *o) {
@@ -131,6 +133,8 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
     if (!cs_gates_paused(t->ctl) || finished) t->paused_at = -1;
     else if (t->paused_at < 0) t->paused_at = v.now;
     else v.now = t->paused_at;
+    /* the report's line for our own timeout, unless the timeout found a deadlock */
+    if (t->timed_out[0] && !strcmp(v.status, "timeout")) v.end_note = t->timed_out;
     cs_tui_nav_apply(&t->nav, &v, g->w, g->h);
     cs_viz_render(g, &v);
     cs_bus_unlock(t->bus);
@@ -170,6 +174,21 @@ static void step_selected(cs_tui *t) {
     else cs_gates_step(t->ctl, k);
 }
 
+/* Enter on a rank not stopped at its gate: what would get it there, which
+ * depends on the state of the run and of the rank. */
+static void not_at_gate(cs_tui *t, int k) {
+    cs_bus_lock(t->bus);
+    cs_rank_state s = t->mon->ranks[k].state;
+    cs_bus_unlock(t->bus);
+    const char *why;
+    if (s == CS_RS_BLOCKED) why = "is blocked: step its peer; enter works once it is ready";
+    else if (s >= CS_RS_DONE) why = "has ended: it has no next operation to show";
+    else if (!cs_gates_paused(t->ctl))
+        why = "is not stopped at its gate: pause (r) or step, then enter";
+    else why = "is on its way to its gate: enter again in a moment";
+    snprintf(t->nav.message, sizeof t->nav.message, "rank %d %s", k, why);
+}
+
 static void show_tensor(cs_tui *t) {
     int k = t->nav.selected;
     char *text = cs_gates_tensor_text(t->ctl, k);
@@ -179,8 +198,7 @@ static void show_tensor(cs_tui *t) {
         return;
     }
     if (!text) {
-        snprintf(t->nav.message, sizeof t->nav.message,
-                 "rank %d is not stopped at its gate: pause (r) or step, then enter", k);
+        not_at_gate(t, k);
         return;
     }
     cs_gates_park p = cs_gates_parked(t->ctl, k);
@@ -222,7 +240,10 @@ static void tui_loop(void *ud) {
         bool finished = job->finished(job->ud);
         cs_end_reason why = job->end_reason(job->ud);
         if (why == CS_END_QUIT) break; /* SIGTERM, SIGINT */
-        if (deadline > 0 && !finished && !why && cs_now() > deadline) end_run(t, CS_END_TIMEOUT);
+        if (deadline > 0 && !finished && !why && cs_now() > deadline) {
+            cs_control_timeout_text(t->timed_out, sizeof t->timed_out, t->o.timeout);
+            end_run(t, CS_END_TIMEOUT);
+        }
         int w, h;
         cs_screen_size(&w, &h);
         if ((g.w != w || g.h != h) && (cs_grid_free(&g), cs_grid_init(&g, w, h) < 0)) break;

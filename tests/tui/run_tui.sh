@@ -20,9 +20,9 @@ on_exit() { tm kill-server 2>/dev/null; }
 
 # UTF-8 if the system has it (arrows and box drawing), else the ASCII fallback.
 if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
-  loc=C.UTF-8 arrow="───▶" to="→"
+  loc=C.UTF-8 arrow="───▶" to="→" ell="…"
 else
-  loc=C arrow="--->" to="->"
+  loc=C arrow="--->" to="->" ell="..."
 fi
 
 # A failed case shows the screen it last saw.
@@ -131,6 +131,15 @@ tm send-keys -t d8 a
 check "a again: back to the run" 'wait_for d8 "as the deadlock found them" "space-time"'
 quit_check d8 3 "deadlock -n 8: q gives status 3"
 
+# ---- a wait-for cycle longer than the alert names (16 ranks): elided in the
+# middle, never closed early with an edge that is not there
+start d20 120 40 "$bin run $lessons/02-point-to-point/deadlock.lua -n 20 --speed 0"
+check "deadlock -n 20: the cycle's middle elided, its length given, no false edge back to rank 0" \
+  'wait_for d20 " DEADLOCKED" "rank 14 $to rank 15 $to $ell (20 ranks) $to rank 0" &&
+   ! grep -qF "rank 15 $to rank 0" "$tmp/screen"'
+quit_check d20 3 "deadlock -n 20: q gives status 3"
+
+
 # ---- stepping the chain: space advances every runnable rank by one operation
 start ch 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
 check "chain --step: starts paused, every rank ready at its first operation" 'wait_for ch PAUSED "ready      send $to 1" && wait_count ch " ready      recv" 3'
@@ -194,6 +203,44 @@ wait_for sl "0.2 ops/s" >/dev/null
 tm send-keys -t sl -
 check "- from 0.2 ops/s goes slower (0.1), not faster" 'wait_for sl "0.1 ops/s"'
 quit_check sl 130 "speed: q mid-run gives status 130"
+# the whole ladder, as docs/cli.md gives it, down from full speed to its
+# slowest, which - does not pass
+ladder=$(grep -o 'faster / slower: [0-9., ]*operations' "$top_srcdir/docs/cli.md" | sed 's/.*: //; s/ operations//; s/,//g')
+walk_ladder() {
+  local s
+  for s in $(echo "$ladder" | tr ' ' '\n' | sort -gr); do
+    tm send-keys -t ld -
+    wait_for ld "  $s ops/s" >/dev/null || { echo "    - did not reach $s ops/s"; return 1; }
+  done
+  # - at the slowest stays: + after it is the ladder's second step
+  tm send-keys -t ld - +
+  wait_for ld "  $(echo "$ladder" | cut -d' ' -f2) ops/s" >/dev/null
+}
+start ld 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step --speed 0"
+wait_for ld PAUSED "full speed" >/dev/null
+check "- walks the ladder docs/cli.md lists, full speed to its slowest ($ladder)" \
+  '[ -n "$ladder" ] && walk_ladder'
+quit_check ld 130 "ladder: q mid-run gives status 130"
+
+# ---- 80x24, the smallest screen documented: the whole help fits
+start hp 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_for hp PAUSED >/dev/null
+tm send-keys -t hp '?'
+check "? at 80x24: the whole help, down to its last line" \
+  'wait_for hp "space    advance every runnable rank" "this help (any key closes it)" "each one operation when stepping)."'
+tm send-keys -t hp Escape
+quit_check hp 130 "help at 80x24: q mid-run gives status 130"
+
+# ---- enter on a rank that is not at its gate: the hint fits the state (the
+# run is paused here: "pause (r)" would be wrong)
+start hi 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_count hi " ready  " 4 >/dev/null
+tm send-keys -t hi s
+wait_for hi "    0  blocked    send $to 1" >/dev/null
+tm send-keys -t hi Enter
+check "enter on a blocked rank of a paused run: step its peer, not pause" \
+  'wait_without hi "pause (r)" "rank 0 is blocked: step its peer; enter works once it is ready" PAUSED'
+quit_check hi 130 "hint: q mid-run gives status 130"
 
 # ---- Ctrl-C is a quit
 start cc 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
@@ -205,6 +252,43 @@ check "Ctrl-C: status 130, terminal restored" 'wait_for cc EXIT=130 STTY=same'
 start er 100 30 "$bin run $scripts/error.lua"
 check "script error: FAILED with the message" 'wait_for er FAILED "error.lua:"'
 quit_check er 2 "script error: q gives status 2, terminal restored"
+
+# ---- why a run ended, on the screen: --timeout's reason as an alert (as the
+# report words it), the rank it stopped at its line
+printf '%s\n' '--- world: 2' 'if rank == 0 then local x = 0 for i = 1, 1e12 do x = x + 1 end end' >"$tmp/sleepy.lua"
+start ts 100 30 "$bin run $tmp/sleepy.lua --timeout 2 --step-limit 0"
+# (the rank's exit comes after the timeout's alert: it unwinds first)
+stopped_on_line() { snap ts && grep -qE "0  aborted +line 2( |$)" "$tmp/screen"; }
+check "--timeout: the report's reason as an alert, the stopped rank's line on its row" \
+  'wait_for ts TIMEOUT "timeout: the run did not finish within 2 s (--timeout)" &&
+   wait_until 60 stopped_on_line'
+quit_check ts 4 "timeout alert: q gives status 4"
+
+# ---- a failed rank: its line on its row and in the source, its number in the alert
+printf '%s\n' '--- world: 3' 'local x = nil' 'if rank == 1 then' '  -- fails on line 6' \
+  '  local y = 1' '  x.field = 3' 'end' 'dist.barrier()' >"$tmp/broken.lua"
+start fl 100 30 "$bin run $tmp/broken.lua --speed 0"
+check "a failed rank: its line on its row and marked in the source, the rank named in the alert" \
+  'wait_for fl FAILED "rank 1: broken.lua:6: attempt to index a nil value" "     1   6   x.field = 3" &&
+   grep -qE "1  failed +error +line 6( |$)" "$tmp/screen"'
+quit_check fl 2 "failed rank: q gives status 2"
+
+# ---- wide characters (CJK) take two columns: the source and output panes
+# cut them at their edge, nothing spills into the diagram or the next row
+if [ "$loc" = C.UTF-8 ]; then
+  jp="日本語テキスト日本語テキスト日本語テキスト日本語テキスト"
+  printf '%s\n' '--- world: 2' "-- $jp" "print(\"$jp\")" 'dist.barrier()' >"$tmp/wide.lua"
+  start wd 80 24 "$bin run $tmp/wide.lua --step"
+  wait_for wd PAUSED >/dev/null
+  tm send-keys -t wd Space
+  # a wide character left of the divider has spilled out of its pane
+  spilled() { grep -E "^[^│]*(日|本|語|テ|キ|ス|ト)" "$tmp/screen"; }
+  check "wide characters: the source and the output stay in their panes (80x24)" \
+    'wait_for wd "output, rank 0 (1 lines)" "│ 日本語テキスト" "   2 -- 日本語" && ! spilled'
+  quit_check wd 130 "wide characters: q mid-run gives status 130"
+else
+  skip "wide characters stay in their panes" "no UTF-8 locale here"
+fi
 
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
@@ -306,6 +390,13 @@ tm send-keys -t many BTab
 check "256 ranks: the table scrolls to the selected rank" 'wait_for many "ranks 251-255 of 256" "  255  ready"'
 quit_check many 130 "256 ranks: q leaves cleanly"
 
+# ---- the marks beside the source: how many ranks are on a line, always the
+# true count however many there are
+start m256 100 30 "$bin run $lessons/02-point-to-point/deadlock.lua -n 256 --speed 0"
+check "256 ranks on one line: the mark counts them all (0 and 255 more)" \
+  'wait_for m256 " DEADLOCKED" " 0+255  19 dist.send(outgoing, right)"'
+quit_check m256 3 "deadlock -n 256: q gives status 3"
+
 # ---- --no-tui on a terminal: the plain report
 start pl 100 30 "$bin run $lessons/02-point-to-point/chain.lua --no-tui"
 check "--no-tui on a terminal prints the plain report" 'wait_for pl "[rank 3] end:" "verdict: ok" EXIT=0'
@@ -342,8 +433,8 @@ wait_count tk " ready  " 4 >/dev/null
 tm send-keys -t tk Space
 wait_for tk "    2  blocked    recv" >/dev/null
 pkill -KILL -f -- "$tmp/tcpchain.lua --engine tcp --worker --rank 2 "
-check "tcp: a rank killed at its gate: the run ends, the death is named" \
-  'wait_for tk "RANK DIED" "rank 2 died (signal 9)"'
+check "tcp: a rank killed at its gate: the run ends, the death is named, on its row too" \
+  'wait_for tk "RANK DIED" "rank 2 died (signal 9)" "    2  failed     died (signal 9)"'
 quit_check tk 5 "tcp rank death: q gives status 5, terminal restored"
 check "tcp rank death: no rank process is left" '[ "$(procs)" = 0 ]'
 
@@ -411,6 +502,19 @@ wait_for ln DEADLOCKED >/dev/null
 tm send-keys -t ln q
 check "learn: q returns to the chapter with the run's outcome" 'wait_for ln "deadlock.lua ended: deadlock (status 3)" "The calls"'
 quit_check ln 0 "learn: q quits with status 0, terminal restored"
+start lc 100 30 "$bin learn 2 --lessons $lessons"
+wait_for lc "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lc C-c
+check "learn: Ctrl-C quits with status 130 (an interrupt), terminal restored" 'wait_for lc EXIT=130 STTY=same'
+tm kill-session -t lc
+# learn at 80 columns: the text's position is shown whole, three-digit
+# numbers and all
+start lw 80 24 "$bin learn 2 --lessons $lessons"
+wait_for lw "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lw NPage NPage NPage NPage NPage NPage NPage NPage
+position_whole() { snap lw && head -1 "$tmp/screen" | grep -qE " lines [0-9]{3}-[0-9]{3}/[0-9]{3}( |$)"; }
+check "learn at 80 columns: 'lines X-Y/N' whole past line 100" 'wait_until 60 position_whole'
+quit_check lw 0 "learn at 80 columns: q quits with status 0"
 # ---- the chapter's exercises: the statement, the starter copied, the
 # student's file graded, a failing case opened where it failed (80x24, then
 # 200x60)

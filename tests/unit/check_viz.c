@@ -2,6 +2,7 @@
  * a bus into the monitor and the history; a frame is rendered into a grid and
  * read back as text. Also the gates of control.c. */
 #include <check.h>
+#include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,31 @@ START_TEST(test_grid_put_and_clip) {
     ck_assert_str_eq(text, "   ab\na→ b?\n");
     ck_assert_int_eq(cs_utf8_width("a→b"), 3);
     cs_grid_free(&grid);
+}
+END_TEST
+
+/* Wide characters take two cells, as on the terminal: cut whole at a pane's
+ * edge, never half drawn; a narrow one written over half of one blanks the
+ * other half. (The columns are the locale's, as on screen: UTF-8 here.) */
+START_TEST(test_grid_wide) {
+    if (!setlocale(LC_CTYPE, "C.UTF-8")) return; /* no UTF-8 locale to measure with */
+    ck_assert_int_eq(cs_utf8_width("日本語"), 6);
+    ck_assert_int_eq(cs_utf8_width("e\u0301"), 1); /* a combining accent takes none */
+    ck_assert_int_eq(cs_grid_init(&grid, 6, 3), 0);
+    ck_assert_int_eq(cs_grid_put(&grid, 0, 0, 5, "日本語", 0, 0), 4); /* the third does not fit */
+    ck_assert_int_eq(cs_grid_put(&grid, 1, 1, 10, "日本語", 0, 0), 4);  /* nor at the edge */
+    cs_grid_put(&grid, 0, 2, 6, "日本語", 0, 0);
+    cs_grid_putc(&grid, 3, 2, 'x', 0, 0); /* over 本's right half */
+    text = cs_grid_text(&grid);
+    ck_assert_str_eq(text, "日本\n 日本\n日 x語\n");
+    cs_grid_free(&grid);
+    /* wrapped text measures columns too: 10 wide characters in 8 columns */
+    char line[256];
+    ck_assert_int_eq(cs_grid_init(&grid, 8, 4), 0);
+    cs_grid_put(&grid, 0, 0, 8, "日本語テキスト日本語", 0, 0);
+    ck_assert_str_eq(cs_grid_row(&grid, 0, line, sizeof line), "日本語テ");
+    cs_grid_free(&grid);
+    setlocale(LC_CTYPE, "C");
 }
 END_TEST
 
@@ -955,6 +981,7 @@ static Suite *viz_suite(void) {
     Suite *s = suite_create("viz");
     TCase *tc = tcase_create("render");
     tcase_add_test(tc, test_grid_put_and_clip);
+    tcase_add_test(tc, test_grid_wide);
     tcase_add_test(tc, test_deadlock_frame);
     tcase_add_test(tc, test_scaled_diagram);
     tcase_add_test(tc, test_deadlock_diagram);
