@@ -372,7 +372,16 @@ bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *
         *why = fmt("%s", model < 0 ? err : "out of memory");
         return false;
     }
-    int status = cs_report_status(&m);
+    /* A run stopped from outside (a sanitizer's abort, an exit from a
+     * library) leaves whole lines that end before its ranks did: replay's
+     * rule says so, and such a run is never judged as if it had ended. */
+    char ending[200];
+    int status = cs_replay_status(&d.rp, d.rp.n, &m, ending, sizeof ending);
+    if (ending[0]) {
+        snprintf(kind_out, 32, "killed");
+        *why = fmt("killed: the run stopped before it ended: %s", ending);
+        return false;
+    }
     cs_outcome_build(&d.o, &m, status, &d.out);
     if (vc) cs_outcome_time_from(&d.o, vc), *time = d.o.time;
     snprintf(kind_out, 32, "%s", cs_outcome_kind_name(d.o.kind));
