@@ -220,7 +220,9 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
     cs_screen_close();
     /* the recorded run's status, as the plain replay gives it */
     cs_monitor full;
-    int status = cs_replay_fold(&v.rp, v.rp.n, &full) == 0 ? cs_report_status(&full) : 1;
+    int status = cs_replay_fold(&v.rp, v.rp.n, &full) == 0
+                     ? cs_replay_status(&v.rp, v.rp.n, &full, NULL, 0)
+                     : 1;
     cs_monitor_destroy(&full);
     cs_history_free(&v.hist);
     cs_monitor_destroy(&v.mon);

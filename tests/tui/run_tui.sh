@@ -587,6 +587,10 @@ start rs 100 30 "cd / && $bin replay $tmp/mychain.trace --end"
 check "replay from another directory, the script gone: the source recorded in the trace, --end at the end" \
   'wait_for rs "mychain.lua" "26     dist.send(t, rank + 1)" "END OF TRACE" "space-time: 3 msgs"'
 quit_check rs 0 "replay --end: q gives the recorded status"
+head -3 "$tmp/mychain.trace" >"$tmp/short.trace"
+start rh 100 30 "$bin replay $tmp/short.trace"
+check "replay of a trace that ends before the run did: opens" 'wait_for rh " REPLAY"'
+quit_check rh 1 "replay of a trace that ends before the run did: q gives status 1, as the plain replay"
 start ra 100 30 "$bin replay $tmp/dl.trace --at 1:19"
 check "replay --at RANK:LINE: opens at that rank's first event on the line, the rank selected" \
   'wait_for ra "rank 1 at line 19, where it failed" "source, rank 1" "1  19 dist.send(outgoing, right)" " REPLAY"'
