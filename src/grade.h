@@ -100,7 +100,8 @@ typedef struct cs_grade_result {
 typedef struct cs_grade_sub {
     char *student;   /* the file or folder name */
     char *tag;       /* the student in trace file names: unique in the class (cs_grade_tags) */
-    char *path;      /* the solution script */
+    char *path;      /* the solution script, or NULL when there is none */
+    char *missing;   /* why there is no solution to run (every case fails with it), or NULL */
     cs_grade_result *results;
     int nresults;
     double score, max;
@@ -147,8 +148,11 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
                     int nsubs, bool show_hidden);
 void cs_grade_csv(FILE *f, const cs_grade_sub *subs, int nsubs);
 
-/* A class folder: the solutions in dir, sorted by name (one .lua per file,
- * or a subfolder with one .lua, solution.lua preferred). */
+/* A class folder: the submissions in dir, sorted by name (one .lua per file,
+ * or a subfolder with one .lua, solution.lua preferred). A submission without
+ * a solution it may read (an empty subfolder, a broken link, a link out of
+ * dir) is listed with its reason in missing. -1 with the reason in err when
+ * dir cannot be read or holds no submission at all. */
 int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *err, size_t errlen);
 /* Grade every submission with up to jobs children at once, in order of name. */
 void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *subs, int nsubs,

@@ -120,8 +120,15 @@ void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grad
     sub->nresults = s->ncases;
     sub->score = sub->max = 0;
     for (int i = 0; i < s->ncases; i++) {
-        grade_case(s, o, &s->cases[i], sub->tag, sub->path, &sub->results[i]);
-        sub->score += sub->results[i].score, sub->max += sub->results[i].max;
+        cs_grade_result *r = &sub->results[i];
+        if (sub->missing) { /* nothing to run: every case fails with the reason */
+            r->name = cs_xstrdup(s->cases[i].name, "grade");
+            r->max = s->cases[i].points, r->hidden = s->cases[i].hidden;
+            r->message = cs_xstrdup(sub->missing, "grade");
+        } else {
+            grade_case(s, o, &s->cases[i], sub->tag, sub->path, r);
+        }
+        sub->score += r->score, sub->max += r->max;
     }
 }
 
@@ -132,7 +139,7 @@ void cs_grade_sub_free(cs_grade_sub *sub) {
         for (int k = 0; k < r->ntimes; k++) cs_grade_time_free(&r->times[k]);
         free(r->times);
     }
-    free(sub->results), free(sub->student), free(sub->tag), free(sub->path);
+    free(sub->results), free(sub->student), free(sub->tag), free(sub->path), free(sub->missing);
     memset(sub, 0, sizeof *sub);
 }
 
@@ -147,32 +154,86 @@ static bool ends_lua(const char *n) {
     return l > 4 && strcmp(n + l - 4, ".lua") == 0;
 }
 
-/* A subfolder's solution: solution.lua, else its first .lua by name. */
-static char *folder_solution(const char *dir) {
-    char p[4096];
-    if (snprintf(p, sizeof p, "%s/solution.lua", dir) >= (int)sizeof p) return NULL;
-    if (access(p, R_OK) == 0) return cs_xstrdup(p, "grade");
+/* Why the file at path (name, as the class folder has it) cannot be a
+ * solution, or NULL when it can. A solution is a regular file (a folder
+ * named x.lua is not one) read from inside the class folder, root: a link
+ * leading out of it would let a submission make a grader running as root
+ * read any file and echo it back in an error. */
+static char *unusable(const char *path, const char *name, const char *root) {
+    struct stat st;
+    const char *why = NULL;
+    char *real = NULL;
+    if (stat(path, &st) < 0) {
+        why = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? "no solution: %s is a broken symbolic link"
+                                                           : "no solution: %s cannot be read";
+    } else if (!S_ISREG(st.st_mode)) {
+        why = "no solution: %s is not a regular file";
+    } else if (!(real = realpath(path, NULL))) {
+        why = "no solution: %s cannot be read";
+    } else {
+        size_t n = strlen(root);
+        if (strcmp(root, "/") != 0 && (strncmp(real, root, n) != 0 || real[n] != '/'))
+            why = "not graded: %s is a symbolic link that leads out of the class folder";
+    }
+    free(real);
+    if (!why) return NULL;
+    size_t len = strlen(why) + strlen(name);
+    char *m = cs_xmalloc(len, "grade");
+    snprintf(m, len, why, name);
+    return m;
+}
+
+static int str_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A subfolder's solution: solution.lua, else its first .lua by name that
+ * can be one (see unusable). NULL, with the reason in *missing, when none
+ * can: the student is still listed, so that the instructor sees them. */
+static char *folder_solution(const char *dir, const char *student, const char *root, char **missing) {
     DIR *d = opendir(dir);
-    if (!d) return NULL;
-    char *best = NULL;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.' && ends_lua(e->d_name) && (!best || strcmp(e->d_name, best) < 0)) {
-            free(best);
-            best = cs_xstrdup(e->d_name, "grade");
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.' && ends_lua(e->d_name)) {
+            if (n == cap) names = cs_xrealloc(names, (cap = cap ? cap * 2 : 8) * sizeof *names, "grade");
+            names[n++] = cs_xstrdup(e->d_name, "grade");
         }
-    closedir(d);
-    if (!best) return NULL;
-    int n = snprintf(p, sizeof p, "%s/%s", dir, best);
-    free(best);
-    if (n >= (int)sizeof p) return NULL;
-    return cs_xstrdup(p, "grade");
+    if (d) closedir(d);
+    if (n) qsort(names, n, sizeof *names, str_cmp);
+    for (size_t i = 1; i < n; i++) /* solution.lua first, the rest by name */
+        if (strcmp(names[i], "solution.lua") == 0) {
+            char *t = names[i];
+            memmove(names + 1, names, i * sizeof *names);
+            names[0] = t;
+        }
+    char *sol = NULL;
+    *missing = NULL;
+    for (size_t i = 0; i < n && !sol; i++) {
+        char p[4200], shown[4200];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        snprintf(shown, sizeof shown, "%s/%s", student, names[i]);
+        char *why = unusable(p, shown, root);
+        if (!why) sol = cs_xstrdup(p, "grade");
+        else if (!*missing) *missing = why; /* the first candidate's reason */
+        else free(why);
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    if (sol) free(*missing), *missing = NULL;
+    else if (!*missing)
+        *missing = cs_xstrdup("no solution: the folder holds no .lua file at its top level", "grade");
+    return sol;
 }
 
 int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *err, size_t errlen) {
     DIR *d = opendir(dir);
-    if (!d) {
+    char *root = realpath(dir, NULL);
+    if (!d || !root) {
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        if (d) closedir(d);
+        free(root);
         return -1;
     }
     int n = 0, cap = 16;
@@ -183,24 +244,28 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat st;
-        if (stat(p, &st) < 0) continue;
-        char *sol = NULL, *student = cs_xstrdup(e->d_name, "grade");
-        if (S_ISDIR(st.st_mode)) sol = folder_solution(p);
-        else if (S_ISREG(st.st_mode) && ends_lua(e->d_name)) {
-            sol = cs_xstrdup(p, "grade");
+        bool folder = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+        if (!folder && !ends_lua(e->d_name)) continue; /* not a submission */
+        char *sol = NULL, *missing = NULL, *student = cs_xstrdup(e->d_name, "grade");
+        if (folder) sol = folder_solution(p, e->d_name, root, &missing);
+        else {
             student[strlen(student) - 4] = 0;
-        }
-        if (!sol) {
-            free(student);
-            continue;
+            if (!(missing = unusable(p, e->d_name, root))) sol = cs_xstrdup(p, "grade");
         }
         if (n == cap) v = cs_xrealloc(v, (size_t)(cap *= 2) * sizeof *v, "grade");
         memset(&v[n], 0, sizeof v[n]);
-        v[n].student = student, v[n].path = sol;
+        v[n].student = student, v[n].path = sol, v[n].missing = missing;
         n++;
     }
     closedir(d);
-    if (n) qsort(v, (size_t)n, sizeof *v, name_cmp);
+    free(root);
+    if (n == 0) {
+        /* a wrong path must not pass as a class that all passed */
+        snprintf(err, errlen, "%s: no submissions here (a .lua file or a subfolder per student)", dir);
+        free(v);
+        return -1;
+    }
+    qsort(v, (size_t)n, sizeof *v, name_cmp);
     const char **names = cs_xcalloc((size_t)n + 1, sizeof *names, "grade");
     for (int i = 0; i < n; i++) names[i] = v[i].student;
     char **tags = cs_grade_tags(names, n);

@@ -260,6 +260,35 @@ else
   skip "as root: the solution runs as nobody" "not root, or no user nobody"
 fi
 
+# A class folder: every student is listed, even one with nothing to run;
+# a folder with no submission at all is an error, not a class that passed.
+mkdir -p "$tmp/empty_class"
+expect "an empty class folder: an error" 1 "no submissions here" -- grade ring "$tmp/empty_class"
+[ ! -s "$tmp/out" ] && ok "an empty class folder: no results" || bad "an empty class folder: no results"
+fc=$tmp/folders
+mkdir -p "$fc/bob" "$fc/dan/deeper" "$fc/eve/solution.lua"
+cp "$here/ring/reference.lua" "$fc/ann.lua"
+cp "$here/ring/reference.lua" "$fc/dan/deeper/solution.lua"
+cp "$here/ring/reference.lua" "$fc/eve/other.lua"
+ln -s "$tmp/nowhere.lua" "$fc/gus.lua"
+ln -s /etc/passwd "$fc/pat.lua"
+ln -s "$fc/ann.lua" "$fc/amy.lua"
+guarded "$bin" grade ring "$fc" --jobs 2 --csv "$tmp/fc.csv" >"$tmp/fc.txt" 2>&1
+st=$?
+[ "$st" = 6 ] && ok "class with missing solutions: status 6" || bad_showing "$tmp/fc.txt" "class with missing solutions" "status $st"
+for row in '"amy",5,5' '"ann",5,5' '"bob",0,5' '"dan",0,5' '"eve",5,5' '"gus",0,5' '"pat",0,5'; do
+  grep -q "^$row," "$tmp/fc.csv" && ok "class folder: $row" || bad_showing "$tmp/fc.csv" "class folder: $row"
+done
+[ "$(grep -c . "$tmp/fc.csv")" = 8 ] && ok "class folder: every student listed" || bad_showing "$tmp/fc.csv" "every student listed"
+grep -qF "no solution: the folder holds no .lua file at its top level" "$tmp/fc.txt" &&
+  grep -qF "no solution: gus.lua is a broken symbolic link" "$tmp/fc.txt" &&
+  grep -qF "not graded: pat.lua is a symbolic link that leads out of the class folder" "$tmp/fc.txt" &&
+  ok "class folder: each missing solution's reason" || bad_showing "$tmp/fc.txt" "each missing solution's reason"
+grep -qE "root|pat.lua:[0-9]" "$tmp/fc.txt" && bad_showing "$tmp/fc.txt" "a link out of the class folder is never read"
+mkdir -p "$tmp/linked/sam" && ln -s /etc/passwd "$tmp/linked/sam/solution.lua" &&
+  cp "$here/ring/reference.lua" "$tmp/linked/sam/z.lua"
+expect "a subfolder's link out of the class: the next candidate" 0 "total: 5/5" -- grade ring "$tmp/linked"
+
 # ---- The grader's own robustness: long names, broken or hostile specs,
 # killed runs, names that collide. Each case below once failed.
 
