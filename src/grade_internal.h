@@ -23,6 +23,10 @@ bool cs_grade_time_read(char *line, cs_grade_time *t);
  * makes them under its own, so that a worker that dies leaves nothing. */
 void cs_grade_tmp_root(const char *dir);
 
+/* A probe run's trace (every rank's error caught, cs_grade_variant): the
+ * lowest rank that raised, with its message in *text (malloc'd), or -1. */
+int cs_grade_raiser(const char *trace, char **text);
+
 /* Call into the spec's Lua state as lua_pcall does, with the spec's
  * instruction budget: any error (a loop too) is the spec's, as a message. */
 struct lua_State;

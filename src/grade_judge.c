@@ -349,6 +349,32 @@ static cs_grade_where pitfall_site(const cs_replay *rp, const cs_pitfall *p) {
     return w;
 }
 
+/* A probe's trace: every rank's error was caught and printed as a marked
+ * line (grade_run.c), so the lowest rank that raised is a function of the
+ * program, not of which rank won the race to end the run. That rank, and
+ * its message in *text (malloc'd; newlines restored), or -1. */
+int cs_grade_raiser(const char *trace, char **text) {
+    cs_replay rp;
+    char err[600], mark[] = CS_GRADE_MARK "error ";
+    *text = NULL;
+    if (cs_replay_load(&rp, trace, err, sizeof err) < 0) return -1;
+    const cs_event *low = NULL;
+    for (size_t i = 0; i < rp.n; i++) {
+        const cs_event *e = &rp.ev[i];
+        if (e->type == CS_EV_PRINT && e->rank >= 0 && e->text && strncmp(e->text, mark, strlen(mark)) == 0 &&
+            (!low || e->rank < low->rank))
+            low = e;
+    }
+    int rank = low ? low->rank : -1;
+    if (low) {
+        *text = fmt("%s", low->text + strlen(mark));
+        for (char *p = *text; *p; p++)
+            if (*p == '\x1f') *p = '\n';
+    }
+    cs_replay_free(&rp);
+    return rank;
+}
+
 bool cs_grade_judge(const cs_grade_spec *s, const cs_grade_case *c, const char *trace, int world,
                     char **why, cs_grade_where *at, char kind_out[32], cs_outcome_time *time) {
     char err[600];

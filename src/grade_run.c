@@ -22,6 +22,7 @@
 #include "grade.h"
 #include "grade_internal.h"
 #include "launch.h"
+#include "script.h"
 #include "xalloc.h"
 
 /* The epilogue prints with the print captured before the solution ran, so a
@@ -44,24 +45,40 @@ static const char epilogue[] =
     "tonumber(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
     "else __cs_p(M .. 'none ' .. __cs_t(r)) end end\n";
 
-/* The solution with the case's parameters set and the epilogue after. The
- * buffer is sized from each assignment's real length: a parameter's name may
- * be as long as the spec likes. */
-static char *wrap(const cs_grade_case *c, const char *src, size_t len) {
-    size_t cap = len + sizeof prologue + sizeof epilogue;
+/* A probe, run only after a solution's error: the solution in a function
+ * called under pcall, so that a rank's error is printed as a marked line
+ * instead of ending every rank. Which ranks raise is then the program's
+ * doing, not the race of which rank ended the run first. A message keeps
+ * what follows a NUL ("\0") and its lines (\x1f). Line numbers stay the
+ * solution's own. */
+static const char probe_prologue[] =
+    "local __cs_p, __cs_t, __cs_s, __cs_g = print, type, tostring, string.gsub; "
+    "local __cs_ok, __cs_e = pcall(function(...) ";
+static const char probe_epilogue[] =
+    "\nend, ...) if not __cs_ok then local e = __cs_t(__cs_e) == 'number' and __cs_s(__cs_e) or __cs_e\n"
+    "__cs_p('" CS_GRADE_MARK "error ' .. (__cs_t(e) == 'string' and "
+    "__cs_g(e, '[\\0\\n]', {['\\0'] = '\\\\0', ['\\n'] = '\\31'}) or '')) end\n";
+
+/* The solution with the case's parameters set and the epilogue after (or,
+ * for a probe, inside the probe's pcall). The buffer is sized from each
+ * assignment's real length: a parameter's name may be as long as the spec
+ * likes. */
+static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool probe) {
+    const char *pro = probe ? probe_prologue : prologue, *epi = probe ? probe_epilogue : epilogue;
+    size_t cap = len + strlen(pro) + strlen(epi) + 1;
     for (int i = 0; i < c->nparams; i++)
         cap += (size_t)snprintf(NULL, 0, "%s = %.17g; ", c->params[i].name, c->params[i].value);
     char *out = cs_xmalloc(cap, "grade script"), *p = out;
     for (int i = 0; i < c->nparams; i++)
         p += snprintf(p, cap - (size_t)(p - out), "%s = %.17g; ", c->params[i].name, c->params[i].value);
-    p += snprintf(p, cap - (size_t)(p - out), "%s", prologue);
+    p += snprintf(p, cap - (size_t)(p - out), "%s", pro);
     if (len && src[0] == '#') { /* a "#!" line: drop it, keep its newline */
         const char *nl = memchr(src, '\n', len);
         len -= nl ? (size_t)(nl - src) : len;
         src = nl ? nl : src;
     }
     memcpy(p, src, len), p += len;
-    memcpy(p, epilogue, sizeof epilogue);
+    memcpy(p, epi, strlen(epi) + 1);
     return out;
 }
 
@@ -185,6 +202,64 @@ static void die_with_parent(void) {
 #endif
 }
 
+static bool write_script(const char *script, const char *text) {
+    FILE *sf = fopen(script, "w");
+    return sf && fputs(text, sf) >= 0 && fclose(sf) == 0;
+}
+
+/* Run o in a grandchild: a run whose rank will not stop leaves with _exit
+ * after closing its trace, and the judging must still happen. Its pid
+ * (-1: none) and wait status in *st. */
+static pid_t run_once(const cs_grade_spec *s, const cs_run_opts *o, int fd, const unpriv *u, int *st) {
+    fflush(NULL);
+    pid_t run = fork();
+    if (run == 0) {
+        close(fd); /* the verdict is the judge's to write */
+        die_with_parent();
+        if (u->drop && !drop_to(u)) _exit(70);
+        alarm((unsigned)s->timeout + 5);
+        _exit(cs_launch_run(o) & 0x7f);
+    }
+    while (run > 0 && waitpid(run, st, 0) < 0 && errno == EINTR) {}
+    return run;
+}
+
+/* why, "error: MESSAGE", with the rank that raised it: "error: rank 1:
+ * MESSAGE". The run that failed ended at its first error, on whichever
+ * rank got there first; a probe (the solution under pcall, so no error
+ * ends the run) finds the lowest rank that raises, the same every time.
+ * Its message too, when it has the solution's position (a NUL in it kept
+ * as "\0"); else the run's. A syntax error is every rank's: no rank. */
+static char *name_raiser(const cs_grade_spec *s, const cs_grade_case *c, const cs_run_opts *o,
+                         const char *src, size_t len, int fd, const unpriv *u, char *why) {
+    const char *base = strrchr(o->script, '/');
+    base = base ? base + 1 : o->script;
+    char *probe = wrap(c, src, len, true), err[64];
+    cs_script sc = {.path = (char *)o->script, .name = (char *)base, .source = probe, .len = strlen(probe)};
+    int st = 0;
+    alarm((unsigned)s->timeout + 10); /* the probe's own time, as the run's */
+    if (!why || strncmp(why, "error: ", 7) != 0 || cs_script_check_syntax(&sc, err, sizeof err) < 0 ||
+        !write_script(o->script, probe) || run_once(s, o, fd, u, &st) < 0 || WIFSIGNALED(st)) {
+        free(probe);
+        return why;
+    }
+    free(probe);
+    char *text = NULL;
+    int rank = cs_grade_raiser(o->trace, &text);
+    if (rank >= 0) {
+        size_t n = strlen(base);
+        bool placed = text && strncmp(text, base, n) == 0 && text[n] == ':' && text[n + 1] >= '0' &&
+                      text[n + 1] <= '9';
+        const char *m = placed ? text : why + 7;
+        size_t cap = strlen(m) + 48;
+        char *named = cs_xmalloc(cap, "grade");
+        snprintf(named, cap, "error: rank %d: %s", rank, m);
+        free(why), why = named;
+    }
+    free(text);
+    return why;
+}
+
 /* The child: never returns. */
 static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, const char *path,
                             int world, const char *engine, const char *mode, const char *keep,
@@ -219,14 +294,13 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
         fclose(w);
         _exit(0);
     }
-    char *wrapped = wrap(c, src, len);
+    char *wrapped = wrap(c, src, len, false);
     const char *base = strrchr(path, '/');
     char script[8500], trace[8500];
     /* the solution's own name, so that messages say "ring.lua:7:" */
     snprintf(script, sizeof script, "%s/%s", dir, base ? base + 1 : path);
     snprintf(trace, sizeof trace, "%s/%s", dir, TRACE_FILE);
-    FILE *sf = fopen(script, "w");
-    if (!sf || fputs(wrapped, sf) < 0 || fclose(sf) != 0) _exit(70);
+    if (!write_script(script, wrapped)) _exit(70);
     /* the unprivileged run writes its trace here */
     if (u->drop && chown(dir, u->uid, u->gid) < 0) _exit(70);
     FILE *devnull = fopen("/dev/null", "w");
@@ -236,19 +310,8 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
                      .report = CS_REPORT_JSON,
                      /* the grader runs every send mode the case lists itself */
                      .no_recheck = true};
-    /* The run in a grandchild: a run whose rank will not stop leaves with
-     * _exit after closing its trace, and the judging must still happen. */
-    fflush(NULL);
-    pid_t run = fork();
-    if (run == 0) {
-        close(fd); /* the verdict is the judge's to write */
-        die_with_parent();
-        if (u->drop && !drop_to(u)) _exit(70);
-        alarm((unsigned)s->timeout + 5);
-        _exit(cs_launch_run(&o) & 0x7f);
-    }
     int st = 0;
-    while (run > 0 && waitpid(run, &st, 0) < 0 && errno == EINTR) {}
+    pid_t run = run_once(s, &o, fd, u, &st);
     char *why = NULL, kind[32] = "";
     cs_grade_where at = {0, 0};
     cs_grade_time time = {world, (char *)engine, (char *)mode, {0}};
@@ -260,6 +323,8 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     else pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */
     if (!pass && keep && u->drop && chown(keep, geteuid(), getegid()) < 0) {} /* the grader's, as the rest */
+    unlink(trace);
+    if (!pass && strcmp(kind, "script_error") == 0) why = name_raiser(s, c, &o, src, len, fd, u, why);
     unlink(trace), unlink(script);
     fprintf(w, "%c\t%s\t%d:%d\t", pass ? 'P' : 'F', kind, at.rank, at.line);
     for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? '\x1f' : *p, w);

@@ -289,6 +289,17 @@ mkdir -p "$tmp/linked/sam" && ln -s /etc/passwd "$tmp/linked/sam/solution.lua" &
   cp "$here/ring/reference.lua" "$tmp/linked/sam/z.lua"
 expect "a subfolder's link out of the class: the next candidate" 0 "total: 5/5" -- grade ring "$tmp/linked"
 
+# An error names the rank that raised it: the lowest rank whose run raises,
+# the same every time (not whichever rank ended the run first).
+printf 'local x = 1\nresult = 0\nif rank == 1 then error("boom") end\n' >"$tmp/one_rank.lua"
+expect "an error on one rank names it" 6 "error: rank 1: one_rank.lua:3: boom" -- grade ring "$tmp/one_rank.lua"
+expect "an error on one rank names it (tcp)" 6 "error: rank 1: one_rank.lua:3: boom" \
+  -- grade ring "$tmp/one_rank.lua" --engine tcp
+expect "an error on every rank: the lowest" 6 "error: rank 0: escape.lua:2: attempt to index a nil value" \
+  -- grade ring "$here/hostile/escape.lua"
+expect "a syntax error is no one rank's" 6 "error: syntax.lua:2: unexpected symbol near 'do'" \
+  -- grade ring "$here/hostile/syntax.lua"
+
 # ---- The grader's own robustness: long names, broken or hostile specs,
 # killed runs, names that collide. Each case below once failed.
 
