@@ -19,27 +19,45 @@ static const char *shown(const cs_grade_result *r, bool show_hidden) {
     return r->hidden && !show_hidden ? "(hidden case: details are not shown)" : r->message;
 }
 
+/* A student's text (an error message, a file name) may hold any byte: a
+ * control character written as is would drive the reader's terminal (ESC
+ * starts a sequence) or break the format. Write the character at p, a
+ * control one as \xHH (C1 controls, U+0080 to U+009F, which a UTF-8
+ * terminal obeys too, as \u00HH), a newline as is only when keep_nl; the
+ * last byte written. */
+static const char *put_char(FILE *f, const char *p, bool keep_nl) {
+    unsigned char c = (unsigned char)*p, d = (unsigned char)p[1];
+    if ((c < 0x20 && c != '\t' && !(c == '\n' && keep_nl)) || c == 0x7f) fprintf(f, "\\x%02X", c);
+    else if (c == 0xc2 && d >= 0x80 && d <= 0x9f) fprintf(f, "\\u00%02X", d), p++;
+    else fputc(c, f);
+    return p;
+}
+
+static void put_safe(FILE *f, const char *s) {
+    for (; *s; s++) s = put_char(f, s, false);
+}
+
 static void indent(FILE *f, const char *text, const char *pad) {
     fputs(pad, f);
     for (const char *p = text; *p; p++) {
-        fputc(*p, f);
+        p = put_char(f, p, true);
         if (*p == '\n' && p[1]) fputs(pad, f);
     }
     fputc('\n', f);
 }
 
 static void text(FILE *f, const cs_grade_spec *s, const cs_grade_sub *sub, bool show_hidden) {
-    fprintf(f, "%s: %s\n", sub->student, s->title);
+    put_safe(f, sub->student), fputs(": ", f), put_safe(f, s->title), fputc('\n', f);
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
-        fprintf(f, "  %s %g/%g  %s%s\n", r->pass ? "\u2713" : "\u2717", r->score, r->max, r->name,
-                r->hidden ? " (hidden)" : "");
+        fprintf(f, "  %s %g/%g  ", r->pass ? "\u2713" : "\u2717", r->score, r->max);
+        put_safe(f, r->name), fputs(r->hidden ? " (hidden)\n" : "\n", f);
     }
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
         const char *m = shown(r, show_hidden);
         if (!m) continue;
-        fprintf(f, "\n%s:\n", r->name);
+        fputc('\n', f), put_safe(f, r->name), fputs(":\n", f);
         indent(f, m, "  ");
         if (r->trace && (!r->hidden || show_hidden) && r->at.line > 0)
             fprintf(f, "  see it: commsim replay %s --at %d:%d\n", r->trace, r->at.rank, r->at.line);
@@ -103,11 +121,12 @@ static void dump(FILE *f, json_t *j) {
 
 /* A TAP description: '#' would start a directive (a failing case named
  * "# TODO" would pass as a TODO), so it is escaped as TAP 13 says; a newline
- * would end the line. */
+ * would end the line; other control characters as put_char writes them. */
 static void tap_text(FILE *f, const char *s) {
     for (; *s; s++) {
         if (*s == '#' || *s == '\\') fputc('\\', f);
-        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+        if (*s == '\n' || *s == '\r') fputc(' ', f);
+        else s = put_char(f, s, false);
     }
 }
 
@@ -196,23 +215,26 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
     }
 }
 
+/* A CSV field, inside quotes: a quote doubled, control characters as
+ * put_char writes them (a newline may stand inside quotes). */
+static void csv_field(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        s = put_char(f, s, true);
+    }
+}
+
 void cs_grade_csv(FILE *f, const cs_grade_sub *subs, int nsubs) {
     fputs("student,score,max,failing\n", f);
     for (int i = 0; i < nsubs; i++) {
         fputc('"', f);
-        for (const char *p = subs[i].student; *p; p++) {
-            if (*p == '"') fputc('"', f);
-            fputc(*p, f);
-        }
+        csv_field(f, subs[i].student);
         fprintf(f, "\",%g,%g,\"", subs[i].score, subs[i].max);
         int n = 0;
         for (int k = 0; k < subs[i].nresults; k++)
             if (!subs[i].results[k].pass) {
                 if (n++) fputc(';', f);
-                for (const char *p = subs[i].results[k].name; *p; p++) {
-                    if (*p == '"') fputc('"', f);
-                    fputc(*p, f);
-                }
+                csv_field(f, subs[i].results[k].name);
             }
         fputs("\"\n", f);
     }

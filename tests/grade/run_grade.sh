@@ -300,6 +300,23 @@ expect "an error on every rank: the lowest" 6 "error: rank 0: escape.lua:2: atte
 expect "a syntax error is no one rank's" 6 "error: syntax.lua:2: unexpected symbol near 'do'" \
   -- grade ring "$here/hostile/syntax.lua"
 
+# A student's control characters never reach the reader raw (ESC would
+# drive the terminal): \xHH in text, TAP and CSV; JSON escapes its own. A NUL
+# in an error message does not cut it: what follows is kept, as "\0".
+printf 'if rank == 1 then error("a\\27[31mred\\0after") end\n' >"$tmp/ctl.lua"
+for fmt in text tap; do
+  "$bin" grade ring "$tmp/ctl.lua" --hidden --format $fmt >"$tmp/ctl.$fmt" 2>&1
+  if ! grep -q $'\033' "$tmp/ctl.$fmt" && grep -qF 'ctl.lua:1: a\x1B[31mred\0after' "$tmp/ctl.$fmt"
+  then ok "$fmt: control characters escaped, a NUL's rest kept"; else bad_showing "$tmp/ctl.$fmt" "$fmt: control characters"; fi
+done
+"$bin" grade ring "$tmp/ctl.lua" --hidden --format json >"$tmp/ctl.json" 2>&1
+grep -qF 'ctl.lua:1: a\u001B[31mred\\0after' "$tmp/ctl.json" && ok "json: a NUL's rest kept" || bad_showing "$tmp/ctl.json" "json: a NUL's rest kept"
+mkdir -p "$tmp/ctlc" && cp "$tmp/ctl.lua" "$tmp/ctlc/$(printf 'e\033[2Jve').lua"
+"$bin" grade ring "$tmp/ctlc" --out "$tmp/ctlc.txt" >/dev/null 2>&1
+if ! grep -q $'\033' "$tmp/ctlc.txt" "$tmp/ctlc.txt.csv" && grep -qF '"e\x1B[2Jve",0,5,' "$tmp/ctlc.txt.csv" &&
+  grep -qF 'e\x1B[2Jve: ring' "$tmp/ctlc.txt"
+then ok "a student's name: control characters escaped in text and CSV"; else bad_showing "$tmp/ctlc.txt.csv" "a student's name escaped"; fi
+
 # ---- The grader's own robustness: long names, broken or hostile specs,
 # killed runs, names that collide. Each case below once failed.
 
