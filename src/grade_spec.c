@@ -410,18 +410,21 @@ static lua_State *spec_state(void) {
 int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     char *dir = NULL;
-    if (is_dir(exercise)) {
-        if (!has_spec(exercise)) {
-            snprintf(err, errlen, "%s: no spec.lua in this folder", exercise);
-            return -1;
-        }
-        dir = CS_DUP(exercise);
-    } else if (!strchr(exercise, '/') && (dir = find_named(exercise)) == NULL) {
-        snprintf(err, errlen, "%s: no such exercise (a folder with spec.lua, or a name under "
-                 "lessons/*/exercises/)", exercise);
-        return -1;
-    } else if (!dir) {
-        snprintf(err, errlen, "%s: not a folder", exercise);
+    bool bare = !strchr(exercise, '/');
+    /* A folder holding spec.lua is the exercise; else a bare NAME is a
+     * bundled one: a folder named like it without spec.lua (a class's, say)
+     * does not hide it. */
+    if (is_dir(exercise) && has_spec(exercise)) dir = CS_DUP(exercise);
+    else if (bare) dir = find_named(exercise);
+    if (!dir) {
+        if (is_dir(exercise))
+            snprintf(err, errlen, "%s: no spec.lua in this folder%s", exercise,
+                     bare ? ", and no exercise of that name under lessons/*/exercises/" : "");
+        else if (bare)
+            snprintf(err, errlen, "%s: no such exercise (a folder with spec.lua, or a name under "
+                     "lessons/*/exercises/)", exercise);
+        else
+            snprintf(err, errlen, "%s: not a folder", exercise);
         return -1;
     }
     size_t l = strlen(dir);

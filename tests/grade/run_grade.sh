@@ -317,6 +317,19 @@ if ! grep -q $'\033' "$tmp/ctlc.txt" "$tmp/ctlc.txt.csv" && grep -qF '"e\x1B[2Jv
   grep -qF 'e\x1B[2Jve: ring' "$tmp/ctlc.txt"
 then ok "a student's name: control characters escaped in text and CSV"; else bad_showing "$tmp/ctlc.txt.csv" "a student's name escaped"; fi
 
+# A folder in the current directory named like a bundled exercise, without
+# spec.lua (a class's), does not hide the exercise; a path to it does not
+# fall back.
+mkdir -p "$tmp/shadow/ring" && cp "$here/ring/reference.lua" "$tmp/shadow/ring/ann.lua"
+(cd "$tmp/shadow" && guarded "$bin" grade ring ring/ >"$tmp/out" 2>"$tmp/err")
+st=$?
+[ "$st" = 0 ] && grep -qF "total: 5/5" "$tmp/out" && ok "a folder named like an exercise: the bundled one" ||
+  bad "a folder named like an exercise: the bundled one" "status $st"
+(cd "$tmp/shadow" && guarded "$bin" grade ./ring ring/ >"$tmp/out" 2>"$tmp/err")
+st=$?
+[ "$st" = 1 ] && grep -qF "./ring: no spec.lua in this folder" "$tmp/err" && ok "a path to a folder without spec.lua: an error" ||
+  bad "a path to a folder without spec.lua: an error" "status $st"
+
 # ---- The grader's own robustness: long names, broken or hostile specs,
 # killed runs, names that collide. Each case below once failed.
 
