@@ -27,7 +27,7 @@ static void grade_usage(FILE *f) {
           "                    modelled time when a case has a network model\n"
           "      --out FILE    write the results there instead of standard output; with\n"
           "                    a class folder, FILE.csv gets the summary too\n"
-          "      --csv FILE    a class folder: the summary (student,score,max,failing)\n"
+          "      --csv FILE    the summary, a row per submission (student,score,max,failing)\n"
           "      --jobs N      grade N submissions at once (default: the CPU count)\n"
           "      --engine E    run every case on engine E instead of the spec's\n"
           "      --net MODEL   run every case under this network model (modelled time,\n"
@@ -153,13 +153,7 @@ int cs_cli_grade(int argc, char **argv) {
     } else {
         subs = cs_xcalloc(1, sizeof *subs, "grade");
         nsubs = 1;
-        const char *b = strrchr(target, '/');
-        subs[0].student = cs_xstrdup(b ? b + 1 : target, "grade");
-        const char *name = subs[0].student;
-        char **tag = cs_grade_tags(&name, 1);
-        subs[0].tag = tag[0];
-        free(tag);
-        subs[0].path = cs_xstrdup(target, "grade");
+        cs_grade_sub_single(&subs[0], target);
         cs_grade_submission(&spec, &go, &subs[0]);
     }
     /* The spec's own code failed: nobody's grade means anything. Said once,
@@ -183,7 +177,7 @@ int cs_cli_grade(int argc, char **argv) {
     else fflush(stdout);
     char csvbuf[4200];
     if (cls && !csv && out) snprintf(csvbuf, sizeof csvbuf, "%s.csv", out), csv = csvbuf;
-    if (cls && csv) {
+    if (csv) { /* one solution's too: a row, as in a class's summary */
         FILE *cf = fopen(csv, "w");
         if (cf) cs_grade_csv(cf, subs, nsubs), fclose(cf);
         else fprintf(stderr, "commsim grade: --csv %s: cannot write it\n", csv);

@@ -117,6 +117,10 @@ typedef struct cs_grade_opts {
  * n malloc'd strings. */
 char **cs_grade_tags(const char *const *names, int n);
 
+/* One solution given alone: sub named as a class folder names its file
+ * (less .lua), so that its results, traces and CSV row read alike. */
+void cs_grade_sub_single(cs_grade_sub *sub, const char *path);
+
 /* Grade one solution: every case, every variant in a child. Fills sub
  * (student, tag and path set). */
 void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub *sub);

@@ -14,6 +14,11 @@
 #include "grade_internal.h"
 #include "xalloc.h"
 
+static bool ends_lua(const char *n) {
+    size_t l = strlen(n);
+    return l > 4 && strcmp(n + l - 4, ".lua") == 0;
+}
+
 static char *dup2s(const char *a, const char *b) {
     size_t n = strlen(a) + strlen(b) + 1;
     char *s = cs_xmalloc(n, "grade");
@@ -132,6 +137,18 @@ void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grad
     }
 }
 
+void cs_grade_sub_single(cs_grade_sub *sub, const char *path) {
+    memset(sub, 0, sizeof *sub);
+    const char *b = strrchr(path, '/');
+    sub->student = cs_xstrdup(b ? b + 1 : path, "grade");
+    if (ends_lua(sub->student)) sub->student[strlen(sub->student) - 4] = 0;
+    const char *name = sub->student;
+    char **tag = cs_grade_tags(&name, 1);
+    sub->tag = tag[0];
+    free(tag);
+    sub->path = cs_xstrdup(path, "grade");
+}
+
 void cs_grade_sub_free(cs_grade_sub *sub) {
     for (int i = 0; i < sub->nresults; i++) {
         cs_grade_result *r = &sub->results[i];
@@ -147,11 +164,6 @@ void cs_grade_sub_free(cs_grade_sub *sub) {
 
 static int name_cmp(const void *a, const void *b) {
     return strcmp(((const cs_grade_sub *)a)->student, ((const cs_grade_sub *)b)->student);
-}
-
-static bool ends_lua(const char *n) {
-    size_t l = strlen(n);
-    return l > 4 && strcmp(n + l - 4, ".lua") == 0;
 }
 
 /* Why the file at path (name, as the class folder has it) cannot be a

@@ -72,7 +72,7 @@ expect "the kept trace replays to the deadlock" 3 "deadlock" -- replay "$t" --no
 # (the events' numbering is not); a deadlock opens at the end.
 expect "see it: --end for a deadlock" 6 "--end" -- grade ring "$here/ring/eager_only.lua" --trace-dir "$tmp/traces"
 expect "see it: a forbidden call --at its rank and line" 6 \
-  "see it: commsim replay $tmp/traces/all_reduce.lua-two_ranks-n2-rendezvous.jsonl --at 0:3" \
+  "see it: commsim replay $tmp/traces/all_reduce-two_ranks-n2-rendezvous.jsonl --at 0:3" \
   -- grade ring "$here/ring/all_reduce.lua" --trace-dir "$tmp/traces" --hidden
 cp "$tmp/out" "$tmp/at1"
 t=$(sed -n 's/^  see it: commsim replay \(.*\) --at 0:3$/\1/p' "$tmp/out" | head -1)
@@ -330,6 +330,17 @@ st=$?
 [ "$st" = 1 ] && grep -qF "./ring: no spec.lua in this folder" "$tmp/err" && ok "a path to a folder without spec.lua: an error" ||
   bad "a path to a folder without spec.lua: an error" "status $st"
 
+# One solution is named as a class names it (less .lua): its JUnit classname,
+# trace files and CSV row; --csv writes that row.
+expect "one solution: --csv writes its row" 6 "" -- grade ring "$here/ring/all_reduce.lua" --csv "$tmp/one.csv" \
+  --format junit --trace-dir "$tmp/one_tr"
+grep -qx '"all_reduce",0,5,"two ranks;three to five ranks;eight ranks;world_size - 1 messages per rank"' "$tmp/one.csv" &&
+  ok "one solution: its CSV row" || bad_showing "$tmp/one.csv" "one solution: its CSV row"
+grep -qF 'classname="ring.all_reduce"' "$tmp/out" && ok "one solution: JUnit classname as in a class" ||
+  bad "one solution: JUnit classname as in a class"
+[ -e "$tmp/one_tr/all_reduce-two_ranks-n2-rendezvous.jsonl" ] && ok "one solution: trace named as in a class" ||
+  bad "one solution: trace named as in a class" "$(ls "$tmp/one_tr")"
+
 # ---- The grader's own robustness: long names, broken or hostile specs,
 # killed runs, names that collide. Each case below once failed.
 
@@ -432,7 +443,7 @@ if grep -qF 'not ok 2 - bob \# TODO: three to five ranks' "$tmp/tap.out" && ! gr
 then ok "tap: '#' in a name escaped"; else bad_showing "$tmp/tap.out" "tap: '#' in a name escaped"; fi
 printf '%s\n' 'return {cases = {{name = "two\nlines # SKIP", send_modes = {"eager"}, result = function() return 3 end}}}' \
   >"$tmp/sc/spec.lua"
-expect "tap: a newline in a case's name stays on the line" 6 'not ok 1 - two.lua: two lines \# SKIP' \
+expect "tap: a newline in a case's name stays on the line" 6 'not ok 1 - two: two lines \# SKIP' \
   -- grade "$tmp/sc" "$tmp/two.lua" --format tap
 
 # Gradescope: a hidden case's details only with --hidden, as in every format.
@@ -460,7 +471,7 @@ if [ "$n" = 6 ] && [ "$files" = 6 ] && [ "$(ls "$tmp/coll_tr" | wc -l)" = 6 ] &&
 then ok "two students named alike: their traces apart"; else bad_showing "$tmp/coll.out" "two students named alike" "$n failures, $files files"; fi
 printf '%s\n' 'return {cases = {{name = "a b", send_modes = {"eager"}, result = function() return 3 end},' \
   '{name = "a_b", send_modes = {"eager"}, result = function() return 4 end}}}' >"$tmp/sc/spec.lua"
-expect "two cases named alike: their traces apart" 6 "two.lua-a_b_2-n2-eager.jsonl" \
+expect "two cases named alike: their traces apart" 6 "two-a_b_2-n2-eager.jsonl" \
   -- grade "$tmp/sc" "$tmp/two.lua" --trace-dir "$tmp/coll_tr2"
 [ "$(ls "$tmp/coll_tr2" | wc -l)" = 2 ] && ok "two cases named alike: two files" || bad "two cases named alike: two files"
 
