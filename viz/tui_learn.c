@@ -119,14 +119,8 @@ static void grade(cs_learn *l, cs_grid *g) {
     }
     if (!have_trace_dir) have_trace_dir = mkdtemp(trace_dir) != NULL;
     cs_grade_opts go = {.trace_dir = have_trace_dir ? trace_dir : NULL};
-    const char *base = strrchr(path, '/');
-    cs_grade_sub sub = {.student = strdup(base ? base + 1 : path), .path = strdup(path)};
-    if (!sub.student || !sub.path) {
-        snprintf(l->message, sizeof l->message, "out of memory");
-        cs_grade_sub_free(&sub);
-        cs_grade_spec_free(&spec);
-        return;
-    }
+    cs_grade_sub sub;
+    cs_grade_sub_single(&sub, path); /* named, and its traces, as 'commsim grade' names them */
     /* The runs are in child processes writing nowhere, but whatever a child
      * might say on the terminal would scribble on the screen. */
     fflush(NULL);
@@ -163,7 +157,9 @@ static void grade(cs_learn *l, cs_grid *g) {
     for (int i = 0; traces && i < sub.nresults; i++) sub.results[i].trace = traces[i];
     if (text && traces && fail_case && fail_trace && fail_at) {
         cs_learn_set_grade(l, text, fail_case, fail_trace, fail_at, nfail);
-        int k = snprintf(l->message, sizeof l->message, "%s: %g/%g", sub.student, sub.score, sub.max);
+        const char *file = strrchr(path, '/'); /* the student's file, as they named it */
+        int k = snprintf(l->message, sizeof l->message, "%s: %g/%g", file ? file + 1 : path,
+                         sub.score, sub.max);
         if (nfail && k > 0 && k < (int)sizeof l->message)
             snprintf(l->message + k, sizeof l->message - (size_t)k, "  v shows where '%.60s' failed",
                      fail_case[0]);

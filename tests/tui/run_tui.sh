@@ -543,6 +543,10 @@ check "learn: down to the ring exercise" 'wait_for lx "exercise ring" "Exercise:
 tm send-keys -t lx g
 check "learn g: the file graded as commsim grade grades it, the text result shown" \
   'wait_for lx "ring.lua: 0/5  v shows where '\''two ranks'\'' failed" "✗ 0/1  two ranks" "✗ 0/2  three to five ranks" "works with eager"'
+# the traces of this run's grading: in the one folder that was not there before
+learn_traces() { comm -13 <(echo "$learn_before") <(ls -d /tmp/commsim-learn.* 2>/dev/null | sort) | head -1; }
+check "learn g: the failing cases' traces are named for the student's file, as commsim grade names them" \
+  'ls "$(learn_traces)" | grep -qx "ring-two_ranks-n2-rendezvous.jsonl" && ! ls "$(learn_traces)" | grep -qF "(null)"'
 tm send-keys -t lx v
 check "learn v: the first failing case opens in the visualizer at its failure, with the student's source" \
   'wait_for lx DEADLOCKED "world 2" "where it failed" "8     dist.send(outgoing," && wait_count lx " blocked    send $to" 2'
