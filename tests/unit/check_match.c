@@ -120,76 +120,51 @@ START_TEST(test_mismatch_names_both_sides) {
 }
 END_TEST
 
-/* Same byte count, other dtype: named a dtype mismatch, not a size mismatch. */
-START_TEST(test_dtype_mismatch_named) {
-    int64_t four[1] = {4};
-    cs_tensor *want = cs_tensor_new(NULL, CS_INT32, 1, four);
+/* A receive of n_want elements of want against a message of n_sent of sent,
+ * both one-dimensional: the check fails with exactly expect. */
+static void check_mismatch(cs_dtype want, int64_t n_want, cs_dtype sent, int64_t n_sent,
+                           const char *expect) {
+    cs_tensor *buf = cs_tensor_new(NULL, want, 1, &n_want);
     cs_request *r = rq(1, 0, 0, 0);
-    r->buf = want;
-    r->bytes = cs_tensor_nbytes(want);
+    r->buf = buf;
+    r->bytes = cs_tensor_nbytes(buf);
     r->line = 9;
     cs_msg *m = msg(0, 0, 0);
-    m->dtype = CS_FLOAT32;
+    m->dtype = sent;
     m->ndim = 1;
-    m->shape[0] = 4;
-    m->bytes = 16;
+    m->shape[0] = n_sent;
+    m->bytes = (size_t)n_sent * cs_dtype_size(sent);
     m->line = 4;
     char err[512];
     ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
-    ck_assert_str_eq(err, "dtype mismatch: rank 1 receives int32 [4] (16 bytes) at x.lua:9, but "
-                          "rank 0 sent float32 [4] (16 bytes) at x.lua:4; both sides must use "
-                          "the same dtype");
-    cs_tensor_release(want);
+    ck_assert_str_eq(err, expect);
+    cs_tensor_release(buf);
     free(r), free(m);
+}
+
+/* Same byte count, other dtype: named a dtype mismatch, not a size mismatch. */
+START_TEST(test_dtype_mismatch_named) {
+    check_mismatch(CS_INT32, 4, CS_FLOAT32, 4,
+                   "dtype mismatch: rank 1 receives int32 [4] (16 bytes) at x.lua:9, but rank 0 "
+                   "sent float32 [4] (16 bytes) at x.lua:4; both sides must use the same dtype");
 }
 END_TEST
 
 /* Same byte count, but other element count too: a size mismatch, though the
  * bytes agree (float64 [2] against float32 [4]). */
 START_TEST(test_count_and_dtype_mismatch_is_size) {
-    int64_t two[1] = {2};
-    cs_tensor *want = cs_tensor_new(NULL, CS_FLOAT64, 1, two);
-    cs_request *r = rq(1, 0, 0, 0);
-    r->buf = want;
-    r->bytes = cs_tensor_nbytes(want);
-    r->line = 9;
-    cs_msg *m = msg(0, 0, 0);
-    m->dtype = CS_FLOAT32;
-    m->ndim = 1;
-    m->shape[0] = 4;
-    m->bytes = 16;
-    m->line = 4;
-    char err[512];
-    ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
-    ck_assert_str_eq(err, "size mismatch: rank 1 receives float64 [2] (16 bytes) at x.lua:9, but "
-                          "rank 0 sent float32 [4] (16 bytes) at x.lua:4; both sides must use "
-                          "the same number of elements and dtype");
-    cs_tensor_release(want);
-    free(r), free(m);
+    check_mismatch(CS_FLOAT64, 2, CS_FLOAT32, 4,
+                   "size mismatch: rank 1 receives float64 [2] (16 bytes) at x.lua:9, but rank 0 "
+                   "sent float32 [4] (16 bytes) at x.lua:4; both sides must use the same number "
+                   "of elements and dtype");
 }
 END_TEST
 
 /* Same element count, other byte count: only the dtype differs. */
 START_TEST(test_dtype_mismatch_other_bytes) {
-    int64_t four[1] = {4};
-    cs_tensor *want = cs_tensor_new(NULL, CS_INT64, 1, four);
-    cs_request *r = rq(1, 0, 0, 0);
-    r->buf = want;
-    r->bytes = cs_tensor_nbytes(want);
-    r->line = 9;
-    cs_msg *m = msg(0, 0, 0);
-    m->dtype = CS_FLOAT32;
-    m->ndim = 1;
-    m->shape[0] = 4;
-    m->bytes = 16;
-    m->line = 4;
-    char err[512];
-    ck_assert(!cs_match_check(m, r, "x.lua", err, sizeof err));
-    ck_assert_str_eq(err, "dtype mismatch: rank 1 receives int64 [4] (32 bytes) at x.lua:9, but "
-                          "rank 0 sent float32 [4] (16 bytes) at x.lua:4; both sides must use "
-                          "the same dtype");
-    cs_tensor_release(want);
-    free(r), free(m);
+    check_mismatch(CS_INT64, 4, CS_FLOAT32, 4,
+                   "dtype mismatch: rank 1 receives int64 [4] (32 bytes) at x.lua:9, but rank 0 "
+                   "sent float32 [4] (16 bytes) at x.lua:4; both sides must use the same dtype");
 }
 END_TEST
 
