@@ -145,22 +145,55 @@ static int status_color(const char *s) {
     return CS_C_BLUE;
 }
 
-static void draw_header(cs_grid *g, const cs_viz_view *v) {
+/* The header's facts, each with the rank at which it goes when the line is
+ * too narrow: the send mode and the engine first (they do not change during
+ * a run), the event's position in a replay and the program's name last. The
+ * caller's extra text is split at its double spaces. */
+typedef struct hfield {
+    char text[96];
+    int drop; /* 1 stays longest */
+} hfield;
+
+static int header_fields(const cs_viz_view *v, hfield *f, int max) {
     const cs_monitor *m = v->mon;
-    char speed[32] = "", status[32];
-    if (v->speed > 0) snprintf(speed, sizeof speed, "  %g ops/s", v->speed);
-    else if (v->speed == 0) snprintf(speed, sizeof speed, "  full speed");
+    int n = 0;
+#define FIELD(rank, ...) (n < max ? (snprintf(f[n].text, sizeof f[n].text, __VA_ARGS__), f[n++].drop = (rank)) : 0)
+    FIELD(1, "%s", v->script ? v->script : "?");
+    FIELD(6, "%s", m->engine ? m->engine : "thread");
+    if (m->send_mode) FIELD(7, "%s", m->send_mode);
+    FIELD(3, "world %d", m->world);
+    FIELD(5, "step %llu", (unsigned long long)v->steps);
+    if (v->speed > 0) FIELD(4, "%g ops/s", v->speed);
+    else if (v->speed == 0) FIELD(4, "full speed");
+    /* extra: "event 7/40  t=0.120s  (trace cut off)": the position stays */
+    for (const char *p = v->extra, *q; p && *p; p = q + (*q ? 2 : 0)) {
+        q = strstr(p, "  ");
+        if (!q) q = p + strlen(p);
+        FIELD(p == v->extra ? 2 : 4, "%.*s", (int)(q - p), p);
+    }
+#undef FIELD
+    return n;
+}
+
+static void draw_header(cs_grid *g, const cs_viz_view *v) {
+    char status[32];
     /* the status, shouted, always fits: the rest is cut before it */
     int n = snprintf(status, sizeof status, " %s ", v->status ? v->status : "");
     for (int i = 0; i < n; i++)
         if (status[i] >= 'a' && status[i] <= 'z') status[i] = (char)(status[i] - 32);
     int sx = g->w - n > 0 ? g->w - n : 0;
     cs_grid_fill(g, 0, 0, g->w, 1, ' ', CS_C_DEFAULT, CS_A_REVERSE);
+    hfield f[16];
+    int nf = header_fields(v, f, 16);
     char rest[512];
-    snprintf(rest, sizeof rest, " %s  %s  %s  world %d  step %llu%s%s%s ",
-             v->script ? v->script : "?", m->engine ? m->engine : "thread",
-             m->send_mode ? m->send_mode : "", m->world, (unsigned long long)v->steps, speed,
-             v->extra ? "  " : "", v->extra ? v->extra : "");
+    /* drop the least telling facts until the rest fits whole */
+    for (int level = 8;; level--) {
+        size_t o = 0;
+        for (int i = 0; i < nf && o < sizeof rest; i++)
+            if (f[i].drop && f[i].drop < level)
+                o += (size_t)snprintf(rest + o, sizeof rest - o, " %s ", f[i].text);
+        if (level <= 2 || cs_utf8_width(rest) + 1 <= sx) break;
+    }
     /* the program's name goes first when the facts of the run do not fit */
     int x = 0;
     if (9 + cs_utf8_width(rest) + 1 <= sx)

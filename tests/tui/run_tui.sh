@@ -578,6 +578,29 @@ plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
   'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
 
+# ---- a failing case replayed from learn is the student's own: their file
+# with their line numbers (not the grader's wrapper), their output only (not
+# the grader's result lines); the header whole at 80 columns
+work2=$tmp/work2
+mkdir -p "$work2"
+start lo 80 24 "$bin learn 2 --lessons $lessons --work $work2"
+wait_for lo "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lo e c
+wait_for lo "copied the starter to" >/dev/null
+tm send-keys -t lo g
+wait_for lo "v shows where 'one pair' failed" >/dev/null
+tm send-keys -t lo v
+event_whole() { head -1 "$tmp/screen" | grep -qE " event ([0-9]+)/\1 .* END OF TRACE"; }
+check "learn v (80x24): the student's file from its line 1, no grader's line in the output, the header whole" \
+  'wait_for lo "END OF TRACE" "   1 -- Exercise: bidirection" "output, rank 0 (0 lines)" &&
+   ! grep -qF "__cs_" "$tmp/screen" && ! grep -qF "cs-result" "$tmp/screen" && event_whole'
+tm send-keys -t lo Tab
+check "learn v: rank 1's output has no grader's line either" \
+  'wait_for lo "output, rank 1 (0 lines)" && ! grep -qF "cs-result" "$tmp/screen"'
+tm send-keys -t lo q
+wait_for lo "back from 'one pair'" >/dev/null
+quit_check lo 0 "learn after a replay of the student's case: q quits with status 0"
+
 # ---- replay from another directory: the source comes from the trace
 mkdir -p "$tmp/elsewhere"
 cp "$lessons/02-point-to-point/chain.lua" "$tmp/elsewhere/mychain.lua"
