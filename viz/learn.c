@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "header.h"
+#include "render.h"
 #include "screen.h"
 
 #define LEFT_W 32 /* the chapter and script lists */
@@ -594,11 +595,11 @@ static void layout_text(cs_learn *l, int tw, bool ascii) {
 
 static const char *footer(const cs_learn *l) {
     if (!cs_learn_exercise(l))
-        return "up/down select  tab chapters/scripts  enter run  e exercises  ? help  q quit";
+        return "up/down select  tab chapters/scripts  enter run  e exercises";
     if (graded_here(l) && l->grade.nfail)
-        return l->grade.nfail > 1 ? "v see the failure  n next failing  g grade again  enter text  ? help  q quit"
-                                  : "v see the failure  g grade again  enter statement  ? help  q quit";
-    return "g grade your file  c copy the starter  enter statement  ? help  q quit";
+        return l->grade.nfail > 1 ? "v see the failure  n next failing  g grade again  enter text"
+                                  : "v see the failure  g grade again  enter statement";
+    return "g grade your file  c copy the starter  enter statement";
 }
 
 void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
@@ -621,9 +622,8 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     draw_list(l, g, 1, h, ascii);
     for (int y = 1; y < g->h - 1; y++) cs_grid_putc(g, LEFT_W, y, ascii ? '|' : 0x2502, 0, CS_A_DIM);
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);
-    int y = g->h - 1;
-    if (l->message[0]) cs_grid_put(g, 1, y, g->w - 2, l->message, CS_C_YELLOW, CS_A_BOLD);
-    else cs_grid_put(g, 1, y, g->w - 2, footer(l), CS_C_DEFAULT, 0);
+    if (l->message[0]) cs_viz_footer(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
+    else cs_viz_footer(g, footer(l), CS_C_DEFAULT, 0, ascii);
     if (l->help) {
         int w = g->w - 8 < 78 ? g->w - 8 : 78, bx = (g->w - w) / 2, by = 3;
         cs_grid_fill(g, bx, by, w, 14, ' ', CS_C_DEFAULT, CS_A_REVERSE);

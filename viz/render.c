@@ -203,34 +203,69 @@ static void draw_header(cs_grid *g, const cs_viz_view *v) {
                 CS_A_REVERSE | CS_A_BOLD);
 }
 
-static void draw_footer(cs_grid *g, const cs_viz_view *v) {
-    int y = g->h - 1;
+/* ---- the footer: whatever it says, "? help  q quit" stays at its right end */
+
+static const char *const footer_tail[][2] = {{"?", "help"}, {"q", "quit"}};
+
+static int key_width(const char *const k[2]) { return (int)strlen(k[0]) + (int)strlen(k[1]) + 3; }
+
+/* A key in reverse video and what it does; returns the columns used. */
+static int put_key(cs_grid *g, int x, int y, const char *const k[2]) {
+    int n = cs_grid_put(g, x, y, g->w - x, k[0], CS_C_DEFAULT, CS_A_REVERSE);
+    return n + cs_grid_printf(g, x + n, y, g->w - x - n, CS_C_DEFAULT, 0, " %s  ", k[1]);
+}
+
+/* Text in at most w columns, its end replaced by an ellipsis when it is cut. */
+static void put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii) {
+    if (w <= 0) return;
+    if (cs_utf8_width(text) <= w) {
+        cs_grid_put(g, x, y, w, text, fg, attr);
+        return;
+    }
+    const char *ell = ascii ? "..." : "\u2026";
+    int ew = cs_utf8_width(ell);
+    int n = cs_grid_put(g, x, y, w > ew ? w - ew : w, text, fg, attr);
+    if (w > ew) cs_grid_put(g, x + n, y, ew, ell, fg, attr);
+}
+
+/* Where the tail starts: right-aligned, one column from the edge. */
+static int tail_x(const cs_grid *g) {
+    int tw = -2; /* no gap after the last key */
+    for (size_t i = 0; i < 2; i++) tw += key_width(footer_tail[i]);
+    return g->w - 1 - tw < 1 ? 1 : g->w - 1 - tw;
+}
+
+void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
+    int y = g->h - 1, tx = tail_x(g);
     cs_grid_fill(g, 0, y, g->w, 1, ' ', CS_C_DEFAULT, 0);
+    put_cut(g, 1, y, tx - 3, text, fg, attr, ascii);
+    for (size_t i = 0; i < 2; i++) tx += put_key(g, tx, y, footer_tail[i]);
+}
+
+static void draw_footer(cs_grid *g, const cs_viz_view *v) {
     if (v->message && !v->alerts_full) {
-        cs_grid_put(g, 1, y, g->w - 2, v->message, CS_C_YELLOW, CS_A_BOLD);
+        cs_viz_footer(g, v->message, CS_C_YELLOW, CS_A_BOLD, v->ascii);
         return;
     }
     if (v->alerts_full) {
-        cs_grid_put(g, 1, y, g->w - 2, "alerts: arrows, PgUp/PgDn scroll   a or esc: back   q quit",
-                    CS_C_DEFAULT, 0);
+        cs_viz_footer(g, "alerts: arrows, PgUp/PgDn scroll   a or esc: back", CS_C_DEFAULT, 0,
+                      v->ascii);
         return;
     }
     static const char *const live[][2] = {
         {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"+/-", "speed"},
-        {"tab", "rank"},   {"enter", "tensor"}, {"?", "help"},      {"q", "quit"}, {NULL, NULL},
+        {"tab", "rank"},   {"enter", "tensor"}, {NULL, NULL},
     };
     static const char *const replay[][2] = {
         {"space", "next op"}, {"b", "back"}, {"] [", "event"}, {"G g", "end/start"},
-        {"r", "play/pause"},  {"+/-", "speed"}, {"?", "help"}, {"q", "quit"}, {NULL, NULL},
+        {"r", "play/pause"},  {"+/-", "speed"}, {NULL, NULL},
     };
     const char *const (*keys)[2] = v->replay ? replay : live;
-    int x = 1;
-    for (size_t i = 0; keys[i][0]; i++) {
-        int need = (int)strlen(keys[i][0]) + (int)strlen(keys[i][1]) + 3;
-        if (x + need > g->w) break;
-        x += cs_grid_put(g, x, y, g->w - x, keys[i][0], CS_C_DEFAULT, CS_A_REVERSE);
-        x += cs_grid_printf(g, x, y, g->w - x, CS_C_DEFAULT, 0, " %s  ", keys[i][1]);
-    }
+    cs_viz_footer(g, "", CS_C_DEFAULT, 0, v->ascii);
+    /* the keys in their order while they fit before the tail: the last go first */
+    int x = 1, y = g->h - 1;
+    for (size_t i = 0; keys[i][0] && x + key_width(keys[i]) <= tail_x(g); i++)
+        x += put_key(g, x, y, keys[i]);
 }
 
 /* ---- the rank table */

@@ -58,6 +58,10 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v);
 /* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
 int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);
 
+/* The last row of g: text, cut with an ellipsis where it does not fit, and
+ * "? help  q quit" always at its right end (the learn browser's too). */
+void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii);
+
 /* Colours of rank states, shared with the legend and tests. */
 int cs_viz_state_color(cs_rank_state s, bool parked);
 const char *cs_viz_state_word(cs_rank_state s, bool parked);

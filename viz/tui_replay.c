@@ -139,9 +139,6 @@ static void frame(rview *v, cs_grid *g) {
                         .steps = cs_timeline_ops(v->rp.ev, v->pos), .speed = v->playing ? v->speed : -1,
                         .now = v->pos ? v->rp.ev[v->pos - 1].t : 0, .ascii = cs_screen_ascii(),
                         .replay = true};
-    if (!v->nav.message[0] && v->pos <= 1)
-        snprintf(v->nav.message, sizeof v->nav.message,
-                 "space: next operation  b: back  ] [: one event  G g: end, start  r: play  ? help  q quit");
     cs_tui_nav_apply(&v->nav, &view, g->w, g->h);
     cs_viz_render(g, &view);
 }
@@ -192,7 +189,7 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
     if (at->event < 0) {
         while (v.pos < v.rp.n) fold_one(&v);
         snprintf(v.nav.message, sizeof v.nav.message,
-                 "the end of the run, where it failed: b goes back, g to the start, q leaves");
+                 "the end of the run, where it failed: b goes back, g to the start");
     } else if (at->line > 0 || at->event > 0) {
         while (v.pos < upto) fold_one(&v);
         /* the rank selected: the source panel is its, at that line */
@@ -206,11 +203,11 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
                      "the trace holds %zu events: this is the end of the run; g goes to the start", v.rp.n);
         else if (at->line > 0)
             snprintf(v.nav.message, sizeof v.nav.message,
-                     "rank %d at line %d, where it failed: ] [ one event, b back, G g end, start, q leaves",
+                     "rank %d at line %d, where it failed: ] [ one event, b back",
                      at->rank, at->line);
         else
             snprintf(v.nav.message, sizeof v.nav.message,
-                     "event %zu: ] [ one event, b back, G g end and start, q leaves", v.pos);
+                     "event %zu: ] [ one event, b back, G g end and start", v.pos);
     }
     cs_grid g = {0};
     for (;;) {

@@ -231,6 +231,36 @@ check "? at 80x24: the whole help, down to its last line" \
 tm send-keys -t hp Escape
 quit_check hp 130 "help at 80x24: q mid-run gives status 130"
 
+# ---- 80x24, the smallest screen documented: every footer keeps "? help" and
+# "q quit" (the less telling hints go first), every header its figures whole
+footer_tail() { snap "$1" && tail -1 "$tmp/screen" | grep -qE '\? help  q quit *$'; }
+header_has() { snap "$1" && head -1 "$tmp/screen" | grep -qE "$2"; }
+"$bin" run "$lessons/02-point-to-point/ring.lua" --no-tui --trace "$tmp/ring.trace" >/dev/null 2>&1
+start fs 80 24 "$bin run $lessons/02-point-to-point/ring.lua --step"
+wait_for fs PAUSED >/dev/null
+check "run --step at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fs'
+quit_check fs 130 "run --step at 80x24: q mid-run gives status 130"
+start fl2 80 24 "$bin learn 2 --lessons $lessons"
+wait_for fl2 "commsim learn  02-point-to-point" >/dev/null
+check "learn at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fl2'
+tm send-keys -t fl2 Enter
+wait_for fl2 PAUSED >/dev/null
+check "a run from learn at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fl2'
+tm send-keys -t fl2 q
+wait_for fl2 "ended: left before the end" >/dev/null
+check "learn's message at 80x24: ? help  q quit beside it" 'wait_until 60 footer_tail fl2'
+quit_check fl2 0 "learn at 80x24: q quits with status 0"
+start fr 80 24 "$bin replay $tmp/ring.trace"
+wait_for fr " REPLAY" "event 1/" >/dev/null
+check "replay at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fr'
+tm send-keys -t fr G
+check "replay at 80x24, G: the header's event count and time whole, the footer's tail" \
+  'wait_until 60 header_has fr " event ([0-9]+)/\1  t=[0-9.]+s +END OF TRACE" && footer_tail fr'
+tm send-keys -t fr g - - - - - r
+check "replay at 80x24, playing: the time stays in the header" \
+  'wait_until 60 header_has fr " event [0-9]+/[0-9]+  t=[0-9.]+s +PLAYING" && footer_tail fr'
+quit_check fr 0 "replay at 80x24: q gives the recorded status (0)"
+
 # ---- enter on a rank that is not at its gate: the hint fits the state (the
 # run is paused here: "pause (r)" would be wrong)
 start hi 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
