@@ -498,6 +498,7 @@ static const char learn_help[] =
     "g         grade your file; v opens a failing case where it\n"
     "          failed, n selects the next failing case\n"
     "PgUp/PgDn scroll the text (also space and b)\n"
+    "?         this help (any key closes it)\n"
     "q         quit";
 
 /* ---- the text pane: the chapter, an exercise's statement, or a grading */
@@ -624,17 +625,5 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);
     if (l->message[0]) cs_viz_footer(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
     else cs_viz_footer(g, footer(l), CS_C_DEFAULT, 0, ascii);
-    if (l->help) {
-        int w = g->w - 8 < 78 ? g->w - 8 : 78, bx = (g->w - w) / 2, by = 3;
-        cs_grid_fill(g, bx, by, w, 14, ' ', CS_C_DEFAULT, CS_A_REVERSE);
-        cs_grid_put(g, bx + 2, by, w - 4, " keys ", CS_C_CYAN, CS_A_REVERSE | CS_A_BOLD);
-        int row = by + 2;
-        for (const char *p = learn_help; *p; row++) {
-            size_t n = strcspn(p, "\n");
-            char line[128];
-            snprintf(line, sizeof line, "%.*s", (int)n, p);
-            cs_grid_put(g, bx + 2, row, w - 4, line, CS_C_DEFAULT, CS_A_REVERSE);
-            p += n + (p[n] == '\n');
-        }
-    }
+    if (l->help) cs_viz_box(g, ascii, "keys", learn_help);
 }

@@ -554,28 +554,30 @@ static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) 
 /* A box over the frame, up to 76 columns wide and as tall as the text (the
  * help fits at 80x24, the smallest screen documented); text the screen
  * cannot hold ends in a line saying so. */
-static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char *text) {
+void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
     int w = g->w - 4 < 76 ? g->w - 4 : 76;
     int total = wrap(NULL, 0, 0, w - 4, 1 << 20, text, 0, 0, 0);
     int lines = total < g->h - 6 ? total : g->h - 6;
     if (lines < 1) lines = 1;
     int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
+    uint32_t hl = ascii ? (uint32_t)asc[G_HLINE] : uni[G_HLINE];
+    uint32_t vl = ascii ? (uint32_t)asc[G_VLINE] : uni[G_VLINE];
     cs_grid_fill(g, x, y, w, h, ' ', CS_C_DEFAULT, 0);
     for (int i = x; i < x + w; i++) {
-        cs_grid_putc(g, i, y, gl(v, G_HLINE), CS_C_CYAN, 0);
-        cs_grid_putc(g, i, y + h - 1, gl(v, G_HLINE), CS_C_CYAN, 0);
+        cs_grid_putc(g, i, y, hl, CS_C_CYAN, 0);
+        cs_grid_putc(g, i, y + h - 1, hl, CS_C_CYAN, 0);
     }
     for (int j = y; j < y + h; j++) {
-        cs_grid_putc(g, x, j, gl(v, G_VLINE), CS_C_CYAN, 0);
-        cs_grid_putc(g, x + w - 1, j, gl(v, G_VLINE), CS_C_CYAN, 0);
+        cs_grid_putc(g, x, j, vl, CS_C_CYAN, 0);
+        cs_grid_putc(g, x + w - 1, j, vl, CS_C_CYAN, 0);
     }
     cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
     bool cut = total > lines;
     wrap(g, x + 2, y + 2, w - 4, lines - cut, text, CS_C_DEFAULT, 0, 0);
     if (cut)
         cs_grid_put(g, x + 2, y + 1 + lines, w - 4,
-                    v->ascii ? "... (a taller terminal shows the rest)"
-                             : "… (a taller terminal shows the rest)",
+                    ascii ? "... (a taller terminal shows the rest)"
+                          : "… (a taller terminal shows the rest)",
                     CS_C_DEFAULT, CS_A_DIM);
 }
 
@@ -617,10 +619,10 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
         draw_body(g, v, &l);
     }
     draw_footer(g, v);
-    if (v->popup) draw_box(g, v, v->popup_title ? v->popup_title : "", v->popup);
+    if (v->popup) cs_viz_box(g, v->ascii, v->popup_title ? v->popup_title : "", v->popup);
     if (v->help) {
         char text[2048];
         snprintf(text, sizeof text, "%s%s", v->replay ? help_replay : help_keys, help_common);
-        draw_box(g, v, "keys", text);
+        cs_viz_box(g, v->ascii, "keys", text);
     }
 }

@@ -62,6 +62,10 @@ int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);
  * "? help  q quit" always at its right end (the learn browser's too). */
 void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii);
 
+/* A bordered box over the middle of g, up to 76 columns wide and as tall as
+ * its text (wrapped to it): the help, a tensor's values. */
+void cs_viz_box(cs_grid *g, bool ascii, const char *title, const char *text);
+
 /* Colours of rank states, shared with the legend and tests. */
 int cs_viz_state_color(cs_rank_state s, bool parked);
 const char *cs_viz_state_word(cs_rank_state s, bool parked);

@@ -545,6 +545,18 @@ tm send-keys -t lw NPage NPage NPage NPage NPage NPage NPage NPage
 position_whole() { snap lw && head -1 "$tmp/screen" | grep -qE " lines [0-9]{3}-[0-9]{3}/[0-9]{3}( |$)"; }
 check "learn at 80 columns: 'lines X-Y/N' whole past line 100" 'wait_until 60 position_whole'
 quit_check lw 0 "learn at 80 columns: q quits with status 0"
+# ---- learn's help at 80x24: a box with its border, clear inside (the text
+# behind does not show through)
+start lh 80 24 "$bin learn --lessons $lessons"
+wait_for lh "commsim learn" >/dev/null
+tm send-keys -t lh '?'
+boxed() { snap lh && grep -qE "│ c +copy the exercise's starter to your file +│" "$tmp/screen" &&
+  grep -qE "│ q +quit +│" "$tmp/screen" && grep -qE "│─+│" "$tmp/screen"; }
+check "learn ? at 80x24: the keys in a bordered box that clears what it covers" \
+  'wait_for lh "─ keys ─" "this help (any key closes it)" && wait_until 60 boxed'
+tm send-keys -t lh x
+check "learn: any key closes the help" 'wait_without lh "─ keys ─" "commsim learn"'
+quit_check lh 0 "learn help: q quits with status 0"
 # ---- the chapter's exercises: the statement, the starter copied, the
 # student's file graded, a failing case opened where it failed (80x24, then
 # 200x60)
