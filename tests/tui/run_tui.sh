@@ -354,6 +354,19 @@ tm send-keys -t ob o
 check "o again: the diagram is back" 'wait_without ob "messages of this call" "all_reduce done"'
 quit_check ob 0 "band opened: q gives status 0"
 
+# ---- t, to scale: messages that arrive in the same row do not hide each
+# other (the ring's 1 -> 2 arrives with 3 -> 0: it goes to the next free row)
+if [ "$loc" = C.UTF-8 ]; then dot="●" line="───"; else dot="o" line="---"; fi
+start sc 100 50 "$bin run $lessons/02-point-to-point/ring.lua --net alpha=10us,bandwidth=1GB/s --speed 0"
+wait_for sc FINISHED >/dev/null
+tm send-keys -t sc t
+# rank 1's column starts at 15, rank 0's at 5: an arrow from rank 1 alone
+from1() { snap sc && [ "$(grep -cE "^ {5}[^ ]+ {9}$dot${line}8 B$line" "$tmp/screen")" = 3 ]; }
+check "t: every message of the ring drawn to scale, rank 1's three sends to rank 2 too" \
+  'wait_for sc "to scale: 1 row = " && wait_until 60 from1 &&
+   [ "$(grep -oF -- "${line}8 B$line" "$tmp/screen" | wc -l)" = 12 ]'
+quit_check sc 0 "to scale: q gives status 0"
+
 # ---- after the screen closes: every rank's output and every warning, as
 # --no-tui prints them, then the summary
 start pa 80 24 "$bin run $lessons/02-point-to-point/isend_reuse.lua --speed 0"
