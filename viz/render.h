@@ -51,6 +51,11 @@ typedef struct cs_viz_layout {
     int right_x, right_w;
 } cs_viz_layout;
 
+/* The smallest frame whose columns and panels do not overlap; a smaller one
+ * only says so. */
+#define CS_VIZ_MIN_W 60
+#define CS_VIZ_MIN_H 15
+
 void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
 /* Lines the alerts take at width w (without their title). */
 int cs_viz_alert_lines(const cs_viz_view *v, int w);

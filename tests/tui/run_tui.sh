@@ -131,6 +131,21 @@ tm send-keys -t d8 a
 check "a again: back to the run" 'wait_for d8 "as the deadlock found them" "space-time"'
 quit_check d8 3 "deadlock -n 8: q gives status 3"
 
+# ---- below 60x15 the view only says that the window is too small, and what
+# it needs; at 60x15 the rank rows keep their columns apart and the alerts
+# say that a shows them
+start ts5 20 5 "$bin run $lessons/02-point-to-point/deadlock.lua"
+check "20x5: window too small, the size needed, no text over text" \
+  'wait_for ts5 "window too small" "60x15)" && ! grep -qF "line 19" "$tmp/screen"'
+tm resize-window -t ts5 -x 40 -y 10
+check "40x10: window too small, the size needed" \
+  'wait_for ts5 "window too small (40x10, need 60x15)" "deadlocked: q quits"'
+tm resize-window -t ts5 -x 60 -y 15
+rows_apart() { snap ts5 && [ "$(grep -cE "^.    [01]  blocked    send $to [01] tag 0 16 B +line 19 +[0-9]+\.[0-9]s$" "$tmp/screen")" = 2 ]; }
+check "60x15: the deadlock, each rank's row in its columns, the alerts saying a shows them" \
+  'wait_for ts5 " DEADLOCKED" "a shows them all" && wait_until 60 rows_apart'
+quit_check ts5 3 "small windows: q gives status 3"
+
 # ---- a wait-for cycle longer than the alert names (16 ranks): elided in the
 # middle, never closed early with an edge that is not there
 start d20 120 40 "$bin run $lessons/02-point-to-point/deadlock.lua -n 20 --speed 0"
