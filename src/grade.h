@@ -135,6 +135,14 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
                       char **why, cs_grade_where *at, char kind_out[32], cs_grade_time *time);
 void cs_grade_time_free(cs_grade_time *t);
 
+/* What a student sees of a failing case's trace: the source it recorded is
+ * the solution wrapped for the run, and its output holds the grader's result
+ * lines. cs_grade_unwrap gives the solution's own text (malloc'd, the same
+ * line numbers), or NULL when src is no wrapped solution; cs_grade_marked
+ * says whether a printed line is one of the grader's. */
+char *cs_grade_unwrap(const char *src);
+bool cs_grade_marked(const char *line);
+
 /* The judge, in the child after the run: trace is the run's trace. Returns
  * true when the run passes, else the reason in *why and where in *at; the
  * modelled time, recomputed from the trace as a replay does, in *time. */

@@ -82,6 +82,19 @@ static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool prob
     return out;
 }
 
+char *cs_grade_unwrap(const char *src) {
+    const char *nl = strchr(src, '\n'), *p = strstr(src, prologue);
+    size_t len = strlen(src), elen = sizeof epilogue - 1;
+    if (!p || (nl && p > nl)) return NULL; /* the prologue ends the parameters' line */
+    p += sizeof prologue - 1;
+    if (len - (size_t)(p - src) < elen || strcmp(src + len - elen, epilogue) != 0) return NULL;
+    return strndup(p, len - elen - (size_t)(p - src));
+}
+
+bool cs_grade_marked(const char *line) {
+    return line && strncmp(line, CS_GRADE_MARK, strlen(CS_GRADE_MARK)) == 0;
+}
+
 static char *read_all(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

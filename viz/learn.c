@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "header.h"
+#include "render.h"
 #include "screen.h"
 
 #define LEFT_W 32 /* the chapter and script lists */
@@ -497,6 +498,7 @@ static const char learn_help[] =
     "g         grade your file; v opens a failing case where it\n"
     "          failed, n selects the next failing case\n"
     "PgUp/PgDn scroll the text (also space and b)\n"
+    "?         this help (any key closes it)\n"
     "q         quit";
 
 /* ---- the text pane: the chapter, an exercise's statement, or a grading */
@@ -594,11 +596,11 @@ static void layout_text(cs_learn *l, int tw, bool ascii) {
 
 static const char *footer(const cs_learn *l) {
     if (!cs_learn_exercise(l))
-        return "up/down select  tab chapters/scripts  enter run  e exercises  ? help  q quit";
+        return "up/down select  tab chapters/scripts  enter run  e exercises";
     if (graded_here(l) && l->grade.nfail)
-        return l->grade.nfail > 1 ? "v see the failure  n next failing  g grade again  enter text  ? help  q quit"
-                                  : "v see the failure  g grade again  enter statement  ? help  q quit";
-    return "g grade your file  c copy the starter  enter statement  ? help  q quit";
+        return l->grade.nfail > 1 ? "v see the failure  n next failing  g grade again  enter text"
+                                  : "v see the failure  g grade again  enter statement";
+    return "g grade your file  c copy the starter  enter statement";
 }
 
 void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
@@ -621,20 +623,7 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     draw_list(l, g, 1, h, ascii);
     for (int y = 1; y < g->h - 1; y++) cs_grid_putc(g, LEFT_W, y, ascii ? '|' : 0x2502, 0, CS_A_DIM);
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);
-    int y = g->h - 1;
-    if (l->message[0]) cs_grid_put(g, 1, y, g->w - 2, l->message, CS_C_YELLOW, CS_A_BOLD);
-    else cs_grid_put(g, 1, y, g->w - 2, footer(l), CS_C_DEFAULT, 0);
-    if (l->help) {
-        int w = g->w - 8 < 78 ? g->w - 8 : 78, bx = (g->w - w) / 2, by = 3;
-        cs_grid_fill(g, bx, by, w, 14, ' ', CS_C_DEFAULT, CS_A_REVERSE);
-        cs_grid_put(g, bx + 2, by, w - 4, " keys ", CS_C_CYAN, CS_A_REVERSE | CS_A_BOLD);
-        int row = by + 2;
-        for (const char *p = learn_help; *p; row++) {
-            size_t n = strcspn(p, "\n");
-            char line[128];
-            snprintf(line, sizeof line, "%.*s", (int)n, p);
-            cs_grid_put(g, bx + 2, row, w - 4, line, CS_C_DEFAULT, CS_A_REVERSE);
-            p += n + (p[n] == '\n');
-        }
-    }
+    if (l->message[0]) cs_viz_footer(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
+    else cs_viz_footer(g, footer(l), CS_C_DEFAULT, 0, ascii);
+    if (l->help) cs_viz_box(g, ascii, "keys", learn_help);
 }

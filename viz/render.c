@@ -145,22 +145,55 @@ static int status_color(const char *s) {
     return CS_C_BLUE;
 }
 
-static void draw_header(cs_grid *g, const cs_viz_view *v) {
+/* The header's facts, each with the rank at which it goes when the line is
+ * too narrow: the send mode and the engine first (they do not change during
+ * a run), the event's position in a replay and the program's name last. The
+ * caller's extra text is split at its double spaces. */
+typedef struct hfield {
+    char text[96];
+    int drop; /* 1 stays longest */
+} hfield;
+
+static int header_fields(const cs_viz_view *v, hfield *f, int max) {
     const cs_monitor *m = v->mon;
-    char speed[32] = "", status[32];
-    if (v->speed > 0) snprintf(speed, sizeof speed, "  %g ops/s", v->speed);
-    else if (v->speed == 0) snprintf(speed, sizeof speed, "  full speed");
+    int n = 0;
+#define FIELD(rank, ...) (n < max ? (snprintf(f[n].text, sizeof f[n].text, __VA_ARGS__), f[n++].drop = (rank)) : 0)
+    FIELD(1, "%s", v->script ? v->script : "?");
+    FIELD(6, "%s", m->engine ? m->engine : "thread");
+    if (m->send_mode) FIELD(7, "%s", m->send_mode);
+    FIELD(3, "world %d", m->world);
+    FIELD(5, "step %llu", (unsigned long long)v->steps);
+    if (v->speed > 0) FIELD(4, "%g ops/s", v->speed);
+    else if (v->speed == 0) FIELD(4, "full speed");
+    /* extra: "event 7/40  t=0.120s  (trace cut off)": the position stays */
+    for (const char *p = v->extra, *q; p && *p; p = q + (*q ? 2 : 0)) {
+        q = strstr(p, "  ");
+        if (!q) q = p + strlen(p);
+        FIELD(p == v->extra ? 2 : 4, "%.*s", (int)(q - p), p);
+    }
+#undef FIELD
+    return n;
+}
+
+static void draw_header(cs_grid *g, const cs_viz_view *v) {
+    char status[32];
     /* the status, shouted, always fits: the rest is cut before it */
     int n = snprintf(status, sizeof status, " %s ", v->status ? v->status : "");
     for (int i = 0; i < n; i++)
         if (status[i] >= 'a' && status[i] <= 'z') status[i] = (char)(status[i] - 32);
     int sx = g->w - n > 0 ? g->w - n : 0;
     cs_grid_fill(g, 0, 0, g->w, 1, ' ', CS_C_DEFAULT, CS_A_REVERSE);
+    hfield f[16];
+    int nf = header_fields(v, f, 16);
     char rest[512];
-    snprintf(rest, sizeof rest, " %s  %s  %s  world %d  step %llu%s%s%s ",
-             v->script ? v->script : "?", m->engine ? m->engine : "thread",
-             m->send_mode ? m->send_mode : "", m->world, (unsigned long long)v->steps, speed,
-             v->extra ? "  " : "", v->extra ? v->extra : "");
+    /* drop the least telling facts until the rest fits whole */
+    for (int level = 8;; level--) {
+        size_t o = 0;
+        for (int i = 0; i < nf && o < sizeof rest; i++)
+            if (f[i].drop && f[i].drop < level)
+                o += (size_t)snprintf(rest + o, sizeof rest - o, " %s ", f[i].text);
+        if (level <= 2 || cs_utf8_width(rest) + 1 <= sx) break;
+    }
     /* the program's name goes first when the facts of the run do not fit */
     int x = 0;
     if (9 + cs_utf8_width(rest) + 1 <= sx)
@@ -170,34 +203,69 @@ static void draw_header(cs_grid *g, const cs_viz_view *v) {
                 CS_A_REVERSE | CS_A_BOLD);
 }
 
-static void draw_footer(cs_grid *g, const cs_viz_view *v) {
-    int y = g->h - 1;
+/* ---- the footer: whatever it says, "? help  q quit" stays at its right end */
+
+static const char *const footer_tail[][2] = {{"?", "help"}, {"q", "quit"}};
+
+static int key_width(const char *const k[2]) { return (int)strlen(k[0]) + (int)strlen(k[1]) + 3; }
+
+/* A key in reverse video and what it does; returns the columns used. */
+static int put_key(cs_grid *g, int x, int y, const char *const k[2]) {
+    int n = cs_grid_put(g, x, y, g->w - x, k[0], CS_C_DEFAULT, CS_A_REVERSE);
+    return n + cs_grid_printf(g, x + n, y, g->w - x - n, CS_C_DEFAULT, 0, " %s  ", k[1]);
+}
+
+/* Text in at most w columns, its end replaced by an ellipsis when it is cut. */
+static void put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii) {
+    if (w <= 0) return;
+    if (cs_utf8_width(text) <= w) {
+        cs_grid_put(g, x, y, w, text, fg, attr);
+        return;
+    }
+    const char *ell = ascii ? "..." : "\u2026";
+    int ew = cs_utf8_width(ell);
+    int n = cs_grid_put(g, x, y, w > ew ? w - ew : w, text, fg, attr);
+    if (w > ew) cs_grid_put(g, x + n, y, ew, ell, fg, attr);
+}
+
+/* Where the tail starts: right-aligned, one column from the edge. */
+static int tail_x(const cs_grid *g) {
+    int tw = -2; /* no gap after the last key */
+    for (size_t i = 0; i < 2; i++) tw += key_width(footer_tail[i]);
+    return g->w - 1 - tw < 1 ? 1 : g->w - 1 - tw;
+}
+
+void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
+    int y = g->h - 1, tx = tail_x(g);
     cs_grid_fill(g, 0, y, g->w, 1, ' ', CS_C_DEFAULT, 0);
+    put_cut(g, 1, y, tx - 3, text, fg, attr, ascii);
+    for (size_t i = 0; i < 2; i++) tx += put_key(g, tx, y, footer_tail[i]);
+}
+
+static void draw_footer(cs_grid *g, const cs_viz_view *v) {
     if (v->message && !v->alerts_full) {
-        cs_grid_put(g, 1, y, g->w - 2, v->message, CS_C_YELLOW, CS_A_BOLD);
+        cs_viz_footer(g, v->message, CS_C_YELLOW, CS_A_BOLD, v->ascii);
         return;
     }
     if (v->alerts_full) {
-        cs_grid_put(g, 1, y, g->w - 2, "alerts: arrows, PgUp/PgDn scroll   a or esc: back   q quit",
-                    CS_C_DEFAULT, 0);
+        cs_viz_footer(g, "alerts: arrows, PgUp/PgDn scroll   a or esc: back", CS_C_DEFAULT, 0,
+                      v->ascii);
         return;
     }
     static const char *const live[][2] = {
         {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"+/-", "speed"},
-        {"tab", "rank"},   {"enter", "tensor"}, {"?", "help"},      {"q", "quit"}, {NULL, NULL},
+        {"tab", "rank"},   {"enter", "tensor"}, {NULL, NULL},
     };
     static const char *const replay[][2] = {
         {"space", "next op"}, {"b", "back"}, {"] [", "event"}, {"G g", "end/start"},
-        {"r", "play/pause"},  {"+/-", "speed"}, {"?", "help"}, {"q", "quit"}, {NULL, NULL},
+        {"r", "play/pause"},  {"+/-", "speed"}, {NULL, NULL},
     };
     const char *const (*keys)[2] = v->replay ? replay : live;
-    int x = 1;
-    for (size_t i = 0; keys[i][0]; i++) {
-        int need = (int)strlen(keys[i][0]) + (int)strlen(keys[i][1]) + 3;
-        if (x + need > g->w) break;
-        x += cs_grid_put(g, x, y, g->w - x, keys[i][0], CS_C_DEFAULT, CS_A_REVERSE);
-        x += cs_grid_printf(g, x, y, g->w - x, CS_C_DEFAULT, 0, " %s  ", keys[i][1]);
-    }
+    cs_viz_footer(g, "", CS_C_DEFAULT, 0, v->ascii);
+    /* the keys in their order while they fit before the tail: the last go first */
+    int x = 1, y = g->h - 1;
+    for (size_t i = 0; keys[i][0] && x + key_width(keys[i]) <= tail_x(g); i++)
+        x += put_key(g, x, y, keys[i]);
 }
 
 /* ---- the rank table */
@@ -486,28 +554,30 @@ static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) 
 /* A box over the frame, up to 76 columns wide and as tall as the text (the
  * help fits at 80x24, the smallest screen documented); text the screen
  * cannot hold ends in a line saying so. */
-static void draw_box(cs_grid *g, const cs_viz_view *v, const char *t, const char *text) {
+void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
     int w = g->w - 4 < 76 ? g->w - 4 : 76;
     int total = wrap(NULL, 0, 0, w - 4, 1 << 20, text, 0, 0, 0);
     int lines = total < g->h - 6 ? total : g->h - 6;
     if (lines < 1) lines = 1;
     int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
+    uint32_t hl = ascii ? (uint32_t)asc[G_HLINE] : uni[G_HLINE];
+    uint32_t vl = ascii ? (uint32_t)asc[G_VLINE] : uni[G_VLINE];
     cs_grid_fill(g, x, y, w, h, ' ', CS_C_DEFAULT, 0);
     for (int i = x; i < x + w; i++) {
-        cs_grid_putc(g, i, y, gl(v, G_HLINE), CS_C_CYAN, 0);
-        cs_grid_putc(g, i, y + h - 1, gl(v, G_HLINE), CS_C_CYAN, 0);
+        cs_grid_putc(g, i, y, hl, CS_C_CYAN, 0);
+        cs_grid_putc(g, i, y + h - 1, hl, CS_C_CYAN, 0);
     }
     for (int j = y; j < y + h; j++) {
-        cs_grid_putc(g, x, j, gl(v, G_VLINE), CS_C_CYAN, 0);
-        cs_grid_putc(g, x + w - 1, j, gl(v, G_VLINE), CS_C_CYAN, 0);
+        cs_grid_putc(g, x, j, vl, CS_C_CYAN, 0);
+        cs_grid_putc(g, x + w - 1, j, vl, CS_C_CYAN, 0);
     }
     cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
     bool cut = total > lines;
     wrap(g, x + 2, y + 2, w - 4, lines - cut, text, CS_C_DEFAULT, 0, 0);
     if (cut)
         cs_grid_put(g, x + 2, y + 1 + lines, w - 4,
-                    v->ascii ? "... (a taller terminal shows the rest)"
-                             : "… (a taller terminal shows the rest)",
+                    ascii ? "... (a taller terminal shows the rest)"
+                          : "… (a taller terminal shows the rest)",
                     CS_C_DEFAULT, CS_A_DIM);
 }
 
@@ -536,8 +606,21 @@ static const char help_common[] =
     "down, an arrow per message labelled with its size, thick stretches are blocked, = "
     "bands are collectives (x N: their internal messages, each one operation when stepping).";
 
+/* Below the smallest size whose columns and panels do not overlap: say so,
+ * and what it needs, instead of a frame of text over text. */
+static bool too_small(cs_grid *g, const cs_viz_view *v) {
+    if (g->w >= CS_VIZ_MIN_W && g->h >= CS_VIZ_MIN_H) return false;
+    char text[160];
+    snprintf(text, sizeof text, "window too small (%dx%d, need %dx%d)\n%s%sq quits",
+             g->w, g->h, CS_VIZ_MIN_W, CS_VIZ_MIN_H, v->status ? v->status : "",
+             v->status ? ": " : "");
+    wrap(g, 1, 0, g->w - 2, g->h, text, CS_C_YELLOW, CS_A_BOLD, 2);
+    return true;
+}
+
 void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
     cs_grid_clear(g);
+    if (too_small(g, v)) return;
     cs_viz_layout l;
     cs_viz_layout_of(v, g->w, g->h, &l);
     draw_header(g, v);
@@ -549,10 +632,10 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
         draw_body(g, v, &l);
     }
     draw_footer(g, v);
-    if (v->popup) draw_box(g, v, v->popup_title ? v->popup_title : "", v->popup);
+    if (v->popup) cs_viz_box(g, v->ascii, v->popup_title ? v->popup_title : "", v->popup);
     if (v->help) {
         char text[2048];
         snprintf(text, sizeof text, "%s%s", v->replay ? help_replay : help_keys, help_common);
-        draw_box(g, v, "keys", text);
+        cs_viz_box(g, v->ascii, "keys", text);
     }
 }

@@ -51,12 +51,25 @@ typedef struct cs_viz_layout {
     int right_x, right_w;
 } cs_viz_layout;
 
+/* The smallest frame whose columns and panels do not overlap; a smaller one
+ * only says so. */
+#define CS_VIZ_MIN_W 60
+#define CS_VIZ_MIN_H 15
+
 void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
 /* Lines the alerts take at width w (without their title). */
 int cs_viz_alert_lines(const cs_viz_view *v, int w);
 void cs_viz_render(cs_grid *g, const cs_viz_view *v);
 /* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
 int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);
+
+/* The last row of g: text, cut with an ellipsis where it does not fit, and
+ * "? help  q quit" always at its right end (the learn browser's too). */
+void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii);
+
+/* A bordered box over the middle of g, up to 76 columns wide and as tall as
+ * its text (wrapped to it): the help, a tensor's values. */
+void cs_viz_box(cs_grid *g, bool ascii, const char *title, const char *text);
 
 /* Colours of rank states, shared with the legend and tests. */
 int cs_viz_state_color(cs_rank_state s, bool parked);

@@ -42,13 +42,33 @@ static void draw_label(cs_grid *g, int x0, int x1, int y, const char *label, int
     else cs_grid_put(g, x1 + 2, y, w, label, fg, CS_A_BOLD); /* no room: beside the head */
 }
 
+static void msg_label(const cs_hrow *r, const char *phase, char *label, size_t len) {
+    char size[16];
+    cs_viz_bytes(r->bytes, size, sizeof size);
+    if (phase) snprintf(label, len, "%s %s", size, phase);
+    else if (r->count > 1) snprintf(label, len, "%s x%llu", size, (unsigned long long)r->count);
+    else snprintf(label, len, "%s", size);
+}
+
+/* The columns draw_msg may take, its label included (a label that does not
+ * fit between the ends goes beside one of them). */
+static void msg_cols(const cs_viz_layout *l, const cs_hrow *r, int *a, int *b) {
+    char label[96];
+    msg_label(r, NULL, label, sizeof label);
+    int lw = cs_utf8_width(label), left = l->diag_x, right = l->diag_x + l->diag_w - 1;
+    int lo = r->from < r->to ? r->from : r->to, hi = r->from < r->to ? r->to : r->from;
+    int x0 = col_x(l, lo), x1 = col_x(l, hi);
+    if (r->from == r->to) *a = x0, *b = x0 + 2 + lw;
+    else if (x1 - x0 - 1 >= lw) *a = x0, *b = x1;
+    else *a = x0 - lw - 1, *b = x1 + 2 + lw;
+    *a = *a < left ? left : *a;
+    *b = *b > right ? right : *b;
+}
+
 static void draw_msg(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, const cs_hrow *r,
                      int y, const char *phase) {
-    char label[96], size[16];
-    cs_viz_bytes(r->bytes, size, sizeof size);
-    if (phase) snprintf(label, sizeof label, "%s %s", size, phase);
-    else if (r->count > 1) snprintf(label, sizeof label, "%s x%llu", size, (unsigned long long)r->count);
-    else snprintf(label, sizeof label, "%s", size);
+    char label[96];
+    msg_label(r, phase, label, sizeof label);
     int lo = r->from < r->to ? r->from : r->to, hi = r->from < r->to ? r->to : r->from;
     int xa = col_x(l, lo), xb = col_x(l, hi);
     int left = l->diag_x, right = l->diag_x + l->diag_w - 1;
@@ -224,14 +244,32 @@ static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
             }
             cs_grid_putc(g, col_x(l, k), y0 + 1 + y, ch, fg, attr);
         }
+    /* Each message on the row of its arrival, unless it would cross one drawn
+     * there already: then on the nearest free row after it (else before),
+     * so that no arrow hides another. */
+    uint8_t *used = calloc((size_t)body * (size_t)l->diag_w, 1);
     for (size_t i = 0; i < n; i++) {
         const cs_hspan *s = cs_history_span(h, i);
         if (s->kind != CS_HV_MSG) continue;
         cs_hrow r = {.kind = CS_HROW_MSG, .from = s->rank, .to = s->peer, .bytes = s->bytes,
                      .count = 1};
-        draw_msg(g, v, l, &r, y0 + 1 + ROW(s->to), NULL);
+        int a, b, row = ROW(s->to), y = row;
+        msg_cols(l, &r, &a, &b);
+        for (int d = 0; used && d < 2 * body; d++) {
+            int t = d < body - row ? row + d : row - (d - (body - row)) - 1;
+            if (t < 0) break;
+            bool free_row = true;
+            for (int x = a; x <= b && free_row; x++) free_row = !used[(size_t)t * l->diag_w + (x - l->diag_x)];
+            if (free_row) {
+                y = t;
+                break;
+            }
+        }
+        for (int x = a; used && x <= b; x++) used[(size_t)y * l->diag_w + (x - l->diag_x)] = 1;
+        draw_msg(g, v, l, &r, y0 + 1 + y, NULL);
     }
 #undef ROW
+    free(used);
     free(end);
     free(st);
     if (h->spans_dropped)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "grade.h"
 #include "history.h"
 #include "lessons.h"
 #include "monitor.h"
@@ -30,10 +31,18 @@ typedef struct rview {
     cs_history hist;
     cs_tui_lines src;
     bool have_src, playing;
+    bool graded;         /* a grader's trace: its result lines are not the student's */
     double speed;        /* steps per second while playing */
     double next;         /* when the next step plays */
     cs_tui_nav nav;
 } rview;
+
+/* The history is what the screen shows: a grader's result lines stay out of
+ * the output pane (the monitor still folds them, so the event count holds). */
+static void show(rview *v, const cs_event *e) {
+    if (v->graded && e->type == CS_EV_PRINT && cs_grade_marked(e->text)) return;
+    cs_history_add(&v->hist, e);
+}
 
 /* Fold events [0, upto) into a fresh monitor and history. */
 static int refold(rview *v, size_t upto) {
@@ -52,18 +61,18 @@ static int refold(rview *v, size_t upto) {
             if (cs_monitor_init(&v->mon, v->rp.world) < 0) return -1;
             for (size_t k = 0; k < v->pos; k++) {
                 cs_monitor_fold(&v->mon, &v->rp.ev[k]);
-                cs_history_add(&v->hist, &v->rp.ev[k]);
+                show(v, &v->rp.ev[k]);
             }
             return 0;
         }
-    for (size_t i = 0; i < v->pos; i++) cs_history_add(&v->hist, &v->rp.ev[i]);
+    for (size_t i = 0; i < v->pos; i++) show(v, &v->rp.ev[i]);
     return 0;
 }
 
 static void fold_one(rview *v) {
     if (v->pos >= v->rp.n) return;
     cs_monitor_fold(&v->mon, &v->rp.ev[v->pos]);
-    cs_history_add(&v->hist, &v->rp.ev[v->pos]);
+    show(v, &v->rp.ev[v->pos]);
     v->pos++;
 }
 
@@ -84,16 +93,18 @@ static bool read_lines(cs_tui_lines *l, const char *path) {
 }
 
 /* The run header records the script's text: the source is the one that ran,
- * wherever the replay is started. An older trace, or a script too long to
+ * wherever the replay is started; for a case the grader ran, the student's
+ * file as they wrote it, not the wrapper around it. An older trace, or a script too long to
  * record, names its script without a directory: look beside the trace, in
  * the current directory, then in the chapters of the lessons (./lessons or
  * wherever cs_lessons_dir finds them). */
 static void load_source(rview *v, const char *trace) {
-    if (v->rp.source &&
-        cs_tui_lines_split(&v->src, v->rp.source, strlen(v->rp.source)) == 0) {
-        v->have_src = true;
-        return;
-    }
+    char *own = v->rp.source ? cs_grade_unwrap(v->rp.source) : NULL;
+    const char *text = own ? own : v->rp.source;
+    v->graded = own != NULL;
+    v->have_src = text && cs_tui_lines_split(&v->src, text, strlen(text)) == 0;
+    free(own);
+    if (v->have_src) return;
     const char *name = v->rp.script;
     if (!name) return;
     char *dup = strdup(trace), path[4096], buf[4096];
@@ -128,9 +139,6 @@ static void frame(rview *v, cs_grid *g) {
                         .steps = cs_timeline_ops(v->rp.ev, v->pos), .speed = v->playing ? v->speed : -1,
                         .now = v->pos ? v->rp.ev[v->pos - 1].t : 0, .ascii = cs_screen_ascii(),
                         .replay = true};
-    if (!v->nav.message[0] && v->pos <= 1)
-        snprintf(v->nav.message, sizeof v->nav.message,
-                 "space: next operation  b: back  ] [: one event  G g: end, start  r: play  ? help  q quit");
     cs_tui_nav_apply(&v->nav, &view, g->w, g->h);
     cs_viz_render(g, &view);
 }
@@ -181,7 +189,7 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
     if (at->event < 0) {
         while (v.pos < v.rp.n) fold_one(&v);
         snprintf(v.nav.message, sizeof v.nav.message,
-                 "the end of the run, where it failed: b goes back, g to the start, q leaves");
+                 "the end of the run, where it failed: b goes back, g to the start");
     } else if (at->line > 0 || at->event > 0) {
         while (v.pos < upto) fold_one(&v);
         /* the rank selected: the source panel is its, at that line */
@@ -195,11 +203,11 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
                      "the trace holds %zu events: this is the end of the run; g goes to the start", v.rp.n);
         else if (at->line > 0)
             snprintf(v.nav.message, sizeof v.nav.message,
-                     "rank %d at line %d, where it failed: ] [ one event, b back, G g end, start, q leaves",
+                     "rank %d at line %d, where it failed: ] [ one event, b back",
                      at->rank, at->line);
         else
             snprintf(v.nav.message, sizeof v.nav.message,
-                     "event %zu: ] [ one event, b back, G g end and start, q leaves", v.pos);
+                     "event %zu: ] [ one event, b back, G g end and start", v.pos);
     }
     cs_grid g = {0};
     for (;;) {

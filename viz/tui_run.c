@@ -122,7 +122,7 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
         t->nav.message[0] = 0;
     if (finished && !t->nav.message[0])
         snprintf(t->nav.message, sizeof t->nav.message,
-                 "the run has ended (%s): q leaves, ? help, arrows select a rank", v.status);
+                 "the run has ended (%s): arrows select a rank", v.status);
     cs_bus_lock(t->bus);
     for (int k = 0; k < n; k++) /* a step ends at a block as well as at a gate */
         if (t->mon->ranks[k].state == CS_RS_BLOCKED) cs_gates_drop_steps(t->ctl, k);

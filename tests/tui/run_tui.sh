@@ -131,6 +131,21 @@ tm send-keys -t d8 a
 check "a again: back to the run" 'wait_for d8 "as the deadlock found them" "space-time"'
 quit_check d8 3 "deadlock -n 8: q gives status 3"
 
+# ---- below 60x15 the view only says that the window is too small, and what
+# it needs; at 60x15 the rank rows keep their columns apart and the alerts
+# say that a shows them
+start ts5 20 5 "$bin run $lessons/02-point-to-point/deadlock.lua"
+check "20x5: window too small, the size needed, no text over text" \
+  'wait_for ts5 "window too small" "60x15)" && ! grep -qF "line 19" "$tmp/screen"'
+tm resize-window -t ts5 -x 40 -y 10
+check "40x10: window too small, the size needed" \
+  'wait_for ts5 "window too small (40x10, need 60x15)" "deadlocked: q quits"'
+tm resize-window -t ts5 -x 60 -y 15
+rows_apart() { snap ts5 && [ "$(grep -cE "^.    [01]  blocked    send $to [01] tag 0 16 B +line 19 +[0-9]+\.[0-9]s$" "$tmp/screen")" = 2 ]; }
+check "60x15: the deadlock, each rank's row in its columns, the alerts saying a shows them" \
+  'wait_for ts5 " DEADLOCKED" "a shows them all" && wait_until 60 rows_apart'
+quit_check ts5 3 "small windows: q gives status 3"
+
 # ---- a wait-for cycle longer than the alert names (16 ranks): elided in the
 # middle, never closed early with an edge that is not there
 start d20 120 40 "$bin run $lessons/02-point-to-point/deadlock.lua -n 20 --speed 0"
@@ -231,6 +246,36 @@ check "? at 80x24: the whole help, down to its last line" \
 tm send-keys -t hp Escape
 quit_check hp 130 "help at 80x24: q mid-run gives status 130"
 
+# ---- 80x24, the smallest screen documented: every footer keeps "? help" and
+# "q quit" (the less telling hints go first), every header its figures whole
+footer_tail() { snap "$1" && tail -1 "$tmp/screen" | grep -qE '\? help  q quit *$'; }
+header_has() { snap "$1" && head -1 "$tmp/screen" | grep -qE "$2"; }
+"$bin" run "$lessons/02-point-to-point/ring.lua" --no-tui --trace "$tmp/ring.trace" >/dev/null 2>&1
+start fs 80 24 "$bin run $lessons/02-point-to-point/ring.lua --step"
+wait_for fs PAUSED >/dev/null
+check "run --step at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fs'
+quit_check fs 130 "run --step at 80x24: q mid-run gives status 130"
+start fl2 80 24 "$bin learn 2 --lessons $lessons"
+wait_for fl2 "commsim learn  02-point-to-point" >/dev/null
+check "learn at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fl2'
+tm send-keys -t fl2 Enter
+wait_for fl2 PAUSED >/dev/null
+check "a run from learn at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fl2'
+tm send-keys -t fl2 q
+wait_for fl2 "ended: left before the end" >/dev/null
+check "learn's message at 80x24: ? help  q quit beside it" 'wait_until 60 footer_tail fl2'
+quit_check fl2 0 "learn at 80x24: q quits with status 0"
+start fr 80 24 "$bin replay $tmp/ring.trace"
+wait_for fr " REPLAY" "event 1/" >/dev/null
+check "replay at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fr'
+tm send-keys -t fr G
+check "replay at 80x24, G: the header's event count and time whole, the footer's tail" \
+  'wait_until 60 header_has fr " event ([0-9]+)/\1  t=[0-9.]+s +END OF TRACE" && footer_tail fr'
+tm send-keys -t fr g - - - - - r
+check "replay at 80x24, playing: the time stays in the header" \
+  'wait_until 60 header_has fr " event [0-9]+/[0-9]+  t=[0-9.]+s +PLAYING" && footer_tail fr'
+quit_check fr 0 "replay at 80x24: q gives the recorded status (0)"
+
 # ---- enter on a rank that is not at its gate: the hint fits the state (the
 # run is paused here: "pause (r)" would be wrong)
 start hi 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
@@ -323,6 +368,19 @@ check "o: the ring all-reduce band opened into its messages and phases" \
 tm send-keys -t ob o
 check "o again: the diagram is back" 'wait_without ob "messages of this call" "all_reduce done"'
 quit_check ob 0 "band opened: q gives status 0"
+
+# ---- t, to scale: messages that arrive in the same row do not hide each
+# other (the ring's 1 -> 2 arrives with 3 -> 0: it goes to the next free row)
+if [ "$loc" = C.UTF-8 ]; then dot="●" line="───"; else dot="o" line="---"; fi
+start sc 100 50 "$bin run $lessons/02-point-to-point/ring.lua --net alpha=10us,bandwidth=1GB/s --speed 0"
+wait_for sc FINISHED >/dev/null
+tm send-keys -t sc t
+# rank 1's column starts at 15, rank 0's at 5: an arrow from rank 1 alone
+from1() { snap sc && [ "$(grep -cE "^ {5}[^ ]+ {9}$dot${line}8 B$line" "$tmp/screen")" = 3 ]; }
+check "t: every message of the ring drawn to scale, rank 1's three sends to rank 2 too" \
+  'wait_for sc "to scale: 1 row = " && wait_until 60 from1 &&
+   [ "$(grep -oF -- "${line}8 B$line" "$tmp/screen" | wc -l)" = 12 ]'
+quit_check sc 0 "to scale: q gives status 0"
 
 # ---- after the screen closes: every rank's output and every warning, as
 # --no-tui prints them, then the summary
@@ -515,6 +573,18 @@ tm send-keys -t lw NPage NPage NPage NPage NPage NPage NPage NPage
 position_whole() { snap lw && head -1 "$tmp/screen" | grep -qE " lines [0-9]{3}-[0-9]{3}/[0-9]{3}( |$)"; }
 check "learn at 80 columns: 'lines X-Y/N' whole past line 100" 'wait_until 60 position_whole'
 quit_check lw 0 "learn at 80 columns: q quits with status 0"
+# ---- learn's help at 80x24: a box with its border, clear inside (the text
+# behind does not show through)
+start lh 80 24 "$bin learn --lessons $lessons"
+wait_for lh "commsim learn" >/dev/null
+tm send-keys -t lh '?'
+boxed() { snap lh && grep -qE "│ c +copy the exercise's starter to your file +│" "$tmp/screen" &&
+  grep -qE "│ q +quit +│" "$tmp/screen" && grep -qE "│─+│" "$tmp/screen"; }
+check "learn ? at 80x24: the keys in a bordered box that clears what it covers" \
+  'wait_for lh "─ keys ─" "this help (any key closes it)" && wait_until 60 boxed'
+tm send-keys -t lh x
+check "learn: any key closes the help" 'wait_without lh "─ keys ─" "commsim learn"'
+quit_check lh 0 "learn help: q quits with status 0"
 # ---- the chapter's exercises: the statement, the starter copied, the
 # student's file graded, a failing case opened where it failed (80x24, then
 # 200x60)
@@ -581,6 +651,29 @@ check "learn: the failing cases' traces are removed when it quits" \
 plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
   'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
+
+# ---- a failing case replayed from learn is the student's own: their file
+# with their line numbers (not the grader's wrapper), their output only (not
+# the grader's result lines); the header whole at 80 columns
+work2=$tmp/work2
+mkdir -p "$work2"
+start lo 80 24 "$bin learn 2 --lessons $lessons --work $work2"
+wait_for lo "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lo e c
+wait_for lo "copied the starter to" >/dev/null
+tm send-keys -t lo g
+wait_for lo "v shows where 'one pair' failed" >/dev/null
+tm send-keys -t lo v
+event_whole() { head -1 "$tmp/screen" | grep -qE " event ([0-9]+)/\1 .* END OF TRACE"; }
+check "learn v (80x24): the student's file from its line 1, no grader's line in the output, the header whole" \
+  'wait_for lo "END OF TRACE" "   1 -- Exercise: bidirection" "output, rank 0 (0 lines)" &&
+   ! grep -qF "__cs_" "$tmp/screen" && ! grep -qF "cs-result" "$tmp/screen" && event_whole'
+tm send-keys -t lo Tab
+check "learn v: rank 1's output has no grader's line either" \
+  'wait_for lo "output, rank 1 (0 lines)" && ! grep -qF "cs-result" "$tmp/screen"'
+tm send-keys -t lo q
+wait_for lo "back from 'one pair'" >/dev/null
+quit_check lo 0 "learn after a replay of the student's case: q quits with status 0"
 
 # ---- replay from another directory: the source comes from the trace
 mkdir -p "$tmp/elsewhere"

@@ -537,6 +537,33 @@ START_TEST(test_ascii_and_small) {
 }
 END_TEST
 
+/* At the smallest sizes: the footer's tail always shown, and below the
+ * minimum only a line saying so (no text over text). */
+START_TEST(test_footer_and_too_small) {
+    start(2, 0);
+    cs_viz_view v = view("paused");
+    char last[4096];
+    for (int w = CS_VIZ_MIN_W; w <= 120; w += 10) {
+        render(&v, w, 24);
+        cs_grid_row(&grid, grid.h - 1, last, sizeof last);
+        ck_assert_msg(strstr(last, "? help  q quit "), "no tail at %d columns: %s", w, last);
+        v.message = "a message far longer than any footer would hold at the smallest size drawn";
+        render(&v, w, 24);
+        cs_grid_row(&grid, grid.h - 1, last, sizeof last);
+        ck_assert_msg(strstr(last, w < 95 ? "…  ? help  q quit " : "drawn  "), "at %d columns: %s", w,
+                      last);
+        ck_assert_msg(strstr(last, "? help  q quit "), "no tail at %d columns: %s", w, last);
+        v.message = NULL;
+    }
+    render(&v, CS_VIZ_MIN_W - 1, CS_VIZ_MIN_H);
+    ck_assert_has("window too small (59x15, need 60x15)");
+    ck_assert_msg(!strstr(text, "ranks"), "%s", text);
+    render(&v, CS_VIZ_MIN_W, CS_VIZ_MIN_H - 1);
+    ck_assert_has("window too small");
+    finish();
+}
+END_TEST
+
 START_TEST(test_cycle_and_inflight) {
     start(3, 0);
     post(0, 1, CS_OP_RECV, 2, 8, 3);
@@ -998,6 +1025,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_nav_keeps_selection_visible);
     tcase_add_test(tc, test_ascii_and_small);
     tcase_add_test(tc, test_cycle_and_inflight);
+    tcase_add_test(tc, test_footer_and_too_small);
     suite_add_tcase(s, tc);
     TCase *tg = tcase_create("control");
     tcase_add_test(tg, test_control_step_and_abort);
