@@ -344,13 +344,16 @@ quit_check co3 0 "all_reduce: q after the end gives status 0"
 # Each band counts exactly the messages of its own call (the trace's numbers),
 # on both engines, however the ranks' events interleave.
 bands() { grep -oE "[a-z_)]+ x[0-9]+" "$tmp/screen" | sed 's/.* x//' | tr '\n' ' '; }
+# The header can say FINISHED on a screen whose panes are still being drawn
+# (a slow build): wait for a finished screen that holds these bands.
+bands_are() { on_screen cx FINISHED && [ "$(bands)" = "$1" ]; }
 for eng in thread tcp; do
   for case in "all_reduce:8 8 8 8 24 8 6 " "gather:3 " "broadcast:3 " "barrier:8 12 " \
               "all_gather:12 12 "; do
     name=${case%%:*}
     start cx 120 50 "$bin run $lessons/03-collectives/$name.lua --speed 0 --engine $eng"
     check "$name ($eng): each band counts its own call's messages: ${case#*:}" \
-      'wait_for cx FINISHED && [ "$(bands)" = "${case#*:}" ]'
+      'wait_until 60 bands_are "${case#*:}"'
     tm kill-session -t cx
   done
 done
