@@ -190,21 +190,10 @@ static bool job_over_within(const cs_rank_setup *wk, double s) {
     }
 }
 
-/* Dial a lower peer, retrying while it does not listen yet, as
- * cs_rank_link_dial does, but watching the link meanwhile: a peer whose
- * script already failed has left, and the controller's ABORT ends the wait. */
-static int dial_peer(const cs_rank_setup *wk, uint32_t ip, uint16_t port, double deadline) {
-    for (;;) {
-        int fd = cs_rank_link_dial(ip, port, 0); /* one try */
-        if (fd >= 0) return fd;
-        int e = errno;
-        if ((e != ECONNREFUSED && e != ENETUNREACH && e != EHOSTUNREACH && e != ETIMEDOUT) ||
-            cs_now() > deadline || job_over_within(wk, 0.1)) {
-            errno = e;
-            return -1;
-        }
-    }
-}
+/* Between two dials of a lower peer that does not listen yet: watch the
+ * link, since a peer whose script already failed has left, and the
+ * controller's ABORT ends the wait. */
+static bool peer_pause(void *wk) { return job_over_within(wk, 0.1); }
 
 /* How long a rank that lost a lower peer while connecting waits for the
  * controller's word: a peer process that left has failed or died, and the
@@ -219,7 +208,8 @@ static int mesh_connect(const cs_rank_setup *wk, const cs_welcome *wel, int lfd,
     cs_hello_put(&cur, &h, false);
     double deadline = cs_now() + MESH_SECONDS;
     for (int j = 0; j < wk->rank; j++) {
-        fds[j] = dial_peer(wk, wel->ip[j], wel->port[j], deadline);
+        fds[j] = cs_rank_link_dial_until(wel->ip[j], wel->port[j], deadline, peer_pause,
+                                         (void *)wk);
         if (fds[j] < 0 || cs_wire_send(fds[j], CS_FR_PEER, meta, sizeof meta, deadline) < 0) {
             int e = errno;
             /* The job ended (the peer's script failed, say): a consequence,

@@ -689,6 +689,11 @@ double cs_rank_link_clock(const cs_welcome *wel) {
 }
 
 int cs_rank_link_dial(uint32_t ip, uint16_t port, double deadline) {
+    return cs_rank_link_dial_until(ip, port, deadline, NULL, NULL);
+}
+
+int cs_rank_link_dial_until(uint32_t ip, uint16_t port, double deadline, bool (*pause)(void *),
+                            void *ud) {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = ip};
     for (;;) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -701,11 +706,11 @@ int cs_rank_link_dial(uint32_t ip, uint16_t port, double deadline) {
         int e = errno;
         close(fd);
         if ((e != ECONNREFUSED && e != ENETUNREACH && e != EHOSTUNREACH && e != ETIMEDOUT) ||
-            cs_now() > deadline) {
+            cs_now() > deadline || (pause ? pause(ud) : (usleep(100 * 1000), false))) {
             errno = e;
             return -1;
         }
-        usleep(100 * 1000); /* not listening yet */
+        /* not listening yet: try again */
     }
 }
 

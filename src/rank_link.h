@@ -38,6 +38,11 @@ void cs_rank_link_free(cs_rank_link *l);
  * or a peer of the tcp mesh. -1 with errno. */
 int cs_rank_link_dial(uint32_t ip, uint16_t port, double deadline);
 
+/* The same, with pause(ud) between two tries instead of a 0.1 s sleep: it
+ * waits as it likes and returns true to give up (-1, errno the last try's). */
+int cs_rank_link_dial_until(uint32_t ip, uint16_t port, double deadline, bool (*pause)(void *),
+                            void *ud);
+
 /* ---- joining (before any engine drives the link) */
 
 /* HELLO with the address this rank listens on for its peers (0, 0 for none),
