@@ -5,6 +5,7 @@
  * only turns the grid into ANSI text. No terminal is opened. */
 #include <dirent.h>
 #include <libgen.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,23 @@ static void find_source(source *s, const char *trace, const char *name) {
     if (d) closedir(d);
 }
 
+/* The frames are drawn with the widths of UTF-8 text whatever the caller's
+ * locale: under LC_ALL=C wcwidth knows no wide character, and a row of
+ * CJK text would run past the recording's width. */
+static int export_frames(FILE *f, const cs_export_ctx *x, char *err, size_t errlen);
+
 int cs_export_asciicast(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
+    locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+    locale_t was = utf8 ? uselocale(utf8) : (locale_t)0;
+    int rc = export_frames(f, x, err, errlen);
+    if (utf8) {
+        uselocale(was);
+        freelocale(utf8);
+    }
+    return rc;
+}
+
+static int export_frames(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
     const cs_replay *rp = x->rp;
     int w = x->o->width ? x->o->width : 100, hgt = x->o->height ? x->o->height : 30;
     cs_monitor mon;

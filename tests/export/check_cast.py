@@ -2,14 +2,20 @@
 """check_cast.py W H FILE... -- an asciinema v2 recording: asciinema's own parser
 when the Debian package is installed, and the format by hand either way (a
 header with version 2 and the size, then [time, "o", text] with times that
-never go back). One line "FILE: what is wrong" per bad file."""
-import json, sys
+never go back, no row wider than the recording). One line "FILE: what is wrong" per bad file."""
+import json, re, sys, unicodedata
 
 sys.path.insert(0, "/usr/lib/python3/dist-packages")
 try:
   from asciinema.asciicast import open_from_url
 except ImportError:
   open_from_url = None
+
+
+def cols(row):
+  """A row's width on a terminal: SGR codes take none, wide characters two."""
+  row = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", row)
+  return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in row)
 
 
 def check(path, w, h):
@@ -26,6 +32,8 @@ def check(path, w, h):
       if e[0] < t: errs.append("%d: time goes back" % n)
       t = e[0]
       if e[2].count("\r\n") != h - 1: errs.append("%d: a frame of %d rows" % (n, e[2].count("\r\n") + 1))
+      wide = max(cols(r) for r in e[2].split("\r\n"))
+      if wide > w: errs.append("%d: a row of %d columns" % (n, wide))
   if len(lines) < 2: errs.append("no frames")
   if open_from_url:
       with open_from_url(path) as c:

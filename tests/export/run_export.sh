@@ -192,6 +192,11 @@ expect "--width -1: refused" 1 "--width: '-1' is not a number from 20 to 1000" -
 count_lines "--width -1: one message" 1 "commsim export:"
 "$bin" export "$tmp/r.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/s.cast" 2>"$tmp/err"
 if "$py" "$here/check_cast.py" 80 24 "$tmp/s.cast" >"$tmp/chk" 2>&1; then ok "asciicast: 80x24"; else bad "asciicast: 80x24"; fi
+# wide characters take two columns whatever the locale the export runs under
+printf 'print(string.rep("\345\271\205\345\272\203", 40))\ndist.barrier()\n' >"$tmp/wide.lua"
+"$bin" run "$tmp/wide.lua" -n 2 --no-tui --trace "$tmp/wide.jsonl" >/dev/null 2>&1
+LC_ALL=C "$bin" export "$tmp/wide.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/wide.cast" 2>"$tmp/err"
+consumer "asciicast: wide characters fit the width under LC_ALL=C" "$py" "$here/check_cast.py" 80 24 "$tmp/wide.cast"
 
 # down the file t may go back across ranks (a tcp run's ranks stamp their
 # own events): rank 0's clock a second ahead, the frames' times still never go back
