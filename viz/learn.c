@@ -605,6 +605,7 @@ static const char *footer(const cs_learn *l) {
 
 void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     cs_grid_clear(g);
+    if (cs_viz_too_small(g, NULL)) return; /* the lists alone take 33 columns */
     const cs_chapter *c = &l->book->ch[l->chapter];
     int tx = LEFT_W + 1, tw = g->w - tx - 1, h = g->h - 2;
     layout_text(l, tw, ascii);

@@ -606,21 +606,18 @@ static const char help_common[] =
     "down, an arrow per message labelled with its size, thick stretches are blocked, = "
     "bands are collectives (x N: their internal messages, each one operation when stepping).";
 
-/* Below the smallest size whose columns and panels do not overlap: say so,
- * and what it needs, instead of a frame of text over text. */
-static bool too_small(cs_grid *g, const cs_viz_view *v) {
+bool cs_viz_too_small(cs_grid *g, const char *status) {
     if (g->w >= CS_VIZ_MIN_W && g->h >= CS_VIZ_MIN_H) return false;
     char text[160];
     snprintf(text, sizeof text, "window too small (%dx%d, need %dx%d)\n%s%sq quits",
-             g->w, g->h, CS_VIZ_MIN_W, CS_VIZ_MIN_H, v->status ? v->status : "",
-             v->status ? ": " : "");
+             g->w, g->h, CS_VIZ_MIN_W, CS_VIZ_MIN_H, status ? status : "", status ? ": " : "");
     wrap(g, 1, 0, g->w - 2, g->h, text, CS_C_YELLOW, CS_A_BOLD, 2);
     return true;
 }
 
 void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
     cs_grid_clear(g);
-    if (too_small(g, v)) return;
+    if (cs_viz_too_small(g, v->status)) return;
     cs_viz_layout l;
     cs_viz_layout_of(v, g->w, g->h, &l);
     draw_header(g, v);

@@ -55,6 +55,9 @@ typedef struct cs_viz_layout {
  * only says so. */
 #define CS_VIZ_MIN_W 60
 #define CS_VIZ_MIN_H 15
+/* Below that size, g (cleared) says so, what it needs and, after status,
+ * how to quit, instead of a frame of text over text; true when it did. */
+bool cs_viz_too_small(cs_grid *g, const char *status);
 
 void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
 /* Lines the alerts take at width w (without their title). */

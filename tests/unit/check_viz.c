@@ -832,6 +832,14 @@ START_TEST(test_book) {
     text = cs_grid_text(&grid);
     ck_assert_has("commsim learn  01-");
     ck_assert_has("hello.lua");
+    /* too narrow for the lists and the text: it says so, no text over text */
+    cs_grid_free(&grid);
+    free(text);
+    ck_assert_int_eq(cs_grid_init(&grid, CS_VIZ_MIN_W - 1, 24), 0);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has("window too small (59x24, need 60x15)");
+    ck_assert_msg(!strstr(text, "hello.lua"), "%s", text);
     ck_assert_int_eq(cs_learn_key(&l, 'q'), CS_LEARN_QUIT);
     cs_learn_free(&l);
     cs_book_free(&b);
