@@ -115,6 +115,7 @@ int cs_cli_replay(int argc, char **argv) {
     const char *net = NULL;
     bool tui = true;
     cs_replay_at at = {0};
+    const char *where = NULL; /* the place asked for: --end or --at, not both */
     cs_report_format format = CS_REPORT_TEXT;
     int c;
     optind = 1;
@@ -122,9 +123,15 @@ int cs_cli_replay(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'T': tui = false; break;
-        case 'E': at = (cs_replay_at){.event = -1}; break;
+        case 'E':
         case 'A':
-            if (!cs_replay_at_parse(optarg, &at)) {
+            if (where && strcmp(where, c == 'E' ? "--end" : "--at")) {
+                fprintf(stderr, "commsim replay: --end and --at each say where to open: give one\n");
+                return 1;
+            }
+            where = c == 'E' ? "--end" : "--at";
+            if (c == 'E') at = (cs_replay_at){.event = -1};
+            else if (!cs_replay_at_parse(optarg, &at)) {
                 fprintf(stderr, "commsim replay: --at: '%s' is neither an event number N (from 1) "
                         "nor RANK:LINE\n", optarg);
                 return 1;

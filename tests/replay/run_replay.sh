@@ -68,6 +68,11 @@ for bad_at in 0 -2 x 1: :3 0:0 1:2:3; do
 done
 "$bin" run "$top_srcdir/lessons/02-point-to-point/deadlock.lua" --trace "$tmp/at.jsonl" >/dev/null 2>&1
 expect "replay --at without a terminal: the plain report" 3 "deadlock" -- replay "$tmp/at.jsonl" --at 0:7
+# the usage's [--end | --at N]: two places to open at are refused, in either order
+expect "replay --end --at: refused"          1 "--end and --at each say where to open" \
+  -- replay "$tmp/at.jsonl" --end --at 0:7
+expect "replay --at --end: refused"          1 "--end and --at each say where to open" \
+  -- replay "$tmp/at.jsonl" --at 3 --end
 expect "replay a missing file"               1 "$tmp/nope.jsonl" -- replay "$tmp/nope.jsonl"
 "$bin" run "$L/chain.lua" -n 4 --trace "$tmp/c.jsonl" >/dev/null 2>&1
 sed '3s/.*/{"type":"bogus"}/' "$tmp/c.jsonl" >"$tmp/bad.jsonl"
