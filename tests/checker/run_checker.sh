@@ -40,6 +40,8 @@ done
 expect "race: an error with --strict" 2 "--strict: 1 pitfall found" -- run "$dir/race.lua" --strict
 expect "race: json kind" 0 '"kind": "message_race"' -- run "$dir/race.lua" --report json
 replay_same "race" "$dir/race.lua"
+# on tcp the race warning is the controller's, between the rank's own events
+replay_same "race, tcp" "$dir/race.lua" --engine tcp
 replay_same "race, --strict" "$dir/race.lua" --strict
 replay_same "race-free" "$dir/race_free.lua" --send-mode eager
 
