@@ -422,15 +422,38 @@ static int leftover_cmp(const void *a, const void *b) {
     return x->tag < y->tag ? -1 : x->tag > y->tag;
 }
 
+/* Pair send s with a receive posted for it that no other send took (in
+ * *used). Both ranks ended before they met (on tcp the message may not have
+ * arrived): no receive is missing, and the never-waited warnings say what is
+ * wrong. */
+static bool had_receive(const cs_monitor *m, const cs_mon_req *s, const cs_mon_req ***used,
+                        size_t *nused) {
+    if (s->peer < 0 || s->peer >= m->world) return false;
+    const cs_mon_reqtab *t = &m->ranks[s->peer].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (!p || p->matched || cs_op_is_send(p->op) || !cs_mon_fits(s, p)) continue;
+        size_t j = 0;
+        while (j < *nused && (*used)[j] != p) j++;
+        if (j < *nused) continue;
+        *used = cs_xrealloc(*used, (*nused + 1) * sizeof **used, "the list of receives");
+        (*used)[(*nused)++] = p;
+        return true;
+    }
+    return false;
+}
+
 /* Group the unreceived user messages by site: rank, line, destination, tag. */
 static size_t collect_leftovers(const cs_monitor *m, leftover **out) {
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, nused = 0;
     leftover *v = NULL;
+    const cs_mon_req **used = NULL;
     for (int k = 0; k < m->world; k++) {
         const cs_mon_reqtab *t = &m->ranks[k].reqs;
         for (size_t i = 0; i < t->cap; i++) {
             const cs_mon_req *q = t->slot[i];
             if (!q || !cs_mon_req_in_flight(q) || q->ctx != 0) continue;
+            if (had_receive(m, q, &used, &nused)) continue;
             size_t j = 0;
             while (j < n && !(v[j].rank == k && v[j].line == q->line && v[j].peer == q->peer &&
                               v[j].tag == q->tag))
@@ -448,6 +471,7 @@ static size_t collect_leftovers(const cs_monitor *m, leftover **out) {
             v[j].bytes += q->bytes;
         }
     }
+    free(used);
     if (n) qsort(v, n, sizeof *v, leftover_cmp);
     *out = v;
     return n;

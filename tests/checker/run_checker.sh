@@ -91,6 +91,15 @@ expect "async collective: json kinds" 0 '"kind": "collective_never_waited"' -- r
 count_lines "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
 replay_same "async collectives" "$a"
 
+# ---- an isend and its irecv, neither waited on: the handles are the
+# pitfalls, not a missing receive, on either engine
+for engine in thread tcp; do
+  expect "unwaited pair: never waited, $engine" 0 \
+    "[rank 1] warning: unwaited_pair.lua:9: the irecv posted here was never waited on" \
+    -- run "$dir/unwaited_pair.lua" --engine "$engine"
+  count_lines "unwaited pair: its message had a receive, $engine" 0 "never received"
+done
+
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
