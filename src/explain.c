@@ -146,7 +146,8 @@ static bool last_op(cs_sbuf *b, const cs_monitor *m, int k, const char *before) 
 
 /* For a wait on a finished rank: the unmatched request on a third rank that
  * q was probably meant to pair with (a send to q's rank when q receives, a
- * receive from q's rank when q sends), or NULL. */
+ * receive from q's rank when q sends), or NULL. An eager send is done once
+ * buffered, yet its message still waits for a receive. */
 static const cs_mon_req *stray(const cs_monitor *m, const cs_mon_req *q) {
     bool send = cs_op_is_send(q->op);
     for (int k = 0; k < m->world; k++) {
@@ -154,7 +155,7 @@ static const cs_mon_req *stray(const cs_monitor *m, const cs_mon_req *q) {
         const cs_mon_reqtab *t = &m->ranks[k].reqs;
         for (size_t i = 0; i < t->cap; i++) {
             const cs_mon_req *p = t->slot[i];
-            if (p && !p->matched && !p->done && p->ctx == q->ctx &&
+            if (p && !p->matched && (!p->done || cs_mon_req_in_flight(p)) && p->ctx == q->ctx &&
                 cs_op_is_send(p->op) != send && p->peer == q->rank)
                 return p;
         }

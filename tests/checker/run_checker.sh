@@ -100,6 +100,14 @@ for engine in thread tcp; do
   count_lines "unwaited pair: its message had a receive, $engine" 0 "never received"
 done
 
+# ---- a receive from the wrong rank: the stray message is named also when
+# it is an eager send, done once buffered
+for engine in thread tcp; do
+  expect "wrong source, eager, $engine" 3 \
+    "fix: wrong source: rank 0 receives from rank 1 (pitfalls.lua:20), but the message for rank 0 comes from rank 2 (pitfalls.lua:26)" \
+    -- run "$top_srcdir/lessons/02-point-to-point/pitfalls.lua" --send-mode eager --engine "$engine"
+done
+
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
