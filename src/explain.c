@@ -232,6 +232,30 @@ static const cs_mon_req *first_wait(const cs_monitor *m, int k) {
     return NULL;
 }
 
+/* Count the deadlocked ranks off the cycle cyc[0..n-1]: those that wait,
+ * directly or through others, on a rank of it (*into), and those stuck
+ * apart from it, in a deadlock of their own (*apart). */
+static void others_of_cycle(const cs_monitor *m, const cs_mon_req *const *cyc, int n, int *into,
+                            int *apart) {
+    char *mark = cs_xcalloc((size_t)m->world, 1, "the ranks of a cycle"); /* 1 on, 2 into */
+    for (int i = 0; i < n; i++) mark[cyc[i]->rank] = 1;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int k = 0; k < m->world; k++) {
+            const cs_mon_rank *r = &m->ranks[k];
+            if (!r->in_deadlock || mark[k]) continue;
+            for (int i = 0; i < r->nwait && !mark[k]; i++) {
+                const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
+                if (q && !q->done && q->peer >= 0 && q->peer < m->world && mark[q->peer])
+                    mark[k] = 2, grew = true;
+            }
+        }
+    }
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].in_deadlock && mark[k] != 1) ++*(mark[k] == 2 ? into : apart);
+    free(mark);
+}
+
 /* Sends and receives mixed: name the operations of the cycle itself (found
  * by following first waits), since those are what hold it shut. */
 static void explain_cycle(words *x, const cs_monitor *m) {
@@ -272,13 +296,16 @@ static void explain_cycle(words *x, const cs_monitor *m) {
     else
         cs_sb_printf(b, ". Each waits for an operation that its peer posts only after its own "
                         "blocked one.");
-    bool others = false;
-    for (int k = 0; k < m->world; k++) {
-        bool on = false;
-        for (int i = 0; i < n; i++) on |= cyc[i]->rank == k;
-        others |= m->ranks[k].in_deadlock && !on;
-    }
-    if (others) cs_sb_printf(b, " The other blocked ranks wait on ranks of this cycle.");
+    int into = 0, apart = 0;
+    others_of_cycle(m, cyc, n, &into, &apart);
+    if (into && !apart)
+        cs_sb_printf(b, " The other blocked ranks wait on ranks of this cycle.");
+    else if (apart && !into)
+        cs_sb_printf(b, " The other blocked ranks are stuck apart from this cycle, on each other "
+                        "(their waits are listed above).");
+    else if (apart)
+        cs_sb_printf(b, " Some other blocked ranks wait on ranks of this cycle; the rest are "
+                        "stuck apart from it, on each other (their waits are listed above).");
     if (n && sends == 0)
         cs_sb_printf(&x->fix, "make one rank of the cycle send before it receives (or post its "
                         "receive with dist.irecv and send before waiting), or check that each "

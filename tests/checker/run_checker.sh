@@ -108,6 +108,20 @@ for engine in thread tcp; do
     -- run "$top_srcdir/lessons/02-point-to-point/pitfalls.lua" --send-mode eager --engine "$engine"
 done
 
+# ---- two deadlocks apart: the ranks off the explained cycle do not wait on it
+for engine in thread tcp; do
+  expect "two cycles apart, $engine" 3 \
+    "The other blocked ranks are stuck apart from this cycle, on each other" \
+    -- run "$dir/two_cycles.lua" --engine "$engine"
+  count_lines "two cycles apart: not said to wait on the cycle, $engine" 0 "wait on ranks of this cycle"
+done
+cat >"$tmp/into_cycle.lua" <<'END'
+local t = tensor.zeros(2)
+if rank < 2 then dist.send(t, 1 - rank) else dist.recv(t, 0) end
+END
+expect "a rank waiting on a cycle" 3 "The other blocked ranks wait on ranks of this cycle." \
+  -- run "$tmp/into_cycle.lua" -n 3
+
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
