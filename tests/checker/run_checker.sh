@@ -122,6 +122,14 @@ END
 expect "a rank waiting on a cycle" 3 "The other blocked ranks wait on ranks of this cycle." \
   -- run "$tmp/into_cycle.lua" -n 3
 
+# ---- groups created in different orders: the note once, and the fix for it
+for engine in thread tcp; do
+  expect "group order, $engine" 3 \
+    "fix: call dist.new_group for every group in the same order on every rank" \
+    -- run "$dir/group_order.lua" --engine "$engine"
+  count_lines "group order: one note for both groups, $engine" 1 "note: a missing rank waits inside a collective"
+done
+
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
