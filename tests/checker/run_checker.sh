@@ -130,6 +130,18 @@ for engine in thread tcp; do
   count_lines "group order: one note for both groups, $engine" 1 "note: a missing rank waits inside a collective"
 done
 
+# ---- t[i] touches element or row i only, both ways
+for engine in thread tcp; do
+  expect "t[i]: a write inside the isend, $engine" 0 \
+    "[rank 0] warning: index_views.lua:12: writes to a tensor (or a view of it) that the isend posted at index_views.lua:7" \
+    -- run "$dir/index_views.lua" --engine "$engine"
+  count_lines "t[i]: writes outside a send are fine, $engine" 2 "[rank 0] warning:"
+  count_lines "t[i]: v[1] inside the narrow, $engine" 1 "index_views.lua:13: writes"
+  count_lines "t[i]: v[2] read inside the irecv, $engine" 1 "index_views.lua:20: reads"
+  count_lines "t[i]: a row copied from the irecv's row, $engine" 1 "index_views.lua:21: reads"
+  count_lines "t[i]: reads outside the irecv are fine, $engine" 2 "[rank 1] warning:"
+done
+
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
 expect "recheck: works only because sends are buffered" 0 \
