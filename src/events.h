@@ -184,7 +184,8 @@ void cs_bus_lock(cs_bus *bus);
 void cs_bus_unlock(cs_bus *bus);
 /* Same, for a caller that already holds the bus lock. */
 void cs_bus_emit_locked(cs_bus *bus, cs_event *ev);
-/* Hand an already stamped event (replay, a remote rank) to the sinks unchanged. */
+/* Hand an already stamped event (a remote rank's) to the sinks, its time
+ * unchanged; its seq is renumbered in the bus's count of its rank. */
 void cs_bus_forward(cs_bus *bus, const cs_event *ev);
 
 double cs_now(void); /* CLOCK_MONOTONIC seconds */

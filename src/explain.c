@@ -146,7 +146,8 @@ static bool last_op(cs_sbuf *b, const cs_monitor *m, int k, const char *before) 
 
 /* For a wait on a finished rank: the unmatched request on a third rank that
  * q was probably meant to pair with (a send to q's rank when q receives, a
- * receive from q's rank when q sends), or NULL. */
+ * receive from q's rank when q sends), or NULL. An eager send is done once
+ * buffered, yet its message still waits for a receive. */
 static const cs_mon_req *stray(const cs_monitor *m, const cs_mon_req *q) {
     bool send = cs_op_is_send(q->op);
     for (int k = 0; k < m->world; k++) {
@@ -154,7 +155,7 @@ static const cs_mon_req *stray(const cs_monitor *m, const cs_mon_req *q) {
         const cs_mon_reqtab *t = &m->ranks[k].reqs;
         for (size_t i = 0; i < t->cap; i++) {
             const cs_mon_req *p = t->slot[i];
-            if (p && !p->matched && !p->done && p->ctx == q->ctx &&
+            if (p && !p->matched && (!p->done || cs_mon_req_in_flight(p)) && p->ctx == q->ctx &&
                 cs_op_is_send(p->op) != send && p->peer == q->rank)
                 return p;
         }
@@ -231,6 +232,30 @@ static const cs_mon_req *first_wait(const cs_monitor *m, int k) {
     return NULL;
 }
 
+/* Count the deadlocked ranks off the cycle cyc[0..n-1]: those that wait,
+ * directly or through others, on a rank of it (*into), and those stuck
+ * apart from it, in a deadlock of their own (*apart). */
+static void others_of_cycle(const cs_monitor *m, const cs_mon_req *const *cyc, int n, int *into,
+                            int *apart) {
+    char *mark = cs_xcalloc((size_t)m->world, 1, "the ranks of a cycle"); /* 1 on, 2 into */
+    for (int i = 0; i < n; i++) mark[cyc[i]->rank] = 1;
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int k = 0; k < m->world; k++) {
+            const cs_mon_rank *r = &m->ranks[k];
+            if (!r->in_deadlock || mark[k]) continue;
+            for (int i = 0; i < r->nwait && !mark[k]; i++) {
+                const cs_mon_req *q = cs_mon_lookup(m, k, r->wait[i]);
+                if (q && !q->done && q->peer >= 0 && q->peer < m->world && mark[q->peer])
+                    mark[k] = 2, grew = true;
+            }
+        }
+    }
+    for (int k = 0; k < m->world; k++)
+        if (m->ranks[k].in_deadlock && mark[k] != 1) ++*(mark[k] == 2 ? into : apart);
+    free(mark);
+}
+
 /* Sends and receives mixed: name the operations of the cycle itself (found
  * by following first waits), since those are what hold it shut. */
 static void explain_cycle(words *x, const cs_monitor *m) {
@@ -271,13 +296,16 @@ static void explain_cycle(words *x, const cs_monitor *m) {
     else
         cs_sb_printf(b, ". Each waits for an operation that its peer posts only after its own "
                         "blocked one.");
-    bool others = false;
-    for (int k = 0; k < m->world; k++) {
-        bool on = false;
-        for (int i = 0; i < n; i++) on |= cyc[i]->rank == k;
-        others |= m->ranks[k].in_deadlock && !on;
-    }
-    if (others) cs_sb_printf(b, " The other blocked ranks wait on ranks of this cycle.");
+    int into = 0, apart = 0;
+    others_of_cycle(m, cyc, n, &into, &apart);
+    if (into && !apart)
+        cs_sb_printf(b, " The other blocked ranks wait on ranks of this cycle.");
+    else if (apart && !into)
+        cs_sb_printf(b, " The other blocked ranks are stuck apart from this cycle, on each other "
+                        "(their waits are listed above).");
+    else if (apart)
+        cs_sb_printf(b, " Some other blocked ranks wait on ranks of this cycle; the rest are "
+                        "stuck apart from it, on each other (their waits are listed above).");
     if (n && sends == 0)
         cs_sb_printf(&x->fix, "make one rank of the cycle send before it receives (or post its "
                         "receive with dist.irecv and send before waiting), or check that each "
@@ -422,15 +450,38 @@ static int leftover_cmp(const void *a, const void *b) {
     return x->tag < y->tag ? -1 : x->tag > y->tag;
 }
 
+/* Pair send s with a receive posted for it that no other send took (in
+ * *used). Both ranks ended before they met (on tcp the message may not have
+ * arrived): no receive is missing, and the never-waited warnings say what is
+ * wrong. */
+static bool had_receive(const cs_monitor *m, const cs_mon_req *s, const cs_mon_req ***used,
+                        size_t *nused) {
+    if (s->peer < 0 || s->peer >= m->world) return false;
+    const cs_mon_reqtab *t = &m->ranks[s->peer].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (!p || p->matched || cs_op_is_send(p->op) || !cs_mon_fits(s, p)) continue;
+        size_t j = 0;
+        while (j < *nused && (*used)[j] != p) j++;
+        if (j < *nused) continue;
+        *used = cs_xrealloc(*used, (*nused + 1) * sizeof **used, "the list of receives");
+        (*used)[(*nused)++] = p;
+        return true;
+    }
+    return false;
+}
+
 /* Group the unreceived user messages by site: rank, line, destination, tag. */
 static size_t collect_leftovers(const cs_monitor *m, leftover **out) {
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, nused = 0;
     leftover *v = NULL;
+    const cs_mon_req **used = NULL;
     for (int k = 0; k < m->world; k++) {
         const cs_mon_reqtab *t = &m->ranks[k].reqs;
         for (size_t i = 0; i < t->cap; i++) {
             const cs_mon_req *q = t->slot[i];
             if (!q || !cs_mon_req_in_flight(q) || q->ctx != 0) continue;
+            if (had_receive(m, q, &used, &nused)) continue;
             size_t j = 0;
             while (j < n && !(v[j].rank == k && v[j].line == q->line && v[j].peer == q->peer &&
                               v[j].tag == q->tag))
@@ -448,6 +499,7 @@ static size_t collect_leftovers(const cs_monitor *m, leftover **out) {
             v[j].bytes += q->bytes;
         }
     }
+    free(used);
     if (n) qsort(v, n, sizeof *v, leftover_cmp);
     *out = v;
     return n;

@@ -333,7 +333,9 @@ static bool in_twin_group(const cs_monitor *m, const coll_grp *g, int rank) {
 }
 
 /* The first call of a group that some members entered and others never did. */
-static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
+/* *twin: a missing rank waits in a group of the same ranks under another
+ * context (the caller notes it once, however many groups it explains). */
+static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g, bool *twin) {
     const coll_pending *p = &g->pend[0];
     const coll_rec *call = NULL;
     fprintf(f, "why: rank%s", p->arrived == 1 ? "" : "s");
@@ -356,18 +358,13 @@ static void explain_missing(FILE *f, const cs_monitor *m, const coll_grp *g) {
     else
         fprintf(f, ", and left it with its messages buffered (eager sends) that the ranks which "
                    "never called it can never receive:\n");
-    bool twin = false;
     for (int i = 0; i < g->n; i++) {
         if (p->recs[i].valid) continue;
         fprintf(f, "  rank %d did not call it: ", g->members[i]);
         put_rank_state(f, m, g->members[i]);
         fprintf(f, "\n");
-        twin = twin || in_twin_group(m, g, g->members[i]);
+        *twin = *twin || in_twin_group(m, g, g->members[i]);
     }
-    if (twin)
-        fprintf(f, "note: a missing rank waits inside a collective on a group of the same ranks "
-                   "under another context: the ranks created their groups with dist.new_group "
-                   "in different orders, so they do not mean the same group.\n");
 }
 
 char *cs_monitor_coll_explain(const cs_monitor *m, char **fix) {
@@ -376,21 +373,30 @@ char *cs_monitor_coll_explain(const cs_monitor *m, char **fix) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = NULL;
+    bool twin = false;
     for (int i = 0; i < c->ng; i++) {
         const coll_grp *g = &c->g[i];
         if (!g->npend) continue;
         if (!f) f = memstream(&buf, &len);
-        explain_missing(f, m, g);
+        explain_missing(f, m, g, &twin);
     }
+    if (twin)
+        fprintf(f, "note: a missing rank waits inside a collective on a group of the same ranks "
+                   "under another context: the ranks created their groups with dist.new_group "
+                   "in different orders, so they do not mean the same group.\n");
     if (!f) return NULL;
     closed(f, &buf);
     /* The words only: the verdict puts "why: " before them and the newline after. */
     size_t n = strlen(buf);
     if (n && buf[n - 1] == '\n') buf[n - 1] = 0;
     memmove(buf, buf + 5, strlen(buf + 5) + 1);
-    *fix = cs_xstrdup("every rank of a group must call every collective of the group, in the "
-                      "same order; look for a collective that only some ranks reach (inside an "
-                      "`if` on the rank, or after an early return).", "a collective verdict");
+    *fix = cs_xstrdup(twin ? "call dist.new_group for every group in the same order on every "
+                             "rank, members or not: the order of creation is what makes two "
+                             "ranks' groups the same group."
+                           : "every rank of a group must call every collective of the group, in "
+                             "the same order; look for a collective that only some ranks reach "
+                             "(inside an `if` on the rank, or after an early return).",
+                      "a collective verdict");
     return buf;
 }
 

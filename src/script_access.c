@@ -29,7 +29,7 @@ static const struct {
     {"div_", ARGS(W, R)},      {"relu_", ARGS(W, 0)},      {"__add", ARGS(R, R)},
     {"__sub", ARGS(R, R)},     {"__mul", ARGS(R, R)},      {"__div", ARGS(R, R)},
     {"__pow", ARGS(R, R)},     {"__unm", ARGS(R, 0)},      {"__tostring", ARGS(R, 0)},
-    {"__newindex", ARGS(W, 0)}, {"cuda", ARGS(R, 0)},      {"cpu", ARGS(R, 0)},
+    {"cuda", ARGS(R, 0)},      {"cpu", ARGS(R, 0)}, /* __index, __newindex: their part only */
 };
 
 void cs_lua_access(lua_State *L, int idx, int how) {
@@ -37,6 +37,15 @@ void cs_lua_access(lua_State *L, int idx, int how) {
     cs_tensor *t;
     if (!how || !cs_rank_has_inflight(r) || !(t = cs_lua_totensor(L, idx))) return;
     int rc = cs_rank_access(r, t, (cs_access)how, cs_script_call_line(L));
+    if (rc != CS_OK) cs_script_api_error(L, rc);
+}
+
+void cs_lua_access_index(lua_State *L, cs_tensor *t, int64_t i, int how) {
+    cs_rank *r = cs_script_ctx_of(L)->r;
+    if (!cs_rank_has_inflight(r)) return;
+    cs_tensor *part = cs_tensor_select(t, 0, i); /* NULL: out of memory, check all of t */
+    int rc = cs_rank_access(r, part ? part : t, (cs_access)how, cs_script_call_line(L));
+    cs_tensor_release(part);
     if (rc != CS_OK) cs_script_api_error(L, rc);
 }
 

@@ -168,6 +168,9 @@ void cs_script_guard(lua_State *L, int idx);
 /* The tensor at idx (if it is one) is about to be read or written (a
  * cs_access; 0 does nothing). Raises the --strict error. */
 void cs_lua_access(lua_State *L, int idx, int how);
+/* The same for t[i] alone (an element, or row i): a view is made only when
+ * something is in flight. */
+void cs_lua_access_index(lua_State *L, cs_tensor *t, int64_t i, int how);
 
 /* ---- dist (script_dist.c) */
 int luaopen_cs_dist(lua_State *L);

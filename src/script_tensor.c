@@ -525,7 +525,7 @@ static int mt_index(lua_State *L) {
         return luaL_error(L, "a tensor is indexed by an integer (got %s)", luaL_typename(L, 2));
     int64_t i = check_index(L, t, 2);
     if (t->ndim == 1) {
-        cs_lua_access(L, 1, CS_ACCESS_READ);
+        cs_lua_access_index(L, t, i, CS_ACCESS_READ);
         push_elem(L, t, i);
         return 1;
     }
@@ -542,10 +542,12 @@ static int mt_newindex(lua_State *L) {
         return luaL_error(L, "cannot assign to '%s' of a tensor (only t[i] = value)",
                           lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_typename(L, 2));
     int64_t i = check_index(L, t, 2);
+    cs_lua_access_index(L, t, i, CS_ACCESS_WRITE);
     if (t->ndim == 1) {
         cs_lua_set_elem(L, t, i, 3);
         return 0;
     }
+    cs_lua_access(L, 3, CS_ACCESS_READ); /* a tensor copied in */
     cs_tensor *src = cs_lua_totensor(L, 3);
     double v = src ? 0 : cs_lua_checkscalar(L, 3, "the assigned value");
     cs_tensor **slot = new_slot(L);

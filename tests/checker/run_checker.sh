@@ -40,6 +40,8 @@ done
 expect "race: an error with --strict" 2 "--strict: 1 pitfall found" -- run "$dir/race.lua" --strict
 expect "race: json kind" 0 '"kind": "message_race"' -- run "$dir/race.lua" --report json
 replay_same "race" "$dir/race.lua"
+# on tcp the race warning is the controller's, between the rank's own events
+replay_same "race, tcp" "$dir/race.lua" --engine tcp
 replay_same "race, --strict" "$dir/race.lua" --strict
 replay_same "race-free" "$dir/race_free.lua" --send-mode eager
 
@@ -88,6 +90,57 @@ replay_same "async collective, --strict" "$as" --strict
 expect "async collective: json kinds" 0 '"kind": "collective_never_waited"' -- run "$a" --report json
 count_lines "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
 replay_same "async collectives" "$a"
+
+# ---- an isend and its irecv, neither waited on: the handles are the
+# pitfalls, not a missing receive, on either engine
+for engine in thread tcp; do
+  expect "unwaited pair: never waited, $engine" 0 \
+    "[rank 1] warning: unwaited_pair.lua:9: the irecv posted here was never waited on" \
+    -- run "$dir/unwaited_pair.lua" --engine "$engine"
+  count_lines "unwaited pair: its message had a receive, $engine" 0 "never received"
+done
+
+# ---- a receive from the wrong rank: the stray message is named also when
+# it is an eager send, done once buffered
+for engine in thread tcp; do
+  expect "wrong source, eager, $engine" 3 \
+    "fix: wrong source: rank 0 receives from rank 1 (pitfalls.lua:20), but the message for rank 0 comes from rank 2 (pitfalls.lua:26)" \
+    -- run "$top_srcdir/lessons/02-point-to-point/pitfalls.lua" --send-mode eager --engine "$engine"
+done
+
+# ---- two deadlocks apart: the ranks off the explained cycle do not wait on it
+for engine in thread tcp; do
+  expect "two cycles apart, $engine" 3 \
+    "The other blocked ranks are stuck apart from this cycle, on each other" \
+    -- run "$dir/two_cycles.lua" --engine "$engine"
+  count_lines "two cycles apart: not said to wait on the cycle, $engine" 0 "wait on ranks of this cycle"
+done
+cat >"$tmp/into_cycle.lua" <<'END'
+local t = tensor.zeros(2)
+if rank < 2 then dist.send(t, 1 - rank) else dist.recv(t, 0) end
+END
+expect "a rank waiting on a cycle" 3 "The other blocked ranks wait on ranks of this cycle." \
+  -- run "$tmp/into_cycle.lua" -n 3
+
+# ---- groups created in different orders: the note once, and the fix for it
+for engine in thread tcp; do
+  expect "group order, $engine" 3 \
+    "fix: call dist.new_group for every group in the same order on every rank" \
+    -- run "$dir/group_order.lua" --engine "$engine"
+  count_lines "group order: one note for both groups, $engine" 1 "note: a missing rank waits inside a collective"
+done
+
+# ---- t[i] touches element or row i only, both ways
+for engine in thread tcp; do
+  expect "t[i]: a write inside the isend, $engine" 0 \
+    "[rank 0] warning: index_views.lua:12: writes to a tensor (or a view of it) that the isend posted at index_views.lua:7" \
+    -- run "$dir/index_views.lua" --engine "$engine"
+  count_lines "t[i]: writes outside a send are fine, $engine" 2 "[rank 0] warning:"
+  count_lines "t[i]: v[1] inside the narrow, $engine" 1 "index_views.lua:13: writes"
+  count_lines "t[i]: v[2] read inside the irecv, $engine" 1 "index_views.lua:20: reads"
+  count_lines "t[i]: a row copied from the irecv's row, $engine" 1 "index_views.lua:21: reads"
+  count_lines "t[i]: reads outside the irecv are fine, $engine" 2 "[rank 1] warning:"
+done
 
 # ---- buffering hazards: the rendezvous recheck of an eager run that ends ok
 L="$top_srcdir/lessons/02-point-to-point"
