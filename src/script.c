@@ -557,7 +557,9 @@ static int sb_print(lua_State *L) {
     }
     luaL_pushresult(&b);
     cs_script_ctx *c = cs_script_ctx_of(L);
-    cs_print(c->r, lua_tostring(L, -1), cs_script_call_line(L));
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    cs_print(c->r, text, len, cs_script_call_line(L));
     return 0;
 }
 
@@ -717,16 +719,19 @@ static int script_line_of(const cs_script_ctx *c, const char *msg) {
 /* The error a script died with, "file:line: message", from the top of co. */
 static void error_message(char *buf, size_t len, lua_State *co, const cs_script_ctx *c) {
     const char *msg;
-    char what[64];
+    char what[64], *esc = NULL;
     int t = lua_type(co, -1);
     if (t == LUA_TSTRING || t == LUA_TNUMBER) {
-        msg = lua_tostring(co, -1);
+        size_t n;
+        msg = lua_tolstring(co, -1, &n);
+        if (memchr(msg, '\0', n) && (esc = cs_text_nul_escape(msg, n))) msg = esc;
     } else {
         snprintf(what, sizeof what, "(error object is a %s value)", lua_typename(co, t));
         msg = what;
     }
     if (has_position(msg)) snprintf(buf, len, "%s", msg);
     else at_line(buf, len, c, cs_script_line(co), msg);
+    free(esc);
 }
 
 /* Classify how the main thread ended; report failures. Returns the status. */

@@ -104,6 +104,27 @@ case_size_and_dtype_mismatch() {
     "$(failed "size_and_dtype_mismatch.lua:3: $words" 0)" size_and_dtype_mismatch.lua -n 2
 }
 
+# ---- a NUL in a rank's text (a print, an error) used to cut the text at the
+# NUL on its way to the report and the trace. What follows it is kept, the
+# NUL written as "\0" (as the grader writes it), on both engines, in the
+# trace and in its replay.
+case_nul_text() {
+  local engine
+  both "NUL: a print keeps what follows" 2 '[rank 0] before\0after' nul_text.lua -n 1
+  both "NUL: an error keeps what follows" 2 "$(failed 'nul_text.lua:3: err\0tail')" nul_text.lua -n 1
+  for engine in thread tcp; do
+    guarded "$bin" run "$dir/nul_text.lua" -n 1 --engine $engine --no-tui --trace "$tmp/nul.jsonl" \
+      >/dev/null 2>&1 </dev/null
+    if grep -qF '"text":"before\\0after"' "$tmp/nul.jsonl" &&
+      grep -qF '"text":"nul_text.lua:3: err\\0tail"' "$tmp/nul.jsonl"; then
+      ok "NUL: the trace keeps what follows ($engine)"
+    else bad_showing "$tmp/nul.jsonl" "NUL: the trace keeps what follows ($engine)"
+    fi
+    hostile "NUL: the replay keeps what follows ($engine)" 2 "$(failed 'nul_text.lua:3: err\0tail')" \
+      -- replay "$tmp/nul.jsonl" --no-tui
+  done
+}
+
 # ---- found by the script fuzzer: finalizers skipped while a rank unwinds
 # (a leak that only a sanitizer build sees; three runs, as where the stop
 # lands is timing)
