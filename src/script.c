@@ -22,10 +22,12 @@
  * still there to read, even for memory errors, whose message carries none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lualib.h>
 
@@ -72,9 +74,12 @@ int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen) {
 
 int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
-    FILE *f = fopen(path, "rb");
+    /* Non-blocking: a FIFO is refused below instead of waiting for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!f) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
         return -1;
     }
     struct stat st;

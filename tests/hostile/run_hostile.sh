@@ -245,6 +245,31 @@ case_sandbox() {
     sandbox_tensor_mt.lua -n 1
 }
 
+# ---- a script path that is not a file: a FIFO used to block commsim run
+# (and commsim grade) for ever, waiting for a writer, before any timeout ran;
+# grade read /dev/zero as a solution until its cases timed out. Refused at
+# once, status 1 (a short timeout here: the old hang must fail, not wait).
+case_script_paths() {
+  local engine got
+  mkfifo "$tmp/fifo.lua"
+  for engine in thread tcp; do
+    timeout -k 5 20 "$bin" run "$tmp/fifo.lua" --engine $engine --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if [ "$got" = 1 ] && grep -qxF "commsim run: cannot read $tmp/fifo.lua: not a regular file" "$tmp/err"
+    then ok "script path: a FIFO is refused ($engine)"
+    else bad "script path: a FIFO is refused ($engine)" "exit status $got"
+    fi
+  done
+  for f in "$tmp/fifo.lua" /dev/zero; do
+    timeout -k 5 20 "$bin" grade ring "$f" >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if [ "$got" = 1 ] && grep -qxF "commsim grade: $f: not a regular file or a folder" "$tmp/err"
+    then ok "grade: $f is refused"
+    else bad "grade: $f is refused" "exit status $got"
+    fi
+  done
+}
+
 # ---- CPU bombs: the instruction budget ends them (status 4)
 
 case_cpu() {
