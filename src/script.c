@@ -67,7 +67,13 @@ int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen) {
     }
     lua_pushfstring(L, "@%s", s->name);
     int rc = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
-    if (rc == LUA_ERRSYNTAX) snprintf(err, errlen, "%s", lua_tostring(L, -1));
+    if (rc == LUA_ERRSYNTAX) {
+        const char *m = lua_tostring(L, -1);
+        size_t n = strlen(s->name);
+        /* a binary chunk's refusal names no place: name the file */
+        if (strncmp(m, s->name, n) == 0 && m[n] == ':') snprintf(err, errlen, "%s", m);
+        else snprintf(err, errlen, "%s: %s", s->name, m);
+    }
     lua_close(L);
     return rc == LUA_ERRSYNTAX ? -1 : 0;
 }
@@ -102,6 +108,10 @@ int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen) {
     }
     fclose(f);
     src[n] = '\0';
+    if (n >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 BOM: skipped, as lua does */
+        memmove(src, src + 3, (size_t)n - 2);
+        n -= 3;
+    }
     const char *slash = strrchr(path, '/');
     if (script_set(s, path, slash ? slash + 1 : path, src, (size_t)n) < 0) {
         snprintf(err, errlen, "out of memory");

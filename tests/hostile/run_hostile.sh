@@ -270,6 +270,18 @@ case_script_paths() {
   done
 }
 
+# ---- a script's text: a UTF-8 byte order mark (editors on Windows write
+# one) is skipped, as lua does (it was a syntax error at line 1, and it hid
+# the header); a precompiled chunk is refused naming the file (the message
+# named none).
+case_script_text() {
+  both "a BOM, then a #! line and the header" 0 "[rank 2] bom	3" bom.lua
+  both "a precompiled chunk names its file" 2 \
+    "commsim run: precompiled.luac: attempt to load a binary chunk (mode is 't')" precompiled.luac -n 1
+  { printf '\357\273\277'; cat "$top_srcdir/tests/grade/ring/reference.lua"; } >"$tmp/bom_ring.lua"
+  hostile "grade: a solution with a BOM" 0 "total: 5/5" -- grade ring "$tmp/bom_ring.lua"
+}
+
 # ---- CPU bombs: the instruction budget ends them (status 4)
 
 case_cpu() {
