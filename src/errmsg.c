@@ -26,3 +26,18 @@ void cs_errf(FILE *f, const char *fmt, ...) {
     va_end(aq);
     va_end(ap);
 }
+
+void cs_fput_text(FILE *f, const char *s, size_t n, bool keep_nl) {
+    size_t run = 0; /* bytes written as they are, not yet written */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool c1 = c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+                  (unsigned char)s[i + 1] <= 0x9f;
+        if (!c1 && !((c < 0x20 && c != '\t' && !(c == '\n' && keep_nl)) || c == 0x7f)) continue;
+        fwrite(s + run, 1, i - run, f);
+        if (c1) fprintf(f, "\\u00%02X", (unsigned char)s[++i]);
+        else fprintf(f, "\\x%02X", c);
+        run = i + 1;
+    }
+    fwrite(s + run, 1, n - run, f);
+}

@@ -125,6 +125,26 @@ case_nul_text() {
   done
 }
 
+# ---- control characters a script prints or raises reached the reader's
+# terminal as they are (ESC [2J cleared it, ESC ]0; set its title, also
+# after the visualizer closed): the plain report writes them as \xHH (a C1
+# control as \u00HH), tabs kept, live and replayed.
+case_ctl_text() {
+  local engine
+  both "control characters: printed" 2 "$(printf '[rank 0] a\tb\\x1B[2Jc\\x07d\\u009Be')" ctl_text.lua -n 1
+  both "control characters: raised" 2 "$(failed 'ctl_text.lua:3: x\x1B]0;title\x07y')" ctl_text.lua -n 1
+  for engine in thread tcp; do
+    guarded "$bin" run "$dir/ctl_text.lua" -n 1 --engine $engine --no-tui --trace "$tmp/ctl.jsonl" \
+      >/dev/null 2>&1 </dev/null
+    guarded "$bin" replay "$tmp/ctl.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+    if grep -q $'\033\|\007' "$tmp/out" "$tmp/err"; then bad "control characters: replayed ($engine)" "raw ESC or BEL"
+    elif ! grep -qxF '[rank 0] error: ctl_text.lua:3: x\x1B]0;title\x07y' "$tmp/err"; then
+      bad "control characters: replayed ($engine)" "no escaped error line"
+    else ok "control characters: replayed ($engine)"
+    fi
+  done
+}
+
 # ---- found by the script fuzzer: finalizers skipped while a rank unwinds
 # (a leak that only a sanitizer build sees; three runs, as where the stop
 # lands is timing)
