@@ -127,8 +127,9 @@ case_nul_text() {
 
 # ---- control characters a script prints or raises reached the reader's
 # terminal as they are (ESC [2J cleared it, ESC ]0; set its title, also
-# after the visualizer closed): the plain report writes them as \xHH (a C1
-# control as \u00HH), tabs kept, live and replayed.
+# after the visualizer closed): the plain report and commsim's messages on
+# standard error write them as \xHH (a C1 control as \u00HH), tabs kept,
+# live and replayed.
 case_ctl_text() {
   local engine
   both "control characters: printed" 2 "$(printf '[rank 0] a\tb\\x1B[2Jc\\x07d\\u009Be')" ctl_text.lua -n 1
@@ -143,6 +144,9 @@ case_ctl_text() {
     else ok "control characters: replayed ($engine)"
     fi
   done
+  # a syntax error quotes the source, raw bytes and all, on standard error
+  both "control characters: a syntax error's quote" 2 \
+    "commsim run: ctl_syntax.lua:2: unfinished string near '\"\x1B]0;title\x07\x1B[2J'" ctl_syntax.lua -n 1
 }
 
 # ---- found by the script fuzzer: finalizers skipped while a rank unwinds
