@@ -144,6 +144,16 @@ case_ctl_text() {
     else ok "control characters: replayed ($engine)"
     fi
   done
+  # the trace's exports: no raw control character in a Mermaid diagram (its
+  # notes carry the error's text), nor in the others
+  local fmt
+  for fmt in mermaid svg perfetto; do
+    guarded "$bin" export "$tmp/ctl.jsonl" --format $fmt --out "$tmp/ctl.$fmt" >/dev/null 2>&1 </dev/null
+    if [ ! -s "$tmp/ctl.$fmt" ]; then bad "control characters: export $fmt" "nothing written"
+    elif grep -q $'\033\|\007' "$tmp/ctl.$fmt"; then bad_showing "$tmp/ctl.$fmt" "control characters: export $fmt" "raw ESC or BEL"
+    else ok "control characters: export $fmt"
+    fi
+  done
   # a syntax error quotes the source, raw bytes and all, on standard error
   both "control characters: a syntax error's quote" 2 \
     "commsim run: ctl_syntax.lua:2: unfinished string near '\"\x1B]0;title\x07\x1B[2J'" ctl_syntax.lua -n 1
