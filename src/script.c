@@ -32,6 +32,7 @@
 #include <lualib.h>
 
 #include "script_internal.h"
+#include "event_schema.h"
 
 #define CS_HOOK_EVERY 1000           /* instructions between two count hooks */
 #define CS_COROUTINE_COST 1000       /* steps charged per coroutine: see sb_cocreate */
@@ -731,8 +732,11 @@ static int script_line_of(const cs_script_ctx *c, const char *msg) {
     return *p == ':' ? line : 0;
 }
 
-/* The error a script died with, "file:line: message", from the top of co. */
-static void error_message(char *buf, size_t len, lua_State *co, const cs_script_ctx *c) {
+/* The error a script died with, "file:line: message", from the top of co,
+ * into buf (len bytes); NULL when it does not fit: then a malloc'd copy, at
+ * most an event's text, its cut said as print says one (NULL: no memory, buf
+ * holds the head). */
+static char *error_message(char *buf, size_t len, lua_State *co, const cs_script_ctx *c) {
     const char *msg;
     char what[64], *esc = NULL;
     int t = lua_type(co, -1);
@@ -744,9 +748,23 @@ static void error_message(char *buf, size_t len, lua_State *co, const cs_script_
         snprintf(what, sizeof what, "(error object is a %s value)", lua_typename(co, t));
         msg = what;
     }
-    if (has_position(msg)) snprintf(buf, len, "%s", msg);
-    else at_line(buf, len, c, cs_script_line(co), msg);
+    char *big = NULL;
+    int line = has_position(msg) ? 0 : cs_script_line(co);
+    int n = line ? snprintf(buf, len, "%s:%d: %s", c->script->name, line, msg)
+                 : snprintf(buf, len, "%s", msg);
+    if (n >= 0 && (size_t)n >= len && (big = malloc(CS_EV_MAX_TEXT))) {
+        const size_t max = CS_EV_MAX_TEXT - 1;
+        char note[96];
+        if (line) snprintf(big, max + 1, "%s:%d: %s", c->script->name, line, msg);
+        else snprintf(big, max + 1, "%s", msg);
+        if ((size_t)n > max) {
+            int nn = snprintf(note, sizeof note, " [commsim: message cut, %zu more bytes]",
+                              (size_t)n - (max - sizeof note));
+            memcpy(big + max - sizeof note, note, (size_t)nn + 1);
+        }
+    }
     free(esc);
+    return big;
 }
 
 /* Classify how the main thread ended; report failures. Returns the status. */
@@ -771,9 +789,9 @@ static int finish(cs_script_ctx *c, lua_State *co, int status) {
     if (status == LUA_OK) return 0;
     if (status == LUA_YIELD)
         at_line(msg, sizeof msg, c, cs_script_line(co), "attempt to yield from outside a coroutine");
-    else
-        error_message(msg, sizeof msg, co, c);
-    cs_rank_fail_at(c->r, CS_END_ERROR, script_line_of(c, msg), msg);
+    char *big = status == LUA_YIELD ? NULL : error_message(msg, sizeof msg, co, c);
+    cs_rank_fail_at(c->r, CS_END_ERROR, script_line_of(c, msg), big ? big : msg);
+    free(big);
     return CS_END_ERROR;
 }
 

@@ -125,6 +125,17 @@ case_nul_text() {
   done
 }
 
+# ---- an error message longer than 1 KiB was cut at 1023 bytes without a
+# word: it is kept whole up to an event's 64 KiB, then cut as a printed line
+# is, saying so.
+case_long_error() {
+  local xs ys
+  xs=$(printf 'x%.0s' {1..5000}) ys=$(printf 'y%.0s' {1..65421})
+  both "a 5 KiB error message, whole" 2 "$(failed "long_error.lua:2: ${xs}END")" long_error.lua -n 1
+  both "a 100 KB error message, cut and said" 2 \
+    "$(failed "long_error.lua:3: $ys [commsim: message cut, 34582 more bytes]" 1)" long_error.lua -n 2
+}
+
 # ---- control characters a script prints or raises reached the reader's
 # terminal as they are (ESC [2J cleared it, ESC ]0; set its title, also
 # after the visualizer closed): the plain report and commsim's messages on
