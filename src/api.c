@@ -616,15 +616,29 @@ double cs_time(cs_rank *r, int line) {
     }
 }
 
+/* A copy of s (len bytes) with each NUL written as "\0": events carry C
+ * strings, and what follows a NUL is kept. NULL: no memory. */
+char *cs_text_nul_escape(const char *s, size_t len) {
+    size_t n = 0;
+    for (const char *p = s; (p = memchr(p, '\0', len - (size_t)(p - s))); p++) n++;
+    char *out = malloc(len + n + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i]) *o++ = s[i];
+        else *o++ = '\\', *o++ = '0';
+    }
+    *o = '\0';
+    return out;
+}
+
 /* An event carries at most CS_EV_MAX_TEXT bytes of text (the wire and the
  * trace bound it), so longer output leaves as several print events, cut at
  * line ends: the report tags each line alone, so every engine and a replay
  * print the same lines. A single line longer than an event is cut, and the
  * cut is said in the output. */
-void cs_print(cs_rank *r, const char *text, int line) {
+static void print_events(cs_rank *r, const char *text, size_t len, int line) {
     const size_t max = CS_EV_MAX_TEXT - 1;
     const char *orig = text;
-    size_t len = strlen(text);
     char *buf = NULL;
     while (len > max) {
         const char *nl = text + max;
@@ -666,6 +680,16 @@ void cs_print(cs_rank *r, const char *text, int line) {
     if (len == 0 && *text == '\0' && text != orig) return; /* nothing after the last cut */
     cs_event ev = {.type = CS_EV_PRINT, .text = text, .line = line};
     emit(r, &ev);
+}
+
+void cs_print(cs_rank *r, const char *text, size_t len, int line) {
+    if (!memchr(text, '\0', len)) {
+        print_events(r, text, len, line);
+        return;
+    }
+    char *esc = cs_text_nul_escape(text, len);
+    if (esc) print_events(r, esc, strlen(esc), line);
+    free(esc);
 }
 
 void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line) {

@@ -147,7 +147,11 @@ double cs_time(cs_rank *r, int line);
 void cs_rank_flops(cs_rank *r, uint64_t n);
 /* The timekeeper's answer to rank's clock read (any thread): ns. */
 void cs_world_clock_answer(cs_world *w, int rank, uint64_t ns);
-void cs_print(cs_rank *r, const char *text, int line);
+/* The rank printed text (len bytes; a NUL in it is written "\0"). */
+void cs_print(cs_rank *r, const char *text, size_t len, int line);
+/* A malloc'd copy of s (len bytes) with each NUL written as the two
+ * characters "\0"; NULL: no memory. */
+char *cs_text_nul_escape(const char *s, size_t len);
 void cs_warn(cs_rank *r, const char *pitfall, const char *text, int line);
 /* The rank failed: emits an error event with msg ("file:line: message") and ends
  * the run with why (CS_END_ERROR or CS_END_TIMEOUT for budgets). */

@@ -140,6 +140,12 @@ int cs_cli_grade(int argc, char **argv) {
         cs_grade_spec_free(&spec);
         return 1;
     }
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+        /* a FIFO would block the read for ever, a device never end it */
+        fprintf(stderr, "commsim grade: %s: not a regular file or a folder\n", target);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
     cs_grade_sub *subs;
     int nsubs;
     bool cls = S_ISDIR(st.st_mode);

@@ -10,6 +10,7 @@
 #ifndef CS_ERRMSG_H
 #define CS_ERRMSG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Name the running command (at most 31 bytes are kept); NULL: none. Called
@@ -19,5 +20,12 @@ void cs_errmsg_command(const char *cmd);
 const char *cs_errmsg_prefix(void);
 /* Print "PREFIX: " and the formatted message to f. */
 void cs_errf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write n bytes of s, a script's text (its output, an error, a file name),
+ * so that a terminal shows it without obeying it: a control character as
+ * \xHH (ESC would start a sequence), a C1 control (U+0080 to U+009F, which
+ * a UTF-8 terminal obeys too) as \u00HH; tabs as they are, and newlines when
+ * keep_nl. */
+void cs_fput_text(FILE *f, const char *s, size_t n, bool keep_nl);
 
 #endif

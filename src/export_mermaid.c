@@ -13,11 +13,12 @@
 
 #define MAX_ARROWS 2000 /* a diagram past this is unreadable: the rest is counted */
 
-/* Text safe inside a message or note: one line, no statement separators. */
+/* Text safe inside a message or note: one line, no control characters, no
+ * statement separators. */
 static void put_text(FILE *f, const char *s) {
     for (; s && *s; s++) {
         char c = *s;
-        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        if ((unsigned char)c < 0x20 || c == 0x7f) c = ' '; /* ESC would drive a terminal that shows it */
         else if (c == ';') c = ',';
         else if (c == '#') c = ' ';
         else if (c == '%' && s[1] == '%') c = ' ';

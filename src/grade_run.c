@@ -72,6 +72,7 @@ static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool prob
     for (int i = 0; i < c->nparams; i++)
         p += snprintf(p, cap - (size_t)(p - out), "%s = %.17g; ", c->params[i].name, c->params[i].value);
     p += snprintf(p, cap - (size_t)(p - out), "%s", pro);
+    if (len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) src += 3, len -= 3; /* a UTF-8 BOM */
     if (len && src[0] == '#') { /* a "#!" line: drop it, keep its newline */
         const char *nl = memchr(src, '\n', len);
         len -= nl ? (size_t)(nl - src) : len;

@@ -8,12 +8,19 @@
 #include "errmsg.h"
 #include "recheck.h"
 
+/* A script's text (printed, raised, or in a verdict) may hold any byte: the
+ * report shows its control characters instead of letting them drive the
+ * reader's terminal. */
+static void put_text(FILE *f, const char *s, bool keep_nl) { cs_fput_text(f, s, strlen(s), keep_nl); }
+
 static void tagged(FILE *f, int rank, const char *prefix, const char *text) {
     const char *line = text ? text : "";
     do {
         const char *nl = strchr(line, '\n');
         int len = nl ? (int)(nl - line) : (int)strlen(line);
-        fprintf(f, "[rank %d] %s%.*s\n", rank, prefix, len, line);
+        fprintf(f, "[rank %d] %s", rank, prefix);
+        cs_fput_text(f, line, (size_t)len, false);
+        fputc('\n', f);
         line = nl ? nl + 1 : NULL;
     } while (line && *line);
 }
@@ -99,8 +106,10 @@ void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
         else if (r->state >= CS_RS_IDLE && r->state <= CS_RS_ABORTED) counts[r->state]++;
     }
     fflush(rep->out);
-    fprintf(f, "--- %s: %d rank%s, %s engine, %s sends\n", o->script ? o->script : "run", o->world,
-            o->world == 1 ? "" : "s", o->engine ? o->engine : "?",
+    fputs("--- ", f);
+    put_text(f, o->script ? o->script : "run", false);
+    fprintf(f, ": %d rank%s, %s engine, %s sends\n", o->world, o->world == 1 ? "" : "s",
+            o->engine ? o->engine : "?",
             o->send_mode ? o->send_mode : "?");
     fprintf(f, "messages: %llu, bytes: %llu\n", (unsigned long long)o->messages,
             (unsigned long long)o->bytes);
@@ -122,17 +131,18 @@ void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
         fprintf(f, "warnings: %d pitfall%s (see above)\n", o->npitfalls,
                 o->npitfalls == 1 ? "" : "s");
     if (o->recheck) {
-        fprintf(f, "%s\n", o->recheck);
+        put_text(f, o->recheck, false), fputc('\n', f);
         const cs_verdict *r = &o->recheck_verdict; /* with --strict it is the verdict below */
-        if (r->kind != CS_OUT_OK && o->kind != CS_OUT_DEADLOCK_BUFFERED) fputs(r->text, f);
+        if (r->kind != CS_OUT_OK && o->kind != CS_OUT_DEADLOCK_BUFFERED) put_text(f, r->text, true);
     }
-    if (o->verdict.text) fputs(o->verdict.text, f);
-    if (o->run_error) fprintf(f, "%s\n", o->run_error);
+    if (o->verdict.text) put_text(f, o->verdict.text, true);
+    if (o->run_error) put_text(f, o->run_error, false), fputc('\n', f);
     for (int k = 0; k < o->world; k++) {
         const cs_outcome_rank *r = &o->ranks[k];
         if (r->state != CS_RS_FAILED || !r->error) continue;
-        fprintf(f, "rank %d failed: %s\n", k, r->error);
-        if (r->waiters) fputs(r->waiters, f);
+        fprintf(f, "rank %d failed: ", k);
+        put_text(f, r->error, false), fputc('\n', f);
+        if (r->waiters) put_text(f, r->waiters, true);
     }
     fprintf(f, "verdict: %s (exit status %d)\n", o->word, o->status);
     fflush(f);

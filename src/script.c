@@ -22,14 +22,17 @@
  * still there to read, even for memory errors, whose message carries none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lualib.h>
 
 #include "script_internal.h"
+#include "event_schema.h"
 
 #define CS_HOOK_EVERY 1000           /* instructions between two count hooks */
 #define CS_COROUTINE_COST 1000       /* steps charged per coroutine: see sb_cocreate */
@@ -65,16 +68,25 @@ int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen) {
     }
     lua_pushfstring(L, "@%s", s->name);
     int rc = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
-    if (rc == LUA_ERRSYNTAX) snprintf(err, errlen, "%s", lua_tostring(L, -1));
+    if (rc == LUA_ERRSYNTAX) {
+        const char *m = lua_tostring(L, -1);
+        size_t n = strlen(s->name);
+        /* a binary chunk's refusal names no place: name the file */
+        if (strncmp(m, s->name, n) == 0 && m[n] == ':') snprintf(err, errlen, "%s", m);
+        else snprintf(err, errlen, "%s: %s", s->name, m);
+    }
     lua_close(L);
     return rc == LUA_ERRSYNTAX ? -1 : 0;
 }
 
 int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
-    FILE *f = fopen(path, "rb");
+    /* Non-blocking: a FIFO is refused below instead of waiting for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!f) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
         return -1;
     }
     struct stat st;
@@ -97,6 +109,10 @@ int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen) {
     }
     fclose(f);
     src[n] = '\0';
+    if (n >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 BOM: skipped, as lua does */
+        memmove(src, src + 3, (size_t)n - 2);
+        n -= 3;
+    }
     const char *slash = strrchr(path, '/');
     if (script_set(s, path, slash ? slash + 1 : path, src, (size_t)n) < 0) {
         snprintf(err, errlen, "out of memory");
@@ -557,7 +573,9 @@ static int sb_print(lua_State *L) {
     }
     luaL_pushresult(&b);
     cs_script_ctx *c = cs_script_ctx_of(L);
-    cs_print(c->r, lua_tostring(L, -1), cs_script_call_line(L));
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    cs_print(c->r, text, len, cs_script_call_line(L));
     return 0;
 }
 
@@ -714,19 +732,39 @@ static int script_line_of(const cs_script_ctx *c, const char *msg) {
     return *p == ':' ? line : 0;
 }
 
-/* The error a script died with, "file:line: message", from the top of co. */
-static void error_message(char *buf, size_t len, lua_State *co, const cs_script_ctx *c) {
+/* The error a script died with, "file:line: message", from the top of co,
+ * into buf (len bytes); NULL when it does not fit: then a malloc'd copy, at
+ * most an event's text, its cut said as print says one (NULL: no memory, buf
+ * holds the head). */
+static char *error_message(char *buf, size_t len, lua_State *co, const cs_script_ctx *c) {
     const char *msg;
-    char what[64];
+    char what[64], *esc = NULL;
     int t = lua_type(co, -1);
     if (t == LUA_TSTRING || t == LUA_TNUMBER) {
-        msg = lua_tostring(co, -1);
+        size_t n;
+        msg = lua_tolstring(co, -1, &n);
+        if (memchr(msg, '\0', n) && (esc = cs_text_nul_escape(msg, n))) msg = esc;
     } else {
         snprintf(what, sizeof what, "(error object is a %s value)", lua_typename(co, t));
         msg = what;
     }
-    if (has_position(msg)) snprintf(buf, len, "%s", msg);
-    else at_line(buf, len, c, cs_script_line(co), msg);
+    char *big = NULL;
+    int line = has_position(msg) ? 0 : cs_script_line(co);
+    int n = line ? snprintf(buf, len, "%s:%d: %s", c->script->name, line, msg)
+                 : snprintf(buf, len, "%s", msg);
+    if (n >= 0 && (size_t)n >= len && (big = malloc(CS_EV_MAX_TEXT))) {
+        const size_t max = CS_EV_MAX_TEXT - 1;
+        char note[96];
+        if (line) snprintf(big, max + 1, "%s:%d: %s", c->script->name, line, msg);
+        else snprintf(big, max + 1, "%s", msg);
+        if ((size_t)n > max) {
+            int nn = snprintf(note, sizeof note, " [commsim: message cut, %zu more bytes]",
+                              (size_t)n - (max - sizeof note));
+            memcpy(big + max - sizeof note, note, (size_t)nn + 1);
+        }
+    }
+    free(esc);
+    return big;
 }
 
 /* Classify how the main thread ended; report failures. Returns the status. */
@@ -751,9 +789,9 @@ static int finish(cs_script_ctx *c, lua_State *co, int status) {
     if (status == LUA_OK) return 0;
     if (status == LUA_YIELD)
         at_line(msg, sizeof msg, c, cs_script_line(co), "attempt to yield from outside a coroutine");
-    else
-        error_message(msg, sizeof msg, co, c);
-    cs_rank_fail_at(c->r, CS_END_ERROR, script_line_of(c, msg), msg);
+    char *big = status == LUA_YIELD ? NULL : error_message(msg, sizeof msg, co, c);
+    cs_rank_fail_at(c->r, CS_END_ERROR, script_line_of(c, msg), big ? big : msg);
+    free(big);
     return CS_END_ERROR;
 }
 

@@ -47,10 +47,19 @@ static int64_t shape_numel(int ndim, const int64_t *shape) {
     return n;
 }
 
+/* The elements a factory charges before it runs: at most what the memory cap
+ * holds, so that a tensor larger than the cap is refused as memory (the
+ * factory then does no work) rather than as steps it never ran. A count that
+ * overflowed stays saturated, for the charge to refuse. */
+static int64_t charged(lua_State *L, int64_t n) {
+    size_t cap = atomic_load(&cs_lua_budget(L)->limit);
+    return cap && n != INT64_MAX && (uint64_t)n > cap ? (int64_t)cap : n;
+}
+
 /* A new tensor of the shape, filled with v, on dev: the top of the stack. */
 static int new_full(lua_State *L, cs_dtype d, int dev, int ndim, const int64_t *shape, double v) {
     cs_tensor **slot = cs_lua_newslot(L), *t;
-    cs_lua_charge_elems(L, shape_numel(ndim, shape));
+    cs_lua_charge_elems(L, charged(L, shape_numel(ndim, shape)));
     CS_LUA_TRY_NEW(L, t, cs_tensor_full(cs_lua_budget(L), d, ndim, shape, v));
     cs_lua_own(L, slot, t);
     cs_lua_place(L, dev);
@@ -99,7 +108,7 @@ static int l_arange(lua_State *L) {
         return luaL_error(L, "%s: upper bound and larger bound inconsistent with step sign", fn);
     if (count > 1e15) return cs_script_die(L, CS_DIE_MEM);
     cs_tensor **slot = cs_lua_newslot(L), *t;
-    cs_lua_charge_elems(L, (int64_t)count);
+    cs_lua_charge_elems(L, charged(L, (int64_t)count));
     CS_LUA_TRY_NEW(L, t, cs_tensor_arange(cs_lua_budget(L), d, (int64_t)count));
     cs_lua_own(L, slot, t);
     if ((step != 1 && cs_tensor_binop_(CS_MUL, t, NULL, step) < 0) ||
@@ -115,7 +124,7 @@ static int l_randn(lua_State *L) {
     int dev;
     int ndim = factory_args(L, 1, "tensor.randn", shape, &d, &dev);
     cs_tensor **slot = cs_lua_newslot(L), *t;
-    cs_lua_charge_elems(L, shape_numel(ndim, shape));
+    cs_lua_charge_elems(L, charged(L, shape_numel(ndim, shape)));
     uint64_t *rng = cs_rank_rng(cs_script_ctx_of(L)->r);
     CS_LUA_TRY_NEW(L, t, cs_tensor_randn(cs_lua_budget(L), d, ndim, shape, rng));
     cs_lua_own(L, slot, t);
@@ -169,7 +178,7 @@ static int l_from(lua_State *L) {
                           "(got %s)", luaL_typename(L, 1));
     int ndim = from_shape(L, 1, shape);
     cs_tensor **slot = cs_lua_newslot(L), *t;
-    cs_lua_charge_elems(L, shape_numel(ndim, shape));
+    cs_lua_charge_elems(L, charged(L, shape_numel(ndim, shape)));
     CS_LUA_TRY_NEW(L, t, cs_tensor_new(cs_lua_budget(L), d, ndim, shape));
     cs_lua_own(L, slot, t);
     int64_t flat = 0;

@@ -88,6 +88,11 @@ for engine in thread tcp; do
   expect "tensor whose element count overflows ($engine)" 2 \
     "budget_tensor_overflow.lua:3: tensor too large: its element count overflows 64 bits" \
     -- run "$dir/budget_tensor_overflow.lua" --no-tui --engine $engine
+  # 2^40 elements (4 TiB): more memory than the cap, and more steps than the
+  # budget; the memory is what the line asked for, and what it is told
+  expect "tensor far larger than the cap: memory, not steps ($engine)" 4 \
+    "budget_tensor_huge.lua:3: memory limit exceeded (256 MiB per rank; --mem-limit)" \
+    -- run "$dir/budget_tensor_huge.lua" --no-tui --engine $engine
 done
 # The machine refuses what the cap allows: a virtual memory limit of ~1 GB and a
 # cap of 8 GiB. Sanitizer builds reserve more address space than that: skip.

@@ -104,6 +104,72 @@ case_size_and_dtype_mismatch() {
     "$(failed "size_and_dtype_mismatch.lua:3: $words" 0)" size_and_dtype_mismatch.lua -n 2
 }
 
+# ---- a NUL in a rank's text (a print, an error) used to cut the text at the
+# NUL on its way to the report and the trace. What follows it is kept, the
+# NUL written as "\0" (as the grader writes it), on both engines, in the
+# trace and in its replay.
+case_nul_text() {
+  local engine
+  both "NUL: a print keeps what follows" 2 '[rank 0] before\0after' nul_text.lua -n 1
+  both "NUL: an error keeps what follows" 2 "$(failed 'nul_text.lua:3: err\0tail')" nul_text.lua -n 1
+  for engine in thread tcp; do
+    guarded "$bin" run "$dir/nul_text.lua" -n 1 --engine $engine --no-tui --trace "$tmp/nul.jsonl" \
+      >/dev/null 2>&1 </dev/null
+    if grep -qF '"text":"before\\0after"' "$tmp/nul.jsonl" &&
+      grep -qF '"text":"nul_text.lua:3: err\\0tail"' "$tmp/nul.jsonl"; then
+      ok "NUL: the trace keeps what follows ($engine)"
+    else bad_showing "$tmp/nul.jsonl" "NUL: the trace keeps what follows ($engine)"
+    fi
+    hostile "NUL: the replay keeps what follows ($engine)" 2 "$(failed 'nul_text.lua:3: err\0tail')" \
+      -- replay "$tmp/nul.jsonl" --no-tui
+  done
+}
+
+# ---- an error message longer than 1 KiB was cut at 1023 bytes without a
+# word: it is kept whole up to an event's 64 KiB, then cut as a printed line
+# is, saying so.
+case_long_error() {
+  local xs ys
+  xs=$(printf 'x%.0s' {1..5000}) ys=$(printf 'y%.0s' {1..65421})
+  both "a 5 KiB error message, whole" 2 "$(failed "long_error.lua:2: ${xs}END")" long_error.lua -n 1
+  both "a 100 KB error message, cut and said" 2 \
+    "$(failed "long_error.lua:3: $ys [commsim: message cut, 34582 more bytes]" 1)" long_error.lua -n 2
+}
+
+# ---- control characters a script prints or raises reached the reader's
+# terminal as they are (ESC [2J cleared it, ESC ]0; set its title, also
+# after the visualizer closed): the plain report and commsim's messages on
+# standard error write them as \xHH (a C1 control as \u00HH), tabs kept,
+# live and replayed.
+case_ctl_text() {
+  local engine
+  both "control characters: printed" 2 "$(printf '[rank 0] a\tb\\x1B[2Jc\\x07d\\u009Be')" ctl_text.lua -n 1
+  both "control characters: raised" 2 "$(failed 'ctl_text.lua:3: x\x1B]0;title\x07y')" ctl_text.lua -n 1
+  for engine in thread tcp; do
+    guarded "$bin" run "$dir/ctl_text.lua" -n 1 --engine $engine --no-tui --trace "$tmp/ctl.jsonl" \
+      >/dev/null 2>&1 </dev/null
+    guarded "$bin" replay "$tmp/ctl.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+    if grep -q $'\033\|\007' "$tmp/out" "$tmp/err"; then bad "control characters: replayed ($engine)" "raw ESC or BEL"
+    elif ! grep -qxF '[rank 0] error: ctl_text.lua:3: x\x1B]0;title\x07y' "$tmp/err"; then
+      bad "control characters: replayed ($engine)" "no escaped error line"
+    else ok "control characters: replayed ($engine)"
+    fi
+  done
+  # the trace's exports: no raw control character in a Mermaid diagram (its
+  # notes carry the error's text), nor in the others
+  local fmt
+  for fmt in mermaid svg perfetto; do
+    guarded "$bin" export "$tmp/ctl.jsonl" --format $fmt --out "$tmp/ctl.$fmt" >/dev/null 2>&1 </dev/null
+    if [ ! -s "$tmp/ctl.$fmt" ]; then bad "control characters: export $fmt" "nothing written"
+    elif grep -q $'\033\|\007' "$tmp/ctl.$fmt"; then bad_showing "$tmp/ctl.$fmt" "control characters: export $fmt" "raw ESC or BEL"
+    else ok "control characters: export $fmt"
+    fi
+  done
+  # a syntax error quotes the source, raw bytes and all, on standard error
+  both "control characters: a syntax error's quote" 2 \
+    "commsim run: ctl_syntax.lua:2: unfinished string near '\"\x1B]0;title\x07\x1B[2J'" ctl_syntax.lua -n 1
+}
+
 # ---- found by the script fuzzer: finalizers skipped while a rank unwinds
 # (a leak that only a sanitizer build sees; three runs, as where the stop
 # lands is timing)
@@ -222,6 +288,43 @@ case_sandbox() {
   both "sandbox: the tensor metatable is hidden" 2 \
     "$(failed "sandbox_tensor_mt.lua:4: bad argument #1 to 'rawset' (table expected, got string)")" \
     sandbox_tensor_mt.lua -n 1
+}
+
+# ---- a script path that is not a file: a FIFO used to block commsim run
+# (and commsim grade) for ever, waiting for a writer, before any timeout ran;
+# grade read /dev/zero as a solution until its cases timed out. Refused at
+# once, status 1 (a short timeout here: the old hang must fail, not wait).
+case_script_paths() {
+  local engine got
+  mkfifo "$tmp/fifo.lua"
+  for engine in thread tcp; do
+    timeout -k 5 20 "$bin" run "$tmp/fifo.lua" --engine $engine --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if [ "$got" = 1 ] && grep -qxF "commsim run: cannot read $tmp/fifo.lua: not a regular file" "$tmp/err"
+    then ok "script path: a FIFO is refused ($engine)"
+    else bad "script path: a FIFO is refused ($engine)" "exit status $got"
+    fi
+  done
+  for f in "$tmp/fifo.lua" /dev/zero; do
+    timeout -k 5 20 "$bin" grade ring "$f" >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if [ "$got" = 1 ] && grep -qxF "commsim grade: $f: not a regular file or a folder" "$tmp/err"
+    then ok "grade: $f is refused"
+    else bad "grade: $f is refused" "exit status $got"
+    fi
+  done
+}
+
+# ---- a script's text: a UTF-8 byte order mark (editors on Windows write
+# one) is skipped, as lua does (it was a syntax error at line 1, and it hid
+# the header); a precompiled chunk is refused naming the file (the message
+# named none).
+case_script_text() {
+  both "a BOM, then a #! line and the header" 0 "[rank 2] bom	3" bom.lua
+  both "a precompiled chunk names its file" 2 \
+    "commsim run: precompiled.luac: attempt to load a binary chunk (mode is 't')" precompiled.luac -n 1
+  { printf '\357\273\277'; cat "$top_srcdir/tests/grade/ring/reference.lua"; } >"$tmp/bom_ring.lua"
+  hostile "grade: a solution with a BOM" 0 "total: 5/5" -- grade ring "$tmp/bom_ring.lua"
 }
 
 # ---- CPU bombs: the instruction budget ends them (status 4)

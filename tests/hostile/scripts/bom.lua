@@ -1,0 +1,3 @@
+﻿#!/usr/bin/env commsim
+--- world: 3
+print("bom", world_size)
