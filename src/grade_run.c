@@ -26,13 +26,17 @@
 #include "xalloc.h"
 
 /* The epilogue prints with the print captured before the solution ran, so a
- * solution that replaces print cannot hide or forge its result. Tensors go
- * out as "shape" then "data" lines of at most 1024 numbers (a print event
- * holds 64 KiB). All on the solution's last line: line numbers stay its own. */
+ * solution that replaces print cannot hide or forge its result; the solution
+ * is the body of a function, so a `return` at its top level leaves only that
+ * function and the epilogue still prints, after any line the solution forged.
+ * Tensors go out as "shape" then "data" lines of at most 1024 numbers (a
+ * print event holds 64 KiB). The prologue shares the parameters' line and
+ * the epilogue follows the solution's last: line numbers stay its own. */
 static const char prologue[] =
-    "local __cs_p, __cs_t, __cs_f, __cs_c = print, type, string.format, table.concat; do ";
+    "local __cs_p, __cs_t, __cs_f, __cs_c = print, type, string.format, table.concat; "
+    "(function(...) ";
 static const char epilogue[] =
-    "\nend; do local r = result; local M = '" CS_GRADE_MARK "'\n"
+    "\nend)(...); do local r = result; local M = '" CS_GRADE_MARK "'\n"
     "if __cs_t(r) == 'number' then __cs_p(M .. 'num ' .. __cs_f('%.17g', r))\n"
     "elseif __cs_t(r) == 'userdata' and r.shape then\n"
     "  local s = {} for i = 1, #r.shape do s[i] = __cs_f('%d', r.shape[i]) end\n"

@@ -241,6 +241,11 @@ grep -q "instruction budget exceeded" "$tmp/c1.txt" && ok "the loop's reason" ||
 grep -q "attempt to index a nil value (global 'io')" "$tmp/c1.txt" && ok "the escape's reason" || bad_showing "$tmp/c1.txt" "escape reason"
 grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's reason" || bad_showing "$tmp/c1.txt" "syntax reason"
 [ ! -e /tmp/pwned ] && ok "no escape" || bad "escape" "/tmp/pwned exists"
+# A forged result line, then a top-level return past the grader's own lines:
+# the real result (none) is still printed after the forgery, and stands.
+"$bin" grade ring "$here/hostile/forge_return.lua" >"$tmp/fr.out" 2>&1
+grep -qF "total: 0/5" "$tmp/fr.out" && ok "a forged result with a top-level return: 0" \
+  || bad_showing "$tmp/fr.out" "forged result with return"
 
 # As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
