@@ -253,12 +253,20 @@ static int m_clone(lua_State *L) {
     return cs_lua_own(L, slot, t);
 }
 
+/* A dim past what an int holds is out of range for any tensor: said here with
+ * the value given (the tensor's own check takes an int). */
+static void check_int_dim(lua_State *L, const cs_tensor *a, lua_Integer dim) {
+    if (dim < INT32_MIN || dim > INT32_MAX)
+        luaL_error(L, "Dimension out of range (expected to be in range of [%d, %d], but got %I)",
+                   -a->ndim, a->ndim - 1, dim);
+}
+
 static int m_narrow(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *t;
     lua_Integer dim = cs_script_checkint(L, 2, "narrow", "dim");
     lua_Integer start = cs_script_checkint(L, 3, "narrow", "start");
     lua_Integer len = cs_script_checkint(L, 4, "narrow", "length");
-    if (dim < INT32_MIN || dim > INT32_MAX) dim = INT32_MAX;
+    check_int_dim(L, a, dim);
     cs_tensor **slot = new_slot(L);
     CS_LUA_TRY_NEW(L, t, cs_tensor_narrow(a, (int)dim, start, len));
     return cs_lua_own(L, slot, t);
@@ -268,7 +276,7 @@ static int m_select(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *t;
     lua_Integer dim = cs_script_checkint(L, 2, "select", "dim");
     lua_Integer i = cs_script_checkint(L, 3, "select", "index");
-    if (dim < INT32_MIN || dim > INT32_MAX) dim = INT32_MAX;
+    check_int_dim(L, a, dim);
     cs_tensor **slot = new_slot(L);
     CS_LUA_TRY_NEW(L, t, cs_tensor_select(a, (int)dim, i));
     return cs_lua_own(L, slot, t);

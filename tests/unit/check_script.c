@@ -496,6 +496,17 @@ START_TEST(error_index_out_of_range) {
 }
 END_TEST
 
+START_TEST(error_dim_past_int) {
+    /* a dim no int holds is said as given, sign and all */
+    expect_fail("sd.lua", "local t = tensor.arange(4)\nt:select(-2^62, 0)\n", CS_END_ERROR,
+                "sd.lua:2: Dimension out of range (expected to be in range of [-1, 0], but got "
+                "-4611686018427387904)");
+    expect_fail("nd.lua", "tensor.arange(4):narrow(2^40, 0, 1)\n", CS_END_ERROR,
+                "nd.lua:1: Dimension out of range (expected to be in range of [-1, 0], but got "
+                "1099511627776)");
+}
+END_TEST
+
 START_TEST(error_dtype_option) {
     expect_fail("dt.lua", "tensor.zeros(2, {dtype = 'float16'})\n", CS_END_ERROR,
                 "dt.lua:1: tensor.zeros: unknown dtype 'float16' (float32, float64, int32, int64 or uint8)");
@@ -888,6 +899,7 @@ int main(void) {
     tcase_add_test(err, error_yield_outside);
     tcase_add_test(err, error_bad_destination);
     tcase_add_test(err, error_option_typo);
+    tcase_add_test(err, error_dim_past_int);
     tcase_add_test(err, error_index_out_of_range);
     tcase_add_test(err, error_dtype_option);
     tcase_add_test(err, print_like_lua);
