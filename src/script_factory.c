@@ -82,6 +82,7 @@ static int l_full(lua_State *L) {
     int dev;
     double v = cs_lua_checkscalar(L, 2, "tensor.full: the value");
     cs_dtype d = opt_dtype(L, 3, "tensor.full", CS_FLOAT32, &dev);
+    cs_lua_checkholds(L, 2, d);
     luaL_checkany(L, 1);
     int ndim = cs_lua_checkdims(L, 1, 1, "tensor.full", shape);
     return new_full(L, d, dev, ndim, shape, v);

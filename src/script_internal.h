@@ -136,6 +136,9 @@ cs_budget *cs_lua_budget(lua_State *L);
     } while (0)
 /* A number argument; what names it in the error ("tensor.full: the value"). */
 double cs_lua_checkscalar(lua_State *L, int idx, const char *what);
+/* The number at idx stored as d: raises torch's "value cannot be converted
+ * to type int32_t without overflow" where an integer dtype cannot hold it. */
+void cs_lua_checkholds(lua_State *L, int idx, cs_dtype d);
 cs_dtype cs_lua_checkdtype(lua_State *L, int idx, const char *fn);
 /* Dims from the arguments first..last: numbers, or one table of numbers. */
 int cs_lua_checkdims(lua_State *L, int first, int last, const char *fn, int64_t *shape);

@@ -11,6 +11,7 @@
  * it, then creates the tensor and stores it there at once.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,8 +104,34 @@ double cs_lua_checkscalar(lua_State *L, int idx, const char *what) {
     return lua_tonumber(L, idx);
 }
 
+/* As torch's checked conversion of a scalar (a fill, an element): an
+ * integer may wrap into uint8 as two's complement (-1 is 255) but no
+ * further; a float is truncated if its value is in range; NaN and the
+ * infinities fit no integer dtype; a finite float past float32's range is
+ * refused too, not made infinite. Arithmetic wraps, as torch's does. */
+void cs_lua_checkholds(lua_State *L, int idx, cs_dtype d) {
+    bool fits = true;
+    if (lua_isinteger(L, idx)) {
+        lua_Integer i = lua_tointeger(L, idx);
+        if (d == CS_INT32) fits = i >= INT32_MIN && i <= INT32_MAX;
+        else if (d == CS_UINT8) fits = i >= -255 && i <= 255;
+    } else {
+        double v = lua_tonumber(L, idx);
+        if (d == CS_INT32) fits = v >= -2147483648.0 && v < 2147483648.0;
+        else if (d == CS_UINT8) fits = v >= 0 && v < 256;
+        else if (d == CS_INT64) fits = v >= -0x1p63 && v < 0x1p63;
+        else if (d == CS_FLOAT32) fits = isinf(v) || !(fabs(v) > FLT_MAX);
+    }
+    if (!fits)
+        luaL_error(L, "value cannot be converted to type %s without overflow",
+                   d == CS_INT32 ? "int32_t" : d == CS_UINT8 ? "uint8_t" : d == CS_INT64 ? "int64_t"
+                                                                            : "float");
+}
+
 void cs_lua_set_elem(lua_State *L, cs_tensor *t, int64_t flat, int idx) {
     int rc;
+    cs_lua_checkscalar(L, idx, "a tensor element");
+    cs_lua_checkholds(L, idx, t->dtype);
     errno = 0;
     if (!cs_dtype_is_float(t->dtype) && lua_isinteger(L, idx))
         rc = cs_tensor_set_i(t, flat, lua_tointeger(L, idx));
@@ -341,6 +368,7 @@ static int m_chunk(lua_State *L) {
 static int m_fill_(lua_State *L) {
     cs_tensor *t = cs_lua_checktensor(L, 1);
     double v = cs_lua_checkscalar(L, 2, "fill_: the value");
+    cs_lua_checkholds(L, 2, t->dtype);
     cs_lua_charge_elems(L, cs_tensor_numel(t));
     errno = 0;
     if (cs_tensor_fill_(t, v) < 0) return tensor_failed(L);
@@ -558,6 +586,7 @@ static int mt_newindex(lua_State *L) {
     cs_lua_access(L, 3, CS_ACCESS_READ); /* a tensor copied in */
     cs_tensor *src = cs_lua_totensor(L, 3);
     double v = src ? 0 : cs_lua_checkscalar(L, 3, "the assigned value");
+    if (!src) cs_lua_checkholds(L, 3, t->dtype);
     cs_tensor **slot = new_slot(L);
     CS_LUA_TRY_NEW(L, row, cs_tensor_select(t, 0, i));
     cs_lua_own(L, slot, row);

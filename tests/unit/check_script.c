@@ -507,6 +507,19 @@ START_TEST(error_dim_past_int) {
 }
 END_TEST
 
+START_TEST(error_value_overflows_dtype) {
+    /* torch's checked conversion of a scalar: a fill, an element, a factory */
+    expect_fail("o1.lua", "tensor.full(1, 2^40, {dtype = 'int32'})\n", CS_END_ERROR,
+                "o1.lua:1: value cannot be converted to type int32_t without overflow");
+    expect_fail("o2.lua", "local t = tensor.zeros(2, {dtype = 'uint8'})\nt[0] = -1\nt[1] = 256\n",
+                CS_END_ERROR, "o2.lua:3: value cannot be converted to type uint8_t without overflow");
+    expect_fail("o3.lua", "tensor.zeros(2, {dtype = 'int64'}):fill_(0/0)\n", CS_END_ERROR,
+                "o3.lua:1: value cannot be converted to type int64_t without overflow");
+    expect_fail("o4.lua", "tensor.from({1, 1e300})\n", CS_END_ERROR,
+                "o4.lua:1: value cannot be converted to type float without overflow");
+}
+END_TEST
+
 START_TEST(error_dtype_option) {
     expect_fail("dt.lua", "tensor.zeros(2, {dtype = 'float16'})\n", CS_END_ERROR,
                 "dt.lua:1: tensor.zeros: unknown dtype 'float16' (float32, float64, int32, int64 or uint8)");
@@ -900,6 +913,7 @@ int main(void) {
     tcase_add_test(err, error_bad_destination);
     tcase_add_test(err, error_option_typo);
     tcase_add_test(err, error_dim_past_int);
+    tcase_add_test(err, error_value_overflows_dtype);
     tcase_add_test(err, error_index_out_of_range);
     tcase_add_test(err, error_dtype_option);
     tcase_add_test(err, print_like_lua);
