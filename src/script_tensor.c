@@ -136,7 +136,7 @@ void cs_lua_set_elem(lua_State *L, cs_tensor *t, int64_t flat, int idx) {
     if (!cs_dtype_is_float(t->dtype) && lua_isinteger(L, idx))
         rc = cs_tensor_set_i(t, flat, lua_tointeger(L, idx));
     else
-        rc = cs_tensor_set(t, flat, cs_lua_checkscalar(L, idx, "a tensor element"));
+        rc = cs_tensor_set(t, flat, lua_tonumber(L, idx));
     if (rc < 0) tensor_failed(L); /* a device that failed: the index was checked */
 }
 
