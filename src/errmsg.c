@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /* Written once at start-up, read by any thread afterwards. */
 static char prefix[40] = "commsim";
 
@@ -15,11 +17,25 @@ void cs_errmsg_command(const char *cmd) {
 
 const char *cs_errmsg_prefix(void) { return prefix; }
 
-/* Whether s holds a byte cs_fput_text would escape (newlines kept). */
+/* What cs_fput_text makes of the text at s (n > 0 bytes left): written as
+ * it is, a control character, a C1 control (U+0080 to U+009F), or a byte
+ * that starts no UTF-8 sequence. *len: the bytes it takes. */
+enum { TEXT_PLAIN, TEXT_CONTROL, TEXT_C1, TEXT_NOT_UTF8 };
+
+static int text_unit(const char *s, size_t n, bool keep_nl, size_t *len) {
+    unsigned char c = (unsigned char)s[0];
+    *len = cs_utf8_seq(s, n);
+    if (!*len) return *len = 1, TEXT_NOT_UTF8;
+    if (*len == 2 && c == 0xC2 && (unsigned char)s[1] <= 0x9F) return TEXT_C1;
+    if ((c < 0x20 && c != '\t' && !(c == '\n' && keep_nl)) || c == 0x7F) return TEXT_CONTROL;
+    return TEXT_PLAIN;
+}
+
+/* Whether s holds text cs_fput_text would not write as it is (newlines kept). */
 static bool has_control(const char *s) {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
-            return true;
+    size_t n = strlen(s), len;
+    for (size_t i = 0; i < n; i += len)
+        if (text_unit(s + i, n - i, true, &len) != TEXT_PLAIN) return true;
     return false;
 }
 
@@ -53,16 +69,15 @@ void cs_errf(FILE *f, const char *fmt, ...) {
 }
 
 void cs_fput_text(FILE *f, const char *s, size_t n, bool keep_nl) {
-    size_t run = 0; /* bytes written as they are, not yet written */
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        bool c1 = c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
-                  (unsigned char)s[i + 1] <= 0x9f;
-        if (!c1 && !((c < 0x20 && c != '\t' && !(c == '\n' && keep_nl)) || c == 0x7f)) continue;
+    size_t run = 0, len; /* s[run..i) is written as it is, not yet written */
+    for (size_t i = 0; i < n; i += len) {
+        int kind = text_unit(s + i, n - i, keep_nl, &len);
+        if (kind == TEXT_PLAIN) continue;
         fwrite(s + run, 1, i - run, f);
-        if (c1) fprintf(f, "\\u00%02X", (unsigned char)s[++i]);
-        else fprintf(f, "\\x%02X", c);
-        run = i + 1;
+        if (kind == TEXT_NOT_UTF8) fputs(CS_UTF8_REPLACEMENT, f);
+        else if (kind == TEXT_C1) fprintf(f, "\\u00%02X", (unsigned char)s[i + 1]);
+        else fprintf(f, "\\x%02X", (unsigned char)s[i]);
+        run = i + len;
     }
     fwrite(s + run, 1, n - run, f);
 }

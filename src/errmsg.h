@@ -24,8 +24,9 @@ void cs_errf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 /* Write n bytes of s, a script's text (its output, an error, a file name),
  * so that a terminal shows it without obeying it: a control character as
  * \xHH (ESC would start a sequence), a C1 control (U+0080 to U+009F, which
- * a UTF-8 terminal obeys too) as \u00HH; tabs as they are, and newlines when
- * keep_nl. */
+ * a UTF-8 terminal obeys too) as \u00HH, a byte that starts no UTF-8
+ * sequence as U+FFFD (as a trace records it, so a replay shows the same);
+ * tabs as they are, and newlines when keep_nl. */
 void cs_fput_text(FILE *f, const char *s, size_t n, bool keep_nl);
 
 #endif

@@ -10,6 +10,7 @@
 #include "api.h"
 #include "monitor.h"
 #include "recheck.h"
+#include "utf8.h"
 #include "xalloc.h"
 #include "vclock.h"
 
@@ -378,17 +379,9 @@ static json_t *str_or_null(const char *s) {
     size_t n = strlen(s), k = 0;
     char *clean = cs_xmalloc(n * 3 + 1, "a JSON string");
     for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        json_t *one = NULL;
-        if (len && i + (size_t)len <= n && (one = json_stringn(s + i, (size_t)len))) {
-            memcpy(clean + k, s + i, (size_t)len);
-            k += (size_t)len, i += (size_t)len;
-            json_decref(one);
-        } else {
-            memcpy(clean + k, "\xEF\xBF\xBD", 3);
-            k += 3, i++;
-        }
+        size_t len = cs_utf8_seq(s + i, n - i);
+        if (len) memcpy(clean + k, s + i, len), k += len, i += len;
+        else memcpy(clean + k, CS_UTF8_REPLACEMENT, 3), k += 3, i++;
     }
     clean[k] = 0;
     j = json_string(clean);

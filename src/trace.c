@@ -21,6 +21,7 @@
 #include "event_schema.h"
 #include "netmodel.h"
 #include "trace_scan.h"
+#include "utf8.h"
 
 /* CS_EV_MAX_TIME as the messages spell it */
 #define STR_(x) #x
@@ -31,42 +32,19 @@
  * Encoding
  * ====================================================================== */
 
-/* Length of the well-formed UTF-8 sequence at s (n bytes left), or 0. The same
- * rules as jansson's check: no overlong forms, no surrogates, at most U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    uint32_t cp, min;
-
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
 /* A JSON string for s. Lua strings are bytes and JSON strings are Unicode, so
  * a script may print something JSON cannot hold: each byte that does not start
  * a well-formed sequence becomes U+FFFD. Longer than max: cut at a character
  * boundary, so no line grows past what the reader accepts. */
 static json_t *json_text(const char *s, size_t max) {
-    const unsigned char *u;
     size_t n, i = 0, o = 0;
     char *buf;
     json_t *j;
 
     if (!s) s = "";
-    u = (const unsigned char *)s;
     n = strlen(s);
     while (i < n) { /* the common case: already valid and short */
-        size_t k = utf8_seq(u + i, n - i);
+        size_t k = cs_utf8_seq(s + i, n - i);
         if (!k || i + k > max) break;
         i += k;
     }
@@ -74,9 +52,9 @@ static json_t *json_text(const char *s, size_t max) {
 
     if (!(buf = malloc(max + 1))) return NULL;
     for (i = 0; i < n;) {
-        size_t k = utf8_seq(u + i, n - i), adv = k;
+        size_t k = cs_utf8_seq(s + i, n - i), adv = k;
         const char *src = s + i;
-        if (!k) { src = "\xEF\xBF\xBD"; k = 3; adv = 1; }
+        if (!k) { src = CS_UTF8_REPLACEMENT; k = 3; adv = 1; }
         if (o + k > max) break;
         memcpy(buf + o, src, k);
         o += k;

@@ -165,6 +165,20 @@ case_ctl_text() {
     else ok "control characters: export $fmt"
     fi
   done
+  # a byte that starts no UTF-8 sequence (a lone 0x9B is CSI to an 8-bit
+  # terminal) is U+FFFD live, as the trace records it and its replay shows it
+  printf 'print("a\\155b")\n' >"$tmp/not_utf8.lua"
+  for engine in thread tcp; do
+    guarded "$bin" run "$tmp/not_utf8.lua" -n 1 --engine $engine --no-tui --trace "$tmp/nu.jsonl" \
+      >"$tmp/live" 2>&1 </dev/null
+    guarded "$bin" replay "$tmp/nu.jsonl" --no-tui >"$tmp/replayed" 2>&1 </dev/null
+    if ! grep -qxF "[rank 0] a$(printf '\357\277\275')b" "$tmp/live"; then
+      bad_showing "$tmp/live" "not UTF-8: U+FFFD live ($engine)"
+    elif ! cmp -s <(grep '^\[rank' "$tmp/live") <(grep '^\[rank' "$tmp/replayed"); then
+      bad_showing "$tmp/replayed" "not UTF-8: the replay prints what the run did ($engine)"
+    else ok "not UTF-8: U+FFFD live and replayed ($engine)"
+    fi
+  done
   # a syntax error quotes the source, raw bytes and all, on standard error
   both "control characters: a syntax error's quote" 2 \
     "commsim run: ctl_syntax.lua:2: unfinished string near '\"\x1B]0;title\x07\x1B[2J'" ctl_syntax.lua -n 1
