@@ -293,6 +293,20 @@ wait_for cc PAUSED >/dev/null
 tm send-keys -t cc C-c
 check "Ctrl-C: status 130, terminal restored" 'wait_for cc EXIT=130 STTY=same'
 
+# ---- the summary after q mid-run says the user quit, not that a signal came
+start qs 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_for qs PAUSED >/dev/null
+tm send-keys -t qs q
+check "q mid-run: the summary says the user quit, not SIGINT or SIGTERM" \
+  'wait_for qs EXIT=130 "quit in the visualizer before the run ended" && ! grep -qF SIGINT "$tmp/screen"'
+tm kill-session -t qs
+start qt 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --engine tcp"
+wait_for qt PAUSED >/dev/null
+tm send-keys -t qt q
+check "q mid-run, tcp engine: the summary says the user quit" \
+  'wait_for qt EXIT=130 "quit in the visualizer before the run ended" && ! grep -qF SIGINT "$tmp/screen"'
+tm kill-session -t qt
+
 # ---- a script error: shown, then the run's status
 start er 100 30 "$bin run $scripts/error.lua"
 check "script error: FAILED with the message" 'wait_for er FAILED "error.lua:"'
