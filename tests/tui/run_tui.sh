@@ -463,6 +463,11 @@ start many 80 24 "$bin run $lessons/02-point-to-point/ring.lua -n 256 --step"
 wait_for many PAUSED "ranks 0-4 of 256" >/dev/null
 tm send-keys -t many BTab
 check "256 ranks: the table scrolls to the selected rank" 'wait_for many "ranks 251-255 of 256" "  255  ready"'
+# a taller window fills the table up to the last rank, no blank rows past it
+tm resize-window -t many -x 200 -y 60
+check "256 ranks, resized to 200x60: the table ends at the last rank" \
+  'wait_for many "ranks 242-255 of 256" "  242  ready" "  255  ready"'
+tm resize-window -t many -x 80 -y 24
 quit_check many 130 "256 ranks: q leaves cleanly"
 
 # ---- the marks beside the source: how many ranks are on a line, always the
