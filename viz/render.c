@@ -215,8 +215,7 @@ static int put_key(cs_grid *g, int x, int y, const char *const k[2]) {
     return n + cs_grid_printf(g, x + n, y, g->w - x - n, CS_C_DEFAULT, 0, " %s  ", k[1]);
 }
 
-/* Text in at most w columns, its end replaced by an ellipsis when it is cut. */
-static void put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii) {
+void cs_viz_put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii) {
     if (w <= 0) return;
     if (cs_utf8_width(text) <= w) {
         cs_grid_put(g, x, y, w, text, fg, attr);
@@ -238,7 +237,7 @@ static int tail_x(const cs_grid *g) {
 void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
     int y = g->h - 1, tx = tail_x(g);
     cs_grid_fill(g, 0, y, g->w, 1, ' ', CS_C_DEFAULT, 0);
-    put_cut(g, 1, y, tx - 3, text, fg, attr, ascii);
+    cs_viz_put_cut(g, 1, y, tx - 3, text, fg, attr, ascii);
     for (size_t i = 0; i < 2; i++) tx += put_key(g, tx, y, footer_tail[i]);
 }
 

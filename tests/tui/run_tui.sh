@@ -373,7 +373,8 @@ for eng in thread tcp; do
 done
 
 # ---- o opens the latest band: the ring all-reduce's 24 messages as arrows
-# with their phase (3 reduce-scatter steps, then 3 all-gather steps, 4 ranks)
+# with their phase (3 reduce-scatter steps, then 3 all-gather steps, 4 ranks;
+# RS 1 for reduce-scatter step 1 where the whole phase does not fit)
 printf '%s\n' '--- world: 4' 'local t = tensor.full(4, rank)' \
   'dist.all_reduce(t, ReduceOp.SUM, {algo = "ring"})' 'print(tostring(t))' >"$tmp/ring_ar.lua"
 start ob 100 30 "$bin run $tmp/ring_ar.lua --speed 0"
@@ -381,10 +382,24 @@ wait_for ob FINISHED "all_reduce (ring) x24" >/dev/null
 tm send-keys -t ob o
 check "o: the ring all-reduce band opened into its messages and phases" \
   'wait_for ob "24 messages of this call" "reduce-scatter step 1" "reduce-scatter step 3" "all-gather step 1" &&
-   [ "$(count "reduce-scatter step")" = 12 ]'
+   [ "$(grep -cE "reduce-scatter step|RS [0-9]" "$tmp/screen")" = 12 ]'
 tm send-keys -t ob o
 check "o again: the diagram is back" 'wait_without ob "messages of this call" "all_reduce done"'
 quit_check ob 0 "band opened: q gives status 0"
+
+# ---- at 80x24 the diagram is narrow: notes on its last row are not broken up
+# by the lifelines drawn after them, a phase too long to fit is shortened
+# (RS 1), and no label is written over an arrow's ends
+start ob8 80 24 "$bin run $lessons/03-collectives/ring_allreduce.lua --speed 0"
+wait_for ob8 FINISHED "all_reduce done" >/dev/null
+tm send-keys -t ob8 t
+check "t without --net at 80x24: the note whole up to its cut mark" \
+  'wait_for ob8 "no modelled time: run with --net to draw $ell"'
+tm send-keys -t ob8 t o
+check "o at 80x24: phases shortened where they do not fit, never over an arrow's ends" \
+  'wait_for ob8 "messages of this call" "4 B RS 1" "4 B reduce-scatter step 1" &&
+   ! grep -qE "step [0-9]+(●|▶|o|>)" "$tmp/screen"'
+quit_check ob8 0 "band opened at 80x24: q gives status 0"
 
 # ---- t, to scale: messages that arrive in the same row do not hide each
 # other (the ring's 1 -> 2 arrives with 3 -> 0: it goes to the next free row)
