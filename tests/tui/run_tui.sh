@@ -276,6 +276,20 @@ check "replay at 80x24, playing: the time stays in the header" \
   'wait_until 60 header_has fr " event [0-9]+/[0-9]+  t=[0-9.]+s +PLAYING" && footer_tail fr'
 quit_check fr 0 "replay at 80x24: q gives the recorded status (0)"
 
+# ---- at 80x24 the source, the messages in flight and the panes' titles are
+# narrower than their text: what is cut ends in a mark
+start cu 80 24 "$bin run $lessons/03-collectives/ring_allreduce.lua --step"
+wait_for cu PAUSED >/dev/null
+tm send-keys -t cu Space Space Space
+check "80x24: a source line and an in-flight row too long end in $ell" \
+  'wait_for cu "  22 local function exchange$ell" "recv posted  $ell"'
+quit_check cu 130 "cut text: q mid-run gives status 130"
+start cs 80 24 "$bin run $lessons/04-performance/pipeline.lua --speed 0"
+wait_for cs FINISHED >/dev/null
+tm send-keys -t cs t
+check "80x24, t: the diagram's title too long for it ends in $ell" 'wait_for cs "to scale: 1 row = 5 ms, 0 to 66.235047 m$ell"'
+quit_check cs 0 "cut title: q gives status 0"
+
 # ---- enter on a rank that is not at its gate: the hint fits the state (the
 # run is paused here: "pause (r)" would be wrong)
 start hi 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
@@ -703,7 +717,7 @@ wait_for lo "v shows where 'one pair' failed" >/dev/null
 tm send-keys -t lo v
 event_whole() { head -1 "$tmp/screen" | grep -qE " event ([0-9]+)/\1 .* END OF TRACE"; }
 check "learn v (80x24): the student's file from its line 1, no grader's line in the output, the header whole" \
-  'wait_for lo "END OF TRACE" "   1 -- Exercise: bidirection" "output, rank 0 (0 lines)" &&
+  'wait_for lo "END OF TRACE" "   1 -- Exercise: bidirectio" "output, rank 0 (0 lines)" &&
    ! grep -qF "__cs_" "$tmp/screen" && ! grep -qF "cs-result" "$tmp/screen" && event_whole'
 tm send-keys -t lo Tab
 check "learn v: rank 1's output has no grader's line either" \
