@@ -12,7 +12,7 @@
 static void export_usage(FILE *f) {
     fputs("usage: commsim export TRACE --format svg|mermaid|perfetto|asciicast [--out FILE]\n"
           "       [--from N --to N] [--width COLS --height ROWS] [--theme light|dark]\n"
-          "       [--net MODEL] [--time virtual|real]\n"
+          "       [--speed OPS] [--net MODEL] [--time virtual|real]\n"
           "\n"
           "Draw a trace written by 'commsim run --trace TRACE' as a picture: the\n"
           "events go through the same monitor as 'commsim replay', so the verdict\n"

@@ -10,7 +10,7 @@
 
 static void learn_usage(FILE *f) {
     fprintf(f,
-          "usage: commsim learn [CHAPTER] [--lessons DIR] [--work DIR]\n"
+          "usage: commsim learn [CHAPTER] [--lessons DIR] [--work DIR] [--no-tui]\n"
           "\n"
           "Browse the chapters: each chapter's text beside its scripts; enter runs the\n"
           "selected script in the visualizer, paused at its start (space steps, r runs,\n"

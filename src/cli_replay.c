@@ -13,14 +13,14 @@
 #include "vclock.h"
 
 static void replay_usage(FILE *f) {
-    fputs("usage: commsim replay TRACE [--no-tui] [--end | --at N] [--report text|json]\n"
-          "                      [--net MODEL]\n"
+    fputs("usage: commsim replay TRACE [--no-tui] [--end | --at N | --at RANK:LINE]\n"
+          "                      [--report text|json] [--net MODEL]\n"
           "\n"
           "Replay a trace written by 'commsim run --trace TRACE': every event goes\n"
           "through the same monitor as in the live run, so the ranks' output, the\n"
           "warnings, the deadlock explanation and the verdict are the same, and the\n"
           "exit status is the recorded run's (0 ok, 2 error, 3 deadlock, 4 timeout\n"
-          "or budget, 130 interrupted).\n"
+          "or budget, 5 a rank process died, 130 interrupted).\n"
           "\n"
           "A trace cut off in the middle of a line (the run crashed) is replayed up\n"
           "to its last whole event, the report says so, and the status is 1 whatever\n"

@@ -47,6 +47,7 @@ static void wake(controller *k) {
 static void job_abort(void *ud, cs_end_reason why) {
     controller *k = ud;
     int none = 0;
+    if (why == CS_END_QUIT) cs_control_ui_quit(&k->c);
     atomic_compare_exchange_strong(&k->ui_abort, &none, (int)why);
     wake(k);
 }

@@ -71,6 +71,7 @@ static cs_end_reason job_end_reason(void *ud) { return cs_world_end_reason(((thr
 
 static void job_abort(void *ud, cs_end_reason why) {
     thread_job *j = ud;
+    if (why == CS_END_QUIT) cs_control_ui_quit(j->control);
     if (why == CS_END_TIMEOUT) cs_control_timeout(j->control); /* a deadlock is the verdict then */
     cs_world_abort(j->w, why);
 }
@@ -291,7 +292,8 @@ static int settle_status(cs_control *c, int status) {
     } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
         cs_control_timeout_text(text, sizeof text, c->timeout);
     } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
-        snprintf(text, sizeof text, "interrupted (SIGINT or SIGTERM)");
+        snprintf(text, sizeof text, "%s", c->ui_quit ? "quit in the visualizer before the run ended"
+                                                     : "interrupted (SIGINT or SIGTERM)");
     }
     if (text[0]) {
         cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = status, .text = text};
@@ -333,6 +335,12 @@ static int trace_status(cs_control *c, int status) {
     cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = 1, .text = text};
     cs_bus_emit_locked(&c->bus, &ev);
     return 1;
+}
+
+void cs_control_ui_quit(cs_control *c) {
+    cs_bus_lock(&c->bus);
+    c->ui_quit = true;
+    cs_bus_unlock(&c->bus);
 }
 
 void cs_control_settle(cs_control *c) {

@@ -100,6 +100,7 @@ typedef struct cs_control {
     bool recheck;         /* an eager run: recheck it with rendezvous sends if it ends ok */
     bool buffered;        /* the recheck deadlocked: with --strict, that is the verdict */
     bool settled;         /* cs_control_settle ran: the recheck is done */
+    bool ui_quit;         /* the user quit in the visualizer (not a signal) */
     struct cs_vclock *vclock; /* the timekeeper, with a network model on; else NULL */
 } cs_control;
 
@@ -119,6 +120,9 @@ int cs_control_resolve_net(const cs_run_opts *o, const char *header_net, const c
 /* Every rank ended cleanly: run the rendezvous recheck now (once) rather
  * than in cs_control_close, for a front end that shows its line. */
 void cs_control_settle(cs_control *c);
+/* The user quit in the visualizer before the run ended: the report says so
+ * rather than blaming a signal. Call before aborting the run for CS_END_QUIT. */
+void cs_control_ui_quit(cs_control *c);
 /* --timeout expired: declare a deadlock among the ranks if there is one
  * (the monitor's on_deadlock then ends the run), before ending it for the timeout. */
 void cs_control_timeout(cs_control *c);

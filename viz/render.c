@@ -81,7 +81,9 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
 
 void cs_viz_title(cs_grid *g, const cs_viz_view *v, int x, int y, int w, const char *text) {
     cs_grid_fill(g, x, y, w, 1, gl(v, G_HLINE), CS_C_DEFAULT, CS_A_DIM);
-    cs_grid_printf(g, x + 1, y, w - 2, CS_C_DEFAULT, CS_A_BOLD, " %s ", text);
+    char t[256];
+    snprintf(t, sizeof t, " %s ", text);
+    cs_viz_put_cut(g, x + 1, y, w - 2, t, CS_C_DEFAULT, CS_A_BOLD, v->ascii);
 }
 
 /* ---- layout */
@@ -215,8 +217,7 @@ static int put_key(cs_grid *g, int x, int y, const char *const k[2]) {
     return n + cs_grid_printf(g, x + n, y, g->w - x - n, CS_C_DEFAULT, 0, " %s  ", k[1]);
 }
 
-/* Text in at most w columns, its end replaced by an ellipsis when it is cut. */
-static void put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii) {
+void cs_viz_put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii) {
     if (w <= 0) return;
     if (cs_utf8_width(text) <= w) {
         cs_grid_put(g, x, y, w, text, fg, attr);
@@ -238,7 +239,7 @@ static int tail_x(const cs_grid *g) {
 void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
     int y = g->h - 1, tx = tail_x(g);
     cs_grid_fill(g, 0, y, g->w, 1, ' ', CS_C_DEFAULT, 0);
-    put_cut(g, 1, y, tx - 3, text, fg, attr, ascii);
+    cs_viz_put_cut(g, 1, y, tx - 3, text, fg, attr, ascii);
     for (size_t i = 0; i < 2; i++) tx += put_key(g, tx, y, footer_tail[i]);
 }
 
@@ -478,7 +479,8 @@ static void draw_source(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
         cs_grid_put(g, l->right_x + 6 - cs_utf8_width(marks), y + i, 6, marks, CS_C_YELLOW,
                     attr | CS_A_BOLD);
         cs_grid_printf(g, l->right_x + 6, y + i, 5, CS_C_DEFAULT, attr | CS_A_DIM, "%4d ", ln);
-        cs_grid_put(g, l->right_x + 11, y + i, l->right_w - 11, v->src[ln - 1], CS_C_DEFAULT, attr);
+        cs_viz_put_cut(g, l->right_x + 11, y + i, l->right_w - 11, v->src[ln - 1], CS_C_DEFAULT,
+                       attr, v->ascii);
     }
 }
 
@@ -503,9 +505,10 @@ static void draw_inflight(cs_grid *g, const cs_viz_view *v, const cs_viz_layout 
         cs_viz_bytes(m->bytes, size, sizeof size);
         if (i + 1 == shown && shown < n && rows == 1)
             snprintf(more, sizeof more, "  (+%zu more)", n - shown);
-        cs_grid_printf(g, l->right_x + 1, y + (int)i, l->right_w - 2, CS_C_DEFAULT, 0,
-                       "%s %s %d  %s  tag %d  %s  line %d%s", from, arrow, m->to, size, m->tag,
-                       m->state, m->line, more);
+        char row[160];
+        snprintf(row, sizeof row, "%s %s %d  %s  tag %d  %s  line %d%s", from, arrow, m->to, size,
+                 m->tag, m->state, m->line, more);
+        cs_viz_put_cut(g, l->right_x + 1, y + (int)i, l->right_w - 2, row, CS_C_DEFAULT, 0, v->ascii);
     }
     if (shown < n && rows > 1)
         cs_grid_printf(g, l->right_x + 1, y + (int)shown, l->right_w - 2, CS_C_DEFAULT, CS_A_DIM,

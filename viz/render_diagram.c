@@ -65,8 +65,9 @@ static void msg_cols(const cs_viz_layout *l, const cs_hrow *r, int *a, int *b) {
     *b = *b > right ? right : *b;
 }
 
+/* brief: a shorter phase for a label that would not fit whole (or NULL). */
 static void draw_msg(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, const cs_hrow *r,
-                     int y, const char *phase) {
+                     int y, const char *phase, const char *brief) {
     char label[96];
     msg_label(r, phase, label, sizeof label);
     int lo = r->from < r->to ? r->from : r->to, hi = r->from < r->to ? r->to : r->from;
@@ -83,12 +84,20 @@ static void draw_msg(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, c
     if (col_visible(l, r->from)) cs_grid_putc(g, col_x(l, r->from), y, gl(v, G_DOT), CS_C_GREEN, CS_A_BOLD);
     if (col_visible(l, r->to))
         cs_grid_putc(g, col_x(l, r->to), y, gl(v, rightward ? G_RIGHT : G_LEFT), CS_C_GREEN, CS_A_BOLD);
-    if (x1 + 2 + cs_utf8_width(label) > right + 1 && x1 - x0 - 1 < cs_utf8_width(label)) {
-        cs_grid_put(g, x0 - cs_utf8_width(label) - 1 >= left ? x0 - cs_utf8_width(label) - 1 : left,
-                    y, cs_utf8_width(label), label, CS_C_GREEN, CS_A_BOLD);
+    int lw = cs_utf8_width(label), lroom = x0 - 1 - left, rroom = right - x1 - 1;
+    if (brief && x1 - x0 - 1 < lw && rroom < lw && lroom < lw) {
+        msg_label(r, brief, label, sizeof label);
+        lw = cs_utf8_width(label);
+    }
+    if (x1 - x0 - 1 >= lw || rroom >= lw) {
+        draw_label(g, x0, x1, y, label, CS_C_GREEN);
         return;
     }
-    draw_label(g, x0, x1, y, label, CS_C_GREEN);
+    /* no room between the ends nor beside the head: beside the tail, else
+     * cut with a mark on the wider side, never over the arrow's ends */
+    if (lroom >= lw) cs_grid_put(g, x0 - lw - 1, y, lw, label, CS_C_GREEN, CS_A_BOLD);
+    else if (rroom >= lroom) cs_viz_put_cut(g, x1 + 2, y, rroom, label, CS_C_GREEN, CS_A_BOLD, v->ascii);
+    else cs_viz_put_cut(g, left, y, lroom, label, CS_C_GREEN, CS_A_BOLD, v->ascii);
 }
 
 static void draw_band(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, size_t i,
@@ -144,15 +153,16 @@ static void draw_mark(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, 
 
 /* Where step k (the sender's k-th message of the call, from 0) falls in the
  * algorithm's schedule, for a group of n ranks. */
-static void phase_of(const cs_hrow *r, int n, int k, char *buf, size_t len) {
+static void phase_of(const cs_hrow *r, int n, int k, char *buf, size_t len, bool brief) {
     bool ring = !strcmp(r->algo, "ring"), rd = !strcmp(r->algo, "recursive_doubling");
+    const char *rs = brief ? "RS %d" : "reduce-scatter step %d", *ag = brief ? "AG %d" : "all-gather step %d";
     if (ring && !strcmp(r->name, "all_reduce") && n > 1)
-        snprintf(buf, len, k < n - 1 ? "reduce-scatter step %d" : "all-gather step %d",
-                 k < n - 1 ? k + 1 : k - (n - 1) + 1);
-    else if (ring && !strcmp(r->name, "reduce_scatter")) snprintf(buf, len, "reduce-scatter step %d", k + 1);
-    else if (ring && !strcmp(r->name, "all_gather")) snprintf(buf, len, "all-gather step %d", k + 1);
-    else if (rd) snprintf(buf, len, "doubling round %d", k + 1);
-    else if (strstr(r->algo, "tree") || strstr(r->algo, "binomial")) snprintf(buf, len, "tree, its send %d", k + 1);
+        snprintf(buf, len, k < n - 1 ? rs : ag, k < n - 1 ? k + 1 : k - (n - 1) + 1);
+    else if (ring && !strcmp(r->name, "reduce_scatter")) snprintf(buf, len, rs, k + 1);
+    else if (ring && !strcmp(r->name, "all_gather")) snprintf(buf, len, ag, k + 1);
+    else if (rd) snprintf(buf, len, brief ? "round %d" : "doubling round %d", k + 1);
+    else if (strstr(r->algo, "tree") || strstr(r->algo, "binomial"))
+        snprintf(buf, len, brief ? "send %d" : "tree, its send %d", k + 1);
     else snprintf(buf, len, "step %d", k + 1);
 }
 
@@ -172,12 +182,15 @@ static bool draw_band_open(cs_grid *g, const cs_viz_view *v, const cs_viz_layout
         const struct cs_hcmsg *m = &b->msg[i];
         cs_hrow fake = {.kind = CS_HROW_MSG, .from = m->from, .to = m->to, .bytes = m->bytes,
                         .count = 1};
-        char phase[48];
-        phase_of(r, n, m->step, phase, sizeof phase);
-        draw_msg(g, v, l, &fake, y0 + 2 + (int)(i - first), phase);
+        char phase[48], brief[24];
+        phase_of(r, n, m->step, phase, sizeof phase, false);
+        phase_of(r, n, m->step, brief, sizeof brief, true);
+        draw_msg(g, v, l, &fake, y0 + 2 + (int)(i - first), phase, brief);
     }
-    cs_grid_printf(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, CS_C_YELLOW, 0,
-                   "%u messages of this call (PgDn/PgUp scroll, o closes)", b->nmsg);
+    char note[96];
+    snprintf(note, sizeof note, "%u messages of this call (PgDn/PgUp scroll, o closes)", b->nmsg);
+    cs_viz_put_cut(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, note, CS_C_YELLOW, 0,
+                   v->ascii);
     return true;
 }
 
@@ -266,7 +279,7 @@ static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
             }
         }
         for (int x = a; used && x <= b; x++) used[(size_t)y * l->diag_w + (x - l->diag_x)] = 1;
-        draw_msg(g, v, l, &r, y0 + 1 + y, NULL);
+        draw_msg(g, v, l, &r, y0 + 1 + y, NULL, NULL);
     }
 #undef ROW
     free(used);
@@ -309,9 +322,6 @@ void cs_viz_draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
         draw_scaled(g, v, l, y0, rows - 1 > 0 ? rows - 1 : 1);
         return;
     }
-    if (v->scaled && !cs_history_nspans(h))
-        cs_grid_printf(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, CS_C_YELLOW, 0,
-                       "no modelled time: run with --net to draw it to scale (t)");
     if (v->band_open && draw_band_open(g, v, l, y0, rows)) return;
     /* scrolling back stops at a full page of the oldest rows */
     size_t total = h->n, page = (size_t)rows - 1;
@@ -324,11 +334,16 @@ void cs_viz_draw_diagram(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *
         int y = y0 + 1 + (int)(i - first);
         const cs_hrow *r = cs_history_row(h, i);
         draw_lifelines(g, v, l, i, y);
-        if (r->kind == CS_HROW_MSG) draw_msg(g, v, l, r, y, NULL);
+        if (r->kind == CS_HROW_MSG) draw_msg(g, v, l, r, y, NULL, NULL);
         else if (r->kind == CS_HROW_COLL) draw_band(g, v, l, i, r, y);
         else draw_mark(g, v, l, r, y);
     }
-    if (back)
-        cs_grid_printf(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, CS_C_YELLOW, 0,
-                       "(scrolled back %zu rows: End follows)", back);
+    /* notes on the bottom row, over the rows just drawn there */
+    char note[64] = "";
+    if (back) snprintf(note, sizeof note, "(scrolled back %zu rows: End follows)", back);
+    else if (v->scaled && !cs_history_nspans(h))
+        snprintf(note, sizeof note, "no modelled time: run with --net to draw it to scale (t)");
+    if (note[0])
+        cs_viz_put_cut(g, l->diag_x + 1, l->body_y + l->body_h - 1, l->diag_w - 2, note,
+                       CS_C_YELLOW, 0, v->ascii);
 }

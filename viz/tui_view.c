@@ -71,6 +71,9 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     if (n->selected < n->rank_top) n->rank_top = n->selected;
     if (l.ranks_h > 0 && n->selected >= n->rank_top + l.ranks_h)
         n->rank_top = n->selected - l.ranks_h + 1;
+    /* a taller window shows more rows, not blank ones past the last rank */
+    if (l.ranks_h > 0 && n->rank_top > n->nranks - l.ranks_h)
+        n->rank_top = n->nranks > l.ranks_h ? n->nranks - l.ranks_h : 0;
     v->rank_top = n->rank_top;
     if (v->hist && n->diag_back > v->hist->n) n->diag_back = v->hist->n;
     v->diag_back = n->diag_back;

@@ -27,6 +27,19 @@ expect "help lists every command"           0 "  learn [CHAPTER]  browse the cha
 expect "--help is help"                     0 "  replay TRACE     replay a trace" -- --help
 expect "help learn"                         0 "usage: commsim learn [CHAPTER]" -- help learn
 expect "help version"                       0 "usage: commsim version" -- help version
+# A usage line that lists the options lists every one the help describes.
+for cmd in replay export learn; do
+  "$bin" $cmd --help >"$tmp/help" 2>&1
+  usage=$(sed -n '1,/^$/p' "$tmp/help")
+  missing=
+  for o in $(sed '1,/^$/d' "$tmp/help" | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+' | sort -u); do
+    [ "$o" = --help ] || grep -qF -- "$o" <<<"$usage" || missing="$missing $o"
+  done
+  if [ -z "$missing" ]; then ok "$cmd --help: its usage lines list every option"
+  else bad "$cmd --help: its usage lines list every option" "missing:$missing"; fi
+done
+expect "replay --help: the usage names --at RANK:LINE" 0 "[--end | --at N | --at RANK:LINE]" -- replay --help
+expect "replay --help: a died rank's status, 5"    0 "5 a rank process died" -- replay --help
 expect "help of an unknown command"         1 "commsim help: unknown command 'bogus'" -- help bogus
 expect "version"                            0 "commsim 0." -- version
 expect "--version"                          0 "commsim 0." -- --version

@@ -276,6 +276,20 @@ check "replay at 80x24, playing: the time stays in the header" \
   'wait_until 60 header_has fr " event [0-9]+/[0-9]+  t=[0-9.]+s +PLAYING" && footer_tail fr'
 quit_check fr 0 "replay at 80x24: q gives the recorded status (0)"
 
+# ---- at 80x24 the source, the messages in flight and the panes' titles are
+# narrower than their text: what is cut ends in a mark
+start cu 80 24 "$bin run $lessons/03-collectives/ring_allreduce.lua --step"
+wait_for cu PAUSED >/dev/null
+tm send-keys -t cu Space Space Space
+check "80x24: a source line and an in-flight row too long end in $ell" \
+  'wait_for cu "  22 local function exchange$ell" "recv posted  $ell"'
+quit_check cu 130 "cut text: q mid-run gives status 130"
+start cs 80 24 "$bin run $lessons/04-performance/pipeline.lua --speed 0"
+wait_for cs FINISHED >/dev/null
+tm send-keys -t cs t
+check "80x24, t: the diagram's title too long for it ends in $ell" 'wait_for cs "to scale: 1 row = 5 ms, 0 to 66.235047 m$ell"'
+quit_check cs 0 "cut title: q gives status 0"
+
 # ---- enter on a rank that is not at its gate: the hint fits the state (the
 # run is paused here: "pause (r)" would be wrong)
 start hi 100 30 "$bin run $lessons/02-point-to-point/chain.lua --step"
@@ -292,6 +306,20 @@ start cc 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
 wait_for cc PAUSED >/dev/null
 tm send-keys -t cc C-c
 check "Ctrl-C: status 130, terminal restored" 'wait_for cc EXIT=130 STTY=same'
+
+# ---- the summary after q mid-run says the user quit, not that a signal came
+start qs 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_for qs PAUSED >/dev/null
+tm send-keys -t qs q
+check "q mid-run: the summary says the user quit, not SIGINT or SIGTERM" \
+  'wait_for qs EXIT=130 "quit in the visualizer before the run ended" && ! grep -qF SIGINT "$tmp/screen"'
+tm kill-session -t qs
+start qt 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --engine tcp"
+wait_for qt PAUSED >/dev/null
+tm send-keys -t qt q
+check "q mid-run, tcp engine: the summary says the user quit" \
+  'wait_for qt EXIT=130 "quit in the visualizer before the run ended" && ! grep -qF SIGINT "$tmp/screen"'
+tm kill-session -t qt
 
 # ---- a script error: shown, then the run's status
 start er 100 30 "$bin run $scripts/error.lua"
@@ -359,7 +387,8 @@ for eng in thread tcp; do
 done
 
 # ---- o opens the latest band: the ring all-reduce's 24 messages as arrows
-# with their phase (3 reduce-scatter steps, then 3 all-gather steps, 4 ranks)
+# with their phase (3 reduce-scatter steps, then 3 all-gather steps, 4 ranks;
+# RS 1 for reduce-scatter step 1 where the whole phase does not fit)
 printf '%s\n' '--- world: 4' 'local t = tensor.full(4, rank)' \
   'dist.all_reduce(t, ReduceOp.SUM, {algo = "ring"})' 'print(tostring(t))' >"$tmp/ring_ar.lua"
 start ob 100 30 "$bin run $tmp/ring_ar.lua --speed 0"
@@ -367,10 +396,24 @@ wait_for ob FINISHED "all_reduce (ring) x24" >/dev/null
 tm send-keys -t ob o
 check "o: the ring all-reduce band opened into its messages and phases" \
   'wait_for ob "24 messages of this call" "reduce-scatter step 1" "reduce-scatter step 3" "all-gather step 1" &&
-   [ "$(count "reduce-scatter step")" = 12 ]'
+   [ "$(grep -cE "reduce-scatter step|RS [0-9]" "$tmp/screen")" = 12 ]'
 tm send-keys -t ob o
 check "o again: the diagram is back" 'wait_without ob "messages of this call" "all_reduce done"'
 quit_check ob 0 "band opened: q gives status 0"
+
+# ---- at 80x24 the diagram is narrow: notes on its last row are not broken up
+# by the lifelines drawn after them, a phase too long to fit is shortened
+# (RS 1), and no label is written over an arrow's ends
+start ob8 80 24 "$bin run $lessons/03-collectives/ring_allreduce.lua --speed 0"
+wait_for ob8 FINISHED "all_reduce done" >/dev/null
+tm send-keys -t ob8 t
+check "t without --net at 80x24: the note whole up to its cut mark" \
+  'wait_for ob8 "no modelled time: run with --net to draw $ell"'
+tm send-keys -t ob8 t o
+check "o at 80x24: phases shortened where they do not fit, never over an arrow's ends" \
+  'wait_for ob8 "messages of this call" "4 B RS 1" "4 B reduce-scatter step 1" &&
+   ! grep -qE "step [0-9]+(●|▶|o|>)" "$tmp/screen"'
+quit_check ob8 0 "band opened at 80x24: q gives status 0"
 
 # ---- t, to scale: messages that arrive in the same row do not hide each
 # other (the ring's 1 -> 2 arrives with 3 -> 0: it goes to the next free row)
@@ -449,6 +492,11 @@ start many 80 24 "$bin run $lessons/02-point-to-point/ring.lua -n 256 --step"
 wait_for many PAUSED "ranks 0-4 of 256" >/dev/null
 tm send-keys -t many BTab
 check "256 ranks: the table scrolls to the selected rank" 'wait_for many "ranks 251-255 of 256" "  255  ready"'
+# a taller window fills the table up to the last rank, no blank rows past it
+tm resize-window -t many -x 200 -y 60
+check "256 ranks, resized to 200x60: the table ends at the last rank" \
+  'wait_for many "ranks 242-255 of 256" "  242  ready" "  255  ready"'
+tm resize-window -t many -x 80 -y 24
 quit_check many 130 "256 ranks: q leaves cleanly"
 
 # ---- the marks beside the source: how many ranks are on a line, always the
@@ -669,7 +717,7 @@ wait_for lo "v shows where 'one pair' failed" >/dev/null
 tm send-keys -t lo v
 event_whole() { head -1 "$tmp/screen" | grep -qE " event ([0-9]+)/\1 .* END OF TRACE"; }
 check "learn v (80x24): the student's file from its line 1, no grader's line in the output, the header whole" \
-  'wait_for lo "END OF TRACE" "   1 -- Exercise: bidirection" "output, rank 0 (0 lines)" &&
+  'wait_for lo "END OF TRACE" "   1 -- Exercise: bidirectio" "output, rank 0 (0 lines)" &&
    ! grep -qF "__cs_" "$tmp/screen" && ! grep -qF "cs-result" "$tmp/screen" && event_whole'
 tm send-keys -t lo Tab
 check "learn v: rank 1's output has no grader's line either" \
