@@ -372,6 +372,13 @@ int cs_cli_run(int argc, char **argv) {
         return 1;
     }
     bool want = !o.worker && (tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
+    if (to.paused && !want && !o.worker) { /* stepping is done with the visualizer's keys */
+        fprintf(stderr, tui == 0 ? "commsim run: --step steps the run in the visualizer, and --no-tui "
+                                   "turns it off\n"
+                                 : "commsim run: --step steps the run in the visualizer, which needs a "
+                                   "terminal (or --tui)\n");
+        return 1;
+    }
     /* --export draws the run's trace afterwards: a temporary one when none is asked for */
     char tmp[] = "/tmp/commsim-export-XXXXXX";
     if (nexport && !o.trace && !o.worker) { /* a rank process draws nothing: rank 0's side does */

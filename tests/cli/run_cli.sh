@@ -7,6 +7,11 @@ dir="$top_srcdir/tests/cli/scripts"
 # ---- usage
 expect "no arguments is a usage error"      1 "usage: commsim" --
 expect "unknown command"                    1 "unknown command 'bogus'" -- bogus
+# --step is the visualizer's: without one it is refused, not silently run to the end
+expect "--step with --no-tui: refused"       1 "--step steps the run in the visualizer, and --no-tui" \
+  -- run "$top_srcdir/lessons/02-point-to-point/chain.lua" --step --no-tui
+expect "--step without a terminal: refused"  1 "which needs a terminal (or --tui)" \
+  -- run "$top_srcdir/lessons/02-point-to-point/chain.lua" --step
 # One prefix: what the shared runtime says names the command too, as the
 # command's own option errors do ("commsim run:", never a bare "commsim:").
 printf -- '--- net: bogus\nprint(1)\n' >"$tmp/badnet.lua"
