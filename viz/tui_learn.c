@@ -196,8 +196,11 @@ int cs_learn_print(const char *lessons_dir, const char *chapter, const char *wor
     }
     if (ch < 0) {
         printf("chapters (commsim learn N --no-tui prints one):\n");
+        int w = 22; /* the titles in one column, past the longest name */
         for (int i = 0; i < book.n; i++)
-            printf("  %-22s %s\n", book.ch[i].slug, book.ch[i].title);
+            if ((int)strlen(book.ch[i].slug) > w) w = (int)strlen(book.ch[i].slug);
+        for (int i = 0; i < book.n; i++)
+            printf("  %-*s %s\n", w, book.ch[i].slug, book.ch[i].title);
     } else {
         const cs_chapter *c = &book.ch[ch];
         fputs(c->readme, stdout);

@@ -71,7 +71,11 @@ expect "a long option given a value it takes none of" 1 \
   "commsim replay: option '--no-tui' takes no value" -- replay --no-tui=1
 expect "export: a missing value" 1 "commsim export: option '--width' needs a value" -- export t.jsonl --width
 # learn without a terminal: --no-tui prints the chapters, or one chapter
-expect "learn --no-tui lists the chapters"  0 "  02-point-to-point      2. Point-to-point communication" -- learn --no-tui --lessons "$top_srcdir/lessons"
+expect "learn --no-tui lists the chapters"  0 "  02-point-to-point          2. Point-to-point communication" -- learn --no-tui --lessons "$top_srcdir/lessons"
+# every title starts in one column, the longest chapter name's too
+"$bin" learn --no-tui --lessons "$top_srcdir/lessons" >"$tmp/ch.txt" 2>&1
+[ "$(sed -n '2,$p' "$tmp/ch.txt" | awk '{ print index($0, $2) }' | sort -u | wc -l)" = 1 ] \
+  && ok "learn --no-tui: the titles in one column" || bad_showing "$tmp/ch.txt" "learn --no-tui: titles aligned"
 expect "learn 1 --no-tui prints the chapter and its scripts" 0 "  hello.lua              Hello: every rank says who it is" -- learn 1 --no-tui --lessons "$top_srcdir/lessons"
 expect "run without a script"               1 "which script?" -- run
 expect "missing script file"                1 "nope.lua" -- run "$tmp/nope.lua"
