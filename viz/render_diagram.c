@@ -218,6 +218,47 @@ static const char *scaled_title(const cs_history *h, int body, char *buf, size_t
     return buf;
 }
 
+/* Each message on the row of its arrival (rows of per ns, body of them),
+ * unless it would cross one placed there already: then on the nearest free
+ * row of the first avail after it (else before), so that no arrow hides
+ * another. Two arrows may share an end (a relay reads as a chain), never
+ * a stretch of shaft or label. Drawn when draw; returns how many found no
+ * row. */
+static int place_msgs(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y0, int body,
+                      uint64_t per, int avail, bool draw) {
+    const cs_history *h = v->hist;
+    uint8_t *used = calloc((size_t)avail * (size_t)l->diag_w, 1);
+    if (!used) return 0;
+    int hidden = 0;
+    for (size_t i = 0, n = cs_history_nspans(h); i < n; i++) {
+        const cs_hspan *s = cs_history_span(h, i);
+        if (s->kind != CS_HV_MSG) continue;
+        cs_hrow r = {.kind = CS_HROW_MSG, .from = s->rank, .to = s->peer, .bytes = s->bytes,
+                     .count = 1};
+        int a, b, y = -1;
+        int row = (int)(s->to / per < (uint64_t)body ? s->to / per : (uint64_t)body - 1);
+        if (row >= avail) row = avail - 1;
+        msg_cols(l, &r, &a, &b);
+        for (int d = 0; d < avail && y < 0; d++) {
+            int t = d < avail - row ? row + d : row - (d - (avail - row)) - 1;
+            if (t < 0) break;
+            const uint8_t *u = used + (size_t)t * l->diag_w - l->diag_x;
+            bool free_row = true;
+            for (int x = a; x <= b && free_row; x++) free_row = x == a || x == b ? u[x] != 2 : !u[x];
+            if (free_row) y = t;
+        }
+        if (y < 0) {
+            hidden++;
+            continue;
+        }
+        uint8_t *u = used + (size_t)y * l->diag_w - l->diag_x; /* 1: an arrow's end, 2: its shaft */
+        for (int x = a; x <= b; x++) u[x] = x == a || x == b ? (u[x] ? u[x] : 1) : 2;
+        if (draw) draw_msg(g, v, l, &r, y0 + 1 + y, NULL, NULL);
+    }
+    free(used);
+    return hidden;
+}
+
 static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y0,
                         int body) {
     const cs_history *h = v->hist;
@@ -257,32 +298,19 @@ static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
             }
             cs_grid_putc(g, col_x(l, k), y0 + 1 + y, ch, fg, attr);
         }
-    /* Each message on the row of its arrival, unless it would cross one drawn
-     * there already: then on the nearest free row after it (else before),
-     * so that no arrow hides another. */
-    uint8_t *used = calloc((size_t)body * (size_t)l->diag_w, 1);
-    for (size_t i = 0; i < n; i++) {
-        const cs_hspan *s = cs_history_span(h, i);
-        if (s->kind != CS_HV_MSG) continue;
-        cs_hrow r = {.kind = CS_HROW_MSG, .from = s->rank, .to = s->peer, .bytes = s->bytes,
-                     .count = 1};
-        int a, b, row = ROW(s->to), y = row;
-        msg_cols(l, &r, &a, &b);
-        for (int d = 0; used && d < 2 * body; d++) {
-            int t = d < body - row ? row + d : row - (d - (body - row)) - 1;
-            if (t < 0) break;
-            bool free_row = true;
-            for (int x = a; x <= b && free_row; x++) free_row = !used[(size_t)t * l->diag_w + (x - l->diag_x)];
-            if (free_row) {
-                y = t;
-                break;
-            }
-        }
-        for (int x = a; used && x <= b; x++) used[(size_t)y * l->diag_w + (x - l->diag_x)] = 1;
-        draw_msg(g, v, l, &r, y0 + 1 + y, NULL, NULL);
+    /* With more messages than free places, the last row says how many are
+     * not drawn instead of arrows over arrows. */
+    int hidden = place_msgs(g, v, l, y0, body, per, body, false);
+    if (hidden && body > 1) hidden = place_msgs(g, v, l, y0, body, per, body - 1, false);
+    place_msgs(g, v, l, y0, body, per, hidden && body > 1 ? body - 1 : body, true);
+    if (hidden) {
+        cs_grid_fill(g, l->diag_x, y0 + body, l->diag_w, 1, ' ', CS_C_DEFAULT, 0);
+        char note[96];
+        snprintf(note, sizeof note, "%d message%s not drawn: no free row (a taller window, or t)",
+                 hidden, hidden == 1 ? "" : "s");
+        cs_viz_put_cut(g, l->diag_x + 1, y0 + body, l->diag_w - 2, note, CS_C_YELLOW, 0, v->ascii);
     }
 #undef ROW
-    free(used);
     free(end);
     free(st);
     if (h->spans_dropped)

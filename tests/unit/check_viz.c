@@ -202,6 +202,30 @@ START_TEST(test_scaled_diagram) {
 }
 END_TEST
 
+/* More messages than rows: each drawn on a row of its own, none over
+ * another, and the last row counts those left out. */
+START_TEST(test_scaled_crowded) {
+    start(2, 0);
+    for (int i = 0; i < 60; i++) {
+        message(0, 1 + (uint64_t)i, 1, 1 + (uint64_t)i, 1000);
+        vtime("send", 0, 1, 0, 5000);
+    }
+    vtime("exit", 0, -1, 10000, 10000);
+    vtime("exit", 1, -1, 10000, 10000);
+    cs_viz_view v = view("finished");
+    v.ascii = true;
+    v.scaled = true;
+    render(&v, 100, 30);
+    const char *note = line_with("messages not drawn: no free row");
+    ck_assert_msg(note, "no note in:\n%s", text);
+    int hidden = atoi(strstr(note, "messages not drawn") - 4);
+    int drawn = lines_with("o-1000 B-");
+    ck_assert_msg(drawn > 5, "%d arrows in:\n%s", drawn, text);
+    ck_assert_int_eq(drawn + hidden, 60);
+    finish();
+}
+END_TEST
+
 START_TEST(test_deadlock_frame) {
     start(2, 0);
     post(0, 1, CS_OP_SEND, 1, 16, 2);
@@ -1019,6 +1043,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_grid_wide);
     tcase_add_test(tc, test_deadlock_frame);
     tcase_add_test(tc, test_scaled_diagram);
+    tcase_add_test(tc, test_scaled_crowded);
     tcase_add_test(tc, test_deadlock_diagram);
     tcase_add_test(tc, test_speed_ladder_and_help);
     tcase_add_test(tc, test_message_arrows);
