@@ -143,6 +143,9 @@ const cs_verdict *cs_monitor_coll_mismatch(const cs_monitor *m);
 /* Add to v the calls of the collectives some members never entered: the
  * members inside, and (missing) the members that are not. */
 void cs_monitor_coll_ops(const cs_monitor *m, cs_verdict *v);
+/* The collective rank is inside on the group of context ctx ("all_reduce"),
+ * or NULL. */
+const char *cs_monitor_coll_inside(const cs_monitor *m, int ctx, int rank);
 /* Is a collective call entered by some members of its group and not by others? */
 bool cs_monitor_coll_unfinished(const cs_monitor *m);
 /* Collective calls every member of their group has entered. */

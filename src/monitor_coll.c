@@ -406,6 +406,12 @@ static const coll_rec *inside_call(const coll_grp *g, int rank) {
     return mi >= 0 && g->inside[mi] ? &g->cur[mi] : NULL;
 }
 
+const char *cs_monitor_coll_inside(const cs_monitor *m, int ctx, int rank) {
+    const coll_grp *g = m->coll ? grp_find(m->coll, ctx) : NULL;
+    const coll_rec *r = g ? inside_call(g, rank) : NULL;
+    return r ? r->name : NULL;
+}
+
 void cs_monitor_coll_ops(const cs_monitor *m, cs_verdict *v) {
     const cs_mon_coll *c = m->coll;
     for (int i = 0; c && i < c->ng; i++) {

@@ -154,7 +154,7 @@ replay_same "exchanges on tcp" "$dir/exchange.lua" -n 4 --engine tcp
 for mode in rendezvous eager:1000; do
   for engine in thread tcp; do
     expect "exchange with a rank that never calls, $mode ($engine)" 3 \
-      "rank 2 is blocked waiting (exchange_skip.lua:9) for the isend posted at line 9 to rank 3" \
+      "rank 2 is blocked in all_reduce at exchange_skip.lua:9, on its internal isend to rank 3" \
       -- run "$dir/exchange_skip.lua" --engine $engine --send-mode $mode
     tail -n +2 "$tmp/err" >"$tmp/skip.$engine"
   done
