@@ -459,8 +459,16 @@ static int sb_xpcall(lua_State *L) {
  * chunk sees the sandbox's globals, as every chunk of this state does. A
  * reader function that errors makes load return the error: caught too. */
 static int sb_load(lua_State *L) {
-    cs_script_ctx_of(L)->other_chunks = true; /* cs_script_line must look at sources now */
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    c->other_chunks = true; /* cs_script_line must look at sources now */
     if (lua_gettop(L) < 3) lua_settop(L, 3);
+    /* A chunk named as the script ("@ring.lua") would pass for it: its lines
+     * would place operations and errors at lines the script does not have. */
+    const char *name = lua_tostring(L, 2);
+    if (name && name[0] == '@' && strcmp(name + 1, c->script->name) == 0) {
+        lua_pushliteral(L, "=(load)");
+        lua_replace(L, 2);
+    }
     lua_pushliteral(L, "t");
     lua_replace(L, 3);
     return sb_catching(L);

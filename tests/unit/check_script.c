@@ -507,6 +507,13 @@ START_TEST(error_dim_past_int) {
 }
 END_TEST
 
+START_TEST(error_load_named_as_script) {
+    /* a loaded chunk cannot pass for the script and place an error at a line it has not */
+    expect_fail("sp.lua", "load('\\n\\n\\nerror(\\'x\\')', '@sp.lua')()\n", CS_END_ERROR,
+                "(load):4: x");
+}
+END_TEST
+
 START_TEST(error_value_overflows_dtype) {
     /* torch's checked conversion of a scalar: a fill, an element, a factory */
     expect_fail("o1.lua", "tensor.full(1, 2^40, {dtype = 'int32'})\n", CS_END_ERROR,
@@ -914,6 +921,7 @@ int main(void) {
     tcase_add_test(err, error_option_typo);
     tcase_add_test(err, error_dim_past_int);
     tcase_add_test(err, error_value_overflows_dtype);
+    tcase_add_test(err, error_load_named_as_script);
     tcase_add_test(err, error_index_out_of_range);
     tcase_add_test(err, error_dtype_option);
     tcase_add_test(err, print_like_lua);
