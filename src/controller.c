@@ -40,6 +40,7 @@
 
 #include "controller_internal.h"
 #include "errmsg.h"
+#include "event_schema.h"
 
 void controller_watch(controller *k, int fd, uint64_t tag) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
@@ -223,6 +224,12 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
         cs_event ev;
         if (cs_wire_event_get(meta, &ev, k->world, &u->s) < 0 || ev.rank != u->i) {
             snprintf(err, errlen, "malformed event");
+            return -1;
+        }
+        /* Its status becomes the run's (and a replay's): only one a run ends with. */
+        if (ev.type == CS_EV_ERROR && !cs_ev_error_status_ok(ev.status)) {
+            snprintf(err, errlen, "an error event with status %d; an error's is "
+                     CS_EV_ERROR_STATUSES, ev.status);
             return -1;
         }
         controller_forward(k, &ev);

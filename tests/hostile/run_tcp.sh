@@ -512,6 +512,34 @@ case_mem_sender_queue() {
   fi
 }
 
+# ---- a rank's error carries its status, which becomes the run's: one that no
+# run ends with (77: a rank of another build, a forged frame) is a malformed
+# frame, not the run's exit status, and the trace stays replayable
+# (tests/hostile/liar_rank.py plays rank 1)
+case_error_status() {
+  local liar what="a rank's error with status 77"
+  command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
+  if ! start_master "$dir/wait_last.lua" 2 --trace "$tmp/liar.jsonl" --timeout 100; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 1 2 77 >"$tmp/liar" 2>&1 &
+  liar=$!
+  helpers="$helpers $liar"
+  wait_gone "$ctl" 110
+  ctl=
+  local got=$status
+  wait_gone "$liar" 30
+  local line="commsim run: rank 1 sent a malformed frame (an error event with status 77; an error's is 2, 3, 4, 5 or 130): closing its connection"
+  "$bin" replay "$tmp/liar.jsonl" --no-tui >"$tmp/replay" 2>&1
+  local rs=$?
+  if [ "$got" != 5 ]; then bad "$what" "exit status $got, expected 5 (the rank is dropped)"; show "$tmp/err"
+  elif ! grep -qxF "$line" "$tmp/err"; then bad "$what" "no line is exactly: $line"; show "$tmp/err"
+  elif [ "$rs" != 5 ]; then bad "$what" "its trace replays with status $rs, expected 5"; show "$tmp/replay"
+  else ok "$what: refused as a malformed frame (status 5, said), the trace replays"
+  fi
+}
+
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
 for c in "${cases[@]}"; do
