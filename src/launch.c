@@ -363,6 +363,11 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
     /* A verdict found on the last exit (a collective left unfinished) may
      * come after the engine saw a clean end. */
     if (status == 0 && c->mon.deadlocked) status = CS_END_DEADLOCK;
+    /* Ranks that failed together: the engine's first (which ended the run)
+     * may not be the first in the events; the trace's decides, as in a replay. */
+    if ((status == CS_END_ERROR || status == CS_END_TIMEOUT || status == CS_END_DIED) &&
+        !c->mon.deadlocked && !cs_monitor_coll_verdict(&c->mon) && c->mon.fail_status)
+        status = c->mon.fail_status;
     status = settle_status(c, status);
     status = trace_status(c, status);
     cs_outcome o;

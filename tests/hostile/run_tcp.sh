@@ -523,7 +523,7 @@ case_error_status() {
     bad "$what" "the controller printed no token"
     return
   fi
-  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 1 2 77 >"$tmp/liar" 2>&1 &
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 2 error 77 >"$tmp/liar" 2>&1 &
   liar=$!
   helpers="$helpers $liar"
   wait_gone "$ctl" 110
@@ -537,6 +537,36 @@ case_error_status() {
   elif ! grep -qxF "$line" "$tmp/err"; then bad "$what" "no line is exactly: $line"; show "$tmp/err"
   elif [ "$rs" != 5 ]; then bad "$what" "its trace replays with status $rs, expected 5"; show "$tmp/replay"
   else ok "$what: refused as a malformed frame (status 5, said), the trace replays"
+  fi
+}
+
+# ---- two failures at once, a death first: rank 2 leaves without BYE and
+# rank 1, asked to flush, reports an error of status 4 (a budget) before the
+# death is reported. The run's status is the first failure its events hold,
+# the one its replay gives; no "timeout" is claimed of a run that never ran
+# out of --timeout (tests/hostile/liar_rank.py plays ranks 1 and 2)
+case_failures_race() {
+  local liar what="a death, then an error while flushing"
+  command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
+  if ! start_master "$dir/wait_last.lua" 3 --trace "$tmp/late.jsonl" --timeout 100; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 3 late 4 >"$tmp/liar" 2>&1 &
+  liar=$!
+  helpers="$helpers $liar"
+  wait_gone "$ctl" 110
+  ctl=
+  local got=$status
+  wait_gone "$liar" 30
+  "$bin" replay "$tmp/late.jsonl" --no-tui >"$tmp/replay" 2>&1
+  local rs=$?
+  if [ "$got" != 4 ]; then bad "$what" "exit status $got, expected 4 (the first failure's)"; show "$tmp/err"
+  elif [ "$rs" != "$got" ]; then bad "$what" "the run ended with $got, its replay with $rs"; show "$tmp/replay"
+  elif grep -q "^timeout:" "$tmp/err"; then bad "$what" "a timeout claimed"; show "$tmp/err"
+  elif ! grep -qxF "rank 2 failed: rank 2 died (connection lost) while rank 0 waited to receive from it" "$tmp/err"; then
+    bad "$what" "the death is not reported"; show "$tmp/err"
+  else ok "$what: status 4 (the first failure), the same in replay, both named, no timeout claimed"
   fi
 }
 
