@@ -543,6 +543,23 @@ static void controller_free(controller *k) {
     if (k->outw >= 0) close(k->outw);
 }
 
+/* The controller holds a connection per rank, and a pidfd per rank launched
+ * here; strangers waiting to prove the token (MAX_PENDING) and its own files
+ * (streams, epoll, trace, ...) come on top. Out of descriptors it could not
+ * accept the ranks, which would wait in vain: the soft limit goes up as far as
+ * the hard one allows (the ranks inherit it: each holds a connection per
+ * peer), else the run is refused now. */
+static int enough_files(controller *k, bool here) {
+    unsigned long need = (unsigned long)k->world * (here ? 2 : 1) + 32;
+    unsigned long long limit;
+    /* short of MAX_PENDING more, strangers make room (controller_accept) */
+    if (cs_wire_files(need, need + MAX_PENDING, &limit) == 0) return 0;
+    cs_errf(k->err, "%d rank%s need about %lu open files in the controller, more than this "
+            "process may open (ulimit -n: %llu)\n", k->world, k->world == 1 ? "" : "s", need,
+            limit);
+    return -1;
+}
+
 static int setup(controller *k, const cs_run_opts *o) {
     k->lfd = k->sigfd = k->wakefd = k->outfd = k->outw = -1;
     k->dead = -1;
@@ -568,6 +585,7 @@ static int setup(controller *k, const cs_run_opts *o) {
         return -1;
     }
     bool here = o->rank < 0;
+    if (enough_files(k, here) < 0) return -1;
     k->log_strangers = o->master || !here;
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
     if (!here && !tok) {

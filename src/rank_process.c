@@ -127,6 +127,14 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (check_options(&rp) < 0) return 1;
+    /* A socket per peer and its own few; strangers on its port come on top. */
+    unsigned long long limit;
+    if (cs_wire_files((unsigned long)rp.world + 32, (unsigned long)rp.world + 96, &limit) < 0) {
+        cs_errf(rp.err, "rank %d: %d ranks need about %lu open files in every rank process, "
+                "more than this one may open (ulimit -n: %llu)\n", rp.rank, rp.world,
+                (unsigned long)rp.world + 32, limit);
+        return 1;
+    }
     /* ---- ncclproc: what this machine must have for its one rank (a GPU), before dialing */
     if (rp.kind->check && rp.kind->check(1, msg, sizeof msg) < 0) {
         cs_errf(rp.err, "rank %d: %s\n", rp.rank, msg);

@@ -570,6 +570,70 @@ case_failures_race() {
   fi
 }
 
+# ---- out of descriptors (ulimit -n): the controller holds a connection and a
+# pidfd per launched rank. Too few for the world is said at once (status 1,
+# nothing started); it used to accept what it could and leave the others
+# waiting 30 s for a WELCOME, then blame a "stopped or frozen" controller
+# (status 5). A rank started by hand says the same of itself.
+case_files_low() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got what="ulimit -n 32, 16 tcp ranks"
+  (ulimit -n 32 && guarded "$bin" run "$ring" -n 16 --engine tcp --no-tui --trace "$tmp/fd.jsonl" \
+    >"$tmp/out" 2>"$tmp/err" </dev/null)
+  got=$?
+  local line="commsim run: 16 ranks need about 64 open files in the controller, more than this process may open (ulimit -n: 32)"
+  if [ "$got" != 1 ]; then bad "$what" "exit status $got, expected 1"; show "$tmp/err"
+  elif [ "$(cat "$tmp/err")" != "$line" ]; then bad "$what" "stderr is not exactly: $line"; show "$tmp/err"
+  else ok "$what: refused at once, saying how many files it needs (status 1)"
+  fi
+  what="ulimit -n 20, a rank of 40 started by hand"
+  (ulimit -n 20 && guarded "$bin" run "$ring" --engine tcp --no-tui --master 127.0.0.1:1 --rank 39 \
+    --world 40 --token 0123456789abcdef0123456789abcdef >"$tmp/out" 2>"$tmp/err" </dev/null)
+  got=$?
+  line="commsim run: rank 39: 40 ranks need about 72 open files in every rank process, more than this one may open (ulimit -n: 20)"
+  if [ "$got" != 1 ]; then bad "$what" "exit status $got, expected 1"; show "$tmp/err"
+  elif [ "$(cat "$tmp/err")" != "$line" ]; then bad "$what" "stderr is not exactly: $line"; show "$tmp/err"
+  else ok "$what: refused before it dials, saying why (status 1)"
+  fi
+}
+
+# ---- a flood of silent strangers on the controller's port of a run that has
+# files for its ranks but not for the flood too (ulimit -n 40): the oldest
+# stranger makes room, the rank joins, the run ends ok (it used to spin on the
+# failing accept and never take the rank)
+case_files_flood() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" flood what="60 strangers, ulimit -n 40"
+  command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
+  local tries port_ok=
+  for ((tries = 0; tries < 5; tries++)); do
+    port=$(free_port)
+    : >"$tmp/err"
+    (ulimit -n 40 && exec "$bin" run "$ring" --engine tcp --no-tui --master "127.0.0.1:$port" --rank 0 \
+      --world 2 --timeout 60 >"$tmp/out" 2>"$tmp/err" </dev/null) &
+    ctl=$!
+    if wait_until 30 grep -q "job token" "$tmp/err"; then port_ok=1; break; fi
+    kill -9 "$ctl" 2>/dev/null
+    wait "$ctl" 2>/dev/null
+  done
+  [ -n "$port_ok" ] || { bad "$what" "the controller printed no token"; return; }
+  token=$(sed -n 's/^commsim run: job token \([0-9a-f]*\):.*/\1/p' "$tmp/err")
+  world=2
+  python3 "$top_srcdir/tests/hostile/flood.py" "$port" 60 >"$tmp/flood" 2>&1 </dev/null &
+  flood=$!
+  helpers="$helpers $flood"
+  wait_until 30 grep -q opened "$tmp/flood"
+  hand 1 "$ring" --no-tui
+  wait_gone "$ctl" 90
+  ctl=
+  local got=$status
+  wait_gone "$hand" 30
+  kill "$flood" 2>/dev/null
+  if [ "$got" != 0 ]; then bad "$what" "exit status $got, expected 0"; show "$tmp/err"
+  elif ! grep -q "refused a connection from 127.0.0.1:[0-9]*: Too many open files" "$tmp/err"; then
+    bad "$what" "no stranger was refused for room"; show "$tmp/err"
+  else ok "$what: the oldest strangers make room, the rank joins, ok"
+  fi
+}
+
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || mapfile -t cases < <(declare -F | awk '$3 ~ /^case_/ {print $3}')
 for c in "${cases[@]}"; do
