@@ -31,8 +31,8 @@ static void usage(FILE *f) {
           "  --algo LIST       collective algorithms, each run where its family has it;\n"
           "                    'default' is the run's own choice, by size (default:\n"
           "                    default); 'help' lists them and the defaults\n"
-          "  --sizes SPEC      A:B doubling from A to B, or a list; K/M/G suffixes\n"
-          "                    (default: 8:64M)\n"
+          "  --sizes SPEC      A:B doubling from A to B, or a list; K/M/G suffixes, at\n"
+          "                    most 16G (default: 8:64M)\n"
           "  -n, --ranks N     ranks for collectives (default 4); point to point uses 2\n"
           "  --iters N         timed iterations per size (warm-up: a tenth)\n"
           "  --time S          else: seconds per size, iterations chosen to fill it\n"
@@ -196,6 +196,10 @@ int cs_cli_bench(int argc, char **argv) {
             }
             if (!split(optarg, o.algos, &o.nalgos))
                 return fail("--algo", "no algorithm in", optarg);
+            for (int i = 0; i < o.nalgos; i++)
+                if (!cs_bench_algo_known(o.algos[i]))
+                    return fprintf(stderr, "commsim bench: --algo: no collective has the algorithm "
+                                   "'%s' (commsim bench --algo help lists them)\n", o.algos[i]), 1;
             break;
         case OPT_SIZES:
             if (!cs_bench_sizes_parse(optarg, o.sizes, &o.nsizes, why, sizeof why))
