@@ -81,7 +81,7 @@ static void job_set_gates(void *ud, cs_gates *g) {
     cs_world_set_gate(((thread_job *)ud)->w, cs_gates_pass, g);
 }
 
-/* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
+/* ---- SIGINT/SIGTERM/SIGHUP: a thread that turns them into a clean abort */
 
 /* The world a signal aborts. The lock is held across the abort, so that
  * set_signal_world(NULL) returns only once no abort is still using the world
@@ -113,6 +113,7 @@ static void catch_signals(void) {
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP); /* the terminal went away: end as interrupted, trace whole */
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every rank thread */
     pthread_t t;
     if (pthread_create(&t, NULL, signal_main, &set) == 0) pthread_detach(t);
@@ -291,7 +292,7 @@ static int settle_status(cs_control *c, int status) {
     } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
         cs_control_timeout_text(text, sizeof text, c->timeout);
     } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
-        snprintf(text, sizeof text, "interrupted (SIGINT or SIGTERM)");
+        snprintf(text, sizeof text, "interrupted (SIGINT, SIGTERM or SIGHUP)");
     }
     if (text[0]) {
         cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = status, .text = text};
