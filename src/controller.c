@@ -79,6 +79,9 @@ static const char *end_words(int why) {
 static void send_abort(controller *k, int i, int why) {
     if (k->r[i].state != RK_JOINED) return;
     if (!k->welcomed) { /* it waits for WELCOME: tell it why none will come */
+        /* One launched here is killed with the others (controller_abort_joining)
+         * and the report says why: its own words would only repeat it. */
+        if (k->r[i].pid) return;
         char text[CS_WIRE_MAX_TEXT];
         int n = snprintf(text, sizeof text, "the job ended before it started: %s",
                          k->end_text[0] ? k->end_text : end_words(why));

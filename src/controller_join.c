@@ -192,13 +192,14 @@ void controller_expire_pending(controller *k) {
 /* Before WELCOME nobody runs a script: an abort just sends everyone home. */
 void controller_abort_joining(controller *k) {
     if (k->welcomed || !k->status) return;
+    /* The launched ones first: a closed connection would have them say so. */
+    if (k->pgid) kill(-k->pgid, SIGKILL);
     for (int i = 0; i < k->world; i++) {
         prank *p = &k->r[i];
         if (p->fd >= 0) close(p->fd);
         p->fd = -1;
         p->state = RK_GONE;
     }
-    if (k->pgid) kill(-k->pgid, SIGKILL);
 }
 
 void controller_free_pending(controller *k) {

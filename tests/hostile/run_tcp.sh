@@ -487,6 +487,70 @@ case_join_abort() {
   fi
 }
 
+# ---- the same, the other way round: the rank started by hand dies before the
+# job starts. Rank 0, launched by the controller, is ended with the job and
+# says nothing of its own: the report names the death once (it used to print
+# "rank 0: the controller refused to let it join: ..." too, and launched ranks
+# whose connection closed first "joining the job failed: connection closed")
+case_join_death_quiet() {
+  local i what="a rank by hand dies while rank 0 joins"
+  if ! start_master "$frozen" 3 --timeout 0; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  hand 1 "$frozen"
+  local joined=
+  for ((i = 0; i < 1200; i++)); do
+    ss -tnpiH "( dport = :$port )" 2>/dev/null |
+      awk -v p="pid=$hand," 'index($0, p) {getline; if ($0 ~ /bytes_received:[1-9]/) f = 1} END {exit !f}' &&
+      joined=yes && break
+    sleep 0.05
+  done
+  if [ -z "$joined" ]; then
+    bad "$what" "rank 1 never joined"
+    kill -9 "$ctl" "$hand" 2>/dev/null
+    wait "$ctl" "$hand" 2>/dev/null
+    ctl=
+    return
+  fi
+  { kill -9 "$hand" && wait "$hand"; } 2>/dev/null
+  wait_gone "$ctl" 60
+  ctl=
+  local got=$status
+  if [ "$got" != 5 ]; then bad "$what" "exit status $got, expected 5"; show "$tmp/err"
+  elif ! grep -qxF "rank 1 failed: rank 1 died (connection lost, before the job started)" "$tmp/err"; then
+    bad "$what" "the report does not name the death"; show "$tmp/err"
+  elif grep -q "^commsim run: rank 0" "$tmp/out" "$tmp/err"; then
+    bad "$what" "rank 0 spoke for itself"; show "$tmp/err"
+  else ok "$what: the report names it once, rank 0 ends silently (status 5)"
+  fi
+}
+
+# ---- the same with 24 launched ranks: rank 5 killed as soon as it exists,
+# ten times (before or after the job started: either way only the report
+# speaks). Before, the ranks already joined each printed the refusal while the
+# controller sent it to the next (10 lines of 24 ranks, in about half the runs)
+case_join_death_launched() {
+  local t i r why= what="rank 5 of 24 killed early"
+  for ((t = 0; t < 10 && !${#why}; t++)); do
+    "$bin" run "$dir/spin_all.lua" -n 24 --engine tcp --no-tui --trace "$tmp/kj.jsonl" >"$tmp/out" 2>"$tmp/err" </dev/null &
+    ctl=$!
+    r=
+    for ((i = 0; i < 4000 && !${#r}; i++)); do r=$(rank_pid "$ctl" 5); done
+    [ -n "$r" ] && kill -9 "$r"
+    wait_gone "$ctl" 60
+    ctl=
+    if [ -z "$r" ]; then why="rank 5 never seen"
+    elif [ "$status" != 5 ]; then why="exit status $status, expected 5"
+    elif grep -q "^commsim run:" "$tmp/err"; then why="ranks spoke for themselves"
+    elif ! grep -q "^rank 5 failed: rank 5 died (signal 9" "$tmp/err"; then why="the report does not name the death"
+    fi
+  done
+  if [ -n "$why" ]; then bad "$what" "$why"; show "$tmp/err"
+  else ok "$what (10 runs): status 5, the death named once, no rank's own words"
+  fi
+}
+
 # ---- 5 (tcp, sender side): eager messages a peer does not take (it never
 # reads: tests/hostile/mute_rank.py plays rank 1) are copied aside in the
 # sender, and those copies count against the sender's cap: status 4 at the
