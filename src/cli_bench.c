@@ -127,7 +127,8 @@ static int parse_engines(cs_bench_opts *o, char *spec) {
  * that reaches sizes where bandwidth dominates. */
 static int calibrate_run(cs_bench_opts *o, bool engines_given) {
     char why[256];
-    if (o->nops > 0 || o->nalgos > 1 || o->nmodes > 1 || strcmp(o->modes[0], "rendezvous") != 0) {
+    if (o->nops > 0 || o->nalgos > 1 || strcmp(o->algos[0], "default") != 0 || o->nmodes > 1 ||
+        strcmp(o->modes[0], "rendezvous") != 0) {
         fprintf(stderr, "commsim bench: --calibrate measures pingpong with rendezvous sends: "
                         "--op, --algo and --send-mode do not apply\n");
         return 1;
