@@ -30,6 +30,9 @@ expect "three-part range"       1 "--sizes: '8:8:8': want A:B" -- bench --sizes 
 # an algorithm no collective has, or none of the ops asked for: an error, not
 # an empty table with status 0
 expect "unknown algorithm"      1 "--algo: no collective has the algorithm 'nope' (commsim bench --algo help lists them)" -- bench --algo ring,nope
+# a list longer than a run takes said "no engine in" it
+expect "65 engines"             1 "--engine: more than 64 engines" -- bench --engine "$(printf 'thread,%.0s' {1..65})"
+expect "no engine"              1 "--engine: no engine in ','" -- bench --engine ,
 expect "no run in the plan"     1 "nothing to run: no op of --op has an algorithm of --algo" -- bench --engine thread --op broadcast --algo ring --iters 1 --sizes 8
 if [ -s "$tmp/out" ]; then bad "no run in the plan: nothing on stdout"; show "$tmp/out"; else ok "no run in the plan: nothing on stdout"; fi
 
