@@ -494,11 +494,19 @@ static void loop(controller *k) {
         if (k->deadline && now >= k->deadline && !k->status) controller_timeout(k);
         controller_abort_joining(k);
         if (k->grace_until && now >= k->grace_until && !finished(k)) {
-            cs_errf(k->err, "a rank did not stop within %g s of the end; killing it\n",
-                    GRACE_SECONDS);
             for (int i = 0; i < k->world; i++) {
+                if (k->r[i].state == RK_JOINED) {
+                    cs_errf(k->err, "rank %d did not stop within %g s of the end; killing it\n",
+                            i, GRACE_SECONDS);
+                    k->r[i].state = RK_GONE;
+                    /* The end cut it short (as an abort does): so say the
+                     * report and the trace, not its last state (blocked). */
+                    if (k->c.mon.ranks[i].state < CS_RS_DONE) {
+                        cs_event ev = {.type = CS_EV_EXIT, .rank = i, .status = CS_RANK_ABORTED};
+                        cs_bus_emit(&k->c.bus, &ev);
+                    }
+                }
                 if (k->r[i].pid) kill(k->r[i].pid, SIGKILL);
-                if (k->r[i].state == RK_JOINED) k->r[i].state = RK_GONE;
             }
         }
     }

@@ -551,6 +551,41 @@ case_join_death_launched() {
   fi
 }
 
+# ---- Ctrl-C while a rank is stopped (SIGSTOP): it cannot unwind, so the
+# controller kills it after the grace and says which; the report and the
+# replay count it aborted, as the others (it used to stay "blocked", and the
+# line named no rank)
+case_interrupt_stopped() {
+  local i r1 what="SIGINT with rank 1 stopped"
+  "$bin" run "$dir/spin_all.lua" -n 3 --engine tcp --no-tui --trace "$tmp/stop.jsonl" \
+    >"$tmp/out" 2>"$tmp/err" </dev/null &
+  ctl=$!
+  r1=
+  for ((i = 0; i < 600; i++)); do
+    r1=$(rank_pid "$ctl" 1)
+    [ -n "$r1" ] && grep -q '"rank":1,' "$tmp/stop.jsonl" 2>/dev/null && break
+    r1=
+    sleep 0.05
+  done
+  if [ -z "$r1" ]; then bad "$what" "rank 1 never ran"; kill -9 "$ctl"; wait "$ctl" 2>/dev/null; ctl=; return; fi
+  kill -STOP "$r1"
+  kill -INT "$ctl"
+  wait_gone "$ctl" 60
+  ctl=
+  local got=$status
+  "$bin" replay "$tmp/stop.jsonl" --no-tui >"$tmp/replay" 2>&1
+  local rs=$?
+  if [ "$got" != 130 ]; then bad "$what" "exit status $got, expected 130"; show "$tmp/err"
+  elif ! grep -qxF "commsim run: rank 1 did not stop within 2 s of the end; killing it" "$tmp/err"; then
+    bad "$what" "the kill does not name rank 1"; show "$tmp/err"
+  elif ! grep -qxF "ranks: 3 aborted" "$tmp/err"; then bad "$what" "not every rank counted aborted"; show "$tmp/err"
+  elif [ "$rs" != 130 ] || ! grep -qxF "ranks: 3 aborted" "$tmp/replay"; then
+    bad "$what" "the replay differs (status $rs)"; show "$tmp/replay"
+  elif kill -0 "$r1" 2>/dev/null; then bad "$what" "rank 1 is left"
+  else ok "$what: killed after the grace, named, counted aborted (and so in the replay), status 130"
+  fi
+}
+
 # ---- 5 (tcp, sender side): eager messages a peer does not take (it never
 # reads: tests/hostile/mute_rank.py plays rank 1) are copied aside in the
 # sender, and those copies count against the sender's cap: status 4 at the
