@@ -531,7 +531,7 @@ case_join_death_quiet() {
 # speaks). Before, the ranks already joined each printed the refusal while the
 # controller sent it to the next (10 lines of 24 ranks, in about half the runs)
 case_join_death_launched() {
-  local t i r why= what="rank 5 of 24 killed early"
+  local t i r why='' what="rank 5 of 24 killed early"
   for ((t = 0; t < 10 && !${#why}; t++)); do
     "$bin" run "$dir/spin_all.lua" -n 24 --engine tcp --no-tui --trace "$tmp/kj.jsonl" >"$tmp/out" 2>"$tmp/err" </dev/null &
     ctl=$!
