@@ -106,14 +106,17 @@ static void *signal_main(void *arg) {
     return NULL;
 }
 
-static void catch_signals(void) {
+static void catch_signals(bool hup) {
     static sigset_t set;
     static bool started;
     if (started) return;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP); /* the terminal went away: end as interrupted, trace whole */
+    /* The terminal went away: end as interrupted, trace whole. Not under the
+     * visualizer, which would then wait for keys from a terminal that is gone:
+     * there the hangup ends the process. */
+    if (hup) sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every rank thread */
     pthread_t t;
     if (pthread_create(&t, NULL, signal_main, &set) == 0) pthread_detach(t);
@@ -493,7 +496,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
 
     if (o->catch_signals) {
-        catch_signals();
+        catch_signals(!ui);
         set_signal_world(w);
     }
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
