@@ -52,17 +52,28 @@ double cs_bench_busbw_factor(const char *op, int n) {
     return 1.0; /* broadcast, reduce, point to point */
 }
 
-static bool size_parse(const char *s, size_t *out) {
+#define SIZE_MAX_BYTES (1ull << 34) /* 16G */
+
+/* A size: true, or false with why in err (a size too large is one). */
+static bool size_parse(const char *s, size_t *out, char *err, size_t errlen) {
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*s < '0' || *s > '9' || errno || end == s) return false;
     int shift = 0;
-    if (*end == 'k' || *end == 'K') shift = 10, end++;
-    else if (*end == 'm' || *end == 'M') shift = 20, end++;
-    else if (*end == 'g' || *end == 'G') shift = 30, end++;
-    if ((*end == 'b' || *end == 'B') && shift == 0) end++;
-    if (*end || v == 0 || v > (1ull << 34) >> shift) return false;
+    if (*s >= '0' && *s <= '9' && end != s) {
+        if (*end == 'k' || *end == 'K') shift = 10, end++;
+        else if (*end == 'm' || *end == 'M') shift = 20, end++;
+        else if (*end == 'g' || *end == 'G') shift = 30, end++;
+        if ((*end == 'b' || *end == 'B') && shift == 0) end++;
+    }
+    if (*s < '0' || *s > '9' || end == s || *end || (!errno && v == 0)) {
+        snprintf(err, errlen, "'%s' is not a size (8, 4K, 64M)", s);
+        return false;
+    }
+    if (errno || v > SIZE_MAX_BYTES >> shift) {
+        snprintf(err, errlen, "'%s' is more than the largest size, 16G", s);
+        return false;
+    }
     *out = (size_t)(v << shift);
     return true;
 }
@@ -76,7 +87,13 @@ bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, si
     if (colon) {
         *colon = '\0';
         size_t a, b;
-        if (!size_parse(buf, &a) || !size_parse(colon + 1, &b) || a > b) {
+        char why[128];
+        if (!strchr(colon + 1, ':') &&
+            (!size_parse(buf, &a, why, sizeof why) || !size_parse(colon + 1, &b, why, sizeof why))) {
+            snprintf(err, errlen, "'%s': %s", spec, why);
+            return false;
+        }
+        if (strchr(colon + 1, ':') || a > b) {
             snprintf(err, errlen, "'%s': want A:B with 0 < A <= B (8:64M), K/M/G suffixes", spec);
             return false;
         }
@@ -89,10 +106,7 @@ bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, si
             snprintf(err, errlen, "more than %d sizes", CS_BENCH_MAX_LIST);
             return false;
         }
-        if (!size_parse(tok, &sizes[*n])) {
-            snprintf(err, errlen, "'%s' is not a size (8, 4K, 64M)", tok);
-            return false;
-        }
+        if (!size_parse(tok, &sizes[*n], err, errlen)) return false;
         (*n)++;
     }
     if (*n == 0) return snprintf(err, errlen, "no sizes"), false;
@@ -110,6 +124,15 @@ static bool algo_for(const cs_bench_op *op, const char *algo, const char **pass)
     if (!cs_coll_algo_parse((cs_coll_family)op->family, algo, &a, why, sizeof why)) return false;
     *pass = algo;
     return true;
+}
+
+bool cs_bench_algo_known(const char *name) {
+    cs_coll_algo a;
+    char why[256];
+    if (strcmp(name, "default") == 0) return true;
+    for (int f = 0; f < CS_FAM_N; f++)
+        if (cs_coll_algo_parse((cs_coll_family)f, name, &a, why, sizeof why)) return true;
+    return false;
 }
 
 typedef struct run_spec {
@@ -237,9 +260,9 @@ static int run_one(const cs_bench_opts *o, const run_spec *rs, int *nrows) {
     return 0;
 }
 
-int cs_bench_run(const cs_bench_opts *o) {
-    int failed = 0, nrows = 0;
-    cs_bench_begin(o);
+/* The plan, or (dry) only its count of runs. */
+static int plan(const cs_bench_opts *o, bool dry, int *failed) {
+    int nruns = 0, nrows = 0;
     for (int e = 0; e < o->nengines; e++)
         for (int m = 0; m < o->nmodes; m++)
             for (int k = 0; k < o->nops; k++) {
@@ -253,9 +276,23 @@ int cs_bench_run(const cs_bench_opts *o) {
                     } else if (!algo_for(op, o->algos[a], &rs.algo)) {
                         continue; /* not one of this family's algorithms */
                     }
-                    if (run_one(o, &rs, &nrows) < 0) failed++;
+                    nruns++;
+                    if (!dry && run_one(o, &rs, &nrows) < 0) (*failed)++;
                 }
             }
+    return nruns;
+}
+
+int cs_bench_run(const cs_bench_opts *o) {
+    int failed = 0;
+    /* An empty table with status 0 would read as a measurement. */
+    if (plan(o, true, &failed) == 0) {
+        fprintf(o->err, "commsim bench: nothing to run: no op of --op has an algorithm of "
+                        "--algo (commsim bench --algo help lists them)\n");
+        return 1;
+    }
+    cs_bench_begin(o);
+    plan(o, false, &failed);
     cs_bench_end(o, failed);
     return failed ? 1 : 0;
 }

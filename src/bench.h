@@ -60,7 +60,11 @@ double cs_bench_busbw_factor(const char *op, int n);
 /* Parse "8:64M" (doubling) or "8,1K,4M" into sizes; false with a message. */
 bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, size_t errlen);
 
-/* Run the plan and print it. 0, or 1 when a run failed (the others still ran). */
+/* Is name 'default' or an algorithm of some collective family? */
+bool cs_bench_algo_known(const char *name);
+
+/* Run the plan and print it. 0, or 1 when a run failed (the others still ran)
+ * or when the plan has no run at all (said on o->err). */
 int cs_bench_run(const cs_bench_opts *o);
 
 /* The Lua script of one run (bench_script.c); NULL algo: the default. */

@@ -115,6 +115,16 @@ static int parse_u64(const char *opt, const char *s, unsigned long long max, uns
     return 0;
 }
 
+/* A world size (-n, --world, WORLD_SIZE): 1 to 4096, said when not. */
+static int parse_ranks(const char *opt, const char *s, unsigned long long *out) {
+    if (parse_u64(opt, s, 4096, out) < 0) return -1;
+    if (*out < 1) {
+        fprintf(stderr, "commsim run: %s: need at least 1 rank\n", opt);
+        return -1;
+    }
+    return 0;
+}
+
 /* The largest --timeout or --speed: some 31 years, or a billion operations a
  * second, is "no limit" already (0 says it plainly), and it keeps a deadline
  * of now + S exact to well under a millisecond. */
@@ -153,7 +163,7 @@ static int process_environment(cs_run_opts *o, bool have_world, char *master, si
         o->rank = (int)v;
     }
     if (!have_world && world && *world) {
-        if (parse_u64("WORLD_SIZE", world, 4096, &v) < 0 || v < 1) return -1;
+        if (parse_ranks("WORLD_SIZE", world, &v) < 0) return -1;
         o->nranks = (int)v;
     }
     if (o->rank > 0) o->worker = true;
@@ -250,11 +260,7 @@ int cs_cli_run(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            if (parse_u64("-n", optarg, 4096, &v) < 0) return 1;
-            if (v < 1) {
-                fprintf(stderr, "commsim run: -n: need at least 1 rank\n");
-                return 1;
-            }
+            if (parse_ranks("-n", optarg, &v) < 0) return 1;
             o.nranks = (int)v;
             break;
         case OPT_ENGINE:
@@ -338,7 +344,7 @@ int cs_cli_run(int argc, char **argv) {
             o.rank = (int)v;
             break;
         case OPT_WORLD:
-            if (parse_u64("--world", optarg, 4096, &v) < 0 || v < 1) return 1;
+            if (parse_ranks("--world", optarg, &v) < 0) return 1;
             o.nranks = (int)v;
             break;
         case OPT_TOKEN: o.token = optarg; break;

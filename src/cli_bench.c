@@ -31,8 +31,8 @@ static void usage(FILE *f) {
           "  --algo LIST       collective algorithms, each run where its family has it;\n"
           "                    'default' is the run's own choice, by size (default:\n"
           "                    default); 'help' lists them and the defaults\n"
-          "  --sizes SPEC      A:B doubling from A to B, or a list; K/M/G suffixes\n"
-          "                    (default: 8:64M)\n"
+          "  --sizes SPEC      A:B doubling from A to B, or a list; K/M/G suffixes, at\n"
+          "                    most 16G (default: 8:64M)\n"
           "  -n, --ranks N     ranks for collectives (default 4); point to point uses 2\n"
           "  --iters N         timed iterations per size (warm-up: a tenth)\n"
           "  --time S          else: seconds per size, iterations chosen to fill it\n"
@@ -56,12 +56,22 @@ static void usage(FILE *f) {
 }
 
 /* Split a comma list in place into v; false past max entries or when empty. */
-static bool split(char *s, const char **v, int *n) {
+/* Split a comma-separated LIST of opt into v: false, said, when it has no
+ * entry or more than v holds. */
+static bool split(const char *opt, const char *what, char *s, const char **v, int *n) {
+    char *orig = strdup(s);
     *n = 0;
     for (char *save = NULL, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (*n == CS_BENCH_MAX_LIST) return false;
+        if (*n == CS_BENCH_MAX_LIST) {
+            fprintf(stderr, "commsim bench: %s: more than %d %ss\n", opt, CS_BENCH_MAX_LIST,
+                    what);
+            free(orig);
+            return false;
+        }
         v[(*n)++] = t;
     }
+    if (*n == 0) fprintf(stderr, "commsim bench: %s: no %s in '%s'\n", opt, what, orig ? orig : "");
+    free(orig);
     return *n > 0;
 }
 
@@ -81,7 +91,7 @@ static bool add_op(cs_bench_opts *o, const cs_bench_op *op) {
 static int parse_ops(cs_bench_opts *o, char *spec) {
     const char *v[CS_BENCH_MAX_LIST];
     int n;
-    if (!split(spec, v, &n)) return fail("--op", "no op in", spec);
+    if (!split("--op", "op", spec, v, &n)) return 1;
     for (int i = 0; i < n; i++) {
         bool all = strcmp(v[i], "all") == 0, p2p = strcmp(v[i], "p2p") == 0,
              coll = strcmp(v[i], "coll") == 0;
@@ -113,7 +123,7 @@ static int parse_engines(cs_bench_opts *o, char *spec) {
                 o->engines[o->nengines++] = cs_engine_at(i)->name;
         return 0;
     }
-    if (!split(spec, o->engines, &o->nengines)) return fail("--engine", "no engine in", spec);
+    if (!split("--engine", "engine", spec, o->engines, &o->nengines)) return 1;
     for (int i = 0; i < o->nengines; i++)
         if (!cs_engine_find(o->engines[i])) {
             fail("--engine", "unknown engine", o->engines[i]);
@@ -127,7 +137,8 @@ static int parse_engines(cs_bench_opts *o, char *spec) {
  * that reaches sizes where bandwidth dominates. */
 static int calibrate_run(cs_bench_opts *o, bool engines_given) {
     char why[256];
-    if (o->nops > 0 || o->nalgos > 1 || o->nmodes > 1 || strcmp(o->modes[0], "rendezvous") != 0) {
+    if (o->nops > 0 || o->nalgos > 1 || strcmp(o->algos[0], "default") != 0 || o->nmodes > 1 ||
+        strcmp(o->modes[0], "rendezvous") != 0) {
         fprintf(stderr, "commsim bench: --calibrate measures pingpong with rendezvous sends: "
                         "--op, --algo and --send-mode do not apply\n");
         return 1;
@@ -176,8 +187,7 @@ int cs_cli_bench(int argc, char **argv) {
             engines_given = true;
             break;
         case OPT_MODE: {
-            if (!split(optarg, o.modes, &o.nmodes))
-                return fail("--send-mode", "no mode in", optarg);
+            if (!split("--send-mode", "mode", optarg, o.modes, &o.nmodes)) return 1;
             cs_send_mode m;
             for (int i = 0; i < o.nmodes; i++)
                 if (!cs_send_mode_parse(o.modes[i], &m))
@@ -194,8 +204,11 @@ int cs_cli_bench(int argc, char **argv) {
                 fputs(list, stdout);
                 return 0;
             }
-            if (!split(optarg, o.algos, &o.nalgos))
-                return fail("--algo", "no algorithm in", optarg);
+            if (!split("--algo", "algorithm", optarg, o.algos, &o.nalgos)) return 1;
+            for (int i = 0; i < o.nalgos; i++)
+                if (!cs_bench_algo_known(o.algos[i]))
+                    return fprintf(stderr, "commsim bench: --algo: no collective has the algorithm "
+                                   "'%s' (commsim bench --algo help lists them)\n", o.algos[i]), 1;
             break;
         case OPT_SIZES:
             if (!cs_bench_sizes_parse(optarg, o.sizes, &o.nsizes, why, sizeof why))

@@ -40,6 +40,7 @@
 
 #include "controller_internal.h"
 #include "errmsg.h"
+#include "event_schema.h"
 
 void controller_watch(controller *k, int fd, uint64_t tag) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
@@ -78,6 +79,9 @@ static const char *end_words(int why) {
 static void send_abort(controller *k, int i, int why) {
     if (k->r[i].state != RK_JOINED) return;
     if (!k->welcomed) { /* it waits for WELCOME: tell it why none will come */
+        /* One launched here is killed with the others (controller_abort_joining)
+         * and the report says why: its own words would only repeat it. */
+        if (k->r[i].pid) return;
         char text[CS_WIRE_MAX_TEXT];
         int n = snprintf(text, sizeof text, "the job ended before it started: %s",
                          k->end_text[0] ? k->end_text : end_words(why));
@@ -223,6 +227,12 @@ static int rank_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst,
         cs_event ev;
         if (cs_wire_event_get(meta, &ev, k->world, &u->s) < 0 || ev.rank != u->i) {
             snprintf(err, errlen, "malformed event");
+            return -1;
+        }
+        /* Its status becomes the run's (and a replay's): only one a run ends with. */
+        if (ev.type == CS_EV_ERROR && !cs_ev_error_status_ok(ev.status)) {
+            snprintf(err, errlen, "an error event with status %d; an error's is "
+                     CS_EV_ERROR_STATUSES, ev.status);
             return -1;
         }
         controller_forward(k, &ev);
@@ -484,11 +494,19 @@ static void loop(controller *k) {
         if (k->deadline && now >= k->deadline && !k->status) controller_timeout(k);
         controller_abort_joining(k);
         if (k->grace_until && now >= k->grace_until && !finished(k)) {
-            cs_errf(k->err, "a rank did not stop within %g s of the end; killing it\n",
-                    GRACE_SECONDS);
             for (int i = 0; i < k->world; i++) {
+                if (k->r[i].state == RK_JOINED) {
+                    cs_errf(k->err, "rank %d did not stop within %g s of the end; killing it\n",
+                            i, GRACE_SECONDS);
+                    k->r[i].state = RK_GONE;
+                    /* The end cut it short (as an abort does): so say the
+                     * report and the trace, not its last state (blocked). */
+                    if (k->c.mon.ranks[i].state < CS_RS_DONE) {
+                        cs_event ev = {.type = CS_EV_EXIT, .rank = i, .status = CS_RANK_ABORTED};
+                        cs_bus_emit(&k->c.bus, &ev);
+                    }
+                }
                 if (k->r[i].pid) kill(k->r[i].pid, SIGKILL);
-                if (k->r[i].state == RK_JOINED) k->r[i].state = RK_GONE;
             }
         }
     }
@@ -536,6 +554,23 @@ static void controller_free(controller *k) {
     if (k->outw >= 0) close(k->outw);
 }
 
+/* The controller holds a connection per rank, and a pidfd per rank launched
+ * here; strangers waiting to prove the token (MAX_PENDING) and its own files
+ * (streams, epoll, trace, ...) come on top. Out of descriptors it could not
+ * accept the ranks, which would wait in vain: the soft limit goes up as far as
+ * the hard one allows (the ranks inherit it: each holds a connection per
+ * peer), else the run is refused now. */
+static int enough_files(controller *k, bool here) {
+    unsigned long need = (unsigned long)k->world * (here ? 2 : 1) + 32;
+    unsigned long long limit;
+    /* short of MAX_PENDING more, strangers make room (controller_accept) */
+    if (cs_wire_files(need, need + MAX_PENDING, &limit) == 0) return 0;
+    cs_errf(k->err, "%d rank%s need about %lu open files in the controller, more than this "
+            "process may open (ulimit -n: %llu)\n", k->world, k->world == 1 ? "" : "s", need,
+            limit);
+    return -1;
+}
+
 static int setup(controller *k, const cs_run_opts *o) {
     k->lfd = k->sigfd = k->wakefd = k->outfd = k->outw = -1;
     k->dead = -1;
@@ -561,6 +596,7 @@ static int setup(controller *k, const cs_run_opts *o) {
         return -1;
     }
     bool here = o->rank < 0;
+    if (enough_files(k, here) < 0) return -1;
     k->log_strangers = o->master || !here;
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
     if (!here && !tok) {
@@ -577,6 +613,9 @@ static int setup(controller *k, const cs_run_opts *o) {
         sigemptyset(&set);
         sigaddset(&set, SIGINT);
         sigaddset(&set, SIGTERM);
+        /* The terminal went away: end as interrupted (not under the
+         * visualizer, which would wait for keys from a terminal that is gone). */
+        if (!o->ui) sigaddset(&set, SIGHUP);
         sigprocmask(SIG_BLOCK, &set, NULL);
         k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         if (k->sigfd >= 0) controller_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));

@@ -6,6 +6,7 @@
  * everyone home. See controller.c for the rest of the controller's life.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -131,6 +132,24 @@ void controller_accept(controller *k) {
     struct sockaddr_in sa;
     socklen_t len = sizeof sa;
     int fd = accept4(k->lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && k->pending) {
+        /* Out of descriptors with connections still unproven: the oldest
+         * makes room, as past MAX_PENDING; the next turn accepts. */
+        int e = errno;
+        pconn *old = k->pending;
+        while (old->next) old = old->next;
+        pending_close(k, old, strerror(e), false);
+        return;
+    }
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+        /* The connection stays queued and the listener readable: stop
+         * watching it (no spin) and end a job that can no longer gather. */
+        epoll_ctl(k->epfd, EPOLL_CTL_DEL, k->lfd, NULL);
+        cs_errf(k->err, "cannot accept a connection: %s%s\n", strerror(errno),
+                k->welcomed ? "" : "; the ranks cannot join (ulimit -n)");
+        if (!k->welcomed) controller_abort(k, 1);
+        return;
+    }
     if (fd < 0) return;
     pconn *pc = calloc(1, sizeof *pc);
     if (!pc || cs_rx_init(&pc->rx, 0) < 0) {
@@ -173,13 +192,14 @@ void controller_expire_pending(controller *k) {
 /* Before WELCOME nobody runs a script: an abort just sends everyone home. */
 void controller_abort_joining(controller *k) {
     if (k->welcomed || !k->status) return;
+    /* The launched ones first: a closed connection would have them say so. */
+    if (k->pgid) kill(-k->pgid, SIGKILL);
     for (int i = 0; i < k->world; i++) {
         prank *p = &k->r[i];
         if (p->fd >= 0) close(p->fd);
         p->fd = -1;
         p->state = RK_GONE;
     }
-    if (k->pgid) kill(-k->pgid, SIGKILL);
 }
 
 void controller_free_pending(controller *k) {

@@ -236,7 +236,11 @@ void *tcp_rank_setup(const cs_rank_setup *s) {
     uint16_t port = 0;
     int lfd = listen_on(s->ip, s->world > 128 ? s->world : 128, &port);
     if (lfd < 0) {
-        cs_errf(s->err, "rank %d: cannot listen: %s\n", s->rank, strerror(errno));
+        char a[INET_ADDRSTRLEN] = "?";
+        int e = errno;
+        inet_ntop(AF_INET, &s->ip, a, sizeof a);
+        cs_errf(s->err, "rank %d: cannot listen on %s for its peers: %s\n", s->rank, a,
+                strerror(e));
         goto fail;
     }
     int rc = cs_rank_link_join(s->link, s->ip, port, s->wel);

@@ -82,7 +82,7 @@ static void job_set_gates(void *ud, cs_gates *g) {
     cs_world_set_gate(((thread_job *)ud)->w, cs_gates_pass, g);
 }
 
-/* ---- SIGINT/SIGTERM: a thread that turns them into a clean abort */
+/* ---- SIGINT/SIGTERM/SIGHUP: a thread that turns them into a clean abort */
 
 /* The world a signal aborts. The lock is held across the abort, so that
  * set_signal_world(NULL) returns only once no abort is still using the world
@@ -107,13 +107,17 @@ static void *signal_main(void *arg) {
     return NULL;
 }
 
-static void catch_signals(void) {
+static void catch_signals(bool hup) {
     static sigset_t set;
     static bool started;
     if (started) return;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    /* The terminal went away: end as interrupted, trace whole. Not under the
+     * visualizer, which would then wait for keys from a terminal that is gone:
+     * there the hangup ends the process. */
+    if (hup) sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every rank thread */
     pthread_t t;
     if (pthread_create(&t, NULL, signal_main, &set) == 0) pthread_detach(t);
@@ -293,7 +297,7 @@ static int settle_status(cs_control *c, int status) {
         cs_control_timeout_text(text, sizeof text, c->timeout);
     } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
         snprintf(text, sizeof text, "%s", c->ui_quit ? "quit in the visualizer before the run ended"
-                                                     : "interrupted (SIGINT or SIGTERM)");
+                                                     : "interrupted (SIGINT, SIGTERM or SIGHUP)");
     }
     if (text[0]) {
         cs_event ev = {.type = CS_EV_ERROR, .rank = -1, .status = status, .text = text};
@@ -371,6 +375,11 @@ int cs_control_close(cs_control *c, int status, FILE *err) {
     /* A verdict found on the last exit (a collective left unfinished) may
      * come after the engine saw a clean end. */
     if (status == 0 && c->mon.deadlocked) status = CS_END_DEADLOCK;
+    /* Ranks that failed together: the engine's first (which ended the run)
+     * may not be the first in the events; the trace's decides, as in a replay. */
+    if ((status == CS_END_ERROR || status == CS_END_TIMEOUT || status == CS_END_DIED) &&
+        !c->mon.deadlocked && !cs_monitor_coll_verdict(&c->mon) && c->mon.fail_status)
+        status = c->mon.fail_status;
     status = settle_status(c, status);
     status = trace_status(c, status);
     cs_outcome o;
@@ -495,7 +504,7 @@ int cs_launch_run(const cs_run_opts *o) {
     }
 
     if (o->catch_signals) {
-        catch_signals();
+        catch_signals(!ui);
         set_signal_world(w);
     }
     cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};

@@ -451,6 +451,7 @@ static void fold_error(cs_monitor *m, int rank, const cs_event *ev) {
     if (r->state != CS_RS_FAILED) {
         /* Who waits on it now: the report names them (the run stops them). */
         if (!m->nfailed) r->waiters = cs_mon_failed_waiters(m, rank);
+        if (!m->nfailed) m->fail_status = ev->status;
         m->nfailed++;
     }
     set_state(m, rank, CS_RS_FAILED, ev->t);

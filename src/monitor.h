@@ -97,6 +97,7 @@ typedef struct cs_monitor {
     char *run_error;          /* the run ended for a reason of its own (timeout, quit, --strict) */
     char *recheck;            /* the rendezvous recheck's block (recheck.h), or NULL */
     int run_status;
+    int fail_status;          /* the first rank failure's status, in event order */
     cs_mon_req *spare[64];    /* settled requests' memory, for the next posts */
     int nspare;
 } cs_monitor;

@@ -127,6 +127,14 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (check_options(&rp) < 0) return 1;
+    /* A socket per peer and its own few; strangers on its port come on top. */
+    unsigned long long limit;
+    if (cs_wire_files((unsigned long)rp.world + 32, (unsigned long)rp.world + 96, &limit) < 0) {
+        cs_errf(rp.err, "rank %d: %d ranks need about %lu open files in every rank process, "
+                "more than this one may open (ulimit -n: %llu)\n", rp.rank, rp.world,
+                (unsigned long)rp.world + 32, limit);
+        return 1;
+    }
     /* ---- ncclproc: what this machine must have for its one rank (a GPU), before dialing */
     if (rp.kind->check && rp.kind->check(1, msg, sizeof msg) < 0) {
         cs_errf(rp.err, "rank %d: %s\n", rp.rank, msg);
@@ -149,6 +157,17 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     int status = 1;
     cs_welcome wel = {0};
     cs_rank_link *link = NULL;
+    uint32_t lip = 0;
+    uint16_t lport = 0;
+    if (o->bind && cs_wire_parse_addr(o->bind, 0, &lip, &lport, msg, sizeof msg) < 0) {
+        cs_errf(rp.err, "--bind: %s\n", msg);
+        goto out;
+    }
+    if (lport) { /* it would be ignored: the rank listens on a free port */
+        cs_errf(rp.err, "--bind: '%s': an address without a port (a rank listens on any free "
+                "port of it)\n", o->bind);
+        goto out;
+    }
     int cfd = cs_rank_link_dial(mip, mport, cs_now() + CONNECT_SECONDS);
     if (cfd < 0) {
         cs_errf(rp.err, "rank %d: cannot reach the controller at %s: %s\n", rp.rank,
@@ -159,13 +178,6 @@ int cs_launch_rank_process(const cs_run_opts *o) {
      * loopback master) unless --bind says otherwise. */
     struct sockaddr_in me;
     socklen_t len = sizeof me;
-    uint32_t lip = 0;
-    uint16_t lport = 0;
-    if (o->bind && cs_wire_parse_addr(o->bind, 0, &lip, &lport, msg, sizeof msg) < 0) {
-        cs_errf(rp.err, "--bind: %s\n", msg);
-        close(cfd);
-        goto out;
-    }
     if (!o->bind && getsockname(cfd, (struct sockaddr *)&me, &len) == 0) lip = me.sin_addr.s_addr;
     link = cs_rank_link_new(cfd, rp.rank, rp.world, rp.token, rp.err); /* cfd is the link's */
     if (!link) goto out;

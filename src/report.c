@@ -65,12 +65,9 @@ bool cs_report_format_parse(const char *s, cs_report_format *out) {
 int cs_report_status(const cs_monitor *m) {
     if (m->deadlocked) return CS_END_DEADLOCK;
     if (cs_monitor_coll_verdict(m)) return CS_END_ERROR;
-    int worst = 0;
-    for (int k = 0; k < m->world; k++) {
-        const cs_mon_rank *r = &m->ranks[k];
-        if (r->state == CS_RS_FAILED && r->status > worst) worst = r->status;
-    }
-    return worst ? worst : m->run_status;
+    /* Ranks that fail together: the first failure the events hold decides,
+     * so that a live run (cs_control_close) and its replay agree. */
+    return m->fail_status ? m->fail_status : m->run_status;
 }
 
 /* With a model: the makespan, and per rank its end and where its time went. */

@@ -220,6 +220,10 @@ int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *
 void cs_wire_boot_id(char *out);
 /* "a.b.c.d:port" */
 const char *cs_wire_addr_str(uint32_t ip, uint16_t port, char *buf, size_t len);
+/* Room for need open files (a socket per rank): the soft RLIMIT_NOFILE goes
+ * up towards want, at most to the hard limit. 0 when need fits; else -1 with
+ * the most this process may open in *limit. */
+int cs_wire_files(unsigned long need, unsigned long want, unsigned long long *limit);
 
 #endif
 

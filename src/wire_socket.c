@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -185,4 +186,17 @@ const char *cs_wire_addr_str(uint32_t ip, uint16_t port, char *buf, size_t len) 
     inet_ntop(AF_INET, &in, a, sizeof a);
     snprintf(buf, len, "%s:%u", a, port);
     return buf;
+}
+
+/* ---- descriptors */
+
+int cs_wire_files(unsigned long need, unsigned long want, unsigned long long *limit) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return 0;
+    rlim_t cur = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+    if (rl.rlim_cur > cur && setrlimit(RLIMIT_NOFILE, &rl) < 0) rl.rlim_cur = cur;
+    *limit = rl.rlim_cur;
+    return rl.rlim_cur >= need ? 0 : -1;
 }

@@ -22,6 +22,19 @@ expect "unknown format"         1 "--format: want table, csv or json" -- bench -
 expect "unknown send mode"      1 "--send-mode: not rendezvous" -- bench --send-mode fast
 expect "one rank"               1 "-n: want 2 to 1024 ranks" -- bench -n 1
 expect "stray argument"         1 "unexpected argument 'x.lua'" -- bench x.lua
+# a size past the largest says so (it said "not a size", though the suffix is
+# one the help lists); a range's third part is no size either
+expect "size too large"         1 "--sizes: '100G' is more than the largest size, 16G" -- bench --sizes 100G
+expect "range too large"        1 "--sizes: '8:100G': '100G' is more than the largest size, 16G" -- bench --sizes 8:100G
+expect "three-part range"       1 "--sizes: '8:8:8': want A:B" -- bench --sizes 8:8:8
+# an algorithm no collective has, or none of the ops asked for: an error, not
+# an empty table with status 0
+expect "unknown algorithm"      1 "--algo: no collective has the algorithm 'nope' (commsim bench --algo help lists them)" -- bench --algo ring,nope
+# a list longer than a run takes said "no engine in" it
+expect "65 engines"             1 "--engine: more than 64 engines" -- bench --engine "$(printf 'thread,%.0s' {1..65})"
+expect "no engine"              1 "--engine: no engine in ','" -- bench --engine ,
+expect "no run in the plan"     1 "nothing to run: no op of --op has an algorithm of --algo" -- bench --engine thread --op broadcast --algo ring --iters 1 --sizes 8
+if [ -s "$tmp/out" ]; then bad "no run in the plan: nothing on stdout"; show "$tmp/out"; else ok "no run in the plan: nothing on stdout"; fi
 
 # ---- the table: its header says how the runs were made
 expect "table" 0 "visualizer off, trace off" -- bench "${quick[@]}" --op pingpong --engine thread

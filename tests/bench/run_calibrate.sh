@@ -13,6 +13,8 @@ net_re='^(thread|tcp) alpha=[0-9]+(\.[0-9]+)?us,bandwidth=[0-9]+(\.[0-9]+)?(G|M|
 expect "--help lists it"       0 "--calibrate" -- bench --help
 expect "not with --op"         1 "--calibrate measures pingpong with rendezvous sends" -- bench --calibrate --op bw
 expect "not with --send-mode"  1 "do not apply" -- bench --calibrate --send-mode eager
+# one algorithm named: it was ignored (only two or more were refused)
+expect "not with --algo"       1 "--op, --algo and --send-mode do not apply" -- bench --calibrate --algo ring
 expect "unknown engine"        1 "--engine: unknown engine 'nope'" -- bench --calibrate --engine nope
 # One size: no line through one point; said, status 1.
 expect "one size: no fit"      1 "thread: no line fits (1 sizes" -- bench --calibrate --engine thread --sizes 8 --iters 2

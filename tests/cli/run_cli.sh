@@ -86,6 +86,9 @@ expect "a lesson by chapter/name"           0 "verdict: ok" -- run 03-collective
 expect "no such lesson either"              1 "cannot open no_such_lesson" -- run no_such_lesson --no-tui
 unset COMMSIM_LESSONS
 expect "-n 0"                               1 "need at least 1 rank" -- run "$dir/hello_all.lua" -n 0
+# --world 0 and WORLD_SIZE=0 ended with status 1 and not a word
+expect "--world 0"                          1 "commsim run: --world: need at least 1 rank" -- run "$dir/hello_all.lua" --world 0
+WORLD_SIZE=0 RANK=1 expect "WORLD_SIZE=0"   1 "commsim run: WORLD_SIZE: need at least 1 rank" -- run "$dir/hello_all.lua" --engine tcp
 expect "-n not a number"                    1 "'x' is not a whole number" -- run "$dir/hello_all.lua" -n x
 expect "bad send mode"                      1 "unknown send mode 'fast'" -- run "$dir/hello_all.lua" --send-mode fast
 expect "bad engine"                         1 "unknown engine 'carrier-pigeon'" -- run "$dir/hello_all.lua" --engine carrier-pigeon

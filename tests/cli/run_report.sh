@@ -137,12 +137,21 @@ for e in thread tcp; do
     -- "$C/loop.lua" --step-limit 1000000
   report $e "memory budget" 4 kind=budget explanation~"memory limit exceeded" \
     -- "$C/membomb.lua" --mem-limit 64
-  # interrupted: SIGINT to the run (the controller, on tcp)
-  guarded timeout --preserve-status -s INT 1 "$bin" run "$C/sleeper.lua" --engine $e --no-tui --report json \
-    >"$tmp/out" 2>"$tmp/err" </dev/null
-  got=$?
-  if [ "$got" != 130 ]; then bad "interrupted ($e)" "exit status $got, expected 130"
-  elif check "interrupted ($e)" "$tmp/out" status=130 kind=interrupted; then ok "interrupted ($e)"; fi
+  # interrupted: SIGINT to the run (the controller, on tcp); SIGTERM and
+  # SIGHUP (the terminal went away) the same, the trace whole and replayable
+  # (SIGHUP used to kill the run outright: its trace ended before the run did)
+  for sig in INT TERM HUP; do
+    rm -f "$tmp/trace"
+    guarded timeout --preserve-status -s $sig 1 "$bin" run "$C/sleeper.lua" --engine $e --no-tui --report json \
+      --trace "$tmp/trace" >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if [ "$got" != 130 ]; then bad "interrupted by SIG$sig ($e)" "exit status $got, expected 130"
+    elif check "interrupted by SIG$sig ($e)" "$tmp/out" status=130 kind=interrupted \
+      run_error="interrupted (SIGINT, SIGTERM or SIGHUP)"; then
+      ok "interrupted by SIG$sig ($e)"
+      same_replay "interrupted by SIG$sig ($e)"
+    fi
+  done
 done
 
 # a rank process that dies (tcp): killed once it is waited on

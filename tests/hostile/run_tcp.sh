@@ -487,6 +487,105 @@ case_join_abort() {
   fi
 }
 
+# ---- the same, the other way round: the rank started by hand dies before the
+# job starts. Rank 0, launched by the controller, is ended with the job and
+# says nothing of its own: the report names the death once (it used to print
+# "rank 0: the controller refused to let it join: ..." too, and launched ranks
+# whose connection closed first "joining the job failed: connection closed")
+case_join_death_quiet() {
+  local i what="a rank by hand dies while rank 0 joins"
+  if ! start_master "$frozen" 3 --timeout 0; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  hand 1 "$frozen"
+  local joined=
+  for ((i = 0; i < 1200; i++)); do
+    ss -tnpiH "( dport = :$port )" 2>/dev/null |
+      awk -v p="pid=$hand," 'index($0, p) {getline; if ($0 ~ /bytes_received:[1-9]/) f = 1} END {exit !f}' &&
+      joined=yes && break
+    sleep 0.05
+  done
+  if [ -z "$joined" ]; then
+    bad "$what" "rank 1 never joined"
+    kill -9 "$ctl" "$hand" 2>/dev/null
+    wait "$ctl" "$hand" 2>/dev/null
+    ctl=
+    return
+  fi
+  { kill -9 "$hand" && wait "$hand"; } 2>/dev/null
+  wait_gone "$ctl" 60
+  ctl=
+  local got=$status
+  if [ "$got" != 5 ]; then bad "$what" "exit status $got, expected 5"; show "$tmp/err"
+  elif ! grep -qxF "rank 1 failed: rank 1 died (connection lost, before the job started)" "$tmp/err"; then
+    bad "$what" "the report does not name the death"; show "$tmp/err"
+  elif grep -q "^commsim run: rank 0" "$tmp/out" "$tmp/err"; then
+    bad "$what" "rank 0 spoke for itself"; show "$tmp/err"
+  else ok "$what: the report names it once, rank 0 ends silently (status 5)"
+  fi
+}
+
+# ---- the same with 24 launched ranks: rank 5 killed as soon as it exists,
+# ten times (before or after the job started: either way only the report
+# speaks). Before, the ranks already joined each printed the refusal while the
+# controller sent it to the next (10 lines of 24 ranks, in about half the runs)
+case_join_death_launched() {
+  local t i r why='' what="rank 5 of 24 killed early"
+  for ((t = 0; t < 10 && !${#why}; t++)); do
+    "$bin" run "$dir/spin_all.lua" -n 24 --engine tcp --no-tui --trace "$tmp/kj.jsonl" >"$tmp/out" 2>"$tmp/err" </dev/null &
+    ctl=$!
+    r=
+    for ((i = 0; i < 4000 && !${#r}; i++)); do r=$(rank_pid "$ctl" 5); done
+    [ -n "$r" ] && kill -9 "$r"
+    wait_gone "$ctl" 60
+    ctl=
+    if [ -z "$r" ]; then why="rank 5 never seen"
+    elif [ "$status" != 5 ]; then why="exit status $status, expected 5"
+    elif grep -q "^commsim run:" "$tmp/err"; then why="ranks spoke for themselves"
+    elif ! grep -q "^rank 5 failed: rank 5 died (signal 9" "$tmp/err"; then why="the report does not name the death"
+    fi
+  done
+  if [ -n "$why" ]; then bad "$what" "$why"; show "$tmp/err"
+  else ok "$what (10 runs): status 5, the death named once, no rank's own words"
+  fi
+}
+
+# ---- Ctrl-C while a rank is stopped (SIGSTOP): it cannot unwind, so the
+# controller kills it after the grace and says which; the report and the
+# replay count it aborted, as the others (it used to stay "blocked", and the
+# line named no rank)
+case_interrupt_stopped() {
+  local i r1 what="SIGINT with rank 1 stopped"
+  "$bin" run "$dir/spin_all.lua" -n 3 --engine tcp --no-tui --trace "$tmp/stop.jsonl" \
+    >"$tmp/out" 2>"$tmp/err" </dev/null &
+  ctl=$!
+  r1=
+  for ((i = 0; i < 600; i++)); do
+    r1=$(rank_pid "$ctl" 1)
+    [ -n "$r1" ] && grep -q '"rank":1,' "$tmp/stop.jsonl" 2>/dev/null && break
+    r1=
+    sleep 0.05
+  done
+  if [ -z "$r1" ]; then bad "$what" "rank 1 never ran"; kill -9 "$ctl"; wait "$ctl" 2>/dev/null; ctl=; return; fi
+  kill -STOP "$r1"
+  kill -INT "$ctl"
+  wait_gone "$ctl" 60
+  ctl=
+  local got=$status
+  "$bin" replay "$tmp/stop.jsonl" --no-tui >"$tmp/replay" 2>&1
+  local rs=$?
+  if [ "$got" != 130 ]; then bad "$what" "exit status $got, expected 130"; show "$tmp/err"
+  elif ! grep -qxF "commsim run: rank 1 did not stop within 2 s of the end; killing it" "$tmp/err"; then
+    bad "$what" "the kill does not name rank 1"; show "$tmp/err"
+  elif ! grep -qxF "ranks: 3 aborted" "$tmp/err"; then bad "$what" "not every rank counted aborted"; show "$tmp/err"
+  elif [ "$rs" != 130 ] || ! grep -qxF "ranks: 3 aborted" "$tmp/replay"; then
+    bad "$what" "the replay differs (status $rs)"; show "$tmp/replay"
+  elif kill -0 "$r1" 2>/dev/null; then bad "$what" "rank 1 is left"
+  else ok "$what: killed after the grace, named, counted aborted (and so in the replay), status 130"
+  fi
+}
+
 # ---- 5 (tcp, sender side): eager messages a peer does not take (it never
 # reads: tests/hostile/mute_rank.py plays rank 1) are copied aside in the
 # sender, and those copies count against the sender's cap: status 4 at the
@@ -509,6 +608,128 @@ case_mem_sender_queue() {
   if [ "$got" != 4 ]; then bad "5: eager copies at the sender" "exit status $got, expected 4"; show "$tmp/mute"
   elif ! grep -qxF "$line" "$tmp/out" "$tmp/err"; then bad "5: eager copies at the sender" "no line is exactly: $line"
   else ok "5: eager sends a peer does not take count against the sender's cap on tcp (status 4, its line)"
+  fi
+}
+
+# ---- a rank's error carries its status, which becomes the run's: one that no
+# run ends with (77: a rank of another build, a forged frame) is a malformed
+# frame, not the run's exit status, and the trace stays replayable
+# (tests/hostile/liar_rank.py plays rank 1)
+case_error_status() {
+  local liar what="a rank's error with status 77"
+  command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
+  if ! start_master "$dir/wait_last.lua" 2 --trace "$tmp/liar.jsonl" --timeout 100; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 2 error 77 >"$tmp/liar" 2>&1 &
+  liar=$!
+  helpers="$helpers $liar"
+  wait_gone "$ctl" 110
+  ctl=
+  local got=$status
+  wait_gone "$liar" 30
+  local line="commsim run: rank 1 sent a malformed frame (an error event with status 77; an error's is 2, 3, 4, 5 or 130): closing its connection"
+  "$bin" replay "$tmp/liar.jsonl" --no-tui >"$tmp/replay" 2>&1
+  local rs=$?
+  if [ "$got" != 5 ]; then bad "$what" "exit status $got, expected 5 (the rank is dropped)"; show "$tmp/err"
+  elif ! grep -qxF "$line" "$tmp/err"; then bad "$what" "no line is exactly: $line"; show "$tmp/err"
+  elif [ "$rs" != 5 ]; then bad "$what" "its trace replays with status $rs, expected 5"; show "$tmp/replay"
+  else ok "$what: refused as a malformed frame (status 5, said), the trace replays"
+  fi
+}
+
+# ---- two failures at once, a death first: rank 2 leaves without BYE and
+# rank 1, asked to flush, reports an error of status 4 (a budget) before the
+# death is reported. The run's status is the first failure its events hold,
+# the one its replay gives; no "timeout" is claimed of a run that never ran
+# out of --timeout (tests/hostile/liar_rank.py plays ranks 1 and 2)
+case_failures_race() {
+  local liar what="a death, then an error while flushing"
+  command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
+  if ! start_master "$dir/wait_last.lua" 3 --trace "$tmp/late.jsonl" --timeout 100; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 3 late 4 >"$tmp/liar" 2>&1 &
+  liar=$!
+  helpers="$helpers $liar"
+  wait_gone "$ctl" 110
+  ctl=
+  local got=$status
+  wait_gone "$liar" 30
+  "$bin" replay "$tmp/late.jsonl" --no-tui >"$tmp/replay" 2>&1
+  local rs=$?
+  if [ "$got" != 4 ]; then bad "$what" "exit status $got, expected 4 (the first failure's)"; show "$tmp/err"
+  elif [ "$rs" != "$got" ]; then bad "$what" "the run ended with $got, its replay with $rs"; show "$tmp/replay"
+  elif grep -q "^timeout:" "$tmp/err"; then bad "$what" "a timeout claimed"; show "$tmp/err"
+  elif ! grep -qxF "rank 2 failed: rank 2 died (connection lost) while rank 0 waited to receive from it" "$tmp/err"; then
+    bad "$what" "the death is not reported"; show "$tmp/err"
+  else ok "$what: status 4 (the first failure), the same in replay, both named, no timeout claimed"
+  fi
+}
+
+# ---- out of descriptors (ulimit -n): the controller holds a connection and a
+# pidfd per launched rank. Too few for the world is said at once (status 1,
+# nothing started); it used to accept what it could and leave the others
+# waiting 30 s for a WELCOME, then blame a "stopped or frozen" controller
+# (status 5). A rank started by hand says the same of itself.
+case_files_low() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got what="ulimit -n 32, 16 tcp ranks"
+  (ulimit -n 32 && guarded "$bin" run "$ring" -n 16 --engine tcp --no-tui --trace "$tmp/fd.jsonl" \
+    >"$tmp/out" 2>"$tmp/err" </dev/null)
+  got=$?
+  local line="commsim run: 16 ranks need about 64 open files in the controller, more than this process may open (ulimit -n: 32)"
+  if [ "$got" != 1 ]; then bad "$what" "exit status $got, expected 1"; show "$tmp/err"
+  elif [ "$(cat "$tmp/err")" != "$line" ]; then bad "$what" "stderr is not exactly: $line"; show "$tmp/err"
+  else ok "$what: refused at once, saying how many files it needs (status 1)"
+  fi
+  what="ulimit -n 20, a rank of 40 started by hand"
+  (ulimit -n 20 && guarded "$bin" run "$ring" --engine tcp --no-tui --master 127.0.0.1:1 --rank 39 \
+    --world 40 --token 0123456789abcdef0123456789abcdef >"$tmp/out" 2>"$tmp/err" </dev/null)
+  got=$?
+  line="commsim run: rank 39: 40 ranks need about 72 open files in every rank process, more than this one may open (ulimit -n: 20)"
+  if [ "$got" != 1 ]; then bad "$what" "exit status $got, expected 1"; show "$tmp/err"
+  elif [ "$(cat "$tmp/err")" != "$line" ]; then bad "$what" "stderr is not exactly: $line"; show "$tmp/err"
+  else ok "$what: refused before it dials, saying why (status 1)"
+  fi
+}
+
+# ---- a flood of silent strangers on the controller's port of a run that has
+# files for its ranks but not for the flood too (ulimit -n 40): the oldest
+# stranger makes room, the rank joins, the run ends ok (it used to spin on the
+# failing accept and never take the rank)
+case_files_flood() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" flood what="60 strangers, ulimit -n 40"
+  command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
+  local tries port_ok=
+  for ((tries = 0; tries < 5; tries++)); do
+    port=$(free_port)
+    : >"$tmp/err"
+    (ulimit -n 40 && exec "$bin" run "$ring" --engine tcp --no-tui --master "127.0.0.1:$port" --rank 0 \
+      --world 2 --timeout 60 >"$tmp/out" 2>"$tmp/err" </dev/null) &
+    ctl=$!
+    if wait_until 30 grep -q "job token" "$tmp/err"; then port_ok=1; break; fi
+    kill -9 "$ctl" 2>/dev/null
+    wait "$ctl" 2>/dev/null
+  done
+  [ -n "$port_ok" ] || { bad "$what" "the controller printed no token"; return; }
+  token=$(sed -n 's/^commsim run: job token \([0-9a-f]*\):.*/\1/p' "$tmp/err")
+  world=2
+  python3 "$top_srcdir/tests/hostile/flood.py" "$port" 60 >"$tmp/flood" 2>&1 </dev/null &
+  flood=$!
+  helpers="$helpers $flood"
+  wait_until 30 grep -q opened "$tmp/flood"
+  hand 1 "$ring" --no-tui
+  wait_gone "$ctl" 90
+  ctl=
+  local got=$status
+  wait_gone "$hand" 30
+  kill "$flood" 2>/dev/null
+  if [ "$got" != 0 ]; then bad "$what" "exit status $got, expected 0"; show "$tmp/err"
+  elif ! grep -q "refused a connection from 127.0.0.1:[0-9]*: Too many open files" "$tmp/err"; then
+    bad "$what" "no stranger was refused for room"; show "$tmp/err"
+  else ok "$what: the oldest strangers make room, the rank joins, ok"
   fi
 }
 

@@ -427,5 +427,36 @@ by_hand() {
 }
 by_hand
 
+# ---- --bind takes an address: a port given with it was parsed and silently
+# ignored (the rank listened on a free port all the same). Said before the
+# rank dials anything (here no controller listens: the --bind error comes
+# first); an address not of this machine names itself.
+bind_option() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got want
+  guarded "$bin" run "$ring" --engine tcp --no-tui --master 127.0.0.1:1 --rank 1 --world 2 \
+    --token 0123456789abcdef0123456789abcdef --bind 127.0.0.1:4000 >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  want="commsim run: --bind: '127.0.0.1:4000': an address without a port (a rank listens on any free port of it)"
+  if [ "$got" != 1 ]; then bad "--bind with a port" "exit status $got, expected 1"; show "$tmp/err"
+  elif [ "$(cat "$tmp/err")" != "$want" ]; then bad "--bind with a port" "stderr is not exactly: $want"; show "$tmp/err"
+  else ok "--bind with a port: refused before dialing, saying why (status 1)"
+  fi
+  if ! start_master "$ring" 2 --timeout 60; then
+    bad "--bind elsewhere" "the controller printed no token"
+    return
+  fi
+  "$bin" run "$ring" --engine tcp --no-tui --master "127.0.0.1:$port" --rank 1 --world 2 \
+    --token "$token" --bind 192.0.2.1 >"$tmp/r1" 2>&1 </dev/null
+  got=$?
+  kill "$ctl" 2>/dev/null
+  wait_end "$(now)" nocount
+  want="commsim run: rank 1: cannot listen on 192.0.2.1 for its peers: Cannot assign requested address"
+  if [ "$got" != 1 ]; then bad "--bind elsewhere" "exit status $got, expected 1"; show "$tmp/r1"
+  elif ! grep -qxF -- "$want" "$tmp/r1"; then bad "--bind elsewhere" "no line is exactly: $want"; show "$tmp/r1"
+  else ok "--bind to an address not of this machine: the rank says which (status 1)"
+  fi
+}
+bind_option
+
 echo "# slowest end of a run after a kill: ${slowest} s"
 finish

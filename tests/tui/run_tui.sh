@@ -752,6 +752,23 @@ check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -q
 plain run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp --rank 1 --world 2
 check "--tui in a hand-started rank process: a usage error (1) that says where it runs" \
   '[ $status = 1 ] && grep -qF "runs on rank 0'"'"'s side" "$tmp/screen"'
+# ---- the terminal goes away (a closed window, a dropped ssh: SIGHUP) under
+# the visualizer: the run ends with it, on both engines; no commsim process
+# is left spinning on a terminal that is gone
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]; }
+for e in thread tcp; do
+  start hu 100 30 "$bin run $lessons/02-point-to-point/deadlock.lua --engine $e"
+  wait_for hu DEADLOCKED >/dev/null
+  hu_sh=$(tm display-message -p -t hu '#{pane_pid}')
+  hu_pids=$(ps -o pid= --ppid "$hu_sh" | tr -d ' ')
+  tm kill-session -t hu
+  left=
+  for p in $hu_pids; do wait_until 30 gone "$p" || left="$left $p"; done
+  # shellcheck disable=SC2086
+  [ -z "$left" ] || kill -9 $left 2>/dev/null
+  check "$e: the terminal hung up under the visualizer: no process left" '[ -n "$hu_pids" ] && [ -z "$left" ]'
+done
+
 plain learn 99 --lessons "$lessons"
 check "learn 99: an unknown chapter is an error (1) that lists the chapters" \
   '[ $status = 1 ] && grep -qF "no chapter '\''99'\''" "$tmp/screen" && grep -qF 02-point-to-point "$tmp/screen"'

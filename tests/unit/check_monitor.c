@@ -343,6 +343,22 @@ START_TEST(test_warnings_once_and_run_errors) {
 }
 END_TEST
 
+/* Ranks that fail together: the first failure in the events gives the status
+ * (a live run takes the same), not the largest: a script error then a death
+ * reported after it is 2, as the run that wrote those events ended. */
+START_TEST(test_first_failure_status) {
+    start(3, "rendezvous");
+    fail_rank(0, "t.lua:2: boom");
+    cs_event d = {.type = CS_EV_ERROR, .rank = 2, .status = 5, .text = "rank 2 died (signal 9)"};
+    cs_monitor_fold(&mon, &d);
+    cs_event b = {.type = CS_EV_ERROR, .rank = 1, .status = 4, .text = "t.lua:3: memory limit"};
+    cs_monitor_fold(&mon, &b);
+    ck_assert_int_eq(mon.nfailed, 3);
+    ck_assert_int_eq(cs_report_status(&mon), 2);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 static void count_req(void *ud, const cs_mon_req *q) {
     int *n = ud;
     *n += cs_mon_req_in_flight(q);
@@ -787,6 +803,7 @@ int main(void) {
     tcase_add_test(tc, test_no_leftovers_after_failure);
     tcase_add_test(tc, test_no_leftovers_after_interrupt);
     tcase_add_test(tc, test_warnings_once_and_run_errors);
+    tcase_add_test(tc, test_first_failure_status);
     tcase_add_test(tc, test_model_current_op_and_in_flight);
     tcase_add_test(tc, test_partial_deadlock);
     tcase_add_test(tc, test_chain_to_a_running_rank);
