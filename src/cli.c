@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +378,10 @@ int cs_cli_run(int argc, char **argv) {
                         "not in rank %d's process\n", o.rank);
         return 1;
     }
+    /* A reader that stops reading (commsim run ... | head) must not kill the
+     * run half way: its trace would end before the run did. The output
+     * nobody reads is dropped; the run, its trace and its status go on. */
+    signal(SIGPIPE, SIG_IGN);
     bool want = !o.worker && (tui > 0 || (tui < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
     if (to.paused && !want && !o.worker) { /* stepping is done with the visualizer's keys */
         fprintf(stderr, tui == 0 ? "commsim run: --step steps the run in the visualizer, and --no-tui "

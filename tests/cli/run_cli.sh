@@ -158,4 +158,16 @@ if grep -q '^  thread   threads ' "$tmp/out" && grep -q '^  tcp      processes '
 else bad "--engine help: a row per engine, on standard output"; fi
 expect "unknown engine prints the table"    1 "tcp      every rank a process" -- run "$dir/hello_all.lua" --engine carrier-pigeon
 
+# ---- a reader that stops reading (| head) does not end the run half way:
+# the run ends as it would, and its trace is whole
+printf 'for i = 1, 3000 do print("line " .. i) end\ndist.barrier()\n' >"$tmp/printer.lua"
+for engine in thread tcp; do
+  "$bin" run "$tmp/printer.lua" -n 4 --engine $engine --no-tui --trace "$tmp/pipe.jsonl" </dev/null 2>"$tmp/err" | head -1 >/dev/null
+  st=${PIPESTATUS[0]}
+  "$bin" replay "$tmp/pipe.jsonl" --no-tui >"$tmp/out" 2>&1
+  rst=$?
+  [ "$st" = 0 ] && [ "$rst" = 0 ] && ok "| head: the run ends ok, its trace whole ($engine)" \
+    || bad_showing "$tmp/out" "| head ($engine)" "run status $st, replay status $rst"
+done
+
 finish
