@@ -306,6 +306,10 @@ static int listen_master(controller *k, const char *addr, int default_port) {
         return -1;
     }
     k->port = ntohs(sa.sin_port);
+    /* Listening on every interface (the address given is none of this
+     * host's, as behind NAT): the ranks started here dial the loopback, the
+     * others are still told the address given. */
+    k->told_ip = k->ip != htonl(INADDR_ANY) ? k->ip : htonl(INADDR_LOOPBACK);
     if (sa.sin_addr.s_addr == htonl(INADDR_ANY)) k->ip = htonl(INADDR_LOOPBACK);
     controller_watch(k, k->lfd, TAG(TAG_LISTEN, 0));
     return 0;
@@ -601,7 +605,7 @@ static int setup(controller *k, const cs_run_opts *o) {
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
     if (!here && !tok) {
         char a[64];
-        cs_wire_addr_str(k->ip, k->port, a, sizeof a);
+        cs_wire_addr_str(k->told_ip, k->port, a, sizeof a);
         if (o->ui) /* the front end's footer: short enough for 80 columns */
             snprintf(k->notice, sizeof k->notice, "join: --token %s --master %s", k->token, a);
         else

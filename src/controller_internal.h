@@ -76,7 +76,8 @@ typedef struct controller {
     cs_netmodel net;      /* --net: told to the ranks in WELCOME */
     char token[CS_WIRE_TOKEN + 1];
     int lfd, epfd, sigfd;
-    uint32_t ip;
+    uint32_t ip;          /* where the ranks started here dial */
+    uint32_t told_ip;     /* where the join line sends the others: --master's address */
     uint16_t port;
     /* A stranger is logged only at an address the user gave or was told
      * (--master, rank 0 by hand): at a port picked here and told to no one

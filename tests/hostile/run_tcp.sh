@@ -663,7 +663,9 @@ case_failures_race() {
   if [ "$got" != 4 ]; then bad "$what" "exit status $got, expected 4 (the first failure's)"; show "$tmp/err"
   elif [ "$rs" != "$got" ]; then bad "$what" "the run ended with $got, its replay with $rs"; show "$tmp/replay"
   elif grep -q "^timeout:" "$tmp/err"; then bad "$what" "a timeout claimed"; show "$tmp/err"
-  elif ! grep -qxF "rank 2 failed: rank 2 died (connection lost) while rank 0 waited to receive from it" "$tmp/err"; then
+  # whether rank 0 had begun its wait on rank 2 when the death was seen is
+  # the scheduler's doing: the line may or may not say so
+  elif ! grep -q "^rank 2 failed: rank 2 died (connection lost)" "$tmp/err"; then
     bad "$what" "the death is not reported"; show "$tmp/err"
   else ok "$what: status 4 (the first failure), the same in replay, both named, no timeout claimed"
   fi
@@ -730,6 +732,24 @@ case_files_flood() {
   elif ! grep -q "refused a connection from 127.0.0.1:[0-9]*: Too many open files" "$tmp/err"; then
     bad "$what" "no stranger was refused for room"; show "$tmp/err"
   else ok "$what: the oldest strangers make room, the rank joins, ok"
+  fi
+}
+
+# --master an address of no interface here (as behind NAT): the controller
+# listens on every interface, and the join line still tells the others the
+# address given, not the loopback its own ranks dial
+case_master_told() {
+  local what="--master at no interface here: the join line gives it"
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua"
+  "$bin" run "$ring" --engine tcp --no-tui --master 192.0.2.1:0 --rank 0 --world 2 \
+    >"$tmp/out" 2>"$tmp/err" </dev/null &
+  ctl=$!
+  wait_until 30 grep -q "job token" "$tmp/err"
+  kill "$ctl" 2>/dev/null
+  wait_gone "$ctl" 30
+  ctl=
+  if grep -q "and --master 192.0.2.1:[0-9]*$" "$tmp/err"; then ok "$what"
+  else bad "$what" "another address"; show "$tmp/err"
   fi
 }
 
