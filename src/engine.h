@@ -114,6 +114,7 @@ typedef struct cs_rank_setup {
     int rank, world;
     const char *token;   /* the job's: peers prove it to each other */
     uint32_t ip;         /* where peers may reach this process (network order) */
+    bool listen_any;     /* listen on every interface (--bind 0.0.0.0), told as ip */
     cs_rank_link *link;  /* connected to the controller, not yet joined */
     cs_welcome *wel;     /* where the join leaves the WELCOME */
     FILE *err;

@@ -234,7 +234,7 @@ void *tcp_rank_setup(const cs_rank_setup *s) {
     }
     for (int i = 0; i < s->world; i++) fds[i] = -1;
     uint16_t port = 0;
-    int lfd = listen_on(s->ip, s->world > 128 ? s->world : 128, &port);
+    int lfd = listen_on(s->listen_any ? htonl(INADDR_ANY) : s->ip, s->world > 128 ? s->world : 128, &port);
     if (lfd < 0) {
         char a[INET_ADDRSTRLEN] = "?";
         int e = errno;

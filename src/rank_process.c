@@ -175,16 +175,19 @@ int cs_launch_rank_process(const cs_run_opts *o) {
         goto out;
     }
     /* Peers reach this rank where the controller reached it (loopback for a
-     * loopback master) unless --bind says otherwise. */
+     * loopback master) unless --bind says otherwise; --bind 0.0.0.0 listens
+     * on every interface, and peers are still told that address, not
+     * 0.0.0.0 (which is this machine to whoever dials it). */
     struct sockaddr_in me;
     socklen_t len = sizeof me;
-    if (!o->bind && getsockname(cfd, (struct sockaddr *)&me, &len) == 0) lip = me.sin_addr.s_addr;
+    bool any = o->bind && lip == htonl(INADDR_ANY);
+    if ((!o->bind || any) && getsockname(cfd, (struct sockaddr *)&me, &len) == 0) lip = me.sin_addr.s_addr;
     link = cs_rank_link_new(cfd, rp.rank, rp.world, rp.token, rp.err); /* cfd is the link's */
     if (!link) goto out;
     cs_rank_link_set_heartbeat(link, rp.heartbeat);
     /* The engine joins with what its peers need to know (the tcp engine: the
      * address it listens on), and builds what it runs on (the mesh). */
-    cs_rank_setup setup = {.rank = rp.rank, .world = rp.world, .token = rp.token, .ip = lip,
+    cs_rank_setup setup = {.rank = rp.rank, .world = rp.world, .token = rp.token, .ip = lip, .listen_any = any,
                            .link = link, .wel = &wel, .err = rp.err};
     void *arg = NULL;
     if (rp.kind->rank_setup) {

@@ -9,6 +9,7 @@ not. MODE:
   late   as ranks WORLD-2 and WORLD-1: the last one leaves without BYE (a
          death); the other, asked to FLUSH, first reports an error with
          STATUS (two failures, the death first).
+It prints the address WELCOME gives for each lower rank ("peer J at IP").
 It answers the controller (FLUSHED after FLUSH; BYE after ABORT) until the
 controller closes its connections."""
 import select, socket, struct, sys
@@ -66,6 +67,7 @@ for r in ranks:
     fixed = len(meta) - 6 * world  # the addresses close WELCOME: 6 bytes per rank
     for j in range(r):
         ip, p = struct.unpack_from("<IH", meta, fixed + 6 * j)
+        print("peer %d at %s" % (j, socket.inet_ntoa(struct.pack(">I", ip))), flush=True)
         m = socket.create_connection((socket.inet_ntoa(struct.pack(">I", ip)), p))
         m.sendall(frame(PEER, token + struct.pack("<II", r, world)))
         mesh.append(m)

@@ -455,6 +455,23 @@ bind_option() {
   elif ! grep -qxF -- "$want" "$tmp/r1"; then bad "--bind elsewhere" "no line is exactly: $want"; show "$tmp/r1"
   else ok "--bind to an address not of this machine: the rank says which (status 1)"
   fi
+  # --bind 0.0.0.0: the rank listens on every interface, and its peers are
+  # told where the controller reached it, not 0.0.0.0 (this machine to whoever
+  # dials it). Rank 2 is a script that reads its WELCOME and then ends the run.
+  command -v python3 >/dev/null || { skip "--bind 0.0.0.0" "no python3"; return; }
+  if ! start_master "$ring" 3 --timeout 60; then
+    bad "--bind 0.0.0.0" "the controller printed no token"
+    return
+  fi
+  "$bin" run "$ring" --engine tcp --no-tui --master "127.0.0.1:$port" --rank 1 --world 3 \
+    --token "$token" --bind 0.0.0.0 >"$tmp/r1" 2>&1 </dev/null &
+  local r1=$!
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 3 error 77 >"$tmp/liar" 2>&1
+  wait "$r1" 2>/dev/null
+  wait_end "$(now)" nocount
+  if grep -qxF "peer 1 at 127.0.0.1" "$tmp/liar"; then ok "--bind 0.0.0.0: peers are told the address the controller reached"
+  else bad "--bind 0.0.0.0" "not told 127.0.0.1"; show "$tmp/liar"
+  fi
 }
 bind_option
 
