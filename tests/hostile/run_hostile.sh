@@ -320,7 +320,7 @@ case_script_paths() {
     fi
   done
   for f in "$tmp/fifo.lua" /dev/zero; do
-    timeout -k 5 20 "$bin" grade ring "$f" >"$tmp/out" 2>"$tmp/err" </dev/null
+    timeout -k 5 20 "$bin" grade "$top_srcdir/lessons/02-point-to-point/exercises/ring" "$f" >"$tmp/out" 2>"$tmp/err" </dev/null
     got=$?
     if [ "$got" = 1 ] && grep -qxF "commsim grade: $f: not a regular file or a folder" "$tmp/err"
     then ok "grade: $f is refused"
@@ -338,7 +338,7 @@ case_script_text() {
   both "a precompiled chunk names its file" 2 \
     "commsim run: precompiled.luac: attempt to load a binary chunk (mode is 't')" precompiled.luac -n 1
   { printf '\357\273\277'; cat "$top_srcdir/tests/grade/ring/reference.lua"; } >"$tmp/bom_ring.lua"
-  hostile "grade: a solution with a BOM" 0 "total: 5/5" -- grade ring "$tmp/bom_ring.lua"
+  hostile "grade: a solution with a BOM" 0 "total: 5/5" -- grade "$top_srcdir/lessons/02-point-to-point/exercises/ring" "$tmp/bom_ring.lua"
 }
 
 # ---- CPU bombs: the instruction budget ends them (status 4)
