@@ -14,28 +14,11 @@ It answers the controller (FLUSHED after FLUSH; BYE after ABORT) until the
 controller closes its connections."""
 import select, socket, struct, sys
 
-VERSION = 3
-HELLO, WELCOME, PEER, EVENT, ABORT, FLUSH, FLUSHED, BYE = 1, 2, 3, 9, 10, 11, 12, 13
+from wire_frames import ABORT, BYE, EVENT, FLUSH, FLUSHED, HELLO, PEER, WELCOME, frame, read_frame
+
 EV_ERROR, HAS_TEXT = 10, 8
 port, token, world = int(sys.argv[1]), sys.argv[2].encode(), int(sys.argv[3])
 mode, status = sys.argv[4], int(sys.argv[5])
-
-def frame(t, meta=b""):
-    return b"CSIM" + struct.pack("<BBHIQ", VERSION, t, 0, len(meta), 0) + meta
-
-def read_exact(s, n):
-    b = b""
-    while len(b) < n:
-        d = s.recv(n - len(b))
-        if not d:
-            raise EOFError
-        b += d
-    return b
-
-def read_frame(s):
-    h = read_exact(s, 20)
-    _, _, t, _, mlen, dlen = struct.unpack("<4sBBHIQ", h)
-    return t, read_exact(s, mlen + dlen)
 
 def error_event(rank, st, text):
     """An error event: its fixed 134 bytes (type, flags, rank, t, line,

@@ -8,26 +8,9 @@ answers the controller (ALIVE; BYE after ABORT) and leaves when the
 controller closes its connection."""
 import socket, struct, sys, time
 
-VERSION = 3
-HELLO, WELCOME, PEER, ABORT, BYE, ALIVE = 1, 2, 3, 10, 13, 20
+from wire_frames import ABORT, ALIVE, BYE, HELLO, PEER, WELCOME, frame, read_frame
+
 port, token, rank, world = int(sys.argv[1]), sys.argv[2].encode(), int(sys.argv[3]), int(sys.argv[4])
-
-def frame(t, meta=b""):
-    return b"CSIM" + struct.pack("<BBHIQ", VERSION, t, 0, len(meta), 0) + meta
-
-def read_exact(s, n):
-    b = b""
-    while len(b) < n:
-        d = s.recv(n - len(b))
-        if not d:
-            raise EOFError
-        b += d
-    return b
-
-def read_frame(s):
-    h = read_exact(s, 20)
-    _, _, t, _, mlen, dlen = struct.unpack("<4sBBHIQ", h)
-    return t, read_exact(s, mlen + dlen)
 
 lis = socket.socket()
 lis.bind(("127.0.0.1", 0))
