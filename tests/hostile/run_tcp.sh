@@ -611,27 +611,35 @@ case_mem_sender_queue() {
   fi
 }
 
+# liar_run WHAT WORLD MODE STATUS TRACE: a job of wait_last.lua whose highest
+# rank(s) are liar_rank.py in MODE; the run's exit status in $got, its trace's
+# replay status in $rs. Returns 1 (said) where the controller never started.
+liar_run() {
+  local what=$1 world=$2 mode=$3 st=$4 trace=$5 liar
+  if ! start_master "$dir/wait_last.lua" "$world" --trace "$trace" --timeout 100; then
+    bad "$what" "the controller printed no token"
+    return 1
+  fi
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" "$world" "$mode" "$st" >"$tmp/liar" 2>&1 &
+  liar=$!
+  helpers="$helpers $liar"
+  wait_gone "$ctl" 110
+  ctl=
+  got=$status
+  wait_gone "$liar" 30
+  "$bin" replay "$trace" --no-tui >"$tmp/replay" 2>&1
+  rs=$?
+}
+
 # ---- a rank's error carries its status, which becomes the run's: one that no
 # run ends with (77: a rank of another build, a forged frame) is a malformed
 # frame, not the run's exit status, and the trace stays replayable
 # (tests/hostile/liar_rank.py plays rank 1)
 case_error_status() {
-  local liar what="a rank's error with status 77"
+  local what="a rank's error with status 77" got rs
   command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
-  if ! start_master "$dir/wait_last.lua" 2 --trace "$tmp/liar.jsonl" --timeout 100; then
-    bad "$what" "the controller printed no token"
-    return
-  fi
-  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 2 error 77 >"$tmp/liar" 2>&1 &
-  liar=$!
-  helpers="$helpers $liar"
-  wait_gone "$ctl" 110
-  ctl=
-  local got=$status
-  wait_gone "$liar" 30
+  liar_run "$what" 2 error 77 "$tmp/liar.jsonl" || return
   local line="commsim run: rank 1 sent a malformed frame (an error event with status 77; an error's is 2, 3, 4, 5 or 130): closing its connection"
-  "$bin" replay "$tmp/liar.jsonl" --no-tui >"$tmp/replay" 2>&1
-  local rs=$?
   if [ "$got" != 5 ]; then bad "$what" "exit status $got, expected 5 (the rank is dropped)"; show "$tmp/err"
   elif ! grep -qxF "$line" "$tmp/err"; then bad "$what" "no line is exactly: $line"; show "$tmp/err"
   elif [ "$rs" != 5 ]; then bad "$what" "its trace replays with status $rs, expected 5"; show "$tmp/replay"
@@ -645,21 +653,9 @@ case_error_status() {
 # the one its replay gives; no "timeout" is claimed of a run that never ran
 # out of --timeout (tests/hostile/liar_rank.py plays ranks 1 and 2)
 case_failures_race() {
-  local liar what="a death, then an error while flushing"
+  local what="a death, then an error while flushing" got rs
   command -v python3 >/dev/null || { skip "$what" "no python3"; return; }
-  if ! start_master "$dir/wait_last.lua" 3 --trace "$tmp/late.jsonl" --timeout 100; then
-    bad "$what" "the controller printed no token"
-    return
-  fi
-  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 3 late 4 >"$tmp/liar" 2>&1 &
-  liar=$!
-  helpers="$helpers $liar"
-  wait_gone "$ctl" 110
-  ctl=
-  local got=$status
-  wait_gone "$liar" 30
-  "$bin" replay "$tmp/late.jsonl" --no-tui >"$tmp/replay" 2>&1
-  local rs=$?
+  liar_run "$what" 3 late 4 "$tmp/late.jsonl" || return
   if [ "$got" != 4 ]; then bad "$what" "exit status $got, expected 4 (the first failure's)"; show "$tmp/err"
   elif [ "$rs" != "$got" ]; then bad "$what" "the run ended with $got, its replay with $rs"; show "$tmp/replay"
   elif grep -q "^timeout:" "$tmp/err"; then bad "$what" "a timeout claimed"; show "$tmp/err"
