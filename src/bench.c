@@ -78,8 +78,14 @@ static bool size_parse(const char *s, size_t *out, char *err, size_t errlen) {
     return true;
 }
 
+bool cs_bench_list_gap(const char *list) {
+    size_t len = strlen(list);
+    return len && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"));
+}
+
 bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, size_t errlen) {
     char buf[256];
+    if (cs_bench_list_gap(spec)) return snprintf(err, errlen, "'%s' has an empty entry", spec), false;
     if (strlen(spec) >= sizeof buf) return snprintf(err, errlen, "too long"), false;
     strcpy(buf, spec);
     *n = 0;

@@ -59,6 +59,9 @@ double cs_bench_busbw_factor(const char *op, int n);
 
 /* Parse "8:64M" (doubling) or "8,1K,4M" into sizes; false with a message. */
 bool cs_bench_sizes_parse(const char *spec, size_t *sizes, int *n, char *err, size_t errlen);
+/* Whether a comma list has an empty entry ("8,,16", "thread,"): a typo, not
+ * a shorter list. */
+bool cs_bench_list_gap(const char *list);
 
 /* Is name 'default' or an algorithm of some collective family? */
 bool cs_bench_algo_known(const char *name);

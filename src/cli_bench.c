@@ -55,12 +55,15 @@ static void usage(FILE *f) {
           f);
 }
 
-/* Split a comma list in place into v; false past max entries or when empty. */
-/* Split a comma-separated LIST of opt into v: false, said, when it has no
- * entry or more than v holds. */
+/* Split a comma-separated LIST of opt into v, in place: false, said, when it
+ * has no entry, an empty one, or more than v holds. */
 static bool split(const char *opt, const char *what, char *s, const char **v, int *n) {
-    char *orig = strdup(s);
     *n = 0;
+    if (cs_bench_list_gap(s)) {
+        fprintf(stderr, "commsim bench: %s: '%s' has an empty entry\n", opt, s);
+        return false;
+    }
+    char *orig = strdup(s);
     for (char *save = NULL, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (*n == CS_BENCH_MAX_LIST) {
             fprintf(stderr, "commsim bench: %s: more than %d %ss\n", opt, CS_BENCH_MAX_LIST,
@@ -73,6 +76,11 @@ static bool split(const char *opt, const char *what, char *s, const char **v, in
     if (*n == 0) fprintf(stderr, "commsim bench: %s: no %s in '%s'\n", opt, what, orig ? orig : "");
     free(orig);
     return *n > 0;
+}
+
+static int both_counts(void) {
+    fprintf(stderr, "commsim bench: --iters and --time each say how long to measure: give one\n");
+    return 1;
 }
 
 static int fail(const char *opt, const char *why, const char *what) {
@@ -170,7 +178,7 @@ int cs_cli_bench(int argc, char **argv) {
         {0, 0, 0, 0},
     };
     static cs_bench_opts o; /* holds argv's strings: lives as long as the command */
-    bool net_on = false, time_given = false;
+    bool net_on = false, time_given = false, iters_given = false;
     memset(&o, 0, sizeof o);
     o.nranks = 4, o.seconds = 0.2, o.out = stdout, o.err = stderr;
     o.modes[o.nmodes++] = "rendezvous";
@@ -221,12 +229,15 @@ int cs_cli_bench(int argc, char **argv) {
                 return fail("-n", "want 2 to 1024 ranks, not", optarg);
             break;
         case OPT_ITERS:
+            if (time_given) return both_counts();
+            iters_given = true;
             errno = 0;
             o.iters = strtol(optarg, &end, 10);
             if (errno || *end || o.iters < 1 || o.iters > 100000000)
                 return fail("--iters", "want a positive count, not", optarg);
             break;
         case OPT_TIME:
+            if (iters_given) return both_counts();
             errno = 0;
             time_given = true;
             o.seconds = strtod(optarg, &end);

@@ -31,8 +31,14 @@ expect "three-part range"       1 "--sizes: '8:8:8': want A:B" -- bench --sizes 
 # an empty table with status 0
 expect "unknown algorithm"      1 "--algo: no collective has the algorithm 'nope' (commsim bench --algo help lists them)" -- bench --algo ring,nope
 # a list longer than a run takes said "no engine in" it
-expect "65 engines"             1 "--engine: more than 64 engines" -- bench --engine "$(printf 'thread,%.0s' {1..65})"
-expect "no engine"              1 "--engine: no engine in ','" -- bench --engine ,
+expect "65 engines"             1 "--engine: more than 64 engines" -- bench --engine "$(printf 'thread,%.0s' {1..64})thread"
+# an empty entry is a typo, not a shorter list
+expect "no engine"              1 "--engine: ',' has an empty entry" -- bench --engine ,
+expect "an empty engine"        1 "--engine: 'thread,' has an empty entry" -- bench --engine thread,
+expect "an empty size"          1 "--sizes: '8,,16' has an empty entry" -- bench --sizes 8,,16
+# --iters and --time both say how long: the last one given won silently
+expect "--iters with --time"    1 "--iters and --time each say how long to measure: give one" -- bench --iters 5 --time 1
+expect "--time with --iters"    1 "--iters and --time each say how long to measure: give one" -- bench --time 1 --iters 5
 expect "no run in the plan"     1 "nothing to run: no op of --op has an algorithm of --algo" -- bench --engine thread --op broadcast --algo ring --iters 1 --sizes 8
 if [ -s "$tmp/out" ]; then bad "no run in the plan: nothing on stdout"; show "$tmp/out"; else ok "no run in the plan: nothing on stdout"; fi
 
