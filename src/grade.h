@@ -90,6 +90,7 @@ typedef struct cs_grade_result {
     double score, max;
     bool pass, hidden;
     bool spec_error; /* the spec's code failed: message says how, and no one is graded */
+    bool unrun;      /* no solution to run: message says why, and nothing of the case */
     char *message;   /* why it failed (student's terms), or NULL */
     char *trace;     /* the failing variant's trace under --trace-dir, or NULL */
     cs_grade_where at; /* where in the trace it failed */

@@ -14,9 +14,11 @@ bool cs_grade_format_parse(const char *s, cs_grade_format *f) {
     return false;
 }
 
+/* A hidden case's failure keeps its details to itself; a missing solution
+ * tells nothing of the case, and says why the student scored nothing. */
 static const char *shown(const cs_grade_result *r, bool show_hidden) {
     if (r->pass || !r->message) return NULL;
-    return r->hidden && !show_hidden ? "(hidden case: details are not shown)" : r->message;
+    return r->hidden && !show_hidden && !r->unrun ? "(hidden case: details are not shown)" : r->message;
 }
 
 /* A student's text (an error message, a file name) may hold any byte: a

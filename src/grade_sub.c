@@ -130,6 +130,7 @@ void cs_grade_submission(const cs_grade_spec *s, const cs_grade_opts *o, cs_grad
             r->name = cs_xstrdup(s->cases[i].name, "grade");
             r->max = s->cases[i].points, r->hidden = s->cases[i].hidden;
             r->message = cs_xstrdup(sub->missing, "grade");
+            r->unrun = true;
         } else {
             grade_case(s, o, &s->cases[i], sub->tag, sub->path, r);
         }
@@ -287,7 +288,8 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     return 0;
 }
 
-/* A worker's results, one line per case: pass (1, 0, S: a spec error),
+/* A worker's results, one line per case: pass (1, 0, S: a spec error, U:
+ * no solution to run),
  * score, where it failed (RANK:LINE), trace, message
  * (newlines as \x1f), tab-separated; then a line per modelled time of the
  * case (cs_grade_time_write's, beginning "T\t"). */
@@ -296,7 +298,7 @@ static void save(const cs_grade_sub *sub, const char *path) {
     if (!f) _exit(70);
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
-        fprintf(f, "%c\t%.17g\t%d:%d\t%s\t", r->spec_error ? 'S' : r->pass ? '1' : '0', r->score,
+        fprintf(f, "%c\t%.17g\t%d:%d\t%s\t", r->spec_error ? 'S' : r->unrun ? 'U' : r->pass ? '1' : '0', r->score,
                 r->at.rank, r->at.line, r->trace ? r->trace : "");
         for (const char *p = r->message ? r->message : ""; *p; p++)
             fputc(*p == '\n' ? '\x1f' : *p == '\t' ? ' ' : *p, f);
@@ -316,6 +318,7 @@ static void load_case(cs_grade_result *r, char *line) {
     char *a = f5[0], *b = f5[1], *w = f5[2], *t = f5[3], *m = f5[4];
     r->pass = a && a[0] == '1';
     r->spec_error = a && a[0] == 'S';
+    r->unrun = a && a[0] == 'U';
     r->score = b ? strtod(b, NULL) : 0;
     if (!w || sscanf(w, "%d:%d", &r->at.rank, &r->at.line) != 2) r->at = (cs_grade_where){0, 0};
     if (t && *t) r->trace = cs_xstrdup(t, "grade");

@@ -289,6 +289,11 @@ grep -qF "no solution: the folder holds no .lua file at its top level" "$tmp/fc.
   grep -qF "no solution: gus.lua is a broken symbolic link" "$tmp/fc.txt" &&
   grep -qF "not graded: pat.lua is a symbolic link that leads out of the class folder" "$tmp/fc.txt" &&
   ok "class folder: each missing solution's reason" || bad_showing "$tmp/fc.txt" "each missing solution's reason"
+# a hidden case tells a student with nothing to run why, as the others do:
+# the reason says nothing of the case
+[ "$(sed -n '/^bob:/,/^total:/p' "$tmp/fc.txt" | grep -c "no solution: the folder holds no .lua file")" = 4 ] &&
+  ok "class folder: a hidden case gives the missing solution's reason too" ||
+  bad_showing "$tmp/fc.txt" "hidden case: the missing solution's reason"
 grep -qE "root|pat.lua:[0-9]" "$tmp/fc.txt" && bad_showing "$tmp/fc.txt" "a link out of the class folder is never read"
 mkdir -p "$tmp/linked/sam" && ln -s /etc/passwd "$tmp/linked/sam/solution.lua" &&
   cp "$here/ring/reference.lua" "$tmp/linked/sam/z.lua"
