@@ -450,6 +450,20 @@ case_frozen_controller_join() {
   fi
 }
 
+# hand_joined: whether the rank started by hand ($hand) joins within a minute:
+# it has once the controller talks to it (ALIVE frames: bytes received on its
+# connection to the controller's port)
+hand_joined() {
+  local i
+  for ((i = 0; i < 1200; i++)); do
+    ss -tnpiH "( dport = :$port )" 2>/dev/null |
+      awk -v p="pid=$hand," 'index($0, p) {getline; if ($0 ~ /bytes_received:[1-9]/) f = 1} END {exit !f}' &&
+      return 0
+    sleep 0.05
+  done
+  return 1
+}
+
 # ---- 4: a rank waiting to join learns why the job ended before it started
 case_join_abort() {
   local r0 i
@@ -459,16 +473,7 @@ case_join_abort() {
   fi
   hand 1 "$frozen"
   for ((i = 0; i < 200; i++)); do r0=$(rank_pid "$ctl" 0); [ -n "$r0" ] && break; sleep 0.05; done
-  # rank 1 has joined once the controller talks to it (ALIVE frames: bytes
-  # received on its connection to the controller's port)
-  local joined=
-  for ((i = 0; i < 1200; i++)); do
-    ss -tnpiH "( dport = :$port )" 2>/dev/null |
-      awk -v p="pid=$hand," 'index($0, p) {getline; if ($0 ~ /bytes_received:[1-9]/) f = 1} END {exit !f}' &&
-      joined=yes && break
-    sleep 0.05
-  done
-  if [ -z "$joined" ]; then
+  if ! hand_joined; then
     bad "4: the job ends while a rank joins" "rank 1 never joined"
     kill -9 "$ctl" "$hand" 2>/dev/null
     wait "$ctl" "$hand" 2>/dev/null
@@ -499,14 +504,7 @@ case_join_death_quiet() {
     return
   fi
   hand 1 "$frozen"
-  local joined=
-  for ((i = 0; i < 1200; i++)); do
-    ss -tnpiH "( dport = :$port )" 2>/dev/null |
-      awk -v p="pid=$hand," 'index($0, p) {getline; if ($0 ~ /bytes_received:[1-9]/) f = 1} END {exit !f}' &&
-      joined=yes && break
-    sleep 0.05
-  done
-  if [ -z "$joined" ]; then
+  if ! hand_joined; then
     bad "$what" "rank 1 never joined"
     kill -9 "$ctl" "$hand" 2>/dev/null
     wait "$ctl" "$hand" 2>/dev/null
