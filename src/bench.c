@@ -185,13 +185,26 @@ static pid_t start_child(const cs_bench_opts *o, const run_spec *rs, const char 
     close(outfd); /* stdout holds the pipe now: EOF comes when the run's processes end */
     double budget = o->iters > 0 ? 600 : 120 + 20.0 * o->nsizes * (o->seconds > 1 ? o->seconds : 1);
     cs_run_opts ro = {.script = path, .nranks = rs->ranks, .engine = rs->engine,
-                      .send_mode = rs->mode, .net = o->net, .mem_limit = (size_t)4096 << 20,
+                      .send_mode = rs->mode, .net = o->net, .mem_limit = o->mem_limit,
                       .step_limit = 0,
                       .timeout = budget, .no_recheck = true, .rank = -1,
                       .out = stdout, .err = stderr};
     int status = cs_launch_run(&ro);
     fflush(NULL);
     _exit(status);
+}
+
+/* A size as --sizes takes it: 16G, 512K, 8. */
+static void size_label(size_t bytes, char *buf, size_t len) {
+    static const char unit[] = "GMK";
+    for (int i = 0; i < 3; i++) {
+        size_t one = (size_t)1 << (10 * (3 - i));
+        if (bytes % one == 0) {
+            snprintf(buf, len, "%zu%c", bytes / one, unit[i]);
+            return;
+        }
+    }
+    snprintf(buf, len, "%zu", bytes);
 }
 
 /* One run: fork, collect rank 0's "@bench" lines, wait; print its rows. */
@@ -249,21 +262,28 @@ static int run_one(const cs_bench_opts *o, const run_spec *rs, int *nrows) {
     if (pid < 0 || wait4(pid, &st, 0, &ru) < 0) st = -1;
     unlink(path);
     int status = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-    if (status != 0 || n == 0) {
-        fprintf(o->err, "commsim bench: %s on %s (%s, %s, %d ranks) failed with status %d:\n",
-                rs->op->name, rs->engine, rs->mode, rs->algo_label, rs->ranks, status);
-        tail_of(errf, o->err);
-        fclose(errf);
-        return -1;
-    }
-    fclose(errf);
+    /* The sizes measured before a failure are real measurements (a sweep
+     * whose largest size does not fit the memory cap keeps the others). */
     for (int i = 0; i < n; i++) {
         rows[i].rss_mib = (double)ru.ru_maxrss / 1024.0; /* kilobytes on Linux */
         cs_bench_row_print(o, &rows[i], *nrows == 0);
         (*nrows)++;
     }
     fflush(o->out);
-    return 0;
+    bool failed = status != 0 || n == 0;
+    if (failed) {
+        char at[96] = "";
+        if (n < o->nsizes) {
+            char size[32];
+            size_label(o->sizes[n], size, sizeof size);
+            snprintf(at, sizeof at, " at size %s%s", size, n ? " (the sizes before it are kept)" : "");
+        }
+        fprintf(o->err, "commsim bench: %s on %s (%s, %s, %d ranks) failed%s with status %d:\n",
+                rs->op->name, rs->engine, rs->mode, rs->algo_label, rs->ranks, at, status);
+        tail_of(errf, o->err);
+    }
+    fclose(errf);
+    return failed ? -1 : 0;
 }
 
 /* The plan, or (dry) only its count of runs. */

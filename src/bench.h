@@ -38,6 +38,7 @@ typedef struct cs_bench_opts {
     double seconds;       /* per size when iters is 0 */
     cs_bench_format format;
     const char *net;      /* --net: every run under this network model, or NULL (real time) */
+    size_t mem_limit;     /* bytes per rank, as run's --mem-limit */
     FILE *out, *err;
 } cs_bench_opts;
 

@@ -55,6 +55,7 @@ void cs_bench_begin(const cs_bench_opts *o) {
         fputs("# each run is 'commsim run' of a generated script, headless: visualizer off, trace "
               "off,\n# eager recheck off, step limit off; the monitor checks every run as usual\n",
               f);
+        fprintf(f, "# memory cap %zu MiB per rank (--mem-limit)\n", o->mem_limit >> 20);
         if (o->iters > 0) fprintf(f, "# %ld iterations per size (warm-up: a tenth)\n", o->iters);
         else fprintf(f, "# iterations chosen by time: %.3g s per size, after doubling warm-up "
                         "rounds\n", o->seconds);
@@ -86,8 +87,9 @@ void cs_bench_begin(const cs_bench_opts *o) {
         jlist(f, opn, o->nops);
         fputs(", \"algos\": ", f);
         jlist(f, o->algos, o->nalgos);
-        fprintf(f, ",\n  \"ranks\": %d, \"iters\": %ld, \"seconds_per_size\": %.6g},\n \"rows\": [",
-                o->nranks, o->iters, o->iters > 0 ? 0.0 : o->seconds);
+        fprintf(f, ",\n  \"ranks\": %d, \"iters\": %ld, \"seconds_per_size\": %.6g, "
+                   "\"mem_limit_mib\": %zu},\n \"rows\": [",
+                o->nranks, o->iters, o->iters > 0 ? 0.0 : o->seconds, o->mem_limit >> 20);
         break;
     }
     }

@@ -38,6 +38,8 @@ static void usage(FILE *f) {
           "  --time S          else: seconds per size, iterations chosen to fill it\n"
           "                    (default 0.2)\n"
           "  --format F        table (default), csv or json\n"
+          "  --mem-limit MIB   memory cap per rank, as run's (default 4096): a size\n"
+          "                    whose buffers do not fit fails, after the smaller ones\n"
           "  --calibrate       measure each engine's latency and bandwidth (pingpong over\n"
           "                    --sizes, default 8:4M; engines default thread,tcp), fit\n"
           "                    time = alpha + bytes / bandwidth and print it per engine\n"
@@ -161,7 +163,7 @@ static int calibrate_run(cs_bench_opts *o, bool engines_given) {
 
 int cs_cli_bench(int argc, char **argv) {
     enum { OPT_ENGINE = 256, OPT_MODE, OPT_OP, OPT_ALGO, OPT_SIZES, OPT_ITERS, OPT_TIME,
-           OPT_FORMAT, OPT_CALIBRATE, OPT_NET };
+           OPT_FORMAT, OPT_CALIBRATE, OPT_NET, OPT_MEM };
     static const struct option longopts[] = {
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"send-mode", required_argument, NULL, OPT_MODE},
@@ -174,6 +176,7 @@ int cs_cli_bench(int argc, char **argv) {
         {"format", required_argument, NULL, OPT_FORMAT},
         {"calibrate", no_argument, NULL, OPT_CALIBRATE},
         {"net", required_argument, NULL, OPT_NET},
+        {"mem-limit", required_argument, NULL, OPT_MEM},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
@@ -181,6 +184,7 @@ int cs_cli_bench(int argc, char **argv) {
     bool net_on = false, time_given = false, iters_given = false;
     memset(&o, 0, sizeof o);
     o.nranks = 4, o.seconds = 0.2, o.out = stdout, o.err = stderr;
+    o.mem_limit = (size_t)4096 << 20;
     o.modes[o.nmodes++] = "rendezvous";
     o.algos[o.nalgos++] = "default";
     bool engines_given = false, calibrate = false;
@@ -251,6 +255,14 @@ int cs_cli_bench(int argc, char **argv) {
             else if (strcmp(optarg, "json") == 0) o.format = CS_BENCH_JSON;
             else return fail("--format", "want table, csv or json, not", optarg);
             break;
+        case OPT_MEM: {
+            errno = 0;
+            unsigned long long mib = strtoull(optarg, &end, 10);
+            if (errno || *end || *optarg < '1' || *optarg > '9' || mib > 1ull << 20)
+                return fail("--mem-limit", "want MiB (1 to 1048576), not", optarg);
+            o.mem_limit = (size_t)mib << 20;
+            break;
+        }
         case OPT_CALIBRATE: calibrate = true; break;
         case OPT_NET: {
             cs_netmodel m;

@@ -130,4 +130,18 @@ if [ "$got" = 1 ] && [ "$(grep -c 'temporary script /nonexistent/' "$tmp/err")" 
    grep -qF "some runs failed" "$tmp/out"; then ok "failed runs: status 1, each said"
 else bad "failed runs: status 1, each said" "exit status $got"; fi
 
+# ---- a size over the memory cap: the sizes before it are kept, the failure
+# names the size (all of the op's rows were left out, and a sweep to 16G,
+# which the 4 GiB cap never fits, measured nothing)
+expect "a size over --mem-limit" 1 "pingpong on thread (rendezvous, -, 2 ranks) failed at size 8M (the sizes before it are kept) with status 4" \
+  -- bench --iters 2 --engine thread --op pingpong --sizes 8,1K,8M,16 --mem-limit 4 --format csv
+if [ "$(grep -c '^thread,rendezvous,pingpong,-,2,' "$tmp/out")" = 2 ] &&
+   grep -q ',2,1024,2,' "$tmp/out" && grep -qF "memory limit exceeded (4 MiB per rank" "$tmp/err"
+then ok "a size over --mem-limit: the two sizes before it measured"
+else bad "a size over --mem-limit: the two sizes before it measured"; show "$tmp/out"; fi
+expect "--mem-limit in the header" 0 "# memory cap 64 MiB per rank (--mem-limit)" \
+  -- bench --iters 1 --engine thread --op barrier --mem-limit 64
+expect "--mem-limit 0"          1 "--mem-limit: want MiB (1 to 1048576), not '0'" -- bench --mem-limit 0
+expect "--mem-limit 4G"         1 "--mem-limit: want MiB (1 to 1048576), not '4G'" -- bench --mem-limit 4G
+
 finish
