@@ -30,13 +30,13 @@ void cs_mon_describe_req(cs_sbuf *b, const cs_monitor *m, const cs_mon_req *q, i
     const char *script = cs_mon_script(m);
     char shape[96];
     cs_tensor_shape_str(q->ndim, q->shape, shape, sizeof shape);
-    bool blocking = q->op == CS_OP_SEND || q->op == CS_OP_RECV;
-    /* a collective's own traffic: named as the call the student made */
+    /* a collective's own traffic: named as the call the student made, whose
+     * line it already gave */
     const char *coll = q->ctx ? cs_monitor_coll_inside(m, q->ctx, q->rank) : NULL;
-    if (coll) {
+    bool blocking = !coll && (q->op == CS_OP_SEND || q->op == CS_OP_RECV);
+    if (coll)
         cs_sb_printf(b, "in %s at %s:%d, on its internal %s ", coll, script, q->line, cs_op_name(q->op));
-        blocking = false;
-    } else if (blocking) cs_sb_printf(b, "in %s ", cs_op_name(q->op));
+    else if (blocking) cs_sb_printf(b, "in %s ", cs_op_name(q->op));
     else cs_sb_printf(b, "waiting (%s:%d) for the %s posted at line %d ", script, wait_line,
                       cs_op_name(q->op), q->line);
     if (cs_op_is_send(q->op)) cs_sb_printf(b, "to rank %d", q->peer);
