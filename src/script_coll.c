@@ -83,7 +83,7 @@ static int g_tostring(lua_State *L) {
 /* dist.get_rank(group) and dist.get_world_size(group): -1 off the group, as torch. */
 int cs_script_group_query(lua_State *L, int idx, bool size) {
     cs_group *g = check_group(L, idx, size ? "dist.get_world_size" : "dist.get_rank");
-    lua_pushinteger(L, size ? g->size : g->rank);
+    lua_pushinteger(L, g->rank < 0 ? -1 : size ? g->size : g->rank);
     return 1;
 }
 

@@ -117,6 +117,9 @@ fi
 # ---- semantics
 expect "async work handles"        0 "[rank 2] tensor([3., 3., 3.])	true" -- run "$dir/async.lua" -n 3
 expect "async handle prints"       0 "Work(all_reduce, line 2, completed)	true" -- run "$dir/async.lua" -n 3
+# get_rank and get_world_size of a group: -1 for both off the group, as torch
+expect "group rank and size: a member"     0 "[rank 2] group rank and size	0	2" -- run "$dir/group_query.lua" -n 3
+expect "group rank and size: not a member" 0 "[rank 1] group rank and size	-1	-1" -- run "$dir/group_query.lua" -n 3
 expect "groups keep traffic apart" 0 "[rank 0] user message from rank 2: tensor([3., 3.])" -- run "$dir/isolation.lua" -n 3 --trace "$tmp/i.jsonl"
 # every internal message of the group runs in the group's context (2), the
 # user message in context 0; coll enter and leave on both members
