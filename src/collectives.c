@@ -449,6 +449,9 @@ static int host_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const
     bool root = rc == CS_OK && k.c.me == group_root(&k);
     if (root) rc = check_list(r, &k, list, n, "the gather list", in->dtype, cs_tensor_numel(in),
                          "the input");
+    else if (rc == CS_OK && n > 0) /* torch refuses it too: the list would be ignored */
+        rc = fail(r, k.kind, "the gather list must be nil on every rank but the destination "
+                  "(rank %d), as in torch", k.root);
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(in), k.bytes = cs_tensor_nbytes(in);
     enter(&k);
@@ -462,6 +465,9 @@ static int host_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, con
     bool root = rc == CS_OK && k.c.me == group_root(&k);
     if (root) rc = check_list(r, &k, list, n, "the scatter list", out->dtype, cs_tensor_numel(out),
                          "the output");
+    else if (rc == CS_OK && n > 0) /* torch refuses it too: the list would be ignored */
+        rc = fail(r, k.kind, "the scatter list must be nil on every rank but the source "
+                  "(rank %d), as in torch", k.root);
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(out), k.bytes = cs_tensor_nbytes(out);
     enter(&k);

@@ -10,6 +10,7 @@ dir="$top_srcdir/tests/coll/scripts"
 expect "list of the wrong length" 2 "] error: list_len.lua:2: dist.all_gather: the output list has 2 tensors, but the group has 3 ranks (one per rank)" -- run "$dir/list_len.lua" -n 3
 expect "root outside the world"   2 "bad_root.lua:2: dist.broadcast: root 3 is outside the world (ranks 0 to 2)" -- run "$dir/bad_root.lua" -n 3
 expect "reduce without dst"       2 "no_root.lua:2: dist.reduce: dst must be an integer (got nil)" -- run "$dir/no_root.lua" -n 2
+expect "a scatter list off the source" 2 "] error: list_off_root.lua:4: dist.scatter: the scatter list must be nil on every rank but the source (rank 1), as in torch" -- run "$dir/list_off_root.lua" -n 2
 expect "root outside the group"   2 "root_group.lua:3: dist.broadcast: root 1 is not a member of the group (ranks [0, 2])" -- run "$dir/root_group.lua" -n 3
 expect "bitwise op on floats"     2 "band_float.lua:2: dist.all_reduce: ReduceOp.BAND needs an integer dtype (the tensor is float32)" -- run "$dir/band_float.lua"
 expect "not a ReduceOp"           2 "bad_op.lua:1: dist.all_reduce: op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR or BXOR), got sum" -- run "$dir/bad_op.lua"
