@@ -26,6 +26,11 @@ for engine in thread tcp; do
   expect "all_to_all: own block too small ($engine)"   2 "$a2a_own" -- run "$dir/a2a_own_block.lua" -n 1 --engine $engine
   expect "all_to_all: peer block too small ($engine)"  2 "$a2a_peer" -- run "$dir/a2a_peer_block.lua" -n 2 --engine $engine
 done
+# all_to_all has no in-place form: an output sharing memory with an input was a
+# silently wrong result
+for engine in thread tcp; do
+  expect "all_to_all_single in place ($engine)" 2 "] error: a2a_alias.lua:4: dist.all_to_all_single: the output shares memory with the input: all-to-all has no in-place form (give it another output)" -- run "$dir/a2a_alias.lua" -n 3 --engine $engine
+done
 expect "wrong output size"        2 "sizes.lua:2: dist.all_gather_into_tensor: the output has 5 elements, but must have 2 x 2 (group size x the input)" -- run "$dir/sizes.lua"
 
 # ---- verdicts
