@@ -413,6 +413,7 @@ static int reduce(lua_State *L, double (*fn)(const cs_tensor *), int64_t (*fni)(
     }
     double v = fn(t);
     check_device_answer(L, t, NULL);
+    if (errno == EINVAL) return tensor_failed(L); /* mean of an integer tensor */
     if (ints) push_number_of(L, t, v);
     else lua_pushnumber(L, v);
     return 1;

@@ -250,6 +250,11 @@ int64_t cs_tensor_max_i(const cs_tensor *t) { return cs_tensor_fold_i(t, 1); }
 int64_t cs_tensor_min_i(const cs_tensor *t) { return cs_tensor_fold_i(t, -1); }
 
 double cs_tensor_mean(const cs_tensor *t) {
+    if (!cs_dtype_is_float(t->dtype)) { /* torch has no integer mean either */
+        cs_tensor_fail(EINVAL, "mean(): could not infer output dtype. Input dtype must be either "
+                       "a floating point or complex dtype. Got: %s", cs_dtype_cname(t->dtype));
+        return NAN;
+    }
     int64_t n = cs_tensor_numel(t);
     return n ? cs_tensor_sum(t) / (double)n : NAN;
 }
