@@ -191,6 +191,58 @@ static int check_tensor(cs_rank *r, cs_coll_kind k, const cs_tensor *t, const ch
     return CS_OK;
 }
 
+/* all_to_all has no in-place form: a block received early would overwrite
+ * one still to be sent (NCCL refuses to define it either), so an output
+ * that shares memory with an input is an argument error rather than a
+ * silently wrong result. The tensors are contiguous: each is the span
+ * [offset, offset + numel) of its storage. Sorting the spans by storage and
+ * start finds an overlapping pair in n log n (lists have one per rank). */
+typedef struct span {
+    const cs_storage *st;
+    int64_t lo, hi;
+    int idx;
+    bool out;
+} span;
+
+static int span_cmp(const void *a, const void *b) {
+    const span *x = a, *y = b;
+    if (x->st != y->st) return (uintptr_t)x->st < (uintptr_t)y->st ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int check_no_alias(cs_rank *r, cs_coll_kind kind, cs_tensor *const *out, int nout,
+                          cs_tensor *const *in, int nin, bool lists) {
+    span *v = malloc(sizeof *v * (size_t)(nout + nin));
+    if (!v) return CS_ENOMEM;
+    int n = 0;
+    for (int i = 0; i < nout + nin; i++) {
+        const cs_tensor *t = i < nout ? out[i] : in[i - nout];
+        if (cs_tensor_numel(t) > 0)
+            v[n++] = (span){t->st, t->offset, t->offset + cs_tensor_numel(t),
+                            i < nout ? i : i - nout, i < nout};
+    }
+    qsort(v, (size_t)n, sizeof *v, span_cmp);
+    int rc = CS_OK;
+    const span *far[2] = {NULL, NULL}; /* the input and the output reaching furthest */
+    for (int i = 0; i < n && rc == CS_OK; i++) {
+        if (i && v[i].st != v[i - 1].st) far[0] = far[1] = NULL;
+        const span *o = far[!v[i].out];
+        if (o && o->hi > v[i].lo) {
+            const span *a = v[i].out ? &v[i] : o, *b = v[i].out ? o : &v[i];
+            if (lists)
+                rc = fail(r, kind, "tensor %d of the output list shares memory with tensor %d of "
+                          "the input list: all-to-all has no in-place form (give it another "
+                          "output)", a->idx, b->idx);
+            else
+                rc = fail(r, kind, "the output shares memory with the input: all-to-all has no "
+                          "in-place form (give it another output)");
+        }
+        if (!far[v[i].out] || v[i].hi > far[v[i].out]->hi) far[v[i].out] = &v[i];
+    }
+    free(v);
+    return rc;
+}
+
 /* Resolve group, algorithm and root; check the reduce op against dtype. */
 static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool rooted) {
     cs_group *g = cc->group;
@@ -449,6 +501,9 @@ static int host_gather(cs_rank *r, cs_tensor *in, cs_tensor **list, int n, const
     bool root = rc == CS_OK && k.c.me == group_root(&k);
     if (root) rc = check_list(r, &k, list, n, "the gather list", in->dtype, cs_tensor_numel(in),
                          "the input");
+    else if (rc == CS_OK && n > 0) /* torch refuses it too: the list would be ignored */
+        rc = fail(r, k.kind, "the gather list must be nil on every rank but the destination "
+                  "(rank %d), as in torch", k.root);
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(in), k.bytes = cs_tensor_nbytes(in);
     enter(&k);
@@ -462,6 +517,9 @@ static int host_scatter(cs_rank *r, cs_tensor *out, cs_tensor **list, int n, con
     bool root = rc == CS_OK && k.c.me == group_root(&k);
     if (root) rc = check_list(r, &k, list, n, "the scatter list", out->dtype, cs_tensor_numel(out),
                          "the output");
+    else if (rc == CS_OK && n > 0) /* torch refuses it too: the list would be ignored */
+        rc = fail(r, k.kind, "the scatter list must be nil on every rank but the source "
+                  "(rank %d), as in torch", k.root);
     if (rc != CS_OK) return rc;
     k.count = (size_t)cs_tensor_numel(out), k.bytes = cs_tensor_nbytes(out);
     enter(&k);
@@ -501,6 +559,7 @@ static int host_all_to_all(cs_rank *r, cs_tensor **out, int nout, cs_tensor **in
         return fail(r, k.kind, "tensor %d of the output list has %lld elements, but tensor %d of "
                     "the input list has %lld (a rank's own block must fit)", me,
                     (long long)cs_tensor_numel(out[me]), me, (long long)cs_tensor_numel(in[me]));
+    if ((rc = check_no_alias(r, k.kind, out, nout, in, nin, true)) != CS_OK) return rc;
     for (int i = 0; i < nin; i++) k.bytes += cs_tensor_nbytes(in[i]);
     k.count = 0;
     enter(&k);
@@ -521,6 +580,7 @@ static int host_all_to_all_single(cs_rank *r, cs_tensor *out, cs_tensor *in, con
         return fail(r, k.kind, "the input and output must have the same number of elements, "
                                "divisible by the group size %d (input %lld, output %lld)",
                     k.c.n, (long long)n, (long long)cs_tensor_numel(out));
+    if ((rc = check_no_alias(r, k.kind, &out, 1, &in, 1, false)) != CS_OK) return rc;
     k.count = (size_t)n, k.bytes = cs_tensor_nbytes(in);
     cs_tensor **b = calloc((size_t)k.c.n * 2, sizeof *b);
     if (!b) return CS_ENOMEM;

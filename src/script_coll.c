@@ -83,7 +83,7 @@ static int g_tostring(lua_State *L) {
 /* dist.get_rank(group) and dist.get_world_size(group): -1 off the group, as torch. */
 int cs_script_group_query(lua_State *L, int idx, bool size) {
     cs_group *g = check_group(L, idx, size ? "dist.get_world_size" : "dist.get_rank");
-    lua_pushinteger(L, size ? g->size : g->rank);
+    lua_pushinteger(L, g->rank < 0 ? -1 : size ? g->size : g->rank);
     return 1;
 }
 
@@ -159,8 +159,10 @@ static bool op_and_opts(lua_State *L, int idx, const char *fn, cs_coll_kind kind
     return check_opts(L, idx + 1, fn, kind, c);
 }
 
-static int check_root(lua_State *L, int idx, const char *fn, const char *what) {
-    if (lua_isnoneornil(L, idx)) return 0;
+/* A root: required for broadcast and reduce, as in torch; gather's and
+ * scatter's default to rank 0, as torch's do. */
+static int check_root(lua_State *L, int idx, const char *fn, const char *what, bool required) {
+    if (!required && lua_isnoneornil(L, idx)) return 0;
     lua_Integer v = cs_script_checkint(L, idx, fn, what);
     if (v < INT32_MIN || v > INT32_MAX)
         luaL_error(L, "%s: %s %I is outside the world (size %d)", fn, what, v,
@@ -251,7 +253,7 @@ static int d_broadcast(lua_State *L) {
     const char *fn = "dist.broadcast";
     cs_coll_call c = {0};
     cs_tensor *t = check_tensor(L, 1, fn, "the tensor");
-    c.root = check_root(L, 2, fn, "src");
+    c.root = check_root(L, 2, fn, "src", true);
     bool async = check_opts(L, 3, fn, CS_COLL_BROADCAST, &c);
     charge(L, t, 1);
     bool root = cs_rank_id(rank_of(L)) == c.root;
@@ -264,7 +266,7 @@ static int d_reduce(lua_State *L) {
     const char *fn = "dist.reduce";
     cs_coll_call c = {0};
     cs_tensor *t = check_tensor(L, 1, fn, "the tensor");
-    c.root = check_root(L, 2, fn, "dst");
+    c.root = check_root(L, 2, fn, "dst", true);
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE, &c);
     charge(L, t, 2);
     bool root = cs_rank_id(rank_of(L)) == c.root;
@@ -315,7 +317,7 @@ static int d_gather(lua_State *L) {
     int n;
     cs_tensor *in = check_tensor(L, 1, fn, "the tensor");
     cs_tensor **list = check_list(L, 2, fn, "the gather list", &n);
-    c.root = check_root(L, 3, fn, "dst");
+    c.root = check_root(L, 3, fn, "dst", false);
     bool async = check_opts(L, 4, fn, CS_COLL_GATHER, &c);
     charge(L, in, n ? n : 1);
     return finish(L, cs_gather(rank_of(L), in, list, n, &c), async, CS_COLL_GATHER, c.line,
@@ -329,7 +331,7 @@ static int d_scatter(lua_State *L) {
     int n;
     cs_tensor *out = check_tensor(L, 1, fn, "the tensor");
     cs_tensor **list = check_list(L, 2, fn, "the scatter list", &n);
-    c.root = check_root(L, 3, fn, "src");
+    c.root = check_root(L, 3, fn, "src", false);
     bool async = check_opts(L, 4, fn, CS_COLL_SCATTER, &c);
     charge(L, out, n ? n : 1);
     return finish(L, cs_scatter(rank_of(L), out, list, n, &c), async, CS_COLL_SCATTER, c.line,

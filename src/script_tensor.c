@@ -396,24 +396,33 @@ static void push_number_of(lua_State *L, const cs_tensor *t, double v) {
     else lua_pushnumber(L, v);
 }
 
-static int reduce(lua_State *L, double (*fn)(const cs_tensor *), const char *name, bool ints) {
+/* fni, if given, is the exact integer form for integer dtypes. */
+static int reduce(lua_State *L, double (*fn)(const cs_tensor *), int64_t (*fni)(const cs_tensor *),
+                  const char *name, bool ints) {
     cs_tensor *t = cs_lua_checktensor(L, 1);
     if (fn != cs_tensor_sum && cs_tensor_numel(t) == 0)
         return luaL_error(L, "%s(): cannot reduce an empty tensor", name);
     cs_lua_charge_elems(L, cs_tensor_numel(t));
     if (t) model_flops(L, cs_tensor_numel(t)); /* NULL: cs_lua_own() raises the error */
     errno = 0;
+    if (ints && fni && !cs_dtype_is_float(t->dtype)) {
+        lua_Integer v = fni(t);
+        check_device_answer(L, t, NULL);
+        lua_pushinteger(L, v);
+        return 1;
+    }
     double v = fn(t);
     check_device_answer(L, t, NULL);
+    if (errno == EINVAL) return tensor_failed(L); /* mean of an integer tensor */
     if (ints) push_number_of(L, t, v);
     else lua_pushnumber(L, v);
     return 1;
 }
 
-static int m_sum(lua_State *L) { return reduce(L, cs_tensor_sum, "sum", true); }
-static int m_max(lua_State *L) { return reduce(L, cs_tensor_max, "max", true); }
-static int m_min(lua_State *L) { return reduce(L, cs_tensor_min, "min", true); }
-static int m_mean(lua_State *L) { return reduce(L, cs_tensor_mean, "mean", false); }
+static int m_sum(lua_State *L) { return reduce(L, cs_tensor_sum, cs_tensor_sum_i, "sum", true); }
+static int m_max(lua_State *L) { return reduce(L, cs_tensor_max, cs_tensor_max_i, "max", true); }
+static int m_min(lua_State *L) { return reduce(L, cs_tensor_min, cs_tensor_min_i, "min", true); }
+static int m_mean(lua_State *L) { return reduce(L, cs_tensor_mean, NULL, "mean", false); }
 
 static int m_item(lua_State *L) {
     cs_tensor *t = cs_lua_checktensor(L, 1);

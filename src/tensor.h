@@ -149,7 +149,13 @@ int cs_tensor_relu_(cs_tensor *a);
 double cs_tensor_sum(const cs_tensor *t);
 double cs_tensor_max(const cs_tensor *t);   /* NaN for numel 0 */
 double cs_tensor_min(const cs_tensor *t);
-double cs_tensor_mean(const cs_tensor *t);
+double cs_tensor_mean(const cs_tensor *t);  /* NaN + EINVAL for an integer dtype, as torch */
+/* The sum, max and min of an integer tensor as an int64, exact where a double
+ * is not (past 2^53), as torch's int64 results are; the sum wraps. max and
+ * min of an empty tensor are 0 (callers refuse it first). */
+int64_t cs_tensor_sum_i(const cs_tensor *t);
+int64_t cs_tensor_max_i(const cs_tensor *t);
+int64_t cs_tensor_min_i(const cs_tensor *t);
 
 /* ---- linear algebra: 1-D or 2-D operands as torch.matmul for those cases */
 cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b);

@@ -224,7 +224,37 @@ double cs_tensor_min(const cs_tensor *t) {
     return cs_tensor_fold(t, CS_MINIMUM);
 }
 
+/* Integer folds in int64. A device tensor still reduces through its
+ * kernel's double. */
+static int64_t cs_tensor_fold_i(const cs_tensor *t, int how) {
+    if (cs_tensor_on_device(t)) { /* NaN where the device failed (errno says so) */
+        double d = how == 0 ? cs_tensor_sum(t) : how > 0 ? cs_tensor_max(t) : cs_tensor_min(t);
+        return d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : 0;
+    }
+    cs_iter it;
+    cs_iter_init(&it, 1, (const cs_tensor *const[]){t});
+    int64_t n = cs_tensor_numel(t);
+    if (n == 0) return 0;
+    uint64_t sum = 0; /* wraps like torch's int64 accumulator */
+    int64_t best = cs_ldi(t, it.off[0]);
+    for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) {
+        int64_t v = cs_ldi(t, it.off[0]);
+        sum += (uint64_t)v;
+        if (how > 0 ? v > best : v < best) best = v;
+    }
+    return how == 0 ? cs_u2i64(sum) : best;
+}
+
+int64_t cs_tensor_sum_i(const cs_tensor *t) { return cs_tensor_fold_i(t, 0); }
+int64_t cs_tensor_max_i(const cs_tensor *t) { return cs_tensor_fold_i(t, 1); }
+int64_t cs_tensor_min_i(const cs_tensor *t) { return cs_tensor_fold_i(t, -1); }
+
 double cs_tensor_mean(const cs_tensor *t) {
+    if (!cs_dtype_is_float(t->dtype)) { /* torch has no integer mean either */
+        cs_tensor_fail(EINVAL, "mean(): could not infer output dtype. Input dtype must be either "
+                       "a floating point or complex dtype. Got: %s", cs_dtype_cname(t->dtype));
+        return NAN;
+    }
     int64_t n = cs_tensor_numel(t);
     return n ? cs_tensor_sum(t) / (double)n : NAN;
 }

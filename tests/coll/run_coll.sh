@@ -9,6 +9,8 @@ dir="$top_srcdir/tests/coll/scripts"
 # ---- argument errors: status 2, the rank (whichever fails first), the file and the line
 expect "list of the wrong length" 2 "] error: list_len.lua:2: dist.all_gather: the output list has 2 tensors, but the group has 3 ranks (one per rank)" -- run "$dir/list_len.lua" -n 3
 expect "root outside the world"   2 "bad_root.lua:2: dist.broadcast: root 3 is outside the world (ranks 0 to 2)" -- run "$dir/bad_root.lua" -n 3
+expect "reduce without dst"       2 "no_root.lua:2: dist.reduce: dst must be an integer (got nil)" -- run "$dir/no_root.lua" -n 2
+expect "a scatter list off the source" 2 "] error: list_off_root.lua:4: dist.scatter: the scatter list must be nil on every rank but the source (rank 1), as in torch" -- run "$dir/list_off_root.lua" -n 2
 expect "root outside the group"   2 "root_group.lua:3: dist.broadcast: root 1 is not a member of the group (ranks [0, 2])" -- run "$dir/root_group.lua" -n 3
 expect "bitwise op on floats"     2 "band_float.lua:2: dist.all_reduce: ReduceOp.BAND needs an integer dtype (the tensor is float32)" -- run "$dir/band_float.lua"
 expect "not a ReduceOp"           2 "bad_op.lua:1: dist.all_reduce: op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR or BXOR), got sum" -- run "$dir/bad_op.lua"
@@ -23,6 +25,11 @@ a2a_peer="size mismatch: rank 1 receives float32 [2] (8 bytes) at a2a_peer_block
 for engine in thread tcp; do
   expect "all_to_all: own block too small ($engine)"   2 "$a2a_own" -- run "$dir/a2a_own_block.lua" -n 1 --engine $engine
   expect "all_to_all: peer block too small ($engine)"  2 "$a2a_peer" -- run "$dir/a2a_peer_block.lua" -n 2 --engine $engine
+done
+# all_to_all has no in-place form: an output sharing memory with an input was a
+# silently wrong result
+for engine in thread tcp; do
+  expect "all_to_all_single in place ($engine)" 2 "] error: a2a_alias.lua:4: dist.all_to_all_single: the output shares memory with the input: all-to-all has no in-place form (give it another output)" -- run "$dir/a2a_alias.lua" -n 3 --engine $engine
 done
 expect "wrong output size"        2 "sizes.lua:2: dist.all_gather_into_tensor: the output has 5 elements, but must have 2 x 2 (group size x the input)" -- run "$dir/sizes.lua"
 
@@ -117,6 +124,9 @@ fi
 # ---- semantics
 expect "async work handles"        0 "[rank 2] tensor([3., 3., 3.])	true" -- run "$dir/async.lua" -n 3
 expect "async handle prints"       0 "Work(all_reduce, line 2, completed)	true" -- run "$dir/async.lua" -n 3
+# get_rank and get_world_size of a group: -1 for both off the group, as torch
+expect "group rank and size: a member"     0 "[rank 2] group rank and size	0	2" -- run "$dir/group_query.lua" -n 3
+expect "group rank and size: not a member" 0 "[rank 1] group rank and size	-1	-1" -- run "$dir/group_query.lua" -n 3
 expect "groups keep traffic apart" 0 "[rank 0] user message from rank 2: tensor([3., 3.])" -- run "$dir/isolation.lua" -n 3 --trace "$tmp/i.jsonl"
 # every internal message of the group runs in the group's context (2), the
 # user message in context 0; coll enter and leave on both members

@@ -593,8 +593,20 @@ START_TEST(test_reductions) {
     ck_assert(isnan(cs_tensor_max(e)) && isnan(cs_tensor_min(e)) && isnan(cs_tensor_mean(e)));
     ck_assert(isnan(cs_tensor_max(V(CS_FLOAT32, 1, NAN, 3))));
     ck_assert_double_eq(cs_tensor_sum(V(CS_UINT8, 200, 200)), 400); /* no wrap in the result */
-    ck_assert_double_eq(cs_tensor_mean(V(CS_INT32, 1, 2)), 1.5);
+    errno = 0; /* torch has no integer mean */
+    ck_assert(isnan(cs_tensor_mean(V(CS_INT32, 1, 2))) && errno == EINVAL);
+    ck_assert_str_eq(cs_tensor_errmsg(), "mean(): could not infer output dtype. Input dtype must "
+                     "be either a floating point or complex dtype. Got: Int");
     ck_assert_double_eq(cs_tensor_sum(K(cs_tensor_full(NULL, CS_INT64, 0, NULL, 7))), 7);
+    /* integer reductions are exact past 2^53, where a double is not */
+    cs_tensor *big = V(CS_INT64, 0, 1, -3);
+    cs_tensor_set_i(big, 0, ((int64_t)1 << 62) + 1);
+    ck_assert_int_eq(cs_tensor_sum_i(big), ((int64_t)1 << 62) - 1);
+    ck_assert_int_eq(cs_tensor_max_i(big), ((int64_t)1 << 62) + 1);
+    ck_assert_int_eq(cs_tensor_min_i(big), -3);
+    cs_tensor_set_i(big, 1, INT64_MAX);
+    ck_assert_int_eq(cs_tensor_sum_i(big), INT64_MIN + ((int64_t)1 << 62) - 3); /* wraps */
+    ck_assert_int_eq(cs_tensor_sum_i(V(CS_UINT8, 200, 200)), 400);
 }
 END_TEST
 

@@ -79,7 +79,8 @@ local cases = {
   -- collectives
   {"broadcast(1)", dist.broadcast, 1},
   {"broadcast(t, 5)", dist.broadcast, t, 5},
-  {"broadcast(view)", dist.broadcast, m:narrow(1, 0, 2)},
+  {"broadcast(t)", dist.broadcast, t},
+  {"broadcast(view)", dist.broadcast, m:narrow(1, 0, 2), 0},
   {"reduce(t, 9)", dist.reduce, t, 9},
   {"all_reduce(t, 'sum')", dist.all_reduce, t, "sum"},
   {"all_reduce(t, AVG) int", dist.all_reduce, i, ReduceOp.AVG},

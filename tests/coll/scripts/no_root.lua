@@ -1,0 +1,2 @@
+local t = tensor.ones(2)
+dist.reduce(t)
