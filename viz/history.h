@@ -55,12 +55,13 @@ typedef struct cs_hpost {
     size_t bytes;
 } cs_hpost;
 
-#define CS_HIST_OUT_KEEP 64  /* printed lines kept per rank */
+#define CS_HIST_OUT_KEEP 2000 /* printed lines kept per rank (its ring grows to that) */
 #define CS_HIST_WARN_KEEP 16
 #define CS_HIST_CYCLE_KEEP 16 /* ranks of a wait-for cycle named; longer ones are elided */
 
 typedef struct cs_hout {
-    char *line[CS_HIST_OUT_KEEP];
+    char **line;       /* a ring of cap lines; cap reaches KEEP before it wraps */
+    size_t cap;
     uint64_t total;    /* lines ever printed; the last min(total, KEEP) are kept */
 } cs_hout;
 

@@ -363,6 +363,47 @@ else
   skip "wide characters stay in their panes" "no UTF-8 locale here"
 fi
 
+# ---- the output pane while the run goes on: p gives it the screen; scrolled
+# back it stays put as lines come (and says how many are below), at its end it
+# follows them; both sizes, and a resize between them
+printf '%s\n' '--- world: 2' 'local t = tensor.zeros(4)' \
+  'if rank == 0 then for i = 1, 100 do print("early " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' \
+  'if rank == 0 then for i = 101, 150 do print("late " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' \
+  'if rank == 0 then for i = 151, 170 do print("last " .. i) end end' >"$tmp/chatty.lua"
+start op 80 24 "$bin run $tmp/chatty.lua --step --send-mode eager"
+wait_for op PAUSED "output, rank 0 (100 lines)" >/dev/null
+tm send-keys -t op p
+check "p at 80x24: the output on the whole screen, from its newest line" \
+  'wait_for op "output, rank 0 (100 lines), rows 80-100 of 100 " "early 100" "p or esc: back"'
+tm send-keys -t op Tab
+check "tab under the output: the next rank's (none yet)" 'wait_for op "output, rank 1 (0 lines) ─"'
+tm send-keys -t op BTab
+wait_for op "output, rank 0 (100 lines), rows 80-100 of 100 " >/dev/null
+tm send-keys -t op PPage
+check "PgUp: the output scrolls back while the run is live, saying what is below" \
+  'wait_without op "early 100" "rows 60-80 of 100: 20 more below, End follows" " early 60" PAUSED'
+tm send-keys -t op s
+check "s under the output: rank 0 prints 50 more lines, the view stays where it was" \
+  'wait_for op "(150 lines), rows 60-80 of 150: 70 more below" " early 60" " early 80" &&
+   ! grep -qF "late" "$tmp/screen"'
+tm resize-window -t op -x 200 -y 60
+check "200x60: the same top row, the rest below it" \
+  'wait_for op "rows 60-116 of 150: 34 more below" " early 60" " late 116"'
+tm send-keys -t op End
+check "End: the newest lines" 'wait_without op "more below" "rows 94-150 of 150" " late 150"'
+tm send-keys -t op s
+check "at the end it follows: rank 0's next lines come into view" \
+  'wait_without op "more below" "(170 lines), rows 114-170 of 170" " last 170"'
+tm resize-window -t op -x 80 -y 24
+tm send-keys -t op p
+check "p again: back to the run, the pane saying which key scrolls it where it has room" \
+  'wait_for op "output, rank 0 (170 lines)" "last 170" "space-time" PAUSED'
+tm resize-window -t op -x 200 -y 60
+check "200x60: the pane names its key" 'wait_for op "output, rank 0 (170 lines: p scrolls)"'
+quit_check op 130 "the output scrolled mid-run: q gives status 130"
+
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
 check "all_reduce at full speed: bands, the internal messages counted" \
