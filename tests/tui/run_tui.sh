@@ -363,6 +363,18 @@ else
   skip "wide characters stay in their panes" "no UTF-8 locale here"
 fi
 
+# ---- a rank computing before its first call runs its script: it is shown
+# running (as between operations), not idle, on its row and in the diagram
+printf '%s\n' '--- world: 4' 'local t = tensor.zeros(4)' \
+  'if rank == 3 then local x = 0 for i = 1, 1e12 do x = x + 1 end end' \
+  'dist.all_reduce(t)' >"$tmp/busy.lua"
+for size in "80 24" "200 60"; do
+  start bz ${size% *} ${size#* } "$bin run $tmp/busy.lua --step-limit 0"
+  check "a rank computing before its first call is running, not idle (${size/ /x})" \
+    'wait_for bz RUNNING "    2  blocked" && wait_count bz "    3  running" 1 && ! grep -qF " idle" "$tmp/screen"'
+  quit_check bz 130 "a rank computing before its first call: q gives status 130 (${size/ /x})"
+done
+
 # ---- the output pane while the run goes on: p gives it the screen; scrolled
 # back it stays put as lines come (and says how many are below), at its end it
 # follows them; both sizes, and a resize between them
@@ -590,7 +602,8 @@ check "tcp rank death: no rank process is left" '[ "$(procs)" = 0 ]'
 
 # rank 0 started by hand hosts the visualizer; its footer tells the others how to join
 start mh 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --rank 0 --world 4 --master 127.0.0.1:0"
-check "tcp --rank 0: the footer shows how the other ranks join" 'wait_for mh "join: --token "'
+check "tcp --rank 0: the footer shows how the other ranks join, every rank idle until they have" \
+  'wait_for mh "join: --token " && wait_count mh "  idle" 4'
 join=$(grep -o -- "--token [0-9a-f]* --master [0-9.:]*" "$tmp/screen")
 # a stranger's garbage: refused and logged, but not over the screen
 exec 3<>"/dev/tcp/127.0.0.1/${join##*:}" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && exec 3>&-
