@@ -334,12 +334,28 @@ static int draw_cycle(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     return lines > 0 ? lines : 1;
 }
 
+/* The report's deadlock text, its paragraphs (a line and the indented lines
+ * under it) reordered: the first, where each rank is stuck (two internal
+ * requests a rank in a collective), goes after why and fix, which an alert
+ * of a few rows at 80x24 must show (g NULL: only count). The rank table
+ * shows where each rank is stuck already. Returns the lines used. */
+static int deadlock_text(cs_grid *g, int y, int end, int w, const char *text) {
+    const char *p = strchr(text, '\n');
+    while (p && p[1] == ' ') p = strchr(p + 1, '\n');
+    char *first = p && p[1] ? strndup(text, (size_t)(p - text)) : NULL;
+    if (!first) return wrap(g, 1, y, w - 2, end - y, text, CS_C_RED, 0, 4);
+    int n = wrap(g, 1, y, w - 2, end - y, p + 1, CS_C_RED, 0, 4);
+    n += wrap(g, 1, y + n, w - 2, end - y - n, first, CS_C_RED, 0, 4);
+    free(first);
+    return n;
+}
+
 static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     const cs_monitor *m = v->mon;
     int y0 = y;
     if (m->deadlocked && m->deadlock.text && y < end) {
         y += draw_cycle(g, v, y, end, w);
-        y += wrap(g, 1, y, w - 2, end - y, m->deadlock.text, CS_C_RED, 0, 4);
+        y += deadlock_text(g, y, end, w, m->deadlock.text);
     }
     for (int k = 0; k < m->world && y < end; k++)
         if (m->ranks[k].error) {

@@ -123,10 +123,11 @@ check "deadlock -n 8 at 80x24: the whole cycle, the verdict in the diagram, the 
   'wait_for d8 " DEADLOCKED" "rank 4 $to rank 5" "$to rank 6 $to rank 7 $to rank 0" "a shows them all" "10 ops/s" " DEADLOCK " &&
    ! grep -qF "✗" "$tmp/screen"'
 tm send-keys -t d8 a
-check "a: the alert takes the screen" 'wait_for d8 "alerts, lines 1-" "rank 3 is blocked in send to rank 4"'
+check "a: the alert takes the screen, why and the whole fix first" \
+  'wait_for d8 "alerts, lines 1-" "why: every blocked rank" "after the receives."'
 tm send-keys -t d8 PPage NPage NPage
-check "the alert scrolls to its end: every blocked rank, why and the whole fix" \
-  'wait_for d8 "rank 7 is blocked in send to rank 0" "why: every blocked rank" "after the receives."'
+check "the alert scrolls to its end: every blocked rank" \
+  'wait_for d8 "rank 3 is blocked in send to rank 4" "rank 7 is blocked in send to rank 0"'
 tm send-keys -t d8 a
 check "a again: back to the run" 'wait_for d8 "as the deadlock found them" "space-time"'
 quit_check d8 3 "deadlock -n 8: q gives status 3"
@@ -415,6 +416,28 @@ check "p again: back to the run, the pane saying which key scrolls it where it h
 tm resize-window -t op -x 200 -y 60
 check "200x60: the pane names its key" 'wait_for op "output, rank 0 (170 lines: p scrolls)"'
 quit_check op 130 "the output scrolled mid-run: q gives status 130"
+
+# ---- a collective deadlock: the alert says first which rank never called
+# it, and the fix, where at 80x24 its few rows would otherwise hold only the
+# collective's internal requests (two lines a rank); those follow, and a
+# shows them. Both sizes, across a resize.
+why_first() {
+  snap "$1" && [ "$(grep -nF "why: ranks 0, 1, 2 entered all_reduce" "$tmp/screen" | cut -d: -f1)" -lt \
+    "$(grep -nF "deadlock: no rank can make progress" "$tmp/screen" | cut -d: -f1)" ]
+}
+start mm 80 24 "$bin run $lessons/03-collectives/mismatch.lua --speed 0"
+check "collective deadlock at 80x24: the rank that never called it and the fix in the alert" \
+  'wait_for mm DEADLOCKED "rank 3 did not call it: it has finished" "fix: every rank of a group" &&
+   ! grep -qF "on its internal" "$tmp/screen"'
+tm resize-window -t mm -x 200 -y 60
+check "collective deadlock at 200x60: why first, then where each rank is stuck" \
+  'wait_for mm "rank 3 did not call it: it has finished" "rank 2 is blocked in all_reduce at mismatch.lua:16, on its internal isend" &&
+   why_first mm'
+tm resize-window -t mm -x 80 -y 24
+tm send-keys -t mm a End
+check "a at 80x24: the internal requests below the why" \
+  'wait_for mm "alerts, lines" "rank 2 is blocked in all_reduce at mismatch.lua:16" "rank 3 has finished"'
+quit_check mm 3 "collective deadlock: q gives status 3"
 
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
