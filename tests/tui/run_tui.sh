@@ -255,6 +255,14 @@ header_has() { snap "$1" && head -1 "$tmp/screen" | grep -qE "$2"; }
 start fs 80 24 "$bin run $lessons/02-point-to-point/ring.lua --step"
 wait_for fs PAUSED >/dev/null
 check "run --step at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fs'
+# one column narrower: the bottom-right cell, never written, is blanked (it
+# kept the wider frame's last letter: "q quitt")
+drawn_at() { snap "$1" && [ "$(head -1 "$tmp/screen" | sed 's/ *$//' | wc -c)" = "$2" ]; }
+tm resize-window -t fs -x 81 -y 24
+wait_until 60 drawn_at fs 81
+tm resize-window -t fs -x 80 -y 24
+check "81x24 to 80x24: nothing of the wider frame is left in the corner" \
+  'wait_until 60 drawn_at fs 80 && wait_until 60 footer_tail fs'
 quit_check fs 130 "run --step at 80x24: q mid-run gives status 130"
 start fl2 80 24 "$bin learn 2 --lessons $lessons"
 wait_for fl2 "commsim learn  02-point-to-point" >/dev/null
