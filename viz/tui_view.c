@@ -60,6 +60,14 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
      * lines, scrolled back it stays where it is (less +F, tmux copy mode) */
     v->full = n->full;
     n->full_h = h - 3;
+    /* past the kept lines the oldest go as new ones come: scrolled back, the
+     * view moves up with its text (a wrapped line that went counts one row) */
+    uint64_t lost = 0;
+    if (v->hist && n->selected < v->hist->world)
+        lost = v->hist->out[n->selected].total - cs_history_nout(v->hist, n->selected);
+    if (n->full == CS_FULL_OUTPUT && !n->full_follow && lost > n->out_lost)
+        n->full_top -= (int)(lost - n->out_lost) - (n->out_lost == 0); /* + its "not kept" row */
+    n->out_lost = lost;
     int total = cs_viz_full_lines(v, w);
     if (n->full_follow || n->full_top > total - n->full_h) n->full_top = total - n->full_h;
     if (n->full_top < 0) n->full_top = 0;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "render.h"
 
@@ -27,6 +28,7 @@ typedef struct cs_tui_nav {
     bool scaled;            /* key t: virtual time to scale instead of event order */
     int full_top, full_h;   /* its scroll, and the rows it had last frame */
     bool full_follow;       /* at its end: new lines scroll it (less +F) */
+    uint64_t out_lost;      /* the selected rank's output lines no longer kept, last frame */
     char *popup;
     char popup_title[128];
     char message[200];

@@ -424,6 +424,23 @@ check "p again: back to the run, the pane saying which key scrolls it where it h
 tm resize-window -t op -x 200 -y 60
 check "200x60: the pane names its key" 'wait_for op "output, rank 0 (170 lines: p scrolls)"'
 quit_check op 130 "the output scrolled mid-run: q gives status 130"
+# past the 2000 lines kept the oldest go as new ones come: scrolled back, the
+# view stays on its text all the same
+printf '%s\n' '--- world: 2' 'local t = tensor.zeros(4)' \
+  'if rank == 0 then for i = 1, 2100 do print("a " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' \
+  'if rank == 0 then for i = 1, 500 do print("b " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' >"$tmp/chattier.lua"
+start oq 80 24 "$bin run $tmp/chattier.lua --step --send-mode eager"
+wait_for oq PAUSED "output, rank 0 (2100 lines)" >/dev/null
+tm send-keys -t oq p PPage
+wait_for oq "rows 1961-1981 of 2001" " a 2060" >/dev/null
+tm send-keys -t oq s
+check "past the lines kept, scrolled back: the view stays on its text as the oldest go" \
+  'wait_for oq "(2600 lines), rows 1461-1481 of 2001: 520 more below" " a 2060" " a 2080"'
+tm send-keys -t oq Home
+check "Home: the lines not kept are counted" 'wait_for oq "(the first 600 lines printed are not kept: the last 2000 are)" " a 601"'
+quit_check oq 130 "the output past the lines kept: q gives status 130"
 
 # ---- a collective deadlock: the alert says first which rank never called
 # it, and the fix, where at 80x24 its few rows would otherwise hold only the
