@@ -244,7 +244,7 @@ void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
 }
 
 static void draw_footer(cs_grid *g, const cs_viz_view *v) {
-    if (v->message && !v->full) {
+    if (v->message && v->full != CS_FULL_ALERTS) { /* the run's keys work under the output */
         cs_viz_footer(g, v->message, CS_C_YELLOW, CS_A_BOLD, v->ascii);
         return;
     }

@@ -120,7 +120,7 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
     /* the join hint of a hand-started run is done with once the run ends */
     if (finished && t->job->notice && strcmp(t->nav.message, t->job->notice) == 0)
         t->nav.message[0] = 0;
-    if (finished && !t->nav.message[0])
+    if (finished && !t->nav.message[0] && !t->nav.full)
         snprintf(t->nav.message, sizeof t->nav.message,
                  "the run has ended (%s): arrows select a rank", v.status);
     cs_bus_lock(t->bus);

@@ -424,6 +424,15 @@ check "p again: back to the run, the pane saying which key scrolls it where it h
 tm resize-window -t op -x 200 -y 60
 check "200x60: the pane names its key" 'wait_for op "output, rank 0 (170 lines: p scrolls)"'
 quit_check op 130 "the output scrolled mid-run: q gives status 130"
+# the run's keys under the output say what they did, as they do in the run
+start ob 80 24 "$bin run $tmp/chatty.lua --step"
+wait_for ob PAUSED "output, rank 0 (100 lines)" >/dev/null
+tm send-keys -t ob s
+wait_for ob "    0  blocked    send" >/dev/null
+tm send-keys -t ob p s
+check "s on a blocked rank under the output: the footer says why it did not move" \
+  'wait_for ob "rank 0 is blocked: it moves when its peer does" "(100 lines), rows 80-100 of 100"'
+quit_check ob 130 "the output over a blocked rank: q gives status 130"
 # past the 2000 lines kept the oldest go as new ones come: scrolled back, the
 # view stays on its text all the same
 printf '%s\n' '--- world: 2' 'local t = tensor.zeros(4)' \
