@@ -90,7 +90,7 @@ typedef struct controller {
     held *spare;          /* released held events, for the next ones */
     int nspare;
     uint32_t next_pending;
-    bool welcomed;
+    _Atomic bool welcomed; /* every rank joined and runs its script (a front end reads it) */
     _Atomic int status;   /* the first reason the run ended, or 0 (a front end reads it) */
     bool deadlock;        /* the monitor found one (set from its callback) */
     bool mon_error;       /* the monitor found an error (a collective mismatch) */

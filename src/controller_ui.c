@@ -34,6 +34,8 @@ static bool job_finished(void *ud) { return atomic_load(&((controller *)ud)->don
 
 static void job_settle(void *ud) { cs_control_settle(&((controller *)ud)->c); }
 
+static bool job_started(void *ud) { return atomic_load(&((controller *)ud)->welcomed); }
+
 static cs_end_reason job_end_reason(void *ud) {
     int st = atomic_load(&((controller *)ud)->status);
     return st == 1 ? CS_END_ERROR : (cs_end_reason)st; /* 1: the controller's own failure */
@@ -169,7 +171,7 @@ void controller_run_ui(controller *k, const cs_run_opts *o, const cs_script *s) 
     cs_job job = {.world = k->world, .bus = &k->c.bus, .mon = &k->c.mon, .script = s,
                   .notice = k->notice[0] ? k->notice : NULL, .finished = job_finished,
                   .end_reason = job_end_reason, .abort = job_abort, .set_gates = job_set_gates,
-                  .settle = job_settle, .ud = k};
+                  .settle = job_settle, .started = job_started, .ud = k};
     k->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (k->wakefd < 0 || ui->attach(ui->ud, &job) < 0) {
         cs_errf(k->err, "cannot start the visualizer\n");

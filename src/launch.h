@@ -38,6 +38,10 @@ typedef struct cs_job {
      * (the rendezvous recheck of an eager run), so that a front end can show
      * it before it closes. Once; NULL where there is nothing to do. */
     void (*settle)(void *ud);
+    /* Every rank runs its script now (the tcp engine's ranks have all
+     * joined): one that has sent no event yet is running code before its
+     * first call. NULL: from the start (threads). */
+    bool (*started)(void *ud);
     void *ud;
 } cs_job;
 

@@ -6,6 +6,7 @@
 
 #include "model.h"
 #include "recheck.h"
+#include "xalloc.h"
 
 #define DEFAULT_CELLS (4u << 20) /* rows x ranks bytes of diagram state */
 
@@ -36,8 +37,10 @@ int cs_history_init(cs_history *h, int world, size_t cap) {
 }
 
 void cs_history_free(cs_history *h) {
-    for (int k = 0; h->out && k < h->world; k++)
-        for (int i = 0; i < CS_HIST_OUT_KEEP; i++) free(h->out[k].line[i]);
+    for (int k = 0; h->out && k < h->world; k++) {
+        for (size_t i = 0; i < h->out[k].cap; i++) free(h->out[k].line[i]);
+        free(h->out[k].line);
+    }
     for (int i = 0; i < CS_HIST_WARN_KEEP; i++) free(h->warn[i]);
     free(h->rows);
     free(h->st);
@@ -238,6 +241,14 @@ static void add_output(cs_history *h, int k, const char *text) {
     for (;;) { /* one kept line per printed line; a final newline adds none */
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (o->total < CS_HIST_OUT_KEEP && o->total >= o->cap) {
+            /* most ranks print a few lines: the ring grows as they come */
+            size_t cap = o->cap ? o->cap * 2 : 16;
+            if (cap > CS_HIST_OUT_KEEP) cap = CS_HIST_OUT_KEEP;
+            o->line = cs_xrealloc(o->line, cap * sizeof *o->line, "a rank's output lines");
+            memset(o->line + o->cap, 0, (cap - o->cap) * sizeof *o->line);
+            o->cap = cap;
+        }
         char **line = &o->line[o->total % CS_HIST_OUT_KEEP];
         free(*line);
         *line = strndup(p, len);

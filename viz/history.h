@@ -55,12 +55,13 @@ typedef struct cs_hpost {
     size_t bytes;
 } cs_hpost;
 
-#define CS_HIST_OUT_KEEP 64  /* printed lines kept per rank */
+#define CS_HIST_OUT_KEEP 2000 /* printed lines kept per rank (its ring grows to that) */
 #define CS_HIST_WARN_KEEP 16
 #define CS_HIST_CYCLE_KEEP 16 /* ranks of a wait-for cycle named; longer ones are elided */
 
 typedef struct cs_hout {
-    char *line[CS_HIST_OUT_KEEP];
+    char **line;       /* a ring of cap lines; cap reaches KEEP before it wraps */
+    size_t cap;
     uint64_t total;    /* lines ever printed; the last min(total, KEEP) are kept */
 } cs_hout;
 
@@ -97,6 +98,9 @@ typedef struct cs_history {
     int cycle[CS_HIST_CYCLE_KEEP], ncycle; /* the wait-for cycle then: its first
                                             * entries, and its true length */
     bool ascii;            /* the snapshot's arrows in ASCII */
+    bool started;          /* set by a live run's owner once every rank runs its
+                            * script: a rank with no event yet is computing
+                            * before its first call, shown running, not idle */
     /* Collective calls: each rank's calls per context (a call's messages carry
      * its number as their tag), and the bands of recent calls, so a message is
      * counted in the band of its own call, not the latest one. */

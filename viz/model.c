@@ -57,7 +57,7 @@ void cs_viz_describe(const cs_monitor *m, const cs_history *h, const cs_viz_gate
                      bool ascii, cs_viz_rank *out) {
     const cs_mon_rank *r = &m->ranks[k];
     memset(out, 0, sizeof *out);
-    out->state = r->state;
+    out->state = r->state == CS_RS_IDLE && h && h->started ? CS_RS_RUNNING : r->state;
     out->line = r->state >= CS_RS_DONE && r->end_line ? r->end_line : r->line;
     out->since = r->since;
     const cs_mon_req *q = r->state == CS_RS_BLOCKED ? first_wait(m, k) : NULL;

@@ -244,18 +244,20 @@ void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
 }
 
 static void draw_footer(cs_grid *g, const cs_viz_view *v) {
-    if (v->message && !v->alerts_full) {
+    if (v->message && v->full != CS_FULL_ALERTS) { /* the run's keys work under the output */
         cs_viz_footer(g, v->message, CS_C_YELLOW, CS_A_BOLD, v->ascii);
         return;
     }
-    if (v->alerts_full) {
-        cs_viz_footer(g, "alerts: arrows, PgUp/PgDn scroll   a or esc: back", CS_C_DEFAULT, 0,
-                      v->ascii);
+    if (v->full) {
+        cs_viz_footer(g, v->full == CS_FULL_ALERTS
+                             ? "alerts: arrows, PgUp/PgDn scroll   a or esc: back"
+                             : "output: arrows, PgUp/PgDn scroll, End follows   p or esc: back",
+                      CS_C_DEFAULT, 0, v->ascii);
         return;
     }
     static const char *const live[][2] = {
         {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"+/-", "speed"},
-        {"tab", "rank"},   {"enter", "tensor"}, {NULL, NULL},
+        {"tab", "rank"},   {"enter", "tensor"}, {"p", "output"}, {NULL, NULL},
     };
     static const char *const replay[][2] = {
         {"space", "next op"}, {"b", "back"}, {"] [", "event"}, {"G g", "end/start"},
@@ -332,12 +334,28 @@ static int draw_cycle(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     return lines > 0 ? lines : 1;
 }
 
+/* The report's deadlock text, its paragraphs (a line and the indented lines
+ * under it) reordered: the first, where each rank is stuck (two internal
+ * requests a rank in a collective), goes after why and fix, which an alert
+ * of a few rows at 80x24 must show (g NULL: only count). The rank table
+ * shows where each rank is stuck already. Returns the lines used. */
+static int deadlock_text(cs_grid *g, int y, int end, int w, const char *text) {
+    const char *p = strchr(text, '\n');
+    while (p && p[1] == ' ') p = strchr(p + 1, '\n');
+    char *first = p && p[1] ? strndup(text, (size_t)(p - text)) : NULL;
+    if (!first) return wrap(g, 1, y, w - 2, end - y, text, CS_C_RED, 0, 4);
+    int n = wrap(g, 1, y, w - 2, end - y, p + 1, CS_C_RED, 0, 4);
+    n += wrap(g, 1, y + n, w - 2, end - y - n, first, CS_C_RED, 0, 4);
+    free(first);
+    return n;
+}
+
 static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     const cs_monitor *m = v->mon;
     int y0 = y;
     if (m->deadlocked && m->deadlock.text && y < end) {
         y += draw_cycle(g, v, y, end, w);
-        y += wrap(g, 1, y, w - 2, end - y, m->deadlock.text, CS_C_RED, 0, 4);
+        y += deadlock_text(g, y, end, w, m->deadlock.text);
     }
     for (int k = 0; k < m->world && y < end; k++)
         if (m->ranks[k].error) {
@@ -378,13 +396,17 @@ static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     return y - y0;
 }
 
-/* Alert lines top.. into rows y..y+h of g: drawn whole on a grid of their own,
- * then copied, so that a scrolled alert wraps exactly as an unscrolled one. */
-static void alert_window(cs_grid *g, const cs_viz_view *v, int y, int h, int top) {
-    int total = alert_text(NULL, v, 0, 1 << 20, g->w);
+typedef int (*panel_text)(cs_grid *g, const cs_viz_view *v, int y, int end, int w);
+
+/* A panel's lines top.. into rows y..y+h of g: drawn whole on a grid of its
+ * own, then copied, so that a scrolled panel wraps exactly as an unscrolled
+ * one. */
+static void panel_window(cs_grid *g, const cs_viz_view *v, panel_text text, int y, int h,
+                         int top) {
+    int total = text(NULL, v, 0, 1 << 20, g->w);
     cs_grid tall;
     if (h <= 0 || total <= 0 || cs_grid_init(&tall, g->w, total) < 0) return;
-    alert_text(&tall, v, 0, total, g->w);
+    text(&tall, v, 0, total, g->w);
     for (int i = 0; i < h && top + i < total; i++)
         for (int x = 0; x < g->w; x++) {
             cs_cell *c = cs_grid_at(g, x, y + i);
@@ -400,19 +422,62 @@ static void draw_alerts(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     if (total > shown) snprintf(t, sizeof t, "alerts (%d more lines: a shows them all)", total - shown);
     else snprintf(t, sizeof t, "alerts");
     cs_viz_title(g, v, 0, l->alerts_y, g->w, t);
-    alert_window(g, v, l->alerts_y + 1, shown, 0);
+    panel_window(g, v, alert_text, l->alerts_y + 1, shown, 0);
 }
 
-/* Key a: the alerts alone between the header and the footer, scrolled. */
-static void draw_alerts_full(cs_grid *g, const cs_viz_view *v) {
-    int total = alerts_lines(v, g->w), h = g->h - 3;
-    int top = v->alerts_top > total - h ? total - h : v->alerts_top;
+/* The selected rank's output, every kept line wrapped (g NULL: only count);
+ * lines no longer kept are counted first. Returns the lines used. */
+static int output_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
+    int k = v->selected, y0 = y;
+    if (!v->hist || k >= v->hist->world) return 0;
+    size_t n = cs_history_nout(v->hist, k);
+    uint64_t lost = v->hist->out[k].total - n;
+    if (lost && y < end) {
+        if (g)
+            cs_grid_printf(g, 1, y, w - 2, CS_C_DEFAULT, CS_A_DIM,
+                           "(the first %llu lines printed are not kept: the last %d are)",
+                           (unsigned long long)lost, CS_HIST_OUT_KEEP);
+        y++;
+    }
+    for (size_t i = 0; i < n && y < end; i++) {
+        const char *line = cs_history_out(v->hist, k, i);
+        int lines = wrap(g, 1, y, w - 2, end - y, line ? line : "", CS_C_DEFAULT, 0, 2);
+        y += lines > 0 ? lines : 1;
+    }
+    return y - y0;
+}
+
+static panel_text full_text(const cs_viz_view *v) {
+    return v->full == CS_FULL_OUTPUT ? output_text : v->full == CS_FULL_ALERTS ? alert_text : NULL;
+}
+
+int cs_viz_full_lines(const cs_viz_view *v, int w) {
+    panel_text text = full_text(v);
+    return text ? text(NULL, v, 0, 1 << 20, w) : 0;
+}
+
+/* Keys a and p: the alerts, or the selected rank's output, alone between the
+ * header and the footer, scrolled. The output goes on while it is read: the
+ * title says how much is below the last line shown. */
+static void draw_full(cs_grid *g, const cs_viz_view *v) {
+    int total = cs_viz_full_lines(v, g->w), h = g->h - 3;
+    int top = v->full_top > total - h ? total - h : v->full_top;
     if (top < 0) top = 0;
-    char t[96];
-    snprintf(t, sizeof t, "alerts, lines %d-%d of %d", total ? top + 1 : 0,
-             top + h < total ? top + h : total, total);
+    int last = top + h < total ? top + h : total;
+    char t[160];
+    if (v->full == CS_FULL_ALERTS)
+        snprintf(t, sizeof t, "alerts, lines %d-%d of %d", total ? top + 1 : 0, last, total);
+    else {
+        int k = v->selected;
+        int n = snprintf(t, sizeof t, "output, rank %d (%llu lines)", k,
+                         (unsigned long long)(k < v->hist->world ? v->hist->out[k].total : 0));
+        if (total)
+            n += snprintf(t + n, sizeof t - (size_t)n, ", rows %d-%d of %d", top + 1, last, total);
+        if (last < total)
+            snprintf(t + n, sizeof t - (size_t)n, ": %d more below, End follows", total - last);
+    }
     cs_viz_title(g, v, 0, 1, g->w, t);
-    alert_window(g, v, 2, h, top);
+    panel_window(g, v, full_text(v), 2, h, top);
 }
 
 
@@ -516,11 +581,9 @@ static void draw_inflight(cs_grid *g, const cs_viz_view *v, const cs_viz_layout 
 }
 
 static void draw_output(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l, int y, int h) {
-    char t[64];
+    char t[96];
     int k = v->selected;
-    snprintf(t, sizeof t, "output, rank %d (%llu lines)", k,
-             (unsigned long long)(k < v->hist->world ? v->hist->out[k].total : 0));
-    y = right_box(g, v, l, y, t);
+    uint64_t total = k < v->hist->world ? v->hist->out[k].total : 0;
     /* the newest lines that fit, each wrapped (continuations indented) */
     int rows = h - 1, w = l->right_w - 2, used = 0;
     size_t n = cs_history_nout(v->hist, k), first = n;
@@ -532,6 +595,11 @@ static void draw_output(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
         first--;
         if (used >= rows) break;
     }
+    /* older lines than fit: the key that shows them, where the title has room */
+    int tn = snprintf(t, sizeof t, "output, rank %d (%llu lines", k, (unsigned long long)total);
+    snprintf(t + tn, sizeof t - (size_t)tn, first > 0 || total > n ? ": p scrolls)" : ")");
+    if (cs_utf8_width(t) + 4 > l->right_w) snprintf(t + tn, sizeof t - (size_t)tn, ")");
+    y = right_box(g, v, l, y, t);
     for (size_t i = first; i < n && rows > 0; i++) {
         int lines = wrap(g, l->right_x + 1, y, w, rows, cs_history_out(v->hist, k, i),
                          CS_C_DEFAULT, 0, 2);
@@ -600,6 +668,7 @@ static const char help_common[] =
     "tab, arrows, click   select a rank\n"
     "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"
     "a        the alerts on the whole screen (a or esc: back)\n"
+    "p        the selected rank's output on the whole screen (p or esc: back)\n"
     "o        open the latest collective band: its messages with their phases\n"
     "t        the diagram: virtual time to scale (--net) or event order\n"
     "?        this help (any key closes it)      q   quit\n"
@@ -624,8 +693,8 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
     cs_viz_layout l;
     cs_viz_layout_of(v, g->w, g->h, &l);
     draw_header(g, v);
-    if (v->alerts_full) {
-        draw_alerts_full(g, v);
+    if (v->full) {
+        draw_full(g, v);
     } else {
         draw_ranks(g, v, &l);
         draw_alerts(g, v, &l);

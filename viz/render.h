@@ -12,6 +12,10 @@
 #include "model.h"
 #include "monitor.h"
 
+/* A panel that takes the screen, scrolled: the alerts (key a), the selected
+ * rank's output (key p). */
+typedef enum { CS_FULL_NONE, CS_FULL_ALERTS, CS_FULL_OUTPUT } cs_viz_full;
+
 typedef struct cs_viz_view {
     const cs_monitor *mon;
     const cs_history *hist;
@@ -32,8 +36,8 @@ typedef struct cs_viz_view {
     bool band_open;             /* key o: the diagram shows one band's messages */
     bool scaled;                /* key t: the diagram draws virtual time to scale (--net) */
     size_t band_row;            /* that band's history row */
-    bool alerts_full;           /* the alerts take the screen (key a) */
-    int alerts_top;             /* their first line shown when they do */
+    cs_viz_full full;           /* a panel on the whole screen, or none */
+    int full_top;               /* its first line shown */
     const char *popup_title, *popup; /* a box over the frame (a tensor's values) */
     const char *message;        /* a transient line in the footer */
     const char *end_note;       /* why the run ended, when no event says so yet (the
@@ -62,6 +66,8 @@ bool cs_viz_too_small(cs_grid *g, const char *status);
 void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
 /* Lines the alerts take at width w (without their title). */
 int cs_viz_alert_lines(const cs_viz_view *v, int w);
+/* Lines of the panel v->full at width w, the screen's (0 when none). */
+int cs_viz_full_lines(const cs_viz_view *v, int w);
 void cs_viz_render(cs_grid *g, const cs_viz_view *v);
 /* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
 int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);

@@ -23,6 +23,7 @@ static void draw_lifelines(cs_grid *g, const cs_viz_view *v, const cs_viz_layout
                            int y) {
     for (int k = l->diag_col_first; k < v->mon->world && col_visible(l, k); k++) {
         uint8_t s = (i == SIZE_MAX ? v->hist->cur[k] : cs_history_state(v->hist, i, k)) & 0x7F;
+        if (s == CS_HS_NONE && i == SIZE_MAX && v->hist->started) s = CS_HS_RUN; /* its code */
         uint32_t ch = ' ';
         int fg = CS_C_DEFAULT, attr = CS_A_DIM;
         switch (s) {

@@ -90,8 +90,14 @@ static attr_t attrs_of(const cs_cell *c) {
 }
 
 void cs_screen_show(const cs_grid *g) {
+    static int last_w, last_h;
     int w, h;
     cs_screen_size(&w, &h);
+    /* after a resize, blank first: the bottom-right cell is never written
+     * below, and a window one column narrower would keep the old frame's
+     * character there */
+    if (w != last_w || h != last_h) erase();
+    last_w = w, last_h = h;
     for (int y = 0; y < h && y < g->h; y++)
         for (int x = 0; x < w && x < g->w; x++) {
             /* ncurses scrolls if the bottom-right cell is written with add_wch */

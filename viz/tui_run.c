@@ -120,10 +120,11 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
     /* the join hint of a hand-started run is done with once the run ends */
     if (finished && t->job->notice && strcmp(t->nav.message, t->job->notice) == 0)
         t->nav.message[0] = 0;
-    if (finished && !t->nav.message[0])
+    if (finished && !t->nav.message[0] && !t->nav.full)
         snprintf(t->nav.message, sizeof t->nav.message,
                  "the run has ended (%s): arrows select a rank", v.status);
     cs_bus_lock(t->bus);
+    t->hist.started = !t->job->started || t->job->started(t->job->ud);
     for (int k = 0; k < n; k++) /* a step ends at a block as well as at a gate */
         if (t->mon->ranks[k].state == CS_RS_BLOCKED) cs_gates_drop_steps(t->ctl, k);
     v.mon = t->mon;

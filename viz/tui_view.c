@@ -56,16 +56,26 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     v->message = n->message[0] ? n->message : NULL;
     v->diag_back = n->diag_back;
     v->rank_top = n->rank_top;
-    /* the alerts' scroll stays within them */
-    n->alerts_h = h - 3;
-    int total = cs_viz_alert_lines(v, w);
-    if (n->alerts_top > total - n->alerts_h) n->alerts_top = total - n->alerts_h;
-    if (n->alerts_top < 0) n->alerts_top = 0;
-    v->alerts_full = n->alerts_full;
+    /* the full panel's scroll stays within it; at its end it follows new
+     * lines, scrolled back it stays where it is (less +F, tmux copy mode) */
+    v->full = n->full;
+    n->full_h = h - 3;
+    /* past the kept lines the oldest go as new ones come: scrolled back, the
+     * view moves up with its text (a wrapped line that went counts one row) */
+    uint64_t lost = 0;
+    if (v->hist && n->selected < v->hist->world)
+        lost = v->hist->out[n->selected].total - cs_history_nout(v->hist, n->selected);
+    if (n->full == CS_FULL_OUTPUT && !n->full_follow && lost > n->out_lost)
+        n->full_top -= (int)(lost - n->out_lost) - (n->out_lost == 0); /* + its "not kept" row */
+    n->out_lost = lost;
+    int total = cs_viz_full_lines(v, w);
+    if (n->full_follow || n->full_top > total - n->full_h) n->full_top = total - n->full_h;
+    if (n->full_top < 0) n->full_top = 0;
+    n->full_follow = n->full_top >= total - n->full_h;
     v->band_row = v->hist ? cs_history_last_band(v->hist) : SIZE_MAX;
     v->band_open = n->band_open && v->band_row != SIZE_MAX;
     v->scaled = n->scaled;
-    v->alerts_top = n->alerts_top;
+    v->full_top = n->full_top;
     cs_viz_layout l;
     cs_viz_layout_of(v, w, h, &l);
     if (n->selected < n->rank_top) n->rank_top = n->selected;
@@ -101,6 +111,14 @@ static void select_rank(cs_tui_nav *n, int k) {
     n->selected = ((k % n->nranks) + n->nranks) % n->nranks;
 }
 
+/* a: the alerts from their start; p: the output from its newest line, following */
+static bool open_full(cs_tui_nav *n, int ch) {
+    n->full = ch == 'a' ? CS_FULL_ALERTS : CS_FULL_OUTPUT;
+    n->full_top = 0;
+    n->full_follow = ch == 'p';
+    return true;
+}
+
 bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
     if (n->popup || n->help) { /* any key closes an overlay */
         if (ch == CS_KEY_RESIZE || ch == CS_KEY_CLICK) return ch == CS_KEY_RESIZE;
@@ -109,20 +127,33 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         return ch != 3; /* q too only closes it; Ctrl-C still quits */
     }
     if (ch != CS_KEY_RESIZE) n->message[0] = 0;
-    if (n->alerts_full) { /* scrolling keys move the alerts; a or escape closes them */
-        int page = n->alerts_h > 1 ? n->alerts_h - 1 : 1;
+    if (n->full) { /* scrolling keys move the panel; its key or escape closes it */
+        int page = n->full_h > 1 ? n->full_h - 1 : 1;
         switch (ch) {
-        case 'a': case CS_KEY_ESC: n->alerts_full = false; return true;
-        case CS_KEY_UP: case 'k': case CS_KEY_WHEEL_UP: n->alerts_top--; return true;
-        case CS_KEY_DOWN: case 'j': case CS_KEY_WHEEL_DOWN: n->alerts_top++; return true;
-        case CS_KEY_PGUP: n->alerts_top -= page; return true;
-        case CS_KEY_PGDN: case ' ': n->alerts_top += page; return true;
-        case CS_KEY_HOME: n->alerts_top = 0; return true;
-        case CS_KEY_END: n->alerts_top = 1 << 20; return true;
+        case 'a': case 'p':
+            if ((ch == 'a') != (n->full == CS_FULL_ALERTS)) return open_full(n, ch);
+            /* fall through */
+        case CS_KEY_ESC: n->full = CS_FULL_NONE; return true;
+        case CS_KEY_UP: case 'k': case CS_KEY_WHEEL_UP: n->full_top--; break;
+        case CS_KEY_DOWN: case 'j': case CS_KEY_WHEEL_DOWN: n->full_top++; break;
+        case CS_KEY_PGUP: n->full_top -= page; break;
+        case CS_KEY_PGDN: case ' ': n->full_top += page; break;
+        case CS_KEY_HOME: n->full_top = 0; break;
+        case CS_KEY_END: n->full_top = 1 << 20; break;
+        case CS_KEY_TAB: case CS_KEY_BTAB: /* the next rank's output, from its end */
+            select_rank(n, n->selected + (ch == CS_KEY_TAB ? 1 : -1));
+            n->full_follow = true;
+            return true;
         case '?': n->help = true; return true;
         case 'q': case 3: return false;
-        default: return true;
+        /* the output is read while the run goes on: the run's own keys
+         * (s, r, +, -) work under it */
+        default: return n->full == CS_FULL_ALERTS;
         }
+        /* a key that scrolls leaves the end; the next frame follows again
+         * if it went back there */
+        n->full_follow = false;
+        return true;
     }
     switch (ch) {
     case 'o':
@@ -133,10 +164,7 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         n->scaled = !n->scaled;
         n->diag_back = 0;
         return true;
-    case 'a':
-        n->alerts_full = true;
-        n->alerts_top = 0;
-        return true;
+    case 'a': case 'p': return open_full(n, ch);
     case CS_KEY_TAB: case CS_KEY_DOWN: case CS_KEY_RIGHT: case 'j': select_rank(n, n->selected + 1); return true;
     case CS_KEY_BTAB: case CS_KEY_UP: case CS_KEY_LEFT: case 'k': select_rank(n, n->selected - 1); return true;
     case CS_KEY_HOME: select_rank(n, 0); return true;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "render.h"
 
@@ -22,10 +23,12 @@ typedef struct cs_tui_nav {
     int nranks, selected, rank_top;
     size_t diag_back;
     bool help;
-    bool alerts_full;       /* key a: the alerts take the screen */
+    cs_viz_full full;       /* keys a, p: the alerts or the output take the screen */
     bool band_open;         /* key o: the latest band's messages */
     bool scaled;            /* key t: virtual time to scale instead of event order */
-    int alerts_top, alerts_h; /* their scroll, and the rows they had last frame */
+    int full_top, full_h;   /* its scroll, and the rows it had last frame */
+    bool full_follow;       /* at its end: new lines scroll it (less +F) */
+    uint64_t out_lost;      /* the selected rank's output lines no longer kept, last frame */
     char *popup;
     char popup_title[128];
     char message[200];

@@ -123,10 +123,11 @@ check "deadlock -n 8 at 80x24: the whole cycle, the verdict in the diagram, the 
   'wait_for d8 " DEADLOCKED" "rank 4 $to rank 5" "$to rank 6 $to rank 7 $to rank 0" "a shows them all" "10 ops/s" " DEADLOCK " &&
    ! grep -qF "✗" "$tmp/screen"'
 tm send-keys -t d8 a
-check "a: the alert takes the screen" 'wait_for d8 "alerts, lines 1-" "rank 3 is blocked in send to rank 4"'
+check "a: the alert takes the screen, why and the whole fix first" \
+  'wait_for d8 "alerts, lines 1-" "why: every blocked rank" "after the receives."'
 tm send-keys -t d8 PPage NPage NPage
-check "the alert scrolls to its end: every blocked rank, why and the whole fix" \
-  'wait_for d8 "rank 7 is blocked in send to rank 0" "why: every blocked rank" "after the receives."'
+check "the alert scrolls to its end: every blocked rank" \
+  'wait_for d8 "rank 3 is blocked in send to rank 4" "rank 7 is blocked in send to rank 0"'
 tm send-keys -t d8 a
 check "a again: back to the run" 'wait_for d8 "as the deadlock found them" "space-time"'
 quit_check d8 3 "deadlock -n 8: q gives status 3"
@@ -254,6 +255,14 @@ header_has() { snap "$1" && head -1 "$tmp/screen" | grep -qE "$2"; }
 start fs 80 24 "$bin run $lessons/02-point-to-point/ring.lua --step"
 wait_for fs PAUSED >/dev/null
 check "run --step at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fs'
+# one column narrower: the bottom-right cell, never written, is blanked (it
+# kept the wider frame's last letter: "q quitt")
+drawn_at() { snap "$1" && [ "$(head -1 "$tmp/screen" | sed 's/ *$//' | wc -c)" = "$2" ]; }
+tm resize-window -t fs -x 81 -y 24
+wait_until 60 drawn_at fs 81
+tm resize-window -t fs -x 80 -y 24
+check "81x24 to 80x24: nothing of the wider frame is left in the corner" \
+  'wait_until 60 drawn_at fs 80 && wait_until 60 footer_tail fs'
 quit_check fs 130 "run --step at 80x24: q mid-run gives status 130"
 start fl2 80 24 "$bin learn 2 --lessons $lessons"
 wait_for fl2 "commsim learn  02-point-to-point" >/dev/null
@@ -362,6 +371,107 @@ if [ "$loc" = C.UTF-8 ]; then
 else
   skip "wide characters stay in their panes" "no UTF-8 locale here"
 fi
+
+# ---- a rank computing before its first call runs its script: it is shown
+# running (as between operations), not idle, on its row and in the diagram
+printf '%s\n' '--- world: 4' 'local t = tensor.zeros(4)' \
+  'if rank == 3 then local x = 0 for i = 1, 1e12 do x = x + 1 end end' \
+  'dist.all_reduce(t)' >"$tmp/busy.lua"
+for size in "80 24" "200 60"; do
+  start bz ${size% *} ${size#* } "$bin run $tmp/busy.lua --step-limit 0"
+  check "a rank computing before its first call is running, not idle (${size/ /x})" \
+    'wait_for bz RUNNING "    2  blocked" && wait_count bz "    3  running" 1 && ! grep -qF " idle" "$tmp/screen"'
+  quit_check bz 130 "a rank computing before its first call: q gives status 130 (${size/ /x})"
+done
+
+# ---- the output pane while the run goes on: p gives it the screen; scrolled
+# back it stays put as lines come (and says how many are below), at its end it
+# follows them; both sizes, and a resize between them
+printf '%s\n' '--- world: 2' 'local t = tensor.zeros(4)' \
+  'if rank == 0 then for i = 1, 100 do print("early " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' \
+  'if rank == 0 then for i = 101, 150 do print("late " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' \
+  'if rank == 0 then for i = 151, 170 do print("last " .. i) end end' >"$tmp/chatty.lua"
+start op 80 24 "$bin run $tmp/chatty.lua --step --send-mode eager"
+wait_for op PAUSED "output, rank 0 (100 lines)" >/dev/null
+tm send-keys -t op p
+check "p at 80x24: the output on the whole screen, from its newest line" \
+  'wait_for op "output, rank 0 (100 lines), rows 80-100 of 100 " "early 100" "p or esc: back"'
+tm send-keys -t op Tab
+check "tab under the output: the next rank's (none yet)" 'wait_for op "output, rank 1 (0 lines) ─"'
+tm send-keys -t op BTab
+wait_for op "output, rank 0 (100 lines), rows 80-100 of 100 " >/dev/null
+tm send-keys -t op PPage
+check "PgUp: the output scrolls back while the run is live, saying what is below" \
+  'wait_without op "early 100" "rows 60-80 of 100: 20 more below, End follows" " early 60" PAUSED'
+tm send-keys -t op s
+check "s under the output: rank 0 prints 50 more lines, the view stays where it was" \
+  'wait_for op "(150 lines), rows 60-80 of 150: 70 more below" " early 60" " early 80" &&
+   ! grep -qF "late" "$tmp/screen"'
+tm resize-window -t op -x 200 -y 60
+check "200x60: the same top row, the rest below it" \
+  'wait_for op "rows 60-116 of 150: 34 more below" " early 60" " late 116"'
+tm send-keys -t op End
+check "End: the newest lines" 'wait_without op "more below" "rows 94-150 of 150" " late 150"'
+tm send-keys -t op s
+check "at the end it follows: rank 0's next lines come into view" \
+  'wait_without op "more below" "(170 lines), rows 114-170 of 170" " last 170"'
+tm resize-window -t op -x 80 -y 24
+tm send-keys -t op p
+check "p again: back to the run, the pane saying which key scrolls it where it has room" \
+  'wait_for op "output, rank 0 (170 lines)" "last 170" "space-time" PAUSED'
+tm resize-window -t op -x 200 -y 60
+check "200x60: the pane names its key" 'wait_for op "output, rank 0 (170 lines: p scrolls)"'
+quit_check op 130 "the output scrolled mid-run: q gives status 130"
+# the run's keys under the output say what they did, as they do in the run
+start ob 80 24 "$bin run $tmp/chatty.lua --step"
+wait_for ob PAUSED "output, rank 0 (100 lines)" >/dev/null
+tm send-keys -t ob s
+wait_for ob "    0  blocked    send" >/dev/null
+tm send-keys -t ob p s
+check "s on a blocked rank under the output: the footer says why it did not move" \
+  'wait_for ob "rank 0 is blocked: it moves when its peer does" "(100 lines), rows 80-100 of 100"'
+quit_check ob 130 "the output over a blocked rank: q gives status 130"
+# past the 2000 lines kept the oldest go as new ones come: scrolled back, the
+# view stays on its text all the same
+printf '%s\n' '--- world: 2' 'local t = tensor.zeros(4)' \
+  'if rank == 0 then for i = 1, 2100 do print("a " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' \
+  'if rank == 0 then for i = 1, 500 do print("b " .. i) end end' \
+  'if rank == 0 then dist.send(t, 1) else dist.recv(t, 0) end' >"$tmp/chattier.lua"
+start oq 80 24 "$bin run $tmp/chattier.lua --step --send-mode eager"
+wait_for oq PAUSED "output, rank 0 (2100 lines)" >/dev/null
+tm send-keys -t oq p PPage
+wait_for oq "rows 1961-1981 of 2001" " a 2060" >/dev/null
+tm send-keys -t oq s
+check "past the lines kept, scrolled back: the view stays on its text as the oldest go" \
+  'wait_for oq "(2600 lines), rows 1461-1481 of 2001: 520 more below" " a 2060" " a 2080"'
+tm send-keys -t oq Home
+check "Home: the lines not kept are counted" 'wait_for oq "(the first 600 lines printed are not kept: the last 2000 are)" " a 601"'
+quit_check oq 130 "the output past the lines kept: q gives status 130"
+
+# ---- a collective deadlock: the alert says first which rank never called
+# it, and the fix, where at 80x24 its few rows would otherwise hold only the
+# collective's internal requests (two lines a rank); those follow, and a
+# shows them. Both sizes, across a resize.
+why_first() {
+  snap "$1" && [ "$(grep -nF "why: ranks 0, 1, 2 entered all_reduce" "$tmp/screen" | cut -d: -f1)" -lt \
+    "$(grep -nF "deadlock: no rank can make progress" "$tmp/screen" | cut -d: -f1)" ]
+}
+start mm 80 24 "$bin run $lessons/03-collectives/mismatch.lua --speed 0"
+check "collective deadlock at 80x24: the rank that never called it and the fix in the alert" \
+  'wait_for mm DEADLOCKED "rank 3 did not call it: it has finished" "fix: every rank of a group" &&
+   ! grep -qF "on its internal" "$tmp/screen"'
+tm resize-window -t mm -x 200 -y 60
+check "collective deadlock at 200x60: why first, then where each rank is stuck" \
+  'wait_for mm "rank 3 did not call it: it has finished" "rank 2 is blocked in all_reduce at mismatch.lua:16, on its internal isend" &&
+   why_first mm'
+tm resize-window -t mm -x 80 -y 24
+tm send-keys -t mm a End
+check "a at 80x24: the internal requests below the why" \
+  'wait_for mm "alerts, lines" "rank 2 is blocked in all_reduce at mismatch.lua:16" "rank 3 has finished"'
+quit_check mm 3 "collective deadlock: q gives status 3"
 
 # ---- collectives: a band per call across the ranks in it
 start co3 100 30 "$bin run $lessons/03-collectives/all_reduce.lua --speed 0"
@@ -549,7 +659,8 @@ check "tcp rank death: no rank process is left" '[ "$(procs)" = 0 ]'
 
 # rank 0 started by hand hosts the visualizer; its footer tells the others how to join
 start mh 100 30 "$bin run $tmp/tcpchain.lua --engine tcp --rank 0 --world 4 --master 127.0.0.1:0"
-check "tcp --rank 0: the footer shows how the other ranks join" 'wait_for mh "join: --token "'
+check "tcp --rank 0: the footer shows how the other ranks join, every rank idle until they have" \
+  'wait_for mh "join: --token " && wait_count mh "  idle" 4'
 join=$(grep -o -- "--token [0-9a-f]* --master [0-9.:]*" "$tmp/screen")
 # a stranger's garbage: refused and logged, but not over the screen
 exec 3<>"/dev/tcp/127.0.0.1/${join##*:}" && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && exec 3>&-

@@ -554,7 +554,7 @@ START_TEST(test_ascii_and_small) {
     ck_assert_has("wait-for cycle: rank 1 -> rank 2 -> rank 1");
     for (int w = 20; w <= 120; w += 7) /* any size draws without writing outside */
         for (int h = 5; h <= 40; h += 5) render(&v, w, h);
-    v.alerts_full = true, v.alerts_top = 1000, v.help = true; /* the overlays too */
+    v.full = CS_FULL_ALERTS, v.full_top = 1000, v.help = true; /* the overlays too */
     for (int w = 20; w <= 200; w += 15)
         for (int h = 5; h <= 60; h += 11) render(&v, w, h);
     finish();
