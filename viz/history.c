@@ -235,6 +235,15 @@ static void add_coll(cs_history *h, const cs_event *ev) {
                            .row = h->dropped_rows + h->n - 1};
 }
 
+/* Forget a rank's oldest kept line. */
+static void drop_output(cs_hout *o) {
+    char **line = &o->line[o->first % CS_HIST_OUT_KEEP];
+    if (*line) o->bytes -= strlen(*line);
+    free(*line);
+    *line = NULL;
+    o->first++;
+}
+
 static void add_output(cs_history *h, int k, const char *text) {
     cs_hout *o = &h->out[k];
     const char *p = text ? text : "";
@@ -249,10 +258,14 @@ static void add_output(cs_history *h, int k, const char *text) {
             memset(o->line + o->cap, 0, (cap - o->cap) * sizeof *o->line);
             o->cap = cap;
         }
-        char **line = &o->line[o->total % CS_HIST_OUT_KEEP];
-        free(*line);
-        *line = strndup(p, len);
+        if (o->total - o->first == CS_HIST_OUT_KEEP) drop_output(o);
+        char *copy = strndup(p, len);
+        o->line[o->total % CS_HIST_OUT_KEEP] = copy;
+        o->bytes += copy ? strlen(copy) : 0;
         o->total++;
+        /* bounded in bytes too: a script printing long lines must not make
+         * the visualizer hold its whole output, uncharged to any rank */
+        while (o->bytes > CS_HIST_OUT_BYTES && o->total - o->first > 1) drop_output(o);
         if (!nl || !nl[1]) break;
         p = nl + 1;
     }
@@ -326,14 +339,12 @@ cs_sink cs_history_sink(cs_history *h) { return (cs_sink){history_emit, h}; }
 
 size_t cs_history_nout(const cs_history *h, int k) {
     if (k < 0 || k >= h->world) return 0;
-    return h->out[k].total < CS_HIST_OUT_KEEP ? (size_t)h->out[k].total : CS_HIST_OUT_KEEP;
+    return (size_t)(h->out[k].total - h->out[k].first);
 }
 
 const char *cs_history_out(const cs_history *h, int k, size_t i) {
-    size_t n = cs_history_nout(h, k);
-    if (i >= n) return NULL;
-    uint64_t first = h->out[k].total - n;
-    return h->out[k].line[(first + i) % CS_HIST_OUT_KEEP];
+    if (i >= cs_history_nout(h, k)) return NULL;
+    return h->out[k].line[(h->out[k].first + i) % CS_HIST_OUT_KEEP];
 }
 
 size_t cs_history_nwarn(const cs_history *h) {

@@ -56,13 +56,16 @@ typedef struct cs_hpost {
 } cs_hpost;
 
 #define CS_HIST_OUT_KEEP 2000 /* printed lines kept per rank (its ring grows to that) */
+#define CS_HIST_OUT_BYTES (256u << 10) /* and their bytes: a line may be 64 KiB */
 #define CS_HIST_WARN_KEEP 16
 #define CS_HIST_CYCLE_KEEP 16 /* ranks of a wait-for cycle named; longer ones are elided */
 
 typedef struct cs_hout {
     char **line;       /* a ring of cap lines; cap reaches KEEP before it wraps */
     size_t cap;
-    uint64_t total;    /* lines ever printed; the last min(total, KEEP) are kept */
+    uint64_t total;    /* lines ever printed */
+    uint64_t first;    /* the oldest kept: lines [first, total) are, at i % KEEP */
+    size_t bytes;      /* theirs, at most OUT_BYTES but for the newest line */
 } cs_hout;
 
 /* Modelled time (--net): what the timekeeper timed (its vtime events), kept

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "event_schema.h"
 #include "gates.h"
 #include "grid.h"
 #include "learn.h"
@@ -451,6 +452,39 @@ START_TEST(test_speed_ladder_and_help) {
     v.help = false;
     render(&v, 100, 30);
     ck_assert_msg(line_with("b back") && line_with("G g end/start"), "%s", text);
+    finish();
+}
+END_TEST
+
+/* The lines kept per rank are bounded in count and in bytes: a script
+ * printing 64 KiB lines kept 2000 of them (125 MiB a rank) in the
+ * visualizer, charged to no rank's memory cap. */
+START_TEST(test_output_kept_bounded) {
+    start(2, 0);
+    static char big[CS_EV_MAX_TEXT];
+    memset(big, 'x', sizeof big - 1);
+    for (int i = 0; i < 100; i++) {
+        big[0] = (char)('A' + i % 26);
+        emit((cs_event){.type = CS_EV_PRINT, .rank = 0, .text = big});
+    }
+    size_t n = cs_history_nout(&hist, 0), bytes = 0;
+    ck_assert_uint_ge(n, 1);
+    for (size_t i = 0; i < n; i++) bytes += strlen(cs_history_out(&hist, 0, i));
+    ck_assert_uint_le(bytes, CS_HIST_OUT_BYTES);
+    ck_assert_int_eq(cs_history_out(&hist, 0, n - 1)[0], 'A' + 99 % 26); /* the newest */
+    ck_assert_uint_eq(hist.out[0].total, 100);                           /* all counted */
+    /* a line longer than the budget is still kept, alone */
+    static char huge[CS_EV_MAX_TEXT];
+    for (int i = 0; i < 5; i++) {
+        memset(huge, 'a' + i, sizeof huge - 1);
+        emit((cs_event){.type = CS_EV_PRINT, .rank = 1, .text = huge});
+    }
+    ck_assert_uint_ge(cs_history_nout(&hist, 1), 1);
+    /* and short lines still reach the count bound first */
+    for (int i = 0; i < CS_HIST_OUT_KEEP + 10; i++)
+        emit((cs_event){.type = CS_EV_PRINT, .rank = 1, .text = "line"});
+    ck_assert_uint_eq(cs_history_nout(&hist, 1), CS_HIST_OUT_KEEP);
+    ck_assert_str_eq(cs_history_out(&hist, 1, 0), "line");
     finish();
 }
 END_TEST
@@ -1052,6 +1086,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_collective_band);
     tcase_add_test(tc, test_band_interleaved);
     tcase_add_test(tc, test_band_counts_own_call);
+    tcase_add_test(tc, test_output_kept_bounded);
     tcase_add_test(tc, test_output_warnings_errors);
     tcase_add_test(tc, test_gates_shown);
     tcase_add_test(tc, test_many_ranks_scroll);
