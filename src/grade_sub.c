@@ -410,8 +410,8 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
     cs_grade_tmp_root(dir);
     pid_t *pids = cs_xcalloc((size_t)nsubs, sizeof *pids, "grade");
     live_workers = pids, live_nworkers = nsubs;
-    struct sigaction sa = {.sa_handler = on_class_signal}, prev[3];
-    sigaction(SIGTERM, &sa, &prev[0]), sigaction(SIGINT, &sa, &prev[1]), sigaction(SIGHUP, &sa, &prev[2]);
+    struct sigaction prev[3];
+    cs_grade_catch(on_class_signal, prev);
     int next = 0, running = 0;
     char path[4200];
     while (next < nsubs || running > 0) {
@@ -419,7 +419,7 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
             fflush(NULL);
             pid_t pid = fork();
             if (pid == 0) {
-                signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
+                cs_grade_uncatch(prev);
                 cs_grade_submission(s, o, &subs[next]);
                 snprintf(path, sizeof path, "%s/%d", dir, next);
                 save(&subs[next], path);
@@ -441,7 +441,7 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
         snprintf(path, sizeof path, "%s/%d", dir, i);
         load(s, &subs[i], path);
     }
-    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+    cs_grade_uncatch(prev);
     live_nworkers = 0;
     remove_class_dir(dir);
     cs_grade_tmp_root("/tmp");

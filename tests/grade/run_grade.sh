@@ -512,4 +512,24 @@ for target in "$tmp/long.lua" "$tmp/termc"; do
   else bad "grader killed ($what): no run, no folder left" "run $run, folder '$dir'"; fi
 done
 
+# A grader started under nohup (SIGHUP ignored) outlives a hangup of its
+# terminal, which signals its whole process group: it and its workers keep
+# the signal ignored, alone or grading a class.
+mkdir -p "$tmp/hup_ex" "$tmp/hupc"
+printf '%s\n' 'return {cases = {{name = "a", world = 1, send_modes = {"rendezvous"}, result = function() return 1 end}}}' \
+  >"$tmp/hup_ex/spec.lua"
+echo 'dist.compute(1500); result = 1' >"$tmp/hupc/ann.lua"
+for target in "$tmp/hupc/ann.lua" "$tmp/hupc"; do
+  what=alone; [ -d "$target" ] && what="a class"
+  setsid nohup "$bin" grade "$tmp/hup_ex" "$target" >"$tmp/hup.out" 2>&1 &
+  gpid=$!
+  wait_until 20 run_dir >/dev/null
+  kill -HUP -- -"$(ps -o pgid= -p $gpid | tr -d ' ')"
+  wait $gpid
+  st=$?
+  if [ "$st" = 0 ] && grep -qF "total: 1/1" "$tmp/hup.out"
+  then ok "nohup grader ($what): a hangup does not end it"
+  else bad_showing "$tmp/hup.out" "nohup grader ($what): a hangup does not end it" "status $st"; fi
+done
+
 finish
