@@ -279,16 +279,15 @@ static void load_case(reader *r, int t, cs_grade_case *c, int idx) {
     static const char *const engines[] = {"thread", NULL};
     lua_State *L = r->L;
     char where[200];
-    r->where = "";
+    snprintf(where, sizeof where, "case %d: ", idx); /* a name that is no string: which case */
+    r->where = where;
     c->name = str_field(r, t, "name");
     if (!c->name) {
         char b[32];
         snprintf(b, sizeof b, "case %d", idx);
         c->name = CS_DUP(b);
-        snprintf(where, sizeof where, "case %d: ", idx);
     } else
         snprintf(where, sizeof where, "case '%.160s': ", c->name);
-    r->where = where;
     known_keys(r, t, "a case", keys);
     c->points = num_field(r, t, "points", 1);
     if (c->points < 0) bad(r, "points must not be negative");

@@ -382,6 +382,9 @@ for shape in '"2"' true '{{2}}' '0/0'; do
     "return {cases = {{name = \"num\", send_modes = {\"eager\"}, result = function() return $shape end}}}"
   grep -q PANIC "$tmp/err" && bad "result() returning $shape: no panic"
 done
+# A case whose name is no string is named by its number.
+spec_case "a case's name that is no string: which case" 1 "/sc/spec.lua: case 2: name must be a string, not a number" \
+  'return {cases = {{name = "a"}, {name = 5}}}'
 spec_case "result() raising: the spec's error, with its line" 1 "result(0, 2): $tmp/sc/spec.lua:1: oops" \
   'return {cases = {{name = "num", send_modes = {"eager"}, result = function() error("oops") end}}}'
 [ ! -s "$tmp/out" ] && ok "a spec error writes no results" || bad "a spec error writes no results"
