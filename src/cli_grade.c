@@ -128,6 +128,11 @@ int cs_cli_grade(int argc, char **argv) {
         return 1;
     }
     spec.net = net;
+    if (cs_grade_spec_runnable(&spec, go.engine, err, sizeof err) < 0) {
+        fprintf(stderr, "commsim grade: %s\n", err);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
     if (go.trace_dir && mkdir(go.trace_dir, 0777) < 0 && access(go.trace_dir, W_OK) < 0) {
         fprintf(stderr, "commsim grade: --trace-dir %s: cannot create it\n", go.trace_dir);
         cs_grade_spec_free(&spec);

@@ -454,6 +454,27 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
     return 0;
 }
 
+int cs_grade_spec_runnable(const cs_grade_spec *s, const char *engine, char *err, size_t errlen) {
+    for (int i = 0; i < s->ncases; i++) {
+        const cs_grade_case *c = &s->cases[i];
+        int n = 1;
+        for (int w = 0; w < c->nworlds; w++)
+            if (c->worlds[w] > n) n = c->worlds[w];
+        for (int e = 0; e < (engine ? 1 : c->nengines); e++) {
+            const char *name = engine ? engine : c->engines[e];
+            const cs_engine_kind *k = cs_engine_find(name);
+            char why[512] = "";
+            if (cs_engine_missing(name)) snprintf(why, sizeof why, "%s", cs_engine_missing(name));
+            else if (k && k->check && k->check(n, why, sizeof why) >= 0) why[0] = 0;
+            if (!why[0]) continue;
+            if (engine) snprintf(err, errlen, "--engine %s: case '%s', world %d: %s", name, c->name, n, why);
+            else snprintf(err, errlen, "%s/spec.lua: case '%s': engine %s: %s", s->dir, c->name, name, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void cs_grade_spec_free(cs_grade_spec *s) {
     for (int i = 0; i < s->ncases; i++) {
         cs_grade_case *c = &s->cases[i];

@@ -385,6 +385,13 @@ done
 # A case whose name is no string is named by its number.
 spec_case "a case's name that is no string: which case" 1 "/sc/spec.lua: case 2: name must be a string, not a number" \
   'return {cases = {{name = "a"}, {name = 5}}}'
+# An engine that cannot run here (nccl: no machine has a GPU for each of 64
+# ranks) is the grader's setup error, said once, never every student's
+# failing case.
+spec_case "a spec's engine that cannot run here: a setup error" 1 "/sc/spec.lua: case 'big': engine nccl: " \
+  'return {cases = {{name = "big", world = 64, engines = {"thread", "nccl"}}}}'
+expect "--engine that cannot run a case's world: a setup error" 1 "--engine nccl: " \
+  -- grade "$tmp/sc" "$tmp/two.lua" --engine nccl
 spec_case "result() raising: the spec's error, with its line" 1 "result(0, 2): $tmp/sc/spec.lua:1: oops" \
   'return {cases = {{name = "num", send_modes = {"eager"}, result = function() error("oops") end}}}'
 [ ! -s "$tmp/out" ] && ok "a spec error writes no results" || bad "a spec error writes no results"
