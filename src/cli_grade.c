@@ -184,20 +184,29 @@ int cs_cli_grade(int argc, char **argv) {
         return 1;
     }
     cs_grade_write(f, fmt, &spec, subs, nsubs, show_hidden);
-    if (out) fclose(f);
-    else fflush(stdout);
+    /* results that did not all reach their file (a full disk) are a setup
+     * error: a course's script must not take them for a grading */
+    bool written = !ferror(f);
+    written = (out ? fclose(f) : fflush(stdout)) == 0 && written;
+    if (!written) fprintf(stderr, "commsim grade: %s: cannot write it\n", out ? out : "standard output");
     char csvbuf[4200];
     if (cls && !csv && out) snprintf(csvbuf, sizeof csvbuf, "%s.csv", out), csv = csvbuf;
     if (csv) { /* one solution's too: a row, as in a class's summary */
         FILE *cf = fopen(csv, "w");
-        if (cf) cs_grade_csv(cf, subs, nsubs), fclose(cf);
-        else fprintf(stderr, "commsim grade: --csv %s: cannot write it\n", csv);
+        bool ok = cf != NULL;
+        if (cf) {
+            cs_grade_csv(cf, subs, nsubs);
+            ok = !ferror(cf);
+            ok = fclose(cf) == 0 && ok;
+        }
+        if (!ok) fprintf(stderr, "commsim grade: --csv %s: cannot write it\n", csv);
+        written = written && ok;
     }
-    int status = 0;
+    int status = written ? 0 : 1;
     for (int i = 0; i < nsubs; i++) {
-        if (subs[i].score < subs[i].max) status = CS_GRADE_FAILED;
+        if (written && subs[i].score < subs[i].max) status = CS_GRADE_FAILED;
         for (int k = 0; k < subs[i].nresults; k++)
-            if (!subs[i].results[k].pass) status = CS_GRADE_FAILED;
+            if (written && !subs[i].results[k].pass) status = CS_GRADE_FAILED;
         cs_grade_sub_free(&subs[i]);
     }
     free(subs);

@@ -353,6 +353,18 @@ grep -qF 'classname="ring.all_reduce"' "$tmp/out" && ok "one solution: JUnit cla
   bad "one solution: JUnit classname as in a class"
 [ -e "$tmp/one_tr/all_reduce-two_ranks-n2-rendezvous.jsonl" ] && ok "one solution: trace named as in a class" ||
   bad "one solution: trace named as in a class" "$(ls "$tmp/one_tr")"
+# Results that could not be written (no such folder, a full disk) are a
+# setup error, status 1: never a grading a course's script takes as done.
+expect "--csv that cannot be written: status 1" 1 "--csv $tmp/nowhere/x.csv: cannot write it" \
+  -- grade ring "$here/ring/reference.lua" --csv "$tmp/nowhere/x.csv"
+if [ -w /dev/full ]; then
+  expect "--out on a full disk: status 1" 1 "/dev/full: cannot write it" \
+    -- grade ring "$here/ring/reference.lua" --out /dev/full
+  guarded "$bin" grade ring "$here/ring/reference.lua" >/dev/full 2>"$tmp/err"
+  st=$?
+  [ "$st" = 1 ] && grep -qF "standard output: cannot write it" "$tmp/err" &&
+    ok "standard output on a full disk: status 1" || bad_showing "$tmp/err" "standard output on a full disk: status 1" "status $st"
+fi
 
 # ---- The grader's own robustness: long names, broken or hostile specs,
 # killed runs, names that collide. Each case below once failed.
