@@ -143,6 +143,26 @@ assert [t["visibility"] for t in d["tests"] if t["name"] == "eight ranks"] == ["
 PY
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["submissions"][0]["tests"][0]["pass"] is False' \
     "$tmp/a.json" && ok "json" || bad_showing "$tmp/a.json" "json"
+  # A file name, or a spec's text, that is not UTF-8: every student keeps
+  # a "student" (the byte as U+FFFD) and the XML stays well-formed.
+  mkdir -p "$tmp/u8c" "$tmp/u8ex" && cp "$here/ring/reference.lua" "$tmp/u8c/ann.lua" &&
+    cp "$here/ring/reference.lua" "$tmp/u8c/$(printf 'b\377b').lua"
+  printf '%s\n' 'return {title = "t\255", cases = {{name = "c\254", world = 1, send_modes = {"eager"}}}}' >"$tmp/u8ex/spec.lua"
+  guarded "$bin" grade ring "$tmp/u8c" --format json --out "$tmp/u8.json" --jobs 2
+  guarded "$bin" grade "$tmp/u8ex" "$tmp/u8c" --format json --out "$tmp/u8s.json" --jobs 2
+  python3 - "$tmp/u8.json" "$tmp/u8s.json" <<'PY' && ok "json: names that are not UTF-8" || bad_showing "$tmp/u8.json" "json: names that are not UTF-8"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [s.get("student") for s in d["submissions"]] == ["ann", "b\ufffdb"], d["submissions"]
+d = json.load(open(sys.argv[2]))
+assert d["title"] == "t\ufffd" and d["submissions"][0]["tests"][0]["name"] == "c\ufffd", d
+PY
+  guarded "$bin" grade ring "$tmp/u8c" --format junit --out "$tmp/u8.junit" --jobs 2
+  python3 - "$tmp/u8.junit" <<'PY' && ok "junit: names that are not UTF-8" || bad_showing "$tmp/u8.junit" "junit: names that are not UTF-8"
+import sys, xml.etree.ElementTree as ET
+cases = ET.parse(sys.argv[1]).getroot().findall("testsuite/testcase")
+assert sorted(set(c.get("classname") for c in cases)) == ["ring.ann", "ring.b\ufffdb"], cases
+PY
 else
   skip "junit, gradescope and json checks" "no python3"
 fi
