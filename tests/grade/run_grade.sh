@@ -305,6 +305,13 @@ for row in '"amy",5,5' '"ann",5,5' '"bob",0,5' '"dan",0,5' '"eve",5,5' '"gus",0,
   grep -q "^$row," "$tmp/fc.csv" && ok "class folder: $row" || bad_showing "$tmp/fc.csv" "class folder: $row"
 done
 [ "$(grep -c . "$tmp/fc.csv")" = 8 ] && ok "class folder: every student listed" || bad_showing "$tmp/fc.csv" "every student listed"
+# A file and a folder named alike (zed.lua, zed/) are two students apart:
+# the file keeps its .lua.
+mkdir -p "$tmp/twin/zed" && cp "$here/ring/reference.lua" "$tmp/twin/zed.lua" &&
+  cp "$here/ring/forward_own.lua" "$tmp/twin/zed/solution.lua"
+guarded "$bin" grade ring "$tmp/twin" --jobs 2 --csv "$tmp/twin.csv" >"$tmp/twin.txt" 2>&1
+grep -q '^"zed",2,5,' "$tmp/twin.csv" && grep -q '^"zed.lua",5,5,' "$tmp/twin.csv" &&
+  ok "a file and a folder named alike: two students" || bad_showing "$tmp/twin.csv" "a file and a folder named alike"
 grep -qF "no solution: the folder holds no .lua file at its top level" "$tmp/fc.txt" &&
   grep -qF "no solution: gus.lua is a broken symbolic link" "$tmp/fc.txt" &&
   grep -qF "not graded: pat.lua is a symbolic link that leads out of the class folder" "$tmp/fc.txt" &&
