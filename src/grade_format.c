@@ -119,13 +119,16 @@ static json_t *sub_json(const cs_grade_sub *sub, bool show_hidden, bool gradesco
             json_object_set_new(t, "pass", json_boolean(r->pass));
             json_object_set_new(t, "hidden", json_boolean(r->hidden));
             json_object_set_new(t, "message", m ? jstr(m) : json_null());
-            if (r->trace) json_object_set_new(t, "trace", jstr(r->trace));
-            if (r->trace && r->at.line > 0) {
+            /* a hidden case's trace (its name tells the world size) and
+             * where it failed are details too, as in the text */
+            bool details = !r->hidden || show_hidden;
+            if (r->trace && details) json_object_set_new(t, "trace", jstr(r->trace));
+            if (r->trace && details && r->at.line > 0) {
                 char at[32];
                 snprintf(at, sizeof at, "%d:%d", r->at.rank, r->at.line);
                 json_object_set_new(t, "trace_at", json_string(at));
             }
-            if (r->ntimes && (!r->hidden || show_hidden)) json_object_set_new(t, "time", times_json(r));
+            if (r->ntimes && details) json_object_set_new(t, "time", times_json(r));
         }
         json_array_append_new(tests, t);
     }

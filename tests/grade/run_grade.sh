@@ -514,6 +514,13 @@ expect "gradescope: a hidden case's details hidden" 6 '"output": "(hidden case: 
 grep -qF "expected 36" "$tmp/out" && bad "gradescope: no hidden case's details" "its message is shown"
 expect "gradescope --hidden: a hidden case's details" 6 "rank 0: result[0] is 57, expected 36" \
   -- grade ring "$here/ring/forward_own.lua" --format gradescope --hidden
+# JSON: a hidden case's trace (its file name tells the world size) and
+# trace_at are details too, shown only with --hidden, as in the text.
+expect "json: a hidden case's trace hidden" 6 '"trace": ' \
+  -- grade ring "$here/ring/forward_own.lua" --format json --trace-dir "$tmp/hid_tr"
+grep -qF "eight_ranks" "$tmp/out" && bad_showing "$tmp/out" "json: no hidden case's trace"
+expect "json --hidden: a hidden case's trace" 6 '"trace": "'"$tmp/hid_tr/forward_own-eight_ranks-n8-rendezvous.jsonl" \
+  -- grade ring "$here/ring/forward_own.lua" --format json --trace-dir "$tmp/hid_tr" --hidden
 
 # A class keeps where a case failed: --at RANK:LINE and trace_at, as alone.
 mkdir -p "$tmp/atc" && cp "$here/ring/all_reduce.lua" "$tmp/atc/zed.lua"
