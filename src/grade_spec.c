@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "collectives.h"
@@ -422,8 +423,10 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
         else if (bare)
             snprintf(err, errlen, "%s: no such exercise (a folder with spec.lua, or a name under "
                      "lessons/*/exercises/)", exercise);
-        else
-            snprintf(err, errlen, "%s: not a folder", exercise);
+        else if (access(exercise, F_OK) < 0)
+            snprintf(err, errlen, "%s: no such folder", exercise);
+        else /* spec.lua itself, say */
+            snprintf(err, errlen, "%s: not a folder (EXERCISE is the folder that holds spec.lua)", exercise);
         return -1;
     }
     size_t l = strlen(dir);

@@ -369,6 +369,10 @@ st=$?
 st=$?
 [ "$st" = 1 ] && grep -qF "./ring: no spec.lua in this folder" "$tmp/err" && ok "a path to a folder without spec.lua: an error" ||
   bad "a path to a folder without spec.lua: an error" "status $st"
+expect "an exercise path that does not exist: no such folder" 1 "$tmp/nowhere/ring: no such folder" \
+  -- grade "$tmp/nowhere/ring" "$here/ring/reference.lua"
+expect "spec.lua given as the exercise: the folder is" 1 "spec.lua: not a folder (EXERCISE is the folder that holds spec.lua)" \
+  -- grade lessons/02-point-to-point/exercises/ring/spec.lua "$here/ring/reference.lua"
 
 # One solution is named as a class names it (less .lua): its JUnit classname,
 # trace files and CSV row; --csv writes that row.
