@@ -80,6 +80,11 @@ int cs_grade_spec_pcall(lua_State *L, int nargs, int nresults) {
     lua_sethook(L, spec_hook, LUA_MASKCOUNT, SPEC_STEPS); /* and the count starts again */
     int r = lua_pcall(L, nargs, nresults, 0);
     lua_sethook(L, NULL, 0, 0);
+    if (r == LUA_ERRMEM) { /* Lua's "not enough memory" says neither whose nor which cap */
+        lua_pop(L, 1); /* what ran out is garbage now: the message has room */
+        lua_pushfstring(L, "the spec's code ran past its %d MiB of memory (a runaway table?)",
+                        (int)(SPEC_MEMORY >> 20));
+    }
     return r;
 }
 

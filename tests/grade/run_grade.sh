@@ -435,6 +435,11 @@ spec_case "a spec's engine that cannot run here: a setup error" 1 "/sc/spec.lua:
   'return {cases = {{name = "big", world = 64, engines = {"thread", "nccl"}}}}'
 expect "--engine that cannot run a case's world: a setup error" 1 "--engine nccl: " \
   -- grade "$tmp/sc" "$tmp/two.lua" --engine nccl
+# A spec's code past its memory says so, not Lua's bare "not enough memory".
+spec_case "a spec loading past its memory: said so" 1 "/sc/spec.lua: the spec's code ran past its 256 MiB of memory" \
+  'local t = {} for i = 1, 1e9 do t[i] = i end'
+spec_case "result() past the spec's memory: said so" 1 "result(0, 2): the spec's code ran past its 256 MiB of memory" \
+  'return {cases = {{name = "m", result = function() local t = {} for i = 1, 1e9 do t[i] = i end end}}}'
 spec_case "result() raising: the spec's error, with its line" 1 "result(0, 2): $tmp/sc/spec.lua:1: oops" \
   'return {cases = {{name = "num", send_modes = {"eager"}, result = function() error("oops") end}}}'
 [ ! -s "$tmp/out" ] && ok "a spec error writes no results" || bad "a spec error writes no results"
