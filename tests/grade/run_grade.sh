@@ -60,6 +60,7 @@ expect "missing solution" 1 "no such file" -- grade ring "$tmp/none.lua"
 expect "bad format" 1 "unknown format" -- grade ring "$here/ring/reference.lua" --format xml
 expect "no arguments" 1 "usage: commsim grade" -- grade
 expect "help" 0 "Exit status: 0 every case passed, 6 some case failed" -- grade --help
+expect "help: a grader killed writes no results" 0 "killed by a signal (Ctrl-C: 130), it writes no results" -- grade --help
 expect "listed in help" 0 "grade EXERCISE" -- help
 
 # --trace-dir keeps a failing case's trace and names the replay command.
