@@ -46,6 +46,19 @@ static void grade_usage(FILE *f) {
           f);
 }
 
+/* Can path be written? Asked before a class is graded, not found out
+ * after: opened to append (nothing in it lost), and removed again if that
+ * made it (a spec error while grading writes no results). */
+static bool can_write(const char *path) {
+    struct stat st;
+    bool existed = stat(path, &st) == 0;
+    FILE *f = fopen(path, "a");
+    if (!f) return false;
+    fclose(f);
+    if (!existed) unlink(path);
+    return true;
+}
+
 int cs_cli_grade(int argc, char **argv) {
     enum { OPT_FORMAT = 256, OPT_OUT, OPT_JOBS, OPT_TRACE_DIR, OPT_HIDDEN, OPT_ENGINE, OPT_CSV,
            OPT_NET };
@@ -142,6 +155,14 @@ int cs_cli_grade(int argc, char **argv) {
         cs_grade_spec_free(&spec);
         return 1;
     }
+    char csvbuf[4200];
+    if (S_ISDIR(st.st_mode) && !csv && out) snprintf(csvbuf, sizeof csvbuf, "%s.csv", out), csv = csvbuf;
+    const char *unwritable = out && !can_write(out) ? out : csv && !can_write(csv) ? csv : NULL;
+    if (unwritable) {
+        fprintf(stderr, "commsim grade: %s %s: cannot write it\n", unwritable == out ? "--out" : "--csv", unwritable);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
         /* a FIFO would block the read for ever, a device never end it */
         fprintf(stderr, "commsim grade: %s: not a regular file or a folder\n", target);
@@ -186,8 +207,6 @@ int cs_cli_grade(int argc, char **argv) {
     bool written = !ferror(f);
     written = (out ? fclose(f) : fflush(stdout)) == 0 && written;
     if (!written) fprintf(stderr, "commsim grade: %s: cannot write it\n", out ? out : "standard output");
-    char csvbuf[4200];
-    if (cls && !csv && out) snprintf(csvbuf, sizeof csvbuf, "%s.csv", out), csv = csvbuf;
     if (csv) { /* one solution's too: a row, as in a class's summary */
         FILE *cf = fopen(csv, "w");
         bool ok = cf != NULL;

@@ -389,6 +389,12 @@ grep -qF 'classname="ring.all_reduce"' "$tmp/out" && ok "one solution: JUnit cla
 # setup error, status 1: never a grading a course's script takes as done.
 expect "--csv that cannot be written: status 1" 1 "--csv $tmp/nowhere/x.csv: cannot write it" \
   -- grade ring "$here/ring/reference.lua" --csv "$tmp/nowhere/x.csv"
+# ... and one refused before anyone is graded (no trace kept): a class's
+# hour of grading is not lost at the end.
+expect "--out that cannot be written: refused first" 1 "--out $tmp/nowhere/x.json: cannot write it" \
+  -- grade ring "$here/ring/all_reduce.lua" --out "$tmp/nowhere/x.json" --trace-dir "$tmp/early_tr"
+[ -z "$(ls "$tmp/early_tr")" ] && ok "--out that cannot be written: nothing graded" ||
+  bad "--out that cannot be written: nothing graded" "traces: $(ls "$tmp/early_tr")"
 if [ -w /dev/full ]; then
   expect "--out on a full disk: status 1" 1 "/dev/full: cannot write it" \
     -- grade ring "$here/ring/reference.lua" --out /dev/full
