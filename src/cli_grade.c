@@ -143,8 +143,11 @@ int cs_cli_grade(int argc, char **argv) {
         cs_grade_spec_free(&spec);
         return 1;
     }
-    if (go.trace_dir && mkdir(go.trace_dir, 0777) < 0 && access(go.trace_dir, W_OK) < 0) {
-        fprintf(stderr, "commsim grade: --trace-dir %s: cannot create it\n", go.trace_dir);
+    struct stat td;
+    /* a file there: the text would name replay commands for traces never kept */
+    if (go.trace_dir && ((mkdir(go.trace_dir, 0777) < 0 && access(go.trace_dir, W_OK) < 0) ||
+                         stat(go.trace_dir, &td) < 0 || !S_ISDIR(td.st_mode))) {
+        fprintf(stderr, "commsim grade: --trace-dir %s: cannot create it as a folder\n", go.trace_dir);
         cs_grade_spec_free(&spec);
         return 1;
     }

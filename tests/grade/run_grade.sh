@@ -389,6 +389,10 @@ grep -qF 'classname="ring.all_reduce"' "$tmp/out" && ok "one solution: JUnit cla
 # setup error, status 1: never a grading a course's script takes as done.
 expect "--csv that cannot be written: status 1" 1 "--csv $tmp/nowhere/x.csv: cannot write it" \
   -- grade ring "$here/ring/reference.lua" --csv "$tmp/nowhere/x.csv"
+# --trace-dir naming a file: refused, never replay commands for traces not kept.
+echo x >"$tmp/a_file"
+expect "--trace-dir that is a file: refused" 1 "--trace-dir $tmp/a_file: cannot create it as a folder" \
+  -- grade ring "$here/ring/all_reduce.lua" --trace-dir "$tmp/a_file"
 # ... and one refused before anyone is graded (no trace kept): a class's
 # hour of grading is not lost at the end.
 expect "--out that cannot be written: refused first" 1 "--out $tmp/nowhere/x.json: cannot write it" \
