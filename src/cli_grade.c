@@ -37,12 +37,26 @@ static void grade_usage(FILE *f) {
           "      --hidden      show why hidden cases failed (an instructor's view)\n"
           "  -h, --help        show this help\n"
           "\n"
-          "Exit status: 0 every case passed, 6 some case failed, 1 usage or setup error.\n"
+          "Exit status: 0 every case passed, 6 some case failed, 1 usage or setup error;\n"
+          "killed by a signal (Ctrl-C: 130), it writes no results.\n"
           "\n"
           "example:\n"
           "  commsim grade ring my_ring.lua\n"
           "  commsim grade ring submissions/ --format gradescope --out results.json\n",
           f);
+}
+
+/* Can path be written? Asked before a class is graded, not found out
+ * after: opened to append (nothing in it lost), and removed again if that
+ * made it (a spec error while grading writes no results). */
+static bool can_write(const char *path) {
+    struct stat st;
+    bool existed = stat(path, &st) == 0;
+    FILE *f = fopen(path, "a");
+    if (!f) return false;
+    fclose(f);
+    if (!existed) unlink(path);
+    return true;
 }
 
 int cs_cli_grade(int argc, char **argv) {
@@ -85,10 +99,10 @@ int cs_cli_grade(int argc, char **argv) {
         case OPT_TRACE_DIR: go.trace_dir = optarg; break;
         case OPT_HIDDEN: show_hidden = true; break;
         case OPT_ENGINE: {
-            /* an engine this build lacks, or that cannot run here (nccl
-             * without a GPU): say so once, not as every case's failure */
+            /* an engine this build lacks: say so once, not as every case's
+             * failure (one that cannot run here, nccl without a GPU per
+             * rank, is cs_grade_spec_runnable's to say, at each case's world) */
             const cs_engine_kind *k = cs_engine_find(optarg);
-            char why[512];
             if (!k && !cs_engine_missing(optarg)) {
                 fprintf(stderr, "commsim grade: --engine %s: unknown engine (commsim run --engine help "
                         "lists them)\n", optarg);
@@ -96,10 +110,6 @@ int cs_cli_grade(int argc, char **argv) {
             }
             if (cs_engine_missing(optarg)) {
                 fprintf(stderr, "commsim grade: --engine %s: %s\n", optarg, cs_engine_missing(optarg));
-                return 1;
-            }
-            if (k && k->check && k->check(1, why, sizeof why) < 0) {
-                fprintf(stderr, "commsim grade: --engine %s: %s\n", optarg, why);
                 return 1;
             }
             go.engine = optarg;
@@ -128,8 +138,16 @@ int cs_cli_grade(int argc, char **argv) {
         return 1;
     }
     spec.net = net;
-    if (go.trace_dir && mkdir(go.trace_dir, 0777) < 0 && access(go.trace_dir, W_OK) < 0) {
-        fprintf(stderr, "commsim grade: --trace-dir %s: cannot create it\n", go.trace_dir);
+    if (cs_grade_spec_runnable(&spec, go.engine, err, sizeof err) < 0) {
+        fprintf(stderr, "commsim grade: %s\n", err);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
+    struct stat td;
+    /* a file there: the text would name replay commands for traces never kept */
+    if (go.trace_dir && ((mkdir(go.trace_dir, 0777) < 0 && access(go.trace_dir, W_OK) < 0) ||
+                         stat(go.trace_dir, &td) < 0 || !S_ISDIR(td.st_mode))) {
+        fprintf(stderr, "commsim grade: --trace-dir %s: cannot create it as a folder\n", go.trace_dir);
         cs_grade_spec_free(&spec);
         return 1;
     }
@@ -137,6 +155,14 @@ int cs_cli_grade(int argc, char **argv) {
     struct stat st;
     if (stat(target, &st) < 0) {
         fprintf(stderr, "commsim grade: %s: no such file or folder\n", target);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
+    char csvbuf[4200];
+    if (S_ISDIR(st.st_mode) && !csv && out) snprintf(csvbuf, sizeof csvbuf, "%s.csv", out), csv = csvbuf;
+    const char *unwritable = out && !can_write(out) ? out : csv && !can_write(csv) ? csv : NULL;
+    if (unwritable) {
+        fprintf(stderr, "commsim grade: %s %s: cannot write it\n", unwritable == out ? "--out" : "--csv", unwritable);
         cs_grade_spec_free(&spec);
         return 1;
     }
@@ -179,20 +205,27 @@ int cs_cli_grade(int argc, char **argv) {
         return 1;
     }
     cs_grade_write(f, fmt, &spec, subs, nsubs, show_hidden);
-    if (out) fclose(f);
-    else fflush(stdout);
-    char csvbuf[4200];
-    if (cls && !csv && out) snprintf(csvbuf, sizeof csvbuf, "%s.csv", out), csv = csvbuf;
+    /* results that did not all reach their file (a full disk) are a setup
+     * error: a course's script must not take them for a grading */
+    bool written = !ferror(f);
+    written = (out ? fclose(f) : fflush(stdout)) == 0 && written;
+    if (!written) fprintf(stderr, "commsim grade: %s: cannot write it\n", out ? out : "standard output");
     if (csv) { /* one solution's too: a row, as in a class's summary */
         FILE *cf = fopen(csv, "w");
-        if (cf) cs_grade_csv(cf, subs, nsubs), fclose(cf);
-        else fprintf(stderr, "commsim grade: --csv %s: cannot write it\n", csv);
+        bool ok = cf != NULL;
+        if (cf) {
+            cs_grade_csv(cf, subs, nsubs);
+            ok = !ferror(cf);
+            ok = fclose(cf) == 0 && ok;
+        }
+        if (!ok) fprintf(stderr, "commsim grade: --csv %s: cannot write it\n", csv);
+        written = written && ok;
     }
-    int status = 0;
+    int status = written ? 0 : 1;
     for (int i = 0; i < nsubs; i++) {
-        if (subs[i].score < subs[i].max) status = CS_GRADE_FAILED;
+        if (written && subs[i].score < subs[i].max) status = CS_GRADE_FAILED;
         for (int k = 0; k < subs[i].nresults; k++)
-            if (!subs[i].results[k].pass) status = CS_GRADE_FAILED;
+            if (written && !subs[i].results[k].pass) status = CS_GRADE_FAILED;
         cs_grade_sub_free(&subs[i]);
     }
     free(subs);

@@ -65,6 +65,11 @@ typedef struct cs_grade_spec {
  * and load its spec in a sandbox. 0, or -1 with the reason in err. */
 int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t errlen);
 void cs_grade_spec_free(cs_grade_spec *s);
+/* Can every case run here on its engines (engine, when not NULL, instead),
+ * at its largest world? An engine this build lacks, or nccl without a GPU
+ * per rank, is the grader's setup error, not every student's failing case:
+ * 0, or -1 with the reason in err. */
+int cs_grade_spec_runnable(const cs_grade_spec *s, const char *engine, char *err, size_t errlen);
 
 /* Where a case failed, as `commsim replay --at RANK:LINE` opens it: the
  * rank's call (a forbidden operation) or warning (a pitfall) on that line of

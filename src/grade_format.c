@@ -3,9 +3,12 @@
  * the same solutions twice writes the same bytes (the JSON's modelled times
  * are a function of the program, as a replay's are). */
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "grade.h"
+#include "utf8.h"
+#include "xalloc.h"
 
 bool cs_grade_format_parse(const char *s, cs_grade_format *f) {
     static const char *const names[] = {"text", "json", "tap", "junit", "gradescope"};
@@ -84,32 +87,54 @@ static json_t *times_json(const cs_grade_result *r) {
     return a;
 }
 
+/* A JSON string of s: a student's file name, or a spec's text, may hold
+ * bytes that are not UTF-8, which jansson refuses (the field, or the whole
+ * document, would go missing): each such byte becomes U+FFFD. */
+static json_t *jstr(const char *s) {
+    json_t *j = json_string(s);
+    if (j) return j;
+    size_t n = strlen(s), k = 0;
+    char *clean = cs_xmalloc(n * 3 + 1, "grade");
+    for (size_t i = 0; i < n;) {
+        size_t len = cs_utf8_seq(s + i, n - i);
+        if (len) memcpy(clean + k, s + i, len), k += len, i += len;
+        else memcpy(clean + k, CS_UTF8_REPLACEMENT, 3), k += 3, i++;
+    }
+    clean[k] = 0;
+    j = json_string(clean);
+    free(clean);
+    return j ? j : json_string("");
+}
+
 static json_t *sub_json(const cs_grade_sub *sub, bool show_hidden, bool gradescope) {
     json_t *tests = json_array();
     for (int i = 0; i < sub->nresults; i++) {
         const cs_grade_result *r = &sub->results[i];
         const char *m = shown(r, show_hidden);
-        json_t *t = json_pack("{s:s, s:f, s:f}", "name", r->name, "score", r->score, "max_score", r->max);
+        json_t *t = json_pack("{s:o, s:f, s:f}", "name", jstr(r->name), "score", r->score, "max_score", r->max);
         if (gradescope) {
-            json_object_set_new(t, "output", json_string(r->pass ? "passed" : m ? m : "failed"));
+            json_object_set_new(t, "output", jstr(r->pass ? "passed" : m ? m : "failed"));
             json_object_set_new(t, "visibility", json_string(r->hidden ? "after_published" : "visible"));
         } else {
             json_object_set_new(t, "pass", json_boolean(r->pass));
             json_object_set_new(t, "hidden", json_boolean(r->hidden));
-            json_object_set_new(t, "message", m ? json_string(m) : json_null());
-            if (r->trace) json_object_set_new(t, "trace", json_string(r->trace));
-            if (r->trace && r->at.line > 0) {
+            json_object_set_new(t, "message", m ? jstr(m) : json_null());
+            /* a hidden case's trace (its name tells the world size) and
+             * where it failed are details too, as in the text */
+            bool details = !r->hidden || show_hidden;
+            if (r->trace && details) json_object_set_new(t, "trace", jstr(r->trace));
+            if (r->trace && details && r->at.line > 0) {
                 char at[32];
                 snprintf(at, sizeof at, "%d:%d", r->at.rank, r->at.line);
                 json_object_set_new(t, "trace_at", json_string(at));
             }
-            if (r->ntimes && (!r->hidden || show_hidden)) json_object_set_new(t, "time", times_json(r));
+            if (r->ntimes && details) json_object_set_new(t, "time", times_json(r));
         }
         json_array_append_new(tests, t);
     }
     json_t *o = json_pack("{s:f, s:o}", "score", sub->score, "tests", tests);
     if (!gradescope) {
-        json_object_set_new(o, "student", json_string(sub->student));
+        json_object_set_new(o, "student", jstr(sub->student));
         json_object_set_new(o, "max_score", json_real(sub->max));
     }
     return o;
@@ -132,14 +157,27 @@ static void tap_text(FILE *f, const char *s) {
     }
 }
 
+/* XML text of s. The document says UTF-8: a byte that starts no UTF-8
+ * sequence (a file name may hold any) is written as U+FFFD, and a parser
+ * never stops at it. */
 static void xml(FILE *f, const char *s) {
-    for (; *s; s++) switch (*s) {
+    for (size_t n = strlen(s); *s; s++, n--) switch (*s) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
-        /* XML 1.0 has no other control characters, even escaped */
-        default: fputc((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r' ? '?' : *s, f);
+        default:
+            if ((unsigned char)*s >= 0x80) {
+                size_t len = cs_utf8_seq(s, n);
+                /* U+FFFE and U+FFFF are no XML characters either */
+                if (!len || (len == 3 && !memcmp(s, "\xEF\xBF", 2) && (unsigned char)s[2] >= 0xBE))
+                    fputs(CS_UTF8_REPLACEMENT, f), len = len ? len : 1;
+                else fwrite(s, 1, len, f);
+                s += len - 1, n -= len - 1;
+                break;
+            }
+            /* XML 1.0 has no other control characters, even escaped */
+            fputc((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r' ? '?' : *s, f);
         }
 }
 
@@ -163,7 +201,7 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
     case CS_GF_JSON: {
         json_t *a = json_array();
         for (int i = 0; i < nsubs; i++) json_array_append_new(a, sub_json(&subs[i], show_hidden, false));
-        dump(f, json_pack("{s:s, s:s, s:o}", "exercise", s->name, "title", s->title, "submissions", a));
+        dump(f, json_pack("{s:o, s:o, s:o}", "exercise", jstr(s->name), "title", jstr(s->title), "submissions", a));
         break;
     }
     case CS_GF_TAP: {

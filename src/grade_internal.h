@@ -23,6 +23,13 @@ bool cs_grade_time_read(char *line, cs_grade_time *t);
  * makes them under its own, so that a worker that dies leaves nothing. */
 void cs_grade_tmp_root(const char *dir);
 
+/* Catch SIGTERM, SIGINT and SIGHUP with h, unless ignored (they stay
+ * ignored), saving their three dispositions in prev; uncatch puts them back (a
+ * child forked while they are caught calls it first). */
+struct sigaction;
+void cs_grade_catch(void (*h)(int), struct sigaction *prev);
+void cs_grade_uncatch(const struct sigaction *prev);
+
 /* A probe run's trace (every rank's error caught, cs_grade_variant): the
  * lowest rank that raised, with its message in *text (malloc'd), or -1. */
 int cs_grade_raiser(const char *trace, char **text);

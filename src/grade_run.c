@@ -208,6 +208,23 @@ static void remove_dir(void) {
     unlink(live_trace), unlink(live_script), rmdir(live_dir);
 }
 
+/* Catch SIGTERM, SIGINT and SIGHUP with h, their dispositions before in
+ * prev: one that is ignored stays so (nohup's SIGHUP, a background job's
+ * SIGINT), or a grader started under nohup would die when its terminal
+ * hangs up. */
+void cs_grade_catch(void (*h)(int), struct sigaction *prev) {
+    static const int sigs[3] = {SIGTERM, SIGINT, SIGHUP};
+    struct sigaction sa = {.sa_handler = h};
+    for (int i = 0; i < 3; i++) {
+        sigaction(sigs[i], NULL, &prev[i]);
+        if (prev[i].sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+void cs_grade_uncatch(const struct sigaction *prev) {
+    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+}
+
 static void on_signal(int sig) {
     if (live_pid > 0) kill(-live_pid, SIGKILL), remove_dir();
     signal(sig, SIG_DFL);
@@ -428,8 +445,11 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     sigemptyset(&term);
     sigaddset(&term, SIGTERM), sigaddset(&term, SIGINT), sigaddset(&term, SIGHUP);
     sigprocmask(SIG_BLOCK, &term, &old);
+    struct sigaction prev[3];
+    cs_grade_catch(on_signal, prev);
     pid_t pid = fork();
     if (pid < 0) {
+        cs_grade_uncatch(prev);
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(p[0]), close(p[1]);
         remove_dir();
@@ -438,15 +458,13 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     if (pid == 0) {
         close(p[0]);
         setpgid(0, 0); /* its rank processes go with it */
-        signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
+        cs_grade_uncatch(prev);
         sigprocmask(SIG_SETMASK, &old, NULL);
         die_with_parent();
         child(s, c, path, world, engine, mode, trace, p[1], &u, live_dir);
     }
     setpgid(pid, pid); /* also here: the handler may kill the group before the child ran */
     live_pid = pid;
-    struct sigaction sa = {.sa_handler = on_signal}, prev[3];
-    sigaction(SIGTERM, &sa, &prev[0]), sigaction(SIGINT, &sa, &prev[1]), sigaction(SIGHUP, &sa, &prev[2]);
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(p[1]);
     size_t len = 0, cap = 256;
@@ -468,7 +486,7 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     sigprocmask(SIG_BLOCK, &term, &old);
     live_pid = 0;
     remove_dir();
-    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+    cs_grade_uncatch(prev);
     sigprocmask(SIG_SETMASK, &old, NULL);
     bool pass = false;
     if (len >= 2 && (buf[0] == 'P' || buf[0] == 'F') && buf[1] == '\t') {

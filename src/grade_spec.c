@@ -2,6 +2,7 @@
  * of its own (base without file access, string, table, math): the spec is the
  * instructor's file, but it is still only data and check functions. */
 #include <dirent.h>
+#include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "collectives.h"
@@ -79,6 +82,11 @@ int cs_grade_spec_pcall(lua_State *L, int nargs, int nresults) {
     lua_sethook(L, spec_hook, LUA_MASKCOUNT, SPEC_STEPS); /* and the count starts again */
     int r = lua_pcall(L, nargs, nresults, 0);
     lua_sethook(L, NULL, 0, 0);
+    if (r == LUA_ERRMEM) { /* Lua's "not enough memory" says neither whose nor which cap */
+        lua_pop(L, 1); /* what ran out is garbage now: the message has room */
+        lua_pushfstring(L, "the spec's code ran past its %d MiB of memory (a runaway table?)",
+                        (int)(SPEC_MEMORY >> 20));
+    }
     return r;
 }
 
@@ -279,16 +287,15 @@ static void load_case(reader *r, int t, cs_grade_case *c, int idx) {
     static const char *const engines[] = {"thread", NULL};
     lua_State *L = r->L;
     char where[200];
-    r->where = "";
+    snprintf(where, sizeof where, "case %d: ", idx); /* a name that is no string: which case */
+    r->where = where;
     c->name = str_field(r, t, "name");
     if (!c->name) {
         char b[32];
         snprintf(b, sizeof b, "case %d", idx);
         c->name = CS_DUP(b);
-        snprintf(where, sizeof where, "case %d: ", idx);
     } else
         snprintf(where, sizeof where, "case '%.160s': ", c->name);
-    r->where = where;
     known_keys(r, t, "a case", keys);
     c->points = num_field(r, t, "points", 1);
     if (c->points < 0) bad(r, "points must not be negative");
@@ -423,8 +430,10 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
         else if (bare)
             snprintf(err, errlen, "%s: no such exercise (a folder with spec.lua, or a name under "
                      "lessons/*/exercises/)", exercise);
-        else
-            snprintf(err, errlen, "%s: not a folder", exercise);
+        else if (access(exercise, F_OK) < 0)
+            snprintf(err, errlen, "%s: no such folder", exercise);
+        else /* spec.lua itself, say */
+            snprintf(err, errlen, "%s: not a folder (EXERCISE is the folder that holds spec.lua)", exercise);
         return -1;
     }
     size_t l = strlen(dir);
@@ -452,6 +461,60 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
     }
     lua_settop(L, 0);
     if (!s->title) s->title = CS_DUP(s->name);
+    return 0;
+}
+
+/* k->check(n) asked in a child: the nccl engine's counts the GPUs, which
+ * starts CUDA, and a run forked from a grader that had started it could not
+ * use the device. True when the world fits, else the reason in why. */
+static bool engine_fits(const cs_engine_kind *k, int n, char *why, size_t len) {
+    int p[2];
+    if (pipe(p) < 0) return k->check(n, why, len) >= 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        char w[512] = "";
+        bool fits = k->check(n, w, sizeof w) >= 0;
+        if (!fits && write(p[1], w, strlen(w)) < 0) _exit(2);
+        _exit(!fits);
+    }
+    close(p[1]);
+    size_t got = 0;
+    ssize_t r;
+    while (pid > 0 && got + 1 < len && (r = read(p[0], why + got, len - 1 - got)) != 0) {
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) break;
+        got += (size_t)r;
+    }
+    why[got] = 0;
+    close(p[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (pid < 0) return k->check(n, why, len) >= 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return true;
+    if (!got) snprintf(why, len, "the engine's check of this machine failed");
+    return false;
+}
+
+int cs_grade_spec_runnable(const cs_grade_spec *s, const char *engine, char *err, size_t errlen) {
+    for (int i = 0; i < s->ncases; i++) {
+        const cs_grade_case *c = &s->cases[i];
+        int n = 1;
+        for (int w = 0; w < c->nworlds; w++)
+            if (c->worlds[w] > n) n = c->worlds[w];
+        for (int e = 0; e < (engine ? 1 : c->nengines); e++) {
+            const char *name = engine ? engine : c->engines[e];
+            const cs_engine_kind *k = cs_engine_find(name);
+            char why[512] = "";
+            if (cs_engine_missing(name)) snprintf(why, sizeof why, "%s", cs_engine_missing(name));
+            else if (k && k->check && engine_fits(k, n, why, sizeof why)) why[0] = 0;
+            if (!why[0]) continue;
+            if (engine) snprintf(err, errlen, "--engine %s: %s (case '%s')", name, why, c->name);
+            else snprintf(err, errlen, "%s/spec.lua: case '%s': engine %s: %s", s->dir, c->name, name, why);
+            return -1;
+        }
+    }
     return 0;
 }
 

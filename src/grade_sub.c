@@ -251,6 +251,7 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     }
     int n = 0, cap = 16;
     cs_grade_sub *v = cs_xcalloc((size_t)cap, sizeof *v, "grade");
+    bool *file = cs_xcalloc((size_t)cap, sizeof *file, "grade");
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
@@ -265,13 +266,25 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
             student[strlen(student) - 4] = 0;
             if (!(missing = unusable(p, e->d_name, root))) sol = cs_xstrdup(p, "grade");
         }
-        if (n == cap) v = cs_xrealloc(v, (size_t)(cap *= 2) * sizeof *v, "grade");
+        if (n == cap) {
+            v = cs_xrealloc(v, (size_t)(cap *= 2) * sizeof *v, "grade");
+            file = cs_xrealloc(file, (size_t)cap * sizeof *file, "grade");
+        }
         memset(&v[n], 0, sizeof v[n]);
         v[n].student = student, v[n].path = sol, v[n].missing = missing;
-        n++;
+        file[n++] = !folder;
     }
     closedir(d);
     free(root);
+    /* bob.lua and a folder bob/ would be two students "bob" in every
+     * format: the file keeps its .lua then (names in a folder are unique) */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n && file[i]; j++)
+            if (j != i && strcmp(v[i].student, v[j].student) == 0) {
+                v[i].student[strlen(v[i].student)] = '.'; /* where the cut put its NUL */
+                break;
+            }
+    free(file);
     if (n == 0) {
         /* a wrong path must not pass as a class that all passed */
         snprintf(err, errlen, "%s: no submissions here (a .lua file or a subfolder per student)", dir);
@@ -410,8 +423,8 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
     cs_grade_tmp_root(dir);
     pid_t *pids = cs_xcalloc((size_t)nsubs, sizeof *pids, "grade");
     live_workers = pids, live_nworkers = nsubs;
-    struct sigaction sa = {.sa_handler = on_class_signal}, prev[3];
-    sigaction(SIGTERM, &sa, &prev[0]), sigaction(SIGINT, &sa, &prev[1]), sigaction(SIGHUP, &sa, &prev[2]);
+    struct sigaction prev[3];
+    cs_grade_catch(on_class_signal, prev);
     int next = 0, running = 0;
     char path[4200];
     while (next < nsubs || running > 0) {
@@ -419,7 +432,7 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
             fflush(NULL);
             pid_t pid = fork();
             if (pid == 0) {
-                signal(SIGTERM, SIG_DFL), signal(SIGINT, SIG_DFL), signal(SIGHUP, SIG_DFL);
+                cs_grade_uncatch(prev);
                 cs_grade_submission(s, o, &subs[next]);
                 snprintf(path, sizeof path, "%s/%d", dir, next);
                 save(&subs[next], path);
@@ -441,7 +454,7 @@ void cs_grade_class(const cs_grade_spec *s, const cs_grade_opts *o, cs_grade_sub
         snprintf(path, sizeof path, "%s/%d", dir, i);
         load(s, &subs[i], path);
     }
-    sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
+    cs_grade_uncatch(prev);
     live_nworkers = 0;
     remove_class_dir(dir);
     cs_grade_tmp_root("/tmp");

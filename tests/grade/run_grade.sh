@@ -60,6 +60,7 @@ expect "missing solution" 1 "no such file" -- grade ring "$tmp/none.lua"
 expect "bad format" 1 "unknown format" -- grade ring "$here/ring/reference.lua" --format xml
 expect "no arguments" 1 "usage: commsim grade" -- grade
 expect "help" 0 "Exit status: 0 every case passed, 6 some case failed" -- grade --help
+expect "help: a grader killed writes no results" 0 "killed by a signal (Ctrl-C: 130), it writes no results" -- grade --help
 expect "listed in help" 0 "grade EXERCISE" -- help
 
 # --trace-dir keeps a failing case's trace and names the replay command.
@@ -143,6 +144,26 @@ assert [t["visibility"] for t in d["tests"] if t["name"] == "eight ranks"] == ["
 PY
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["submissions"][0]["tests"][0]["pass"] is False' \
     "$tmp/a.json" && ok "json" || bad_showing "$tmp/a.json" "json"
+  # A file name, or a spec's text, that is not UTF-8: every student keeps
+  # a "student" (the byte as U+FFFD) and the XML stays well-formed.
+  mkdir -p "$tmp/u8c" "$tmp/u8ex" && cp "$here/ring/reference.lua" "$tmp/u8c/ann.lua" &&
+    cp "$here/ring/reference.lua" "$tmp/u8c/$(printf 'b\377b').lua"
+  printf '%s\n' 'return {title = "t\255", cases = {{name = "c\254", world = 1, send_modes = {"eager"}}}}' >"$tmp/u8ex/spec.lua"
+  guarded "$bin" grade ring "$tmp/u8c" --format json --out "$tmp/u8.json" --jobs 2
+  guarded "$bin" grade "$tmp/u8ex" "$tmp/u8c" --format json --out "$tmp/u8s.json" --jobs 2
+  python3 - "$tmp/u8.json" "$tmp/u8s.json" <<'PY' && ok "json: names that are not UTF-8" || bad_showing "$tmp/u8.json" "json: names that are not UTF-8"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [s.get("student") for s in d["submissions"]] == ["ann", "b\ufffdb"], d["submissions"]
+d = json.load(open(sys.argv[2]))
+assert d["title"] == "t\ufffd" and d["submissions"][0]["tests"][0]["name"] == "c\ufffd", d
+PY
+  guarded "$bin" grade ring "$tmp/u8c" --format junit --out "$tmp/u8.junit" --jobs 2
+  python3 - "$tmp/u8.junit" <<'PY' && ok "junit: names that are not UTF-8" || bad_showing "$tmp/u8.junit" "junit: names that are not UTF-8"
+import sys, xml.etree.ElementTree as ET
+cases = ET.parse(sys.argv[1]).getroot().findall("testsuite/testcase")
+assert sorted(set(c.get("classname") for c in cases)) == ["ring.ann", "ring.b\ufffdb"], cases
+PY
 else
   skip "junit, gradescope and json checks" "no python3"
 fi
@@ -285,6 +306,13 @@ for row in '"amy",5,5' '"ann",5,5' '"bob",0,5' '"dan",0,5' '"eve",5,5' '"gus",0,
   grep -q "^$row," "$tmp/fc.csv" && ok "class folder: $row" || bad_showing "$tmp/fc.csv" "class folder: $row"
 done
 [ "$(grep -c . "$tmp/fc.csv")" = 8 ] && ok "class folder: every student listed" || bad_showing "$tmp/fc.csv" "every student listed"
+# A file and a folder named alike (zed.lua, zed/) are two students apart:
+# the file keeps its .lua.
+mkdir -p "$tmp/twin/zed" && cp "$here/ring/reference.lua" "$tmp/twin/zed.lua" &&
+  cp "$here/ring/forward_own.lua" "$tmp/twin/zed/solution.lua"
+guarded "$bin" grade ring "$tmp/twin" --jobs 2 --csv "$tmp/twin.csv" >"$tmp/twin.txt" 2>&1
+grep -q '^"zed",2,5,' "$tmp/twin.csv" && grep -q '^"zed.lua",5,5,' "$tmp/twin.csv" &&
+  ok "a file and a folder named alike: two students" || bad_showing "$tmp/twin.csv" "a file and a folder named alike"
 grep -qF "no solution: the folder holds no .lua file at its top level" "$tmp/fc.txt" &&
   grep -qF "no solution: gus.lua is a broken symbolic link" "$tmp/fc.txt" &&
   grep -qF "not graded: pat.lua is a symbolic link that leads out of the class folder" "$tmp/fc.txt" &&
@@ -342,6 +370,10 @@ st=$?
 st=$?
 [ "$st" = 1 ] && grep -qF "./ring: no spec.lua in this folder" "$tmp/err" && ok "a path to a folder without spec.lua: an error" ||
   bad "a path to a folder without spec.lua: an error" "status $st"
+expect "an exercise path that does not exist: no such folder" 1 "$tmp/nowhere/ring: no such folder" \
+  -- grade "$tmp/nowhere/ring" "$here/ring/reference.lua"
+expect "spec.lua given as the exercise: the folder is" 1 "spec.lua: not a folder (EXERCISE is the folder that holds spec.lua)" \
+  -- grade lessons/02-point-to-point/exercises/ring/spec.lua "$here/ring/reference.lua"
 
 # One solution is named as a class names it (less .lua): its JUnit classname,
 # trace files and CSV row; --csv writes that row.
@@ -353,6 +385,28 @@ grep -qF 'classname="ring.all_reduce"' "$tmp/out" && ok "one solution: JUnit cla
   bad "one solution: JUnit classname as in a class"
 [ -e "$tmp/one_tr/all_reduce-two_ranks-n2-rendezvous.jsonl" ] && ok "one solution: trace named as in a class" ||
   bad "one solution: trace named as in a class" "$(ls "$tmp/one_tr")"
+# Results that could not be written (no such folder, a full disk) are a
+# setup error, status 1: never a grading a course's script takes as done.
+expect "--csv that cannot be written: status 1" 1 "--csv $tmp/nowhere/x.csv: cannot write it" \
+  -- grade ring "$here/ring/reference.lua" --csv "$tmp/nowhere/x.csv"
+# --trace-dir naming a file: refused, never replay commands for traces not kept.
+echo x >"$tmp/a_file"
+expect "--trace-dir that is a file: refused" 1 "--trace-dir $tmp/a_file: cannot create it as a folder" \
+  -- grade ring "$here/ring/all_reduce.lua" --trace-dir "$tmp/a_file"
+# ... and one refused before anyone is graded (no trace kept): a class's
+# hour of grading is not lost at the end.
+expect "--out that cannot be written: refused first" 1 "--out $tmp/nowhere/x.json: cannot write it" \
+  -- grade ring "$here/ring/all_reduce.lua" --out "$tmp/nowhere/x.json" --trace-dir "$tmp/early_tr"
+[ -z "$(ls "$tmp/early_tr")" ] && ok "--out that cannot be written: nothing graded" ||
+  bad "--out that cannot be written: nothing graded" "traces: $(ls "$tmp/early_tr")"
+if [ -w /dev/full ]; then
+  expect "--out on a full disk: status 1" 1 "/dev/full: cannot write it" \
+    -- grade ring "$here/ring/reference.lua" --out /dev/full
+  guarded "$bin" grade ring "$here/ring/reference.lua" >/dev/full 2>"$tmp/err"
+  st=$?
+  [ "$st" = 1 ] && grep -qF "standard output: cannot write it" "$tmp/err" &&
+    ok "standard output on a full disk: status 1" || bad_showing "$tmp/err" "standard output on a full disk: status 1" "status $st"
+fi
 
 # ---- The grader's own robustness: long names, broken or hostile specs,
 # killed runs, names that collide. Each case below once failed.
@@ -382,6 +436,21 @@ for shape in '"2"' true '{{2}}' '0/0'; do
     "return {cases = {{name = \"num\", send_modes = {\"eager\"}, result = function() return $shape end}}}"
   grep -q PANIC "$tmp/err" && bad "result() returning $shape: no panic"
 done
+# A case whose name is no string is named by its number.
+spec_case "a case's name that is no string: which case" 1 "/sc/spec.lua: case 2: name must be a string, not a number" \
+  'return {cases = {{name = "a"}, {name = 5}}}'
+# An engine that cannot run here (nccl: no machine has a GPU for each of 64
+# ranks) is the grader's setup error, said once, never every student's
+# failing case.
+spec_case "a spec's engine that cannot run here: a setup error" 1 "/sc/spec.lua: case 'big': engine nccl: " \
+  'return {cases = {{name = "big", world = 64, engines = {"thread", "nccl"}}}}'
+expect "--engine that cannot run a case's world: a setup error" 1 "--engine nccl: " \
+  -- grade "$tmp/sc" "$tmp/two.lua" --engine nccl
+# A spec's code past its memory says so, not Lua's bare "not enough memory".
+spec_case "a spec loading past its memory: said so" 1 "/sc/spec.lua: the spec's code ran past its 256 MiB of memory" \
+  'local t = {} for i = 1, 1e9 do t[i] = i end'
+spec_case "result() past the spec's memory: said so" 1 "result(0, 2): the spec's code ran past its 256 MiB of memory" \
+  'return {cases = {{name = "m", result = function() local t = {} for i = 1, 1e9 do t[i] = i end end}}}'
 spec_case "result() raising: the spec's error, with its line" 1 "result(0, 2): $tmp/sc/spec.lua:1: oops" \
   'return {cases = {{name = "num", send_modes = {"eager"}, result = function() error("oops") end}}}'
 [ ! -s "$tmp/out" ] && ok "a spec error writes no results" || bad "a spec error writes no results"
@@ -465,6 +534,13 @@ expect "gradescope: a hidden case's details hidden" 6 '"output": "(hidden case: 
 grep -qF "expected 36" "$tmp/out" && bad "gradescope: no hidden case's details" "its message is shown"
 expect "gradescope --hidden: a hidden case's details" 6 "rank 0: result[0] is 57, expected 36" \
   -- grade ring "$here/ring/forward_own.lua" --format gradescope --hidden
+# JSON: a hidden case's trace (its file name tells the world size) and
+# trace_at are details too, shown only with --hidden, as in the text.
+expect "json: a hidden case's trace hidden" 6 '"trace": ' \
+  -- grade ring "$here/ring/forward_own.lua" --format json --trace-dir "$tmp/hid_tr"
+grep -qF "eight_ranks" "$tmp/out" && bad_showing "$tmp/out" "json: no hidden case's trace"
+expect "json --hidden: a hidden case's trace" 6 '"trace": "'"$tmp/hid_tr/forward_own-eight_ranks-n8-rendezvous.jsonl" \
+  -- grade ring "$here/ring/forward_own.lua" --format json --trace-dir "$tmp/hid_tr" --hidden
 
 # A class keeps where a case failed: --at RANK:LINE and trace_at, as alone.
 mkdir -p "$tmp/atc" && cp "$here/ring/all_reduce.lua" "$tmp/atc/zed.lua"
@@ -510,6 +586,26 @@ for target in "$tmp/long.lua" "$tmp/termc"; do
     { [ "$what" = alone ] || [ ! -e "$(dirname "$dir")" ]; }
   then ok "grader killed ($what): no run, no folder left"
   else bad "grader killed ($what): no run, no folder left" "run $run, folder '$dir'"; fi
+done
+
+# A grader started under nohup (SIGHUP ignored) outlives a hangup of its
+# terminal, which signals its whole process group: it and its workers keep
+# the signal ignored, alone or grading a class.
+mkdir -p "$tmp/hup_ex" "$tmp/hupc"
+printf '%s\n' 'return {cases = {{name = "a", world = 1, send_modes = {"rendezvous"}, result = function() return 1 end}}}' \
+  >"$tmp/hup_ex/spec.lua"
+echo 'dist.compute(1500); result = 1' >"$tmp/hupc/ann.lua"
+for target in "$tmp/hupc/ann.lua" "$tmp/hupc"; do
+  what=alone; [ -d "$target" ] && what="a class"
+  setsid nohup "$bin" grade "$tmp/hup_ex" "$target" >"$tmp/hup.out" 2>&1 &
+  gpid=$!
+  wait_until 20 run_dir >/dev/null
+  kill -HUP -- -"$(ps -o pgid= -p $gpid | tr -d ' ')"
+  wait $gpid
+  st=$?
+  if [ "$st" = 0 ] && grep -qF "total: 1/1" "$tmp/hup.out"
+  then ok "nohup grader ($what): a hangup does not end it"
+  else bad_showing "$tmp/hup.out" "nohup grader ($what): a hangup does not end it" "status $st"; fi
 done
 
 finish
