@@ -399,7 +399,7 @@ static void fold_post(cs_monitor *m, cs_mon_rank *r, const cs_event *ev) {
                       .ndim = ev->ndim, .line = ev->line, .eager = ev->eager, .clock = clock};
     memcpy(q->shape, ev->shape, sizeof q->shape);
     tab_put(&r->reqs, q);
-    cs_monitor_race_post(m, q);
+    cs_monitor_race_post(m, q, warn_race);
     if (cs_op_is_send(q->op)) m->unmatched++;
     r->line = ev->line;
     if (ev->ctx == 0) { /* the script's own operation, not a collective's traffic */

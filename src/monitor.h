@@ -124,7 +124,8 @@ static inline bool cs_mon_req_in_flight(const cs_mon_req *q) {
 bool cs_monitor_declare_stuck(cs_monitor *m);
 
 /* ---- message races (monitor_race.c): happens-before from the events */
-void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q);
+void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q,
+                          void (*warn)(void *, int, int, const char *));
 void cs_monitor_race_match(cs_monitor *m, cs_mon_req *recv, cs_mon_req *send,
                            void (*warn)(void *ud, int rank, int line, const char *text));
 void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q);

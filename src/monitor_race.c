@@ -15,7 +15,10 @@
  *   - S was posted and unmatched when R matched, and no receive posted before
  *     R on that rank could take S; or
  *   - S was matched later by a receive posted after R, and S does not happen
- *     after R's match (its clock has not seen it).
+ *     after R's match (its clock has not seen it); or
+ *   - S was posted after R matched, without its clock having seen it, and no
+ *     receive posted before R on that rank could take S: the case above,
+ *     told at the post, for a send that nothing ever matches (a deadlock).
  * Reported once per receive site, as a warning of the receiving rank.
  * Worlds above CS_RACE_MAX_WORLD ranks are not checked (the clocks are
  * world x world).
@@ -109,8 +112,20 @@ static void report(cs_monitor *m, cs_mon_race *x, const wild *w, int b, int b_li
 
 /* ---- the fold */
 
+/* Could a receive of rank d posted before request id, still unmatched, take send s? */
+static bool taken_earlier(const cs_monitor *m, int d, uint64_t id, const cs_mon_req *s) {
+    const cs_mon_reqtab *t = &m->ranks[d].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (p && !cs_op_is_send(p->op) && !p->matched && p->id < id && cs_mon_fits(s, p))
+            return true;
+    }
+    return false;
+}
+
 /* q->clock, when set, is memory to reuse (its contents mean nothing yet). */
-void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q) {
+void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q,
+                          void (*warn)(void *, int, int, const char *)) {
     cs_mon_race *x = race_get(m);
     if (!x || q->rank < 0 || q->rank >= x->world) {
         free(q->clock);
@@ -119,18 +134,15 @@ void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q) {
     }
     clock_of(x, q->rank)[q->rank]++;
     q->clock = copy_clock(x, q->rank, q->clock);
-}
-
-/* Could a receive posted before R on R's rank, still unmatched, take send s? */
-static bool taken_earlier(const cs_monitor *m, const cs_mon_req *r, const cs_mon_req *s) {
-    const cs_mon_reqtab *t = &m->ranks[r->rank].reqs;
-    for (size_t i = 0; i < t->cap; i++) {
-        const cs_mon_req *p = t->slot[i];
-        if (p && p != r && !cs_op_is_send(p->op) && !p->matched && p->id < r->id &&
-            cs_mon_fits(s, p))
-            return true;
+    if (!cs_op_is_send(q->op) || q->ctx != 0) return;
+    /* Any-source receives of its destination that matched before this send,
+     * which has not seen them: it could have been the one they took. */
+    for (int i = 0; i < x->nw; i++) {
+        const wild *w = &x->w[i];
+        if (w->rank == q->peer && w->from != q->rank && w->tag == q->tag && w->ctx == q->ctx &&
+            q->clock[w->rank] < w->at && !taken_earlier(m, w->rank, w->id, q))
+            report(m, x, w, q->rank, q->line, warn);
     }
-    return false;
 }
 
 void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
@@ -166,7 +178,7 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
         const cs_mon_reqtab *t = &m->ranks[k].reqs;
         for (size_t i = 0; i < t->cap; i++) {
             const cs_mon_req *p = t->slot[i];
-            if (p && cs_mon_req_in_flight(p) && cs_mon_fits(p, r) && !taken_earlier(m, r, p))
+            if (p && cs_mon_req_in_flight(p) && cs_mon_fits(p, r) && !taken_earlier(m, d, r->id, p))
                 report(m, x, &w, k, p->line, warn);
         }
     }
