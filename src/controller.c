@@ -619,7 +619,7 @@ static int setup(controller *k, const cs_run_opts *o) {
         sigaddset(&set, SIGTERM);
         /* The terminal went away: end as interrupted (not under the
          * visualizer, which would wait for keys from a terminal that is gone). */
-        if (!o->ui) sigaddset(&set, SIGHUP);
+        if (!o->ui && !cs_launch_signal_ignored(SIGHUP)) sigaddset(&set, SIGHUP);
         sigprocmask(SIG_BLOCK, &set, NULL);
         k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         if (k->sigfd >= 0) controller_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));

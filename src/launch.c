@@ -107,6 +107,11 @@ static void *signal_main(void *arg) {
     return NULL;
 }
 
+bool cs_launch_signal_ignored(int sig) {
+    struct sigaction sa;
+    return sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+}
+
 static void catch_signals(bool hup) {
     static sigset_t set;
     static bool started;
@@ -117,7 +122,7 @@ static void catch_signals(bool hup) {
     /* The terminal went away: end as interrupted, trace whole. Not under the
      * visualizer, which would then wait for keys from a terminal that is gone:
      * there the hangup ends the process. */
-    if (hup) sigaddset(&set, SIGHUP);
+    if (hup && !cs_launch_signal_ignored(SIGHUP)) sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every rank thread */
     pthread_t t;
     if (pthread_create(&t, NULL, signal_main, &set) == 0) pthread_detach(t);

@@ -87,6 +87,11 @@ typedef struct cs_run_opts {
  * error, 3 deadlock, 4 timeout or budget, 5 a rank process died, 130 interrupted). */
 int cs_launch_run(const cs_run_opts *o);
 
+/* Was the signal ignored when commsim started (nohup's SIGHUP)? A run then
+ * leaves it out of the set it waits for: Linux never discards a blocked
+ * signal, so a run under nohup would end as interrupted at a hangup. */
+bool cs_launch_signal_ignored(int sig);
+
 /* ---- the controller's side of a run, shared by the launchers */
 
 typedef struct cs_control {

@@ -152,6 +152,21 @@ for e in thread tcp; do
       same_replay "interrupted by SIG$sig ($e)"
     fi
   done
+  # started under nohup (SIGHUP ignored), a hangup of its terminal, which
+  # signals the whole process group, does not end the run (it ended as
+  # interrupted: the signal, blocked to be waited for, still arrived)
+  echo 'dist.compute(1500); print("done")' >"$tmp/hup.lua"
+  rm -f "$tmp/trace"
+  setsid nohup "$bin" run "$tmp/hup.lua" -n 2 --engine $e --no-tui --trace "$tmp/trace" \
+    >"$tmp/out" 2>&1 </dev/null &
+  ctl=$!
+  wait_until 15 grep -q '"compute"' "$tmp/trace" 2>/dev/null
+  kill -HUP -- -"$ctl"
+  wait "$ctl"
+  got=$?
+  if [ "$got" = 0 ] && grep -qxF "verdict: ok (exit status 0)" "$tmp/out"
+  then ok "nohup run ($e): a hangup does not end it"
+  else bad "nohup run ($e): a hangup does not end it" "exit status $got"; show "$tmp/out"; fi
 done
 
 # a rank process that dies (tcp): killed once it is waited on
