@@ -256,8 +256,12 @@ void cs_grade_write(FILE *f, cs_grade_format fmt, const cs_grade_spec *s, const 
 }
 
 /* A CSV field, inside quotes: a quote doubled, control characters as
- * put_char writes them (a newline may stand inside quotes). */
-static void csv_field(FILE *f, const char *s) {
+ * put_char writes them (a newline may stand inside quotes). A field that a
+ * spreadsheet would take for a formula (a student's file named
+ * =HYPERLINK(...).lua) starts with a quote mark, as OWASP advises, so that
+ * opening the class's CSV runs nothing. */
+static void csv_field(FILE *f, const char *s, bool starts) {
+    if (starts && *s && strchr("=+-@\t\r", *s)) fputc('\'', f);
     for (; *s; s++) {
         if (*s == '"') fputc('"', f);
         s = put_char(f, s, true);
@@ -268,13 +272,13 @@ void cs_grade_csv(FILE *f, const cs_grade_sub *subs, int nsubs) {
     fputs("student,score,max,failing\n", f);
     for (int i = 0; i < nsubs; i++) {
         fputc('"', f);
-        csv_field(f, subs[i].student);
+        csv_field(f, subs[i].student, true);
         fprintf(f, "\",%g,%g,\"", subs[i].score, subs[i].max);
         int n = 0;
         for (int k = 0; k < subs[i].nresults; k++)
             if (!subs[i].results[k].pass) {
                 if (n++) fputc(';', f);
-                csv_field(f, subs[i].results[k].name);
+                csv_field(f, subs[i].results[k].name, n == 1);
             }
         fputs("\"\n", f);
     }

@@ -313,6 +313,14 @@ mkdir -p "$tmp/twin/zed" && cp "$here/ring/reference.lua" "$tmp/twin/zed.lua" &&
 guarded "$bin" grade ring "$tmp/twin" --jobs 2 --csv "$tmp/twin.csv" >"$tmp/twin.txt" 2>&1
 grep -q '^"zed",2,5,' "$tmp/twin.csv" && grep -q '^"zed.lua",5,5,' "$tmp/twin.csv" &&
   ok "a file and a folder named alike: two students" || bad_showing "$tmp/twin.csv" "a file and a folder named alike"
+# A file name a spreadsheet would run as a formula starts its CSV cell with a
+# quote mark (OWASP's advice for CSV injection): opening the CSV runs nothing.
+mkdir -p "$tmp/formula" && cp "$here/ring/reference.lua" "$tmp/formula/=HYPERLINK(\"x\").lua" &&
+  cp "$here/ring/forward_own.lua" "$tmp/formula/-bob.lua"
+guarded "$bin" grade ring "$tmp/formula" --jobs 2 --csv "$tmp/formula.csv" >"$tmp/formula.txt" 2>&1
+grep -qxF "\"'=HYPERLINK(\"\"x\"\")\",5,5,\"\"" "$tmp/formula.csv" && grep -q "^\"'-bob\",2,5," "$tmp/formula.csv" &&
+  ok "CSV: a cell that reads as a formula starts with a quote mark" ||
+  bad_showing "$tmp/formula.csv" "CSV: a cell that reads as a formula starts with a quote mark"
 grep -qF "no solution: the folder holds no .lua file at its top level" "$tmp/fc.txt" &&
   grep -qF "no solution: gus.lua is a broken symbolic link" "$tmp/fc.txt" &&
   grep -qF "not graded: pat.lua is a symbolic link that leads out of the class folder" "$tmp/fc.txt" &&
