@@ -263,6 +263,12 @@ double cs_tensor_mean(const cs_tensor *t) {
 
 /* Shape errors worded as the torch kernel each case dispatches to. */
 static bool cs_matmul_check(const cs_tensor *a, const cs_tensor *b) {
+    /* torch promotes in elementwise ops, never in a matrix product */
+    if (a->dtype != b->dtype) {
+        cs_tensor_fail(EINVAL, "expected m1 and m2 to have the same dtype, but got: %s != %s "
+                       "(convert one with :to(dtype))", cs_dtype_name(a->dtype), cs_dtype_name(b->dtype));
+        return false;
+    }
     long long k1 = a->shape[a->ndim - 1], k2 = b->shape[0];
     if (k1 == k2) return true;
     if (a->ndim == 1 && b->ndim == 1)
@@ -293,7 +299,7 @@ cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor 
     int64_t shape[2], *sp = shape;
     if (a->ndim == 2) *sp++ = n;
     if (b->ndim == 2) *sp++ = m;
-    cs_dtype rt = cs_dtype_promote(a->dtype, b->dtype);
+    cs_dtype rt = a->dtype;
     cs_tensor *out = cs_tensor_new_on(bud, cs_tensor_device(a), rt, (int)(sp - shape), shape);
     if (!out) return NULL;
     if (cs_tensor_on_device(out)) {

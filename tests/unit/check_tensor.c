@@ -652,6 +652,9 @@ START_TEST(test_matmul_errors) {
     cs_tensor *c = K(cs_tensor_new(NULL, CS_FLOAT32, 3, (int64_t[]){2, 2, 2}));
     ck_assert_ptr_null(cs_tensor_matmul(NULL, c, c));
     CK_ERR(EINVAL, "1-D and 2-D");
+    /* no promotion in a matrix product, as in torch */
+    ck_assert_ptr_null(cs_tensor_matmul(NULL, a, K(cs_tensor_new(NULL, CS_INT64, 2, (int64_t[]){3, 2}))));
+    CK_ERR(EINVAL, "expected m1 and m2 to have the same dtype, but got: float32 != int64");
 }
 END_TEST
 
