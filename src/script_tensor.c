@@ -400,7 +400,9 @@ static void push_number_of(lua_State *L, const cs_tensor *t, double v) {
 static int reduce(lua_State *L, double (*fn)(const cs_tensor *), int64_t (*fni)(const cs_tensor *),
                   const char *name, bool ints) {
     cs_tensor *t = cs_lua_checktensor(L, 1);
-    if (fn != cs_tensor_sum && cs_tensor_numel(t) == 0)
+    /* torch: the sum of nothing is 0 and its mean nan; max and min have no
+     * value to give */
+    if (fn != cs_tensor_sum && fn != cs_tensor_mean && cs_tensor_numel(t) == 0)
         return luaL_error(L, "%s(): cannot reduce an empty tensor", name);
     cs_lua_charge_elems(L, cs_tensor_numel(t));
     if (t) model_flops(L, cs_tensor_numel(t)); /* NULL: cs_lua_own() raises the error */

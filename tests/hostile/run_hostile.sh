@@ -76,6 +76,8 @@ case_empty_tensors() {
   both "empty tensors, one with a huge dim" 0 \
     "$(printf '[rank 0] tensor([])\ttensor([])\ttensor([])\ttensor([])\ttensor([])')" \
     empty_tensors.lua -n 1
+  both "empty tensors: the mean of none is nan, as in torch" 0 \
+    "$(printf '[rank 0] mean of none\tnan\tnan')" empty_tensors.lua -n 1
   both "empty tensors: the last line" 0 \
     "$(printf '[rank 0] torch.Size([0, 1099511627776])\ttorch.Size([0])\tdone')" empty_tensors.lua -n 1
 }
