@@ -177,8 +177,10 @@ static char *unusable(const char *path, const char *name, const char *root) {
     const char *why = NULL;
     char *real = NULL;
     if (stat(path, &st) < 0) {
-        why = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? "no solution: %s is a broken symbolic link"
-                                                           : "no solution: %s cannot be read";
+        bool loop = errno == ELOOP, link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+        why = link && loop ? "no solution: %s is a symbolic link in a loop"
+              : link       ? "no solution: %s is a broken symbolic link"
+                           : "no solution: %s cannot be read";
     } else if (!S_ISREG(st.st_mode)) {
         why = "no solution: %s is not a regular file";
     } else if (!(real = realpath(path, NULL))) {

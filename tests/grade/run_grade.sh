@@ -297,15 +297,16 @@ cp "$here/ring/reference.lua" "$fc/ann.lua"
 cp "$here/ring/reference.lua" "$fc/dan/deeper/solution.lua"
 cp "$here/ring/reference.lua" "$fc/eve/other.lua"
 ln -s "$tmp/nowhere.lua" "$fc/gus.lua"
+ln -s "$fc/lou.lua" "$fc/lou.lua"
 ln -s /etc/passwd "$fc/pat.lua"
 ln -s "$fc/ann.lua" "$fc/amy.lua"
 guarded "$bin" grade ring "$fc" --jobs 2 --csv "$tmp/fc.csv" >"$tmp/fc.txt" 2>&1
 st=$?
 [ "$st" = 6 ] && ok "class with missing solutions: status 6" || bad_showing "$tmp/fc.txt" "class with missing solutions" "status $st"
-for row in '"amy",5,5' '"ann",5,5' '"bob",0,5' '"dan",0,5' '"eve",5,5' '"gus",0,5' '"pat",0,5'; do
+for row in '"amy",5,5' '"ann",5,5' '"bob",0,5' '"dan",0,5' '"eve",5,5' '"gus",0,5' '"lou",0,5' '"pat",0,5'; do
   grep -q "^$row," "$tmp/fc.csv" && ok "class folder: $row" || bad_showing "$tmp/fc.csv" "class folder: $row"
 done
-[ "$(grep -c . "$tmp/fc.csv")" = 8 ] && ok "class folder: every student listed" || bad_showing "$tmp/fc.csv" "every student listed"
+[ "$(grep -c . "$tmp/fc.csv")" = 9 ] && ok "class folder: every student listed" || bad_showing "$tmp/fc.csv" "every student listed"
 # A file and a folder named alike (zed.lua, zed/) are two students apart:
 # the file keeps its .lua.
 mkdir -p "$tmp/twin/zed" && cp "$here/ring/reference.lua" "$tmp/twin/zed.lua" &&
@@ -323,6 +324,7 @@ grep -qxF "\"'=HYPERLINK(\"\"x\"\")\",5,5,\"\"" "$tmp/formula.csv" && grep -q "^
   bad_showing "$tmp/formula.csv" "CSV: a cell that reads as a formula starts with a quote mark"
 grep -qF "no solution: the folder holds no .lua file at its top level" "$tmp/fc.txt" &&
   grep -qF "no solution: gus.lua is a broken symbolic link" "$tmp/fc.txt" &&
+  grep -qF "no solution: lou.lua is a symbolic link in a loop" "$tmp/fc.txt" &&
   grep -qF "not graded: pat.lua is a symbolic link that leads out of the class folder" "$tmp/fc.txt" &&
   ok "class folder: each missing solution's reason" || bad_showing "$tmp/fc.txt" "each missing solution's reason"
 # a hidden case tells a student with nothing to run why, as the others do:
