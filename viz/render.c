@@ -435,8 +435,8 @@ static int output_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) 
     if (lost && y < end) {
         if (g)
             cs_grid_printf(g, 1, y, w - 2, CS_C_DEFAULT, CS_A_DIM,
-                           "(the first %llu lines printed are not kept: the last %d are)",
-                           (unsigned long long)lost, CS_HIST_OUT_KEEP);
+                           "(the first %llu lines printed are not kept: the last %zu are)",
+                           (unsigned long long)lost, n);
         y++;
     }
     for (size_t i = 0; i < n && y < end; i++) {

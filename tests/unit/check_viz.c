@@ -473,6 +473,13 @@ START_TEST(test_output_kept_bounded) {
     ck_assert_uint_le(bytes, CS_HIST_OUT_BYTES);
     ck_assert_int_eq(cs_history_out(&hist, 0, n - 1)[0], 'A' + 99 % 26); /* the newest */
     ck_assert_uint_eq(hist.out[0].total, 100);                           /* all counted */
+    cs_viz_view v = view("running");
+    v.full = CS_FULL_OUTPUT;
+    render(&v, 100, 30);
+    char said[96];
+    snprintf(said, sizeof said, "(the first %zu lines printed are not kept: the last %zu are)",
+             100 - n, n);
+    ck_assert_has(said);
     /* a line longer than the budget is still kept, alone */
     static char huge[CS_EV_MAX_TEXT];
     for (int i = 0; i < 5; i++) {
