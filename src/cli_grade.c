@@ -189,16 +189,28 @@ int cs_cli_grade(int argc, char **argv) {
         cs_grade_submission(&spec, &go, &subs[0]);
     }
     /* The spec's own code failed: nobody's grade means anything. Said once,
-     * with the spec's place, and no results are written. */
+     * with the spec's place and the submission that made it fail (to try it
+     * on), and no results are written. */
+    const cs_grade_result *spec_failed = NULL;
+    const char *first = NULL;
+    int nfailed = 0;
     for (int i = 0; i < nsubs; i++)
         for (int k = 0; k < subs[i].nresults; k++)
             if (subs[i].results[k].spec_error) {
-                fprintf(stderr, "commsim grade: %s\n", subs[i].results[k].message);
-                for (int j = 0; j < nsubs; j++) cs_grade_sub_free(&subs[j]);
-                free(subs);
-                cs_grade_spec_free(&spec);
-                return 1;
+                if (!spec_failed) spec_failed = &subs[i].results[k], first = subs[i].student;
+                nfailed++;
+                break;
             }
+    if (spec_failed) {
+        fprintf(stderr, "commsim grade: %s\n", spec_failed->message);
+        if (nsubs > 1)
+            fprintf(stderr, "commsim grade: the spec failed grading %s (%d of the %d submissions "
+                            "made it fail); no results are written\n", first, nfailed, nsubs);
+        for (int j = 0; j < nsubs; j++) cs_grade_sub_free(&subs[j]);
+        free(subs);
+        cs_grade_spec_free(&spec);
+        return 1;
+    }
     FILE *f = out ? fopen(out, "w") : stdout;
     if (!f) {
         fprintf(stderr, "commsim grade: --out %s: cannot write it\n", out);

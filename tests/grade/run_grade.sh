@@ -446,6 +446,14 @@ for shape in '"2"' true '{{2}}' '0/0'; do
     "return {cases = {{name = \"num\", send_modes = {\"eager\"}, result = function() return $shape end}}}"
   grep -q PANIC "$tmp/err" && bad "result() returning $shape: no panic"
 done
+# In a class, a spec that fails on one student's result names that student,
+# so that the instructor can try the spec on it.
+mkdir -p "$tmp/scc" && echo 'result = rank' >"$tmp/scc/ann.lua" && echo 'local x = 1' >"$tmp/scc/bob.lua" &&
+  echo 'result = rank' >"$tmp/scc/cat.lua"
+mkdir -p "$tmp/sc" && printf '%s\n' 'return {cases = {{name = "one", world = 2, send_modes = {"eager"},' \
+  '  check = function(run) return run.result[0] + 0 == 0 end}}}' >"$tmp/sc/spec.lua"
+expect "a spec failing on one student of a class: which student" 1 \
+  "the spec failed grading bob (1 of the 3 submissions made it fail); no results are written" -- grade "$tmp/sc" "$tmp/scc"
 # A case whose name is no string is named by its number.
 spec_case "a case's name that is no string: which case" 1 "/sc/spec.lua: case 2: name must be a string, not a number" \
   'return {cases = {{name = "a"}, {name = 5}}}'
