@@ -93,14 +93,8 @@ static json_t *times_json(const cs_grade_result *r) {
 static json_t *jstr(const char *s) {
     json_t *j = json_string(s);
     if (j) return j;
-    size_t n = strlen(s), k = 0;
-    char *clean = cs_xmalloc(n * 3 + 1, "grade");
-    for (size_t i = 0; i < n;) {
-        size_t len = cs_utf8_seq(s + i, n - i);
-        if (len) memcpy(clean + k, s + i, len), k += len, i += len;
-        else memcpy(clean + k, CS_UTF8_REPLACEMENT, 3), k += 3, i++;
-    }
-    clean[k] = 0;
+    char *clean = cs_utf8_clean(s);
+    if (!clean) cs_oom("grade", strlen(s) * 3 + 1);
     j = json_string(clean);
     free(clean);
     return j ? j : json_string("");

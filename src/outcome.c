@@ -376,14 +376,8 @@ static json_t *str_or_null(const char *s) {
     if (!s) return json_null();
     json_t *j = json_string(s);
     if (j) return j;
-    size_t n = strlen(s), k = 0;
-    char *clean = cs_xmalloc(n * 3 + 1, "a JSON string");
-    for (size_t i = 0; i < n;) {
-        size_t len = cs_utf8_seq(s + i, n - i);
-        if (len) memcpy(clean + k, s + i, len), k += len, i += len;
-        else memcpy(clean + k, CS_UTF8_REPLACEMENT, 3), k += 3, i++;
-    }
-    clean[k] = 0;
+    char *clean = cs_utf8_clean(s);
+    if (!clean) cs_oom("a JSON string", strlen(s) * 3 + 1);
     j = json_string(clean);
     free(clean);
     return j ? j : json_null();

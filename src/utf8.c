@@ -2,6 +2,8 @@
 #include "utf8.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 size_t cs_utf8_seq(const char *str, size_t n) {
     const unsigned char *s = (const unsigned char *)str;
@@ -21,4 +23,17 @@ size_t cs_utf8_seq(const char *str, size_t n) {
     }
     if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
     return len;
+}
+
+char *cs_utf8_clean(const char *s) {
+    size_t n = strlen(s), k = 0;
+    char *clean = malloc(n * 3 + 1);
+    if (!clean) return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t len = cs_utf8_seq(s + i, n - i);
+        if (len) memcpy(clean + k, s + i, len), k += len, i += len;
+        else memcpy(clean + k, CS_UTF8_REPLACEMENT, 3), k += 3, i++;
+    }
+    clean[k] = 0;
+    return clean;
 }

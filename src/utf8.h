@@ -13,4 +13,8 @@ size_t cs_utf8_seq(const char *s, size_t n);
 /* U+FFFD, which stands for each byte that starts no sequence. */
 #define CS_UTF8_REPLACEMENT "\xEF\xBF\xBD"
 
+/* A copy of s (malloc'd; NULL when out of memory) with each byte that starts
+ * no sequence replaced by U+FFFD: what JSON, which must be Unicode, can hold. */
+char *cs_utf8_clean(const char *s);
+
 #endif
