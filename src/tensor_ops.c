@@ -196,9 +196,7 @@ double cs_tensor_sum(const cs_tensor *t) {
         for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) acc += cs_ld(t, it.off[0]);
         return acc;
     }
-    uint64_t acc = 0; /* integer sums wrap like torch's int64 accumulator */
-    for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) acc += (uint64_t)cs_ldi(t, it.off[0]);
-    return (double)cs_u2i64(acc);
+    return (double)cs_tensor_sum_i(t);
 }
 
 /* Fold with maximum/minimum, so that a NaN anywhere propagates. */
@@ -239,8 +237,8 @@ static int64_t cs_tensor_fold_i(const cs_tensor *t, int how) {
     int64_t best = cs_ldi(t, it.off[0]);
     for (int64_t i = 0; i < n; i++, cs_iter_next(&it)) {
         int64_t v = cs_ldi(t, it.off[0]);
-        sum += (uint64_t)v;
-        if (how > 0 ? v > best : v < best) best = v;
+        if (how == 0) sum += (uint64_t)v;
+        else if (how > 0 ? v > best : v < best) best = v;
     }
     return how == 0 ? cs_u2i64(sum) : best;
 }
