@@ -255,9 +255,10 @@ static void draw_footer(cs_grid *g, const cs_viz_view *v) {
                       CS_C_DEFAULT, 0, v->ascii);
         return;
     }
+    /* by importance: at 80 columns the keys up to p fit (the rest are under ?) */
     static const char *const live[][2] = {
-        {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"+/-", "speed"},
-        {"tab", "rank"},   {"enter", "tensor"}, {"p", "output"}, {NULL, NULL},
+        {"space", "step"}, {"s", "step rank"}, {"r", "run/pause"}, {"tab", "rank"},
+        {"p", "output"},   {"+/-", "speed"},   {"enter", "tensor"}, {NULL, NULL},
     };
     static const char *const replay[][2] = {
         {"space", "next op"}, {"b", "back"}, {"] [", "event"}, {"G g", "end/start"},
@@ -469,8 +470,9 @@ static void draw_full(cs_grid *g, const cs_viz_view *v) {
         snprintf(t, sizeof t, "alerts, lines %d-%d of %d", total ? top + 1 : 0, last, total);
     else {
         int k = v->selected;
-        int n = snprintf(t, sizeof t, "output, rank %d (%llu lines)", k,
-                         (unsigned long long)(k < v->hist->world ? v->hist->out[k].total : 0));
+        unsigned long long lines = k < v->hist->world ? v->hist->out[k].total : 0;
+        int n = snprintf(t, sizeof t, "output, rank %d (%llu line%s)", k, lines,
+                         lines == 1 ? "" : "s");
         if (total)
             n += snprintf(t + n, sizeof t - (size_t)n, ", rows %d-%d of %d", top + 1, last, total);
         if (last < total)
@@ -596,7 +598,8 @@ static void draw_output(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
         if (used >= rows) break;
     }
     /* older lines than fit: the key that shows them, where the title has room */
-    int tn = snprintf(t, sizeof t, "output, rank %d (%llu lines", k, (unsigned long long)total);
+    int tn = snprintf(t, sizeof t, "output, rank %d (%llu line%s", k, (unsigned long long)total,
+                      total == 1 ? "" : "s");
     snprintf(t + tn, sizeof t - (size_t)tn, first > 0 || total > n ? ": p scrolls)" : ")");
     if (cs_utf8_width(t) + 4 > l->right_w) snprintf(t + tn, sizeof t - (size_t)tn, ")");
     y = right_box(g, v, l, y, t);

@@ -255,6 +255,10 @@ header_has() { snap "$1" && head -1 "$tmp/screen" | grep -qE "$2"; }
 start fs 80 24 "$bin run $lessons/02-point-to-point/ring.lua --step"
 wait_for fs PAUSED >/dev/null
 check "run --step at 80x24: the footer ends with ? help  q quit" 'wait_until 60 footer_tail fs'
+# the output key is among the keys that fit: at 80 columns it is how a
+# student finds the whole of a rank's output
+footer_has() { snap "$1" && tail -1 "$tmp/screen" | grep -qF -- "$2"; }
+check "run --step at 80x24: the footer names p output" 'wait_until 60 footer_has fs "tab rank  p output"'
 # one column narrower: the bottom-right cell, never written, is blanked (it
 # kept the wider frame's last letter: "q quitt")
 drawn_at() { snap "$1" && [ "$(head -1 "$tmp/screen" | sed 's/ *$//' | wc -c)" = "$2" ]; }
@@ -366,7 +370,7 @@ if [ "$loc" = C.UTF-8 ]; then
   # a wide character left of the divider has spilled out of its pane
   spilled() { grep -E "^[^│]*(日|本|語|テ|キ|ス|ト)" "$tmp/screen"; }
   check "wide characters: the source and the output stay in their panes (80x24)" \
-    'wait_for wd "output, rank 0 (1 lines)" "│ 日本語テキスト" "   2 -- 日本語" && ! spilled'
+    'wait_for wd "output, rank 0 (1 line)" "│ 日本語テキスト" "   2 -- 日本語" && ! spilled'
   quit_check wd 130 "wide characters: q mid-run gives status 130"
 else
   skip "wide characters stay in their panes" "no UTF-8 locale here"
