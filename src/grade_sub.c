@@ -253,7 +253,7 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     }
     int n = 0, cap = 16;
     cs_grade_sub *v = cs_xcalloc((size_t)cap, sizeof *v, "grade");
-    bool *file = cs_xcalloc((size_t)cap, sizeof *file, "grade");
+    char **file = cs_xcalloc((size_t)cap, sizeof *file, "grade"); /* a file's whole name */
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
@@ -274,7 +274,7 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
         }
         memset(&v[n], 0, sizeof v[n]);
         v[n].student = student, v[n].path = sol, v[n].missing = missing;
-        file[n++] = !folder;
+        file[n++] = folder ? NULL : cs_xstrdup(e->d_name, "grade");
     }
     closedir(d);
     free(root);
@@ -283,9 +283,11 @@ int cs_grade_list_class(const char *dir, cs_grade_sub **subs, int *nsubs, char *
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n && file[i]; j++)
             if (j != i && strcmp(v[i].student, v[j].student) == 0) {
-                v[i].student[strlen(v[i].student)] = '.'; /* where the cut put its NUL */
+                free(v[i].student);
+                v[i].student = file[i], file[i] = NULL;
                 break;
             }
+    for (int i = 0; i < n; i++) free(file[i]);
     free(file);
     if (n == 0) {
         /* a wrong path must not pass as a class that all passed */
