@@ -34,6 +34,10 @@ void cs_grade_uncatch(const struct sigaction *prev);
  * lowest rank that raised, with its message in *text (malloc'd), or -1. */
 int cs_grade_raiser(const char *trace, char **text);
 
+/* A file's whole content, NUL-terminated (malloc'd; its length in *len), or
+ * NULL when it cannot be opened. */
+char *cs_grade_read_all(const char *path, size_t *len);
+
 /* Call into the spec's Lua state as lua_pcall does, with the spec's
  * instruction budget: any error (a loop too) is the spec's, as a message. */
 struct lua_State;

@@ -115,12 +115,75 @@ typedef struct reader {
     cs_grade_spec *s;
     const char *file;  /* DIR/spec.lua, the start of every message */
     const char *where; /* "" or "case 'NAME': " */
+    const char *key;   /* the field being read, or NULL */
+    const char *name;  /* the case's name, or NULL */
+    bool in_case;      /* a case is being read (its name may be no string) */
 } reader;
+
+/* ---- where a field is written: Lua records no line for a table's fields,
+ * so a field error looks for it in the text. A case is where its name is
+ * written as a string; its field, the first `KEY =` from there before the
+ * next case's `name =`. Not found (a computed name, say): no line. */
+
+static int line_of(const char *text, const char *at) {
+    int n = 1;
+    for (const char *p = text; p < at; p++) n += *p == '\n';
+    return n;
+}
+
+static bool name_char(char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The first `key =` (not `==`) in [from, to), as a whole name. */
+static const char *find_assign(const char *from, const char *to, const char *key) {
+    size_t kl = strlen(key);
+    for (const char *p = from; p && p + kl <= to && (p = strstr(p, key)) && p + kl <= to; p++) {
+        if (p > from && name_char(p[-1])) continue;
+        const char *q = p + kl;
+        while (*q == ' ' || *q == '\t') q++;
+        if (q[0] == '=' && q[1] != '=') return p;
+    }
+    return NULL;
+}
+
+/* The case's name as a string literal, "NAME" or 'NAME'. */
+static const char *find_quoted(const char *text, const char *name) {
+    size_t nl = strlen(name);
+    for (const char *p = text; (p = strstr(p, name)); p++)
+        if (p > text && (p[-1] == '"' || p[-1] == '\'') && p[nl] == p[-1]) return p;
+    return NULL;
+}
+
+static int find_line(const reader *r, const char *text) {
+    const char *from = text, *to = text + strlen(text);
+    if (r->in_case && !r->name) return 0; /* a case with no name to find */
+    if (r->name) {
+        if (!(from = find_quoted(text, r->name))) return 0;
+        const char *eol = strchr(from, '\n'), *next = eol ? find_assign(eol, to, "name") : NULL;
+        if (next) to = next;
+        while (from > text && from[-1] != '\n') from--; /* the case's own line, from its start */
+    }
+    const char *at = r->key ? find_assign(from, to, r->key) : NULL;
+    if (!at && !r->name) return 0;
+    return line_of(text, at ? at : from);
+}
+
+/* Read again only now: a spec without mistakes never needs its text. */
+static int field_line(const reader *r) {
+    size_t len;
+    char *text = cs_grade_read_all(r->file, &len);
+    int line = text ? find_line(r, text) : 0;
+    free(text);
+    return line;
+}
 
 static int bad(reader *r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    lua_pushfstring(r->L, "%s: %s", r->file, r->where);
+    int line = field_line(r);
+    if (line) lua_pushfstring(r->L, "%s:%d: %s", r->file, line, r->where);
+    else lua_pushfstring(r->L, "%s: %s", r->file, r->where);
     lua_pushvfstring(r->L, fmt, ap);
     va_end(ap);
     lua_concat(r->L, 2);
@@ -139,7 +202,8 @@ static void known_keys(reader *r, int t, const char *what, const char *const *kn
             for (int i = 0; known[i] && !ok; i++) ok = strcmp(lua_tostring(L, -1), known[i]) == 0;
         if (!ok) {
             lua_pushvalue(L, -1); /* tostring on a copy: the key stays a key for lua_next */
-            bad(r, "unknown field '%s' in %s", luaL_tolstring(L, -1, NULL), what);
+            r->key = luaL_tolstring(L, -1, NULL);
+            bad(r, "unknown field '%s' in %s", r->key, what);
         }
     }
 }
@@ -148,6 +212,7 @@ static const char *typename_at(lua_State *L, int i) { return lua_typename(L, lua
 
 /* t[k] as a string, or NULL when absent. */
 static char *str_field(reader *r, int t, const char *k) {
+    r->key = k;
     int ty = lua_getfield(r->L, t, k);
     if (ty != LUA_TNIL && ty != LUA_TSTRING) bad(r, "%s must be a string, not a %s", k, typename_at(r->L, -1));
     char *v = ty == LUA_TSTRING ? CS_DUP(lua_tostring(r->L, -1)) : NULL;
@@ -158,6 +223,7 @@ static char *str_field(reader *r, int t, const char *k) {
 /* t[k] as a finite number, dflt when absent. */
 static double num_field(reader *r, int t, const char *k, double dflt) {
     double v = dflt;
+    r->key = k;
     int ty = lua_getfield(r->L, t, k);
     if (ty != LUA_TNIL && ty != LUA_TNUMBER) bad(r, "%s must be a number, not a %s", k, typename_at(r->L, -1));
     if (ty == LUA_TNUMBER && !isfinite(v = lua_tonumber(r->L, -1))) bad(r, "%s must be a finite number", k);
@@ -170,6 +236,7 @@ static double num_field(reader *r, int t, const char *k, double dflt) {
 static int str_list(reader *r, int t, const char *k, char **out, const char *const *dflt,
                     bool (*ok)(const char *), const char *what) {
     lua_State *L = r->L;
+    r->key = k;
     int n = 0, ty = lua_getfield(L, t, k), len = 1;
     if (ty == LUA_TTABLE) {
         len = (int)luaL_len(L, -1);
@@ -208,6 +275,7 @@ static bool is_mode(const char *v) {
 }
 
 static int fn_ref(reader *r, int t, const char *k) {
+    r->key = k;
     int ty = lua_getfield(r->L, t, k);
     if (ty == LUA_TFUNCTION) return luaL_ref(r->L, LUA_REGISTRYINDEX);
     if (ty != LUA_TNIL) bad(r, "%s must be a function, not a %s", k, typename_at(r->L, -1));
@@ -237,6 +305,7 @@ static int param_cmp(const void *a, const void *b) {
 
 static void load_params(reader *r, int t, cs_grade_case *c) {
     lua_State *L = r->L;
+    r->key = "params";
     int ty = lua_getfield(L, t, "params");
     if (ty == LUA_TNIL) return lua_pop(L, 1);
     if (ty != LUA_TTABLE) bad(r, "params must be a table {NAME = number, ...}, not a %s", typename_at(L, -1));
@@ -260,6 +329,7 @@ static void load_params(reader *r, int t, cs_grade_case *c) {
 
 static void load_worlds(reader *r, int t, cs_grade_case *c) {
     lua_State *L = r->L;
+    r->key = "world";
     int ty = lua_getfield(L, t, "world"), n = 1;
     if (ty == LUA_TTABLE) {
         n = (int)luaL_len(L, -1);
@@ -288,21 +358,25 @@ static void load_case(reader *r, int t, cs_grade_case *c, int idx) {
     lua_State *L = r->L;
     char where[200];
     snprintf(where, sizeof where, "case %d: ", idx); /* a name that is no string: which case */
-    r->where = where;
+    r->where = where, r->in_case = true;
     c->name = str_field(r, t, "name");
     if (!c->name) {
         char b[32];
         snprintf(b, sizeof b, "case %d", idx);
         c->name = CS_DUP(b);
-    } else
+    } else {
         snprintf(where, sizeof where, "case '%.160s': ", c->name);
+        r->name = c->name;
+    }
     known_keys(r, t, "a case", keys);
     c->points = num_field(r, t, "points", 1);
     if (c->points < 0) bad(r, "points must not be negative");
+    r->key = "hidden";
     int ty = lua_getfield(L, t, "hidden");
     if (ty != LUA_TNIL && ty != LUA_TBOOLEAN) bad(r, "hidden must be true or false, not a %s", typename_at(L, -1));
     c->hidden = lua_toboolean(L, -1);
     lua_pop(L, 1);
+    r->key = "expect";
     if ((ty = lua_getfield(L, t, "expect")) != LUA_TNIL &&
         (ty != LUA_TSTRING || (strcmp(lua_tostring(L, -1), "ok") && strcmp(lua_tostring(L, -1), "deadlock"))))
         bad(r, "expect must be \"ok\" or \"deadlock\"");
@@ -322,6 +396,7 @@ static void load_case(reader *r, int t, cs_grade_case *c, int idx) {
     load_params(r, t, c);
     c->check_ref = fn_ref(r, t, "check");
     c->expect_ref = fn_ref(r, t, "result");
+    r->name = NULL, r->in_case = false;
 }
 
 static void load_limits(reader *r, int t) {
@@ -329,6 +404,7 @@ static void load_limits(reader *r, int t) {
     lua_State *L = r->L;
     cs_grade_spec *s = r->s;
     s->timeout = 20, s->steps = 50000000ull, s->memory = (size_t)256 << 20;
+    r->key = "limits";
     int ty = lua_getfield(L, t, "limits");
     if (ty == LUA_TNIL) return lua_pop(L, 1);
     if (ty != LUA_TTABLE) bad(r, "limits must be a table, not a %s", typename_at(L, -1));
@@ -353,7 +429,7 @@ static int parse_spec(lua_State *L) {
     reader *r = lua_touserdata(L, 1);
     cs_grade_spec *s = r->s;
     const int t = 2;
-    r->where = "";
+    r->where = "", r->key = NULL;
     if (!lua_istable(L, t)) bad(r, "must return a table, not a %s", typename_at(L, t));
     known_keys(r, t, "the spec", keys);
     s->title = str_field(r, t, "title");
@@ -362,6 +438,7 @@ static int parse_spec(lua_State *L) {
     s->nforbidden = str_list(r, t, "forbidden", s->forbidden, NULL, is_op, what);
     s->nallowed = str_list(r, t, "allowed", s->allowed, NULL, is_op, what);
     load_limits(r, t);
+    r->key = "cases";
     if (lua_getfield(L, t, "cases") != LUA_TTABLE) bad(r, "no cases table");
     int ct = lua_gettop(L);
     int n = (int)luaL_len(L, ct);
@@ -449,7 +526,7 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
     s->L = L;
     char path[4200];
     snprintf(path, sizeof path, "%s/spec.lua", dir);
-    reader r = {L, s, path, ""};
+    reader r = {.L = L, .s = s, .file = path, .where = ""};
     lua_pushcfunction(L, parse_spec);
     lua_pushlightuserdata(L, &r);
     if (luaL_loadfilex(L, path, "t") != LUA_OK || cs_grade_spec_pcall(L, 0, 1) != LUA_OK ||

@@ -457,6 +457,19 @@ expect "a spec failing on one student of a class: which student" 1 \
 # A case whose name is no string is named by its number.
 spec_case "a case's name that is no string: which case" 1 "/sc/spec.lua: case 2: name must be a string, not a number" \
   'return {cases = {{name = "a"}, {name = 5}}}'
+# A field's mistake names the line where it is written: the field's line, found
+# in the text from the line that holds the case's name; a name the text does
+# not hold (computed) gives no line rather than a wrong one.
+spec_case "a spec field's mistake: its line" 1 "/sc/spec.lua:3: unknown field 'titel' in the spec" \
+  "$(printf 'return {\n  cases = {{name = \"a\"}},\n  titel = \"t\",\n}')"
+spec_case "a case field's mistake: the field's line in that case" 1 "/sc/spec.lua:5: case 'b': world must be" \
+  "$(printf 'return {cases = {\n  {name = \"a\", world = 2},\n  {name = \"b\",\n   points = 1,\n   world = \"four\"},\n  {name = \"c\", world = 3},\n}}')"
+spec_case "a case field written before its name, on its line" 1 "/sc/spec.lua:3: case 'b': points must be" \
+  "$(printf 'return {cases = {\n  {name = \"a\", points = 1},\n  {points = \"x\", name = \"b\"},\n}}')"
+spec_case "a computed case name: no line" 1 "/sc/spec.lua: case 'bb': world must be" \
+  "$(printf 'return {cases = {\n  {name = (\"b\"):rep(2),\n   world = \"four\"},\n}}')"
+spec_case "a case whose name is no string: no line" 1 "/sc/spec.lua: case 2: points must be" \
+  "$(printf 'return {cases = {\n  {name = \"a\", points = 1},\n  {name = nil,\n   points = \"x\"},\n}}')"
 # An engine that cannot run here (nccl: no machine has a GPU for each of 64
 # ranks) is the grader's setup error, said once, never every student's
 # failing case.
@@ -482,7 +495,7 @@ expect "a class: the spec's error once, exit 1" 1 "result(0, 2): returned a bool
 # Strict specs: every mistake an instructor can make is named with its file
 # and place (exit 1), never silently ignored or blamed on a student.
 while IFS='|' read -r spec want; do
-  spec_case "spec $spec" 1 "$tmp/sc/spec.lua: $want" "return $spec"
+  spec_case "spec $spec" 1 "$tmp/sc/spec.lua:1: $want" "return $spec"
 done <<'SPECS'
 {titel = "x", cases = {{}}}|unknown field 'titel' in the spec
 {cases = {{name = "a", wrold = 2}}}|case 'a': unknown field 'wrold' in a case
