@@ -71,6 +71,29 @@ static int bench_render(void) {
                mean * 1e3, worst * 1e3);
         cs_grid_free(&g);
     }
+    /* key p: a rank's whole kept output (2000 lines of 128 bytes, past the
+     * 256 KiB bound) on the whole screen, followed at its end and scrolled
+     * to its middle */
+    char line[129];
+    memset(line, 'x', 128);
+    for (int i = 0; i < 128; i += 8) line[i] = ' ';
+    line[128] = 0;
+    for (int i = 0; i < 2000; i++)
+        emit(&bus, (cs_event){.type = CS_EV_PRINT, .rank = 7, .text = line});
+    for (int mid = 0; mid < 2; mid++) {
+        cs_grid g;
+        cs_grid_init(&g, 200, 60);
+        cs_viz_view v = {.mon = &mon, .hist = &hist, .script = "ring.lua", .src = src, .nsrc = 2,
+                         .status = "running", .speed = 0, .selected = 7,
+                         .full = CS_FULL_OUTPUT, .full_top = mid ? 1000 : 1 << 20};
+        int frames = 100;
+        double t0 = cs_now();
+        for (int f = 0; f < frames; f++) cs_viz_render(&g, &v);
+        printf("render 200x60, key p, %zu kept lines of rank 7 %s: mean %.3f ms per frame\n",
+               cs_history_nout(&hist, 7), mid ? "scrolled to the middle" : "at the end",
+               (cs_now() - t0) / frames * 1e3);
+        cs_grid_free(&g);
+    }
     cs_history_free(&hist);
     cs_monitor_destroy(&mon);
     cs_bus_destroy(&bus);

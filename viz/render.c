@@ -399,21 +399,21 @@ static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
 
 typedef int (*panel_text)(cs_grid *g, const cs_viz_view *v, int y, int end, int w);
 
-/* A panel's lines top.. into rows y..y+h of g: drawn whole on a grid of its
- * own, then copied, so that a scrolled panel wraps exactly as an unscrolled
- * one. */
+/* A panel's lines top..top+h-1 into rows y..y+h of g: drawn from its first
+ * line on a grid of h rows of its own, starting top rows above it (the grid
+ * clips them), then copied; so a scrolled panel wraps exactly as an
+ * unscrolled one, and the lines below the window are not even wrapped. */
 static void panel_window(cs_grid *g, const cs_viz_view *v, panel_text text, int y, int h,
                          int top) {
-    int total = text(NULL, v, 0, 1 << 20, g->w);
-    cs_grid tall;
-    if (h <= 0 || total <= 0 || cs_grid_init(&tall, g->w, total) < 0) return;
-    text(&tall, v, 0, total, g->w);
-    for (int i = 0; i < h && top + i < total; i++)
+    cs_grid win;
+    if (h <= 0 || cs_grid_init(&win, g->w, h) < 0) return;
+    text(&win, v, -top, h, g->w);
+    for (int i = 0; i < h; i++)
         for (int x = 0; x < g->w; x++) {
             cs_cell *c = cs_grid_at(g, x, y + i);
-            if (c) *c = *cs_grid_at(&tall, x, top + i);
+            if (c) *c = *cs_grid_at(&win, x, i);
         }
-    cs_grid_free(&tall);
+    cs_grid_free(&win);
 }
 
 static void draw_alerts(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) {
