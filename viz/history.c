@@ -301,6 +301,9 @@ void cs_history_add(cs_history *h, const cs_event *ev) {
         add_vtime(h, ev);
         return;
     }
+    /* a rank's first event: every rank runs its script (a tcp run's ranks
+     * start together once all have joined), so one with none yet computes */
+    if (ev->rank >= 0) h->started = true;
     if (ev->rank < 0 || ev->rank >= h->world) return;
     int k = ev->rank;
     if (h->cur[k] == CS_HS_NONE) set_state(h, k, CS_HS_RUN);

@@ -101,8 +101,9 @@ typedef struct cs_history {
     int cycle[CS_HIST_CYCLE_KEEP], ncycle; /* the wait-for cycle then: its first
                                             * entries, and its true length */
     bool ascii;            /* the snapshot's arrows in ASCII */
-    bool started;          /* set by a live run's owner once every rank runs its
-                            * script: a rank with no event yet is computing
+    bool started;          /* every rank runs its script (set by a rank's first
+                            * event, or by a live run's owner once its ranks have
+                            * started): a rank with no event yet is computing
                             * before its first call, shown running, not idle */
     /* Collective calls: each rank's calls per context (a call's messages carry
      * its number as their tag), and the bands of recent calls, so a message is

@@ -124,7 +124,7 @@ static void frame(cs_tui *t, cs_grid *g, bool finished) {
         snprintf(t->nav.message, sizeof t->nav.message,
                  "the run has ended (%s): arrows select a rank", v.status);
     cs_bus_lock(t->bus);
-    t->hist.started = !t->job->started || t->job->started(t->job->ud);
+    if (!t->hist.started) t->hist.started = !t->job->started || t->job->started(t->job->ud);
     for (int k = 0; k < n; k++) /* a step ends at a block as well as at a gate */
         if (t->mon->ranks[k].state == CS_RS_BLOCKED) cs_gates_drop_steps(t->ctl, k);
     v.mon = t->mon;
