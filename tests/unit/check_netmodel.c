@@ -369,6 +369,44 @@ START_TEST(test_overflow_transmission) {
 }
 END_TEST
 
+/* The smallest transmission may wait on a rendezvous send to the same rank
+ * that an open any-source receive there could take (its time not known
+ * until the match says which send it takes); a larger one that shares no
+ * link with either is placed meanwhile, so that a rank reading its clock
+ * after it gets its answer without waiting for that match (which, in a real
+ * run, could itself wait on this rank: a run stuck for no reason). */
+START_TEST(test_smallest_safe_first) {
+    cs_netmodel m = parsed("alpha=10us,bandwidth=1GB/s"); /* 1000 B: 1 us on the wire */
+    cs_vclock *v = cs_vclock_new(&m, 4);
+    seen z;
+    memset(&z, 0, sizeof z);
+    cs_vclock_set_answer(v, on_answer, &z);
+    uint64_t one = 1;
+    /* rank 3: a receive from any rank, at 0 */
+    feed(v, (cs_event){.type = CS_EV_POST, .rank = 3, .req = 1, .op = CS_OP_IRECV,
+                       .peer = CS_ANY_SOURCE, .bytes = 1000});
+    feed(v, (cs_event){.type = CS_EV_WAIT, .rank = 3, .reqs = &one, .nreqs = 1});
+    /* rank 0: a rendezvous send to 3 at 0, which that receive may take */
+    feed(v, (cs_event){.type = CS_EV_POST, .rank = 0, .req = 1, .op = CS_OP_SEND, .peer = 3,
+                       .bytes = 1000});
+    feed(v, (cs_event){.type = CS_EV_WAIT, .rank = 0, .reqs = &one, .nreqs = 1});
+    /* rank 1, after 1 us: an eager send to 3 too, the smallest key known */
+    feed(v, (cs_event){.type = CS_EV_COMPUTE, .rank = 1, .ms = 0.001, .begin = true});
+    feed(v, (cs_event){.type = CS_EV_POST, .rank = 1, .req = 1, .op = CS_OP_SEND, .peer = 3,
+                       .bytes = 1000, .eager = true});
+    feed(v, (cs_event){.type = CS_EV_WAIT, .rank = 1, .reqs = &one, .nreqs = 1});
+    /* rank 2, after 1.5 us: an eager send to 0, then it reads its clock */
+    feed(v, (cs_event){.type = CS_EV_COMPUTE, .rank = 2, .ms = 0.0015, .begin = true});
+    feed(v, (cs_event){.type = CS_EV_POST, .rank = 2, .req = 1, .op = CS_OP_SEND, .peer = 0,
+                       .bytes = 1000, .eager = true});
+    feed(v, (cs_event){.type = CS_EV_WAIT, .rank = 2, .reqs = &one, .nreqs = 1});
+    feed(v, (cs_event){.type = CS_EV_CLOCK, .rank = 2});
+    ck_assert_int_eq(z.nclocks[2], 1); /* answered now, before any match */
+    ck_assert_uint_eq(z.clocks[2][0], 2500);
+    cs_vclock_free(v);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("netmodel");
     TCase *tc = tcase_create("parse");
@@ -381,6 +419,7 @@ static Suite *suite(void) {
     suite_add_tcase(s, tc);
     tc = tcase_create("timekeeper");
     tcase_add_test(tc, test_any_real_order);
+    tcase_add_test(tc, test_smallest_safe_first);
     tcase_add_test(tc, test_overflow_compute);
     tcase_add_test(tc, test_overflow_transmission);
     suite_add_tcase(s, tc);
