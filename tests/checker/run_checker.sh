@@ -105,6 +105,30 @@ expect "async collective: json kinds" 0 '"kind": "collective_never_waited"' -- r
 count_lines "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
 replay_same "async collectives" "$a"
 
+# ---- a collective reads its inputs and writes its outputs: a buffer that an
+# isend, an irecv or an async collective still owns is touched as by a send
+# or a receive of the script's
+cb="$dir/coll_buffers.lua"
+for engine in thread tcp; do
+  expect "collective on a buffer in flight: writes an isend's, $engine" 0 \
+    "[rank 0] warning: coll_buffers.lua:8: writes to a tensor (or a view of it) that the isend posted at coll_buffers.lua:5 is still sending" \
+    -- run "$cb" --engine "$engine"
+  count_lines "collective on a buffer in flight: the root reads an irecv's, $engine" 1 \
+    "[rank 0] warning: coll_buffers.lua:13: reads a tensor (or a view of it) that the irecv posted at coll_buffers.lua:11"
+  count_lines "collective on a buffer in flight: the other writes it, $engine" 1 \
+    "[rank 1] warning: coll_buffers.lua:13: writes to a tensor (or a view of it) that the irecv posted at coll_buffers.lua:11"
+  count_lines "collective on a buffer in flight: reads an async collective's output, $engine" 2 \
+    "warning: coll_buffers.lua:16: reads a tensor (or a view of it) that the async all_reduce called at coll_buffers.lua:15"
+  count_lines "collective on a buffer in flight: reading what an isend sends is fine, $engine" 6 "warning:"
+done
+expect "collective on a buffer in flight: an eager isend owns nothing" 0 "" \
+  -- run "$cb" --send-mode eager --no-recheck
+count_lines "collective on a buffer in flight: eager, no warning at the isend's" 0 "coll_buffers.lua:8:"
+expect "collective on a buffer in flight: --strict" 2 \
+  "failed: coll_buffers.lua:8: writes to a tensor (or a view of it) that the isend posted at coll_buffers.lua:5" \
+  -- run "$cb" --strict
+replay_same "collective on a buffer in flight" "$cb"
+
 # ---- an isend and its irecv, neither waited on: the handles are the
 # pitfalls, not a missing receive, on either engine
 for engine in thread tcp; do
