@@ -123,6 +123,14 @@ static void explain_tag(words *x, const cs_monitor *m, const waits *w) {
                  s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
                  r->line);
     cs_sb_printf(&x->fix, "use the same tag on both sides (the default tag is 0).");
+    /* Both still running: each may use the other tag later, and the tags
+     * are right but their order is not (a send of tag 1 then 2 against a
+     * receive of tag 2 then 1). A finished rank has no later operation. */
+    if (!rank_finished(m, s->rank) && !rank_finished(m, r->rank))
+        cs_sb_printf(&x->fix, " If both tags are meant (rank %d sends tag %d later, or rank %d "
+                        "receives tag %d later), the ranks use them in different orders: use one "
+                        "order on both ranks, or post the first with dist.isend or dist.irecv.",
+                     s->rank, r->tag, r->rank, s->tag);
 }
 
 static void explain_self(words *x, const cs_monitor *m, const cs_mon_req *q) {

@@ -146,6 +146,20 @@ for engine in thread tcp; do
     -- run "$top_srcdir/lessons/02-point-to-point/pitfalls.lua" --send-mode eager --engine "$engine"
 done
 
+# ---- tags: the right tags in opposite orders are not "use the same tag";
+# a finished sender has no later send, so there it is
+for engine in thread tcp; do
+  expect "tag order: the fix names the order, $engine" 3 \
+    "If both tags are meant (rank 0 sends tag 2 later, or rank 1 receives tag 1 later), the ranks use them in different orders" \
+    -- run "$dir/tag_order.lua" --engine "$engine"
+done
+expect "tag order: with eager sends, the recheck says so" 0 "the ranks use them in different orders" \
+  -- run "$dir/tag_order.lua" --send-mode eager
+expect "tag mismatch, the sender finished: the same tag" 3 \
+  "fix: use the same tag on both sides (the default tag is 0)." \
+  -- run "$top_srcdir/tests/cli/report/tag.lua" --send-mode eager
+count_lines "tag mismatch, the sender finished: no word of order" 0 "If both tags are meant"
+
 # ---- two deadlocks apart: the ranks off the explained cycle do not wait on it
 for engine in thread tcp; do
   expect "two cycles apart, $engine" 3 \
