@@ -138,6 +138,17 @@ for engine in thread tcp; do
   count_lines "unwaited pair: its message had a receive, $engine" 0 "never received"
 done
 
+# an isend and an irecv at one line are two pitfalls, not one: the summary,
+# the json and the replay count both
+for engine in thread tcp; do
+  expect "unwaited at one line: two pitfalls, $engine" 0 "warnings: 2 pitfalls" \
+    -- run "$dir/unwaited_one_line.lua" --engine "$engine"
+done
+expect "unwaited at one line: json" 0 '"text": "unwaited_one_line.lua:4: the irecv posted here was never waited on' \
+  -- run "$dir/unwaited_one_line.lua" --report json
+count_lines "unwaited at one line: json, both" 2 '"kind": "never_waited"'
+replay_same "unwaited at one line" "$dir/unwaited_one_line.lua"
+
 # ---- a receive from the wrong rank: the stray message is named also when
 # it is an eager send, done once buffered
 for engine in thread tcp; do
