@@ -67,17 +67,23 @@ static bool others_finished(const cs_monitor *m, int self) {
     return true;
 }
 
-/* An unmatched request on the other side that would pair with q but for its tag. */
+/* An unmatched request on the other side that would pair with q but for its
+ * tag. The other side of a receive from any source is every rank: under
+ * eager sends the senders may all have finished, their messages unread. */
 static const cs_mon_req *tag_twin(const cs_monitor *m, const cs_mon_req *q) {
     bool send = cs_op_is_send(q->op);
-    int other = q->peer;
-    if (other < 0 || other >= m->world) return NULL;
-    const cs_mon_reqtab *t = &m->ranks[other].reqs;
-    for (size_t i = 0; i < t->cap; i++) {
-        const cs_mon_req *p = t->slot[i];
-        if (!p || p->matched || cs_op_is_send(p->op) == send || p->ctx != q->ctx) continue;
-        bool pair = send ? (p->peer == q->rank || p->peer == CS_ANY_SOURCE) : p->peer == q->rank;
-        if (pair && p->tag != q->tag) return p;
+    bool any = !send && q->peer == CS_ANY_SOURCE;
+    int lo = any ? 0 : q->peer, hi = any ? m->world - 1 : q->peer;
+    if (lo < 0 || hi >= m->world) return NULL;
+    for (int other = lo; other <= hi; other++) {
+        const cs_mon_reqtab *t = &m->ranks[other].reqs;
+        for (size_t i = 0; i < t->cap; i++) {
+            const cs_mon_req *p = t->slot[i];
+            if (!p || p->matched || cs_op_is_send(p->op) == send || p->ctx != q->ctx) continue;
+            bool pair = send ? (p->peer == q->rank || p->peer == CS_ANY_SOURCE)
+                             : p->peer == q->rank;
+            if (pair && p->tag != q->tag) return p;
+        }
     }
     return NULL;
 }
@@ -117,10 +123,12 @@ static void explain_tag(words *x, const cs_monitor *m, const waits *w) {
     const cs_mon_req *r = s == w->tagged ? w->twin : w->tagged;
     const char *script = cs_mon_script(m);
     x->kind = CS_OUT_DEADLOCK_TAG;
+    char from[32] = "any rank"; /* an any-source receive names no rank */
+    if (r->peer != CS_ANY_SOURCE) snprintf(from, sizeof from, "rank %d", s->rank);
     cs_sb_printf(&x->why, "tag mismatch: rank %d sends to rank %d with tag %d (%s:%d), but rank %d "
-                    "receives from rank %d with tag %d (%s:%d). A receive only matches a send "
+                    "receives from %s with tag %d (%s:%d). A receive only matches a send "
                     "with the same tag.",
-                 s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
+                 s->rank, s->peer, s->tag, script, s->line, r->rank, from, r->tag, script,
                  r->line);
     cs_sb_printf(&x->fix, "use the same tag on both sides (the default tag is 0).");
     /* Both still running: each may use the other tag later, and the tags

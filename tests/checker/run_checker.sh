@@ -171,6 +171,19 @@ expect "tag mismatch, the sender finished: the same tag" 3 \
   -- run "$top_srcdir/tests/cli/report/tag.lua" --send-mode eager
 count_lines "tag mismatch, the sender finished: no word of order" 0 "If both tags are meant"
 
+# a receive from any source names no rank, and under eager sends, the
+# senders finished, their messages on other tags are still the cause
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    expect "tag, any source, $mode, $engine" 3 \
+      "why: tag mismatch: rank 1 sends to rank 0 with tag 1 (tag_any.lua:7), but rank 0 receives from any rank with tag 3 (tag_any.lua:5)" \
+      -- run "$dir/tag_any.lua" --send-mode "$mode" --engine "$engine"
+  done
+done
+expect "tag, any source: json kind" 3 '"kind": "deadlock_tag"' \
+  -- run "$dir/tag_any.lua" --send-mode eager --report json
+replay_same "tag, any source, eager" "$dir/tag_any.lua" --send-mode eager
+
 # ---- two deadlocks apart: the ranks off the explained cycle do not wait on it
 for engine in thread tcp; do
   expect "two cycles apart, $engine" 3 \
