@@ -184,6 +184,20 @@ static const cs_mon_req *stray(const cs_monitor *m, const cs_mon_req *q) {
     return NULL;
 }
 
+/* For a receive q from a finished rank: a message that rank sent to another
+ * rank, which nobody took (an eager send is done once buffered, so the
+ * sender finished), or NULL. */
+static const cs_mon_req *sent_elsewhere(const cs_monitor *m, const cs_mon_req *q) {
+    const cs_mon_reqtab *t = &m->ranks[q->peer].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (p && !p->matched && (!p->done || cs_mon_req_in_flight(p)) && p->ctx == q->ctx &&
+            cs_op_is_send(p->op) && p->peer != q->rank)
+            return p;
+    }
+    return NULL;
+}
+
 static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
     int k = q->peer;
     bool send = cs_op_is_send(q->op);
@@ -201,8 +215,15 @@ static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
                              : " and sent nothing more that this receive could take.");
     }
     const cs_mon_req *o = stray(m, q);
+    const cs_mon_req *away = !o && !send ? sent_elsewhere(m, q) : NULL;
     const char *script = cs_mon_script(m);
-    if (o && !send)
+    if (away) /* the words of the rendezvous run, where the send itself waits */
+        cs_sb_printf(&x->fix, "wrong destination: rank %d sends to rank %d (%s:%d), but rank %d is "
+                        "the one waiting for a message from rank %d (%s:%d): send to rank %d "
+                        "there, or receive on rank %d.",
+                     k, away->peer, script, away->line, q->rank, k, script, q->line, q->rank,
+                     away->peer);
+    else if (o && !send)
         cs_sb_printf(&x->fix, "wrong source: rank %d receives from rank %d (%s:%d), but the message "
                         "for rank %d comes from rank %d (%s:%d): receive from rank %d there, or "
                         "send from rank %d.",

@@ -184,6 +184,17 @@ expect "tag, any source: json kind" 3 '"kind": "deadlock_tag"' \
   -- run "$dir/tag_any.lua" --send-mode eager --report json
 replay_same "tag, any source, eager" "$dir/tag_any.lua" --send-mode eager
 
+# ... and a send to the wrong rank is named under every send mode: eager,
+# the sender has finished and only the receive waits
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    expect "wrong destination, $mode, $engine" 3 \
+      "fix: wrong destination: rank 0 sends to rank 2 (wrong_dest.lua:5), but rank 1 is the one waiting for a message from rank 0 (wrong_dest.lua:7)" \
+      -- run "$dir/wrong_dest.lua" --send-mode "$mode" --engine "$engine"
+  done
+done
+replay_same "wrong destination, eager" "$dir/wrong_dest.lua" --send-mode eager
+
 # ---- two deadlocks apart: the ranks off the explained cycle do not wait on it
 for engine in thread tcp; do
   expect "two cycles apart, $engine" 3 \
