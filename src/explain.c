@@ -67,17 +67,23 @@ static bool others_finished(const cs_monitor *m, int self) {
     return true;
 }
 
-/* An unmatched request on the other side that would pair with q but for its tag. */
+/* An unmatched request on the other side that would pair with q but for its
+ * tag. The other side of a receive from any source is every rank: under
+ * eager sends the senders may all have finished, their messages unread. */
 static const cs_mon_req *tag_twin(const cs_monitor *m, const cs_mon_req *q) {
     bool send = cs_op_is_send(q->op);
-    int other = q->peer;
-    if (other < 0 || other >= m->world) return NULL;
-    const cs_mon_reqtab *t = &m->ranks[other].reqs;
-    for (size_t i = 0; i < t->cap; i++) {
-        const cs_mon_req *p = t->slot[i];
-        if (!p || p->matched || cs_op_is_send(p->op) == send || p->ctx != q->ctx) continue;
-        bool pair = send ? (p->peer == q->rank || p->peer == CS_ANY_SOURCE) : p->peer == q->rank;
-        if (pair && p->tag != q->tag) return p;
+    bool any = !send && q->peer == CS_ANY_SOURCE;
+    int lo = any ? 0 : q->peer, hi = any ? m->world - 1 : q->peer;
+    if (lo < 0 || hi >= m->world) return NULL;
+    for (int other = lo; other <= hi; other++) {
+        const cs_mon_reqtab *t = &m->ranks[other].reqs;
+        for (size_t i = 0; i < t->cap; i++) {
+            const cs_mon_req *p = t->slot[i];
+            if (!p || p->matched || cs_op_is_send(p->op) == send || p->ctx != q->ctx) continue;
+            bool pair = send ? (p->peer == q->rank || p->peer == CS_ANY_SOURCE)
+                             : p->peer == q->rank;
+            if (pair && p->tag != q->tag) return p;
+        }
     }
     return NULL;
 }
@@ -117,12 +123,22 @@ static void explain_tag(words *x, const cs_monitor *m, const waits *w) {
     const cs_mon_req *r = s == w->tagged ? w->twin : w->tagged;
     const char *script = cs_mon_script(m);
     x->kind = CS_OUT_DEADLOCK_TAG;
+    char from[32] = "any rank"; /* an any-source receive names no rank */
+    if (r->peer != CS_ANY_SOURCE) snprintf(from, sizeof from, "rank %d", s->rank);
     cs_sb_printf(&x->why, "tag mismatch: rank %d sends to rank %d with tag %d (%s:%d), but rank %d "
-                    "receives from rank %d with tag %d (%s:%d). A receive only matches a send "
+                    "receives from %s with tag %d (%s:%d). A receive only matches a send "
                     "with the same tag.",
-                 s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
+                 s->rank, s->peer, s->tag, script, s->line, r->rank, from, r->tag, script,
                  r->line);
     cs_sb_printf(&x->fix, "use the same tag on both sides (the default tag is 0).");
+    /* Both still running: each may use the other tag later, and the tags
+     * are right but their order is not (a send of tag 1 then 2 against a
+     * receive of tag 2 then 1). A finished rank has no later operation. */
+    if (!rank_finished(m, s->rank) && !rank_finished(m, r->rank))
+        cs_sb_printf(&x->fix, " If both tags are meant (rank %d sends tag %d later, or rank %d "
+                        "receives tag %d later), the ranks use them in different orders: use one "
+                        "order on both ranks, or post the first with dist.isend or dist.irecv.",
+                     s->rank, r->tag, r->rank, s->tag);
 }
 
 static void explain_self(words *x, const cs_monitor *m, const cs_mon_req *q) {
@@ -168,6 +184,20 @@ static const cs_mon_req *stray(const cs_monitor *m, const cs_mon_req *q) {
     return NULL;
 }
 
+/* For a receive q from a finished rank: a message that rank sent to another
+ * rank, which nobody took (an eager send is done once buffered, so the
+ * sender finished), or NULL. */
+static const cs_mon_req *sent_elsewhere(const cs_monitor *m, const cs_mon_req *q) {
+    const cs_mon_reqtab *t = &m->ranks[q->peer].reqs;
+    for (size_t i = 0; i < t->cap; i++) {
+        const cs_mon_req *p = t->slot[i];
+        if (p && !p->matched && (!p->done || cs_mon_req_in_flight(p)) && p->ctx == q->ctx &&
+            cs_op_is_send(p->op) && p->peer != q->rank)
+            return p;
+    }
+    return NULL;
+}
+
 static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
     int k = q->peer;
     bool send = cs_op_is_send(q->op);
@@ -185,8 +215,15 @@ static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
                              : " and sent nothing more that this receive could take.");
     }
     const cs_mon_req *o = stray(m, q);
+    const cs_mon_req *away = !o && !send ? sent_elsewhere(m, q) : NULL;
     const char *script = cs_mon_script(m);
-    if (o && !send)
+    if (away) /* the words of the rendezvous run, where the send itself waits */
+        cs_sb_printf(&x->fix, "wrong destination: rank %d sends to rank %d (%s:%d), but rank %d is "
+                        "the one waiting for a message from rank %d (%s:%d): send to rank %d "
+                        "there, or receive on rank %d.",
+                     k, away->peer, script, away->line, q->rank, k, script, q->line, q->rank,
+                     away->peer);
+    else if (o && !send)
         cs_sb_printf(&x->fix, "wrong source: rank %d receives from rank %d (%s:%d), but the message "
                         "for rank %d comes from rank %d (%s:%d): receive from rank %d there, or "
                         "send from rank %d.",

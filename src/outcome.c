@@ -160,8 +160,11 @@ bool cs_pitfall_same(const cs_pitfall *a, const cs_pitfall *b) {
     if (a->kind != b->kind || a->line != b->line || a->other_line != b->other_line ||
         a->peer != b->peer || a->tag != b->tag)
         return false;
-    /* A text of no known kind has no sites to compare: its words decide. */
-    return a->kind != CS_PIT_OTHER || strcmp(a->text ? a->text : "", b->text ? b->text : "") == 0;
+    /* A text of no known kind has no sites to compare: its words decide. So
+     * do they for a request never waited on, whose words name its operation:
+     * an isend and an irecv posted at one line are two pitfalls. */
+    if (a->kind != CS_PIT_OTHER && a->kind != CS_PIT_NEVER_WAITED) return true;
+    return strcmp(a->text ? a->text : "", b->text ? b->text : "") == 0;
 }
 
 void cs_verdict_free(cs_verdict *v) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "collectives.h"
+#include "pitfall.h"
 #include "script_internal.h"
 #include "world.h"
 
@@ -199,6 +200,21 @@ static int finish(lua_State *L, int rc, bool async, cs_coll_kind kind, int line,
     return async ? coll_work_new(L, kind, line, &b) : 0;
 }
 
+/* Before the call runs: a collective reads its inputs and writes its outputs,
+ * so it touches a buffer that an unfinished isend/irecv or async collective of
+ * the rank still owns as a send or a receive of the script's would. Returns b. */
+static bufs touching(lua_State *L, int line, bufs b) {
+    cs_rank *r = rank_of(L);
+    if (!cs_rank_has_inflight(r)) return b;
+    int rc = CS_OK;
+    for (int i = 0; i < b.nout && rc == CS_OK; i++)
+        if (b.out[i]) rc = cs_rank_access(r, b.out[i], CS_ACCESS_WRITE, line);
+    for (int i = 0; i < b.nin && rc == CS_OK; i++)
+        if (b.in[i]) rc = cs_rank_access(r, b.in[i], CS_ACCESS_READ, line);
+    if (rc != CS_OK) cs_script_api_error(L, rc);
+    return b;
+}
+
 /* One tensor, read or written. */
 static bufs reads(cs_tensor *const *t) { return (bufs){t, NULL, 1, 0}; }
 static bufs writes(cs_tensor *const *t) { return (bufs){NULL, t, 0, 1}; }
@@ -257,8 +273,8 @@ static int d_broadcast(lua_State *L) {
     bool async = check_opts(L, 3, fn, CS_COLL_BROADCAST, &c);
     charge(L, t, 1);
     bool root = cs_rank_id(rank_of(L)) == c.root;
-    return finish(L, cs_broadcast(rank_of(L), t, &c), async, CS_COLL_BROADCAST, c.line,
-                  root ? reads(&t) : writes(&t));
+    bufs b = touching(L, c.line, root ? reads(&t) : writes(&t));
+    return finish(L, cs_broadcast(rank_of(L), t, &c), async, CS_COLL_BROADCAST, c.line, b);
 }
 
 static int d_reduce(lua_State *L) {
@@ -270,8 +286,8 @@ static int d_reduce(lua_State *L) {
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE, &c);
     charge(L, t, 2);
     bool root = cs_rank_id(rank_of(L)) == c.root;
-    return finish(L, cs_reduce(rank_of(L), t, &c), async, CS_COLL_REDUCE, c.line,
-                  root ? writes(&t) : reads(&t));
+    bufs b = touching(L, c.line, root ? writes(&t) : reads(&t));
+    return finish(L, cs_reduce(rank_of(L), t, &c), async, CS_COLL_REDUCE, c.line, b);
 }
 
 static int d_all_reduce(lua_State *L) {
@@ -281,8 +297,8 @@ static int d_all_reduce(lua_State *L) {
     cs_tensor *t = check_tensor(L, 1, fn, "the tensor");
     bool async = op_and_opts(L, 2, fn, CS_COLL_ALL_REDUCE, &c);
     charge(L, t, 2);
-    return finish(L, cs_all_reduce(rank_of(L), t, &c), async, CS_COLL_ALL_REDUCE, c.line,
-                  writes(&t));
+    bufs b = touching(L, c.line, writes(&t));
+    return finish(L, cs_all_reduce(rank_of(L), t, &c), async, CS_COLL_ALL_REDUCE, c.line, b);
 }
 
 static int d_all_gather(lua_State *L) {
@@ -294,8 +310,9 @@ static int d_all_gather(lua_State *L) {
     cs_tensor *in = check_tensor(L, 2, fn, "the input");
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_GATHER, &c);
     charge(L, in, n);
-    return finish(L, cs_all_gather(rank_of(L), out, n, in, &c), async, CS_COLL_ALL_GATHER, c.line,
-                  (bufs){&in, out, 1, n});
+    bufs b = touching(L, c.line, (bufs){&in, out, 1, n});
+    return finish(L, cs_all_gather(rank_of(L), out, n, in, &c), async,
+                  CS_COLL_ALL_GATHER, c.line, b);
 }
 
 static int d_all_gather_into_tensor(lua_State *L) {
@@ -306,8 +323,9 @@ static int d_all_gather_into_tensor(lua_State *L) {
     cs_tensor *in = check_tensor(L, 2, fn, "the input");
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_GATHER_INTO_TENSOR, &c);
     charge(L, out, 1);
+    bufs b = touching(L, c.line, (bufs){&in, &out, 1, 1});
     return finish(L, cs_all_gather_into_tensor(rank_of(L), out, in, &c), async,
-                  CS_COLL_ALL_GATHER_INTO_TENSOR, c.line, (bufs){&in, &out, 1, 1});
+                  CS_COLL_ALL_GATHER_INTO_TENSOR, c.line, b);
 }
 
 static int d_gather(lua_State *L) {
@@ -320,8 +338,8 @@ static int d_gather(lua_State *L) {
     c.root = check_root(L, 3, fn, "dst", false);
     bool async = check_opts(L, 4, fn, CS_COLL_GATHER, &c);
     charge(L, in, n ? n : 1);
-    return finish(L, cs_gather(rank_of(L), in, list, n, &c), async, CS_COLL_GATHER, c.line,
-                  (bufs){&in, list, 1, n});
+    bufs b = touching(L, c.line, (bufs){&in, list, 1, n});
+    return finish(L, cs_gather(rank_of(L), in, list, n, &c), async, CS_COLL_GATHER, c.line, b);
 }
 
 static int d_scatter(lua_State *L) {
@@ -334,8 +352,8 @@ static int d_scatter(lua_State *L) {
     c.root = check_root(L, 3, fn, "src", false);
     bool async = check_opts(L, 4, fn, CS_COLL_SCATTER, &c);
     charge(L, out, n ? n : 1);
-    return finish(L, cs_scatter(rank_of(L), out, list, n, &c), async, CS_COLL_SCATTER, c.line,
-                  (bufs){list, &out, n, 1});
+    bufs b = touching(L, c.line, (bufs){list, &out, n, 1});
+    return finish(L, cs_scatter(rank_of(L), out, list, n, &c), async, CS_COLL_SCATTER, c.line, b);
 }
 
 static int d_reduce_scatter(lua_State *L) {
@@ -348,8 +366,9 @@ static int d_reduce_scatter(lua_State *L) {
     if (!in) return luaL_error(L, "%s: the input list must be a list of tensors (got nil)", fn);
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE_SCATTER, &c);
     charge(L, out, 2 * n);
-    return finish(L, cs_reduce_scatter(rank_of(L), out, in, n, &c), async, CS_COLL_REDUCE_SCATTER,
-                  c.line, (bufs){in, &out, n, 1});
+    bufs b = touching(L, c.line, (bufs){in, &out, n, 1});
+    return finish(L, cs_reduce_scatter(rank_of(L), out, in, n, &c), async,
+                  CS_COLL_REDUCE_SCATTER, c.line, b);
 }
 
 static int d_reduce_scatter_tensor(lua_State *L) {
@@ -360,8 +379,9 @@ static int d_reduce_scatter_tensor(lua_State *L) {
     cs_tensor *in = check_tensor(L, 2, fn, "the input");
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE_SCATTER_TENSOR, &c);
     charge(L, in, 2);
+    bufs b = touching(L, c.line, (bufs){&in, &out, 1, 1});
     return finish(L, cs_reduce_scatter_tensor(rank_of(L), out, in, &c), async,
-                  CS_COLL_REDUCE_SCATTER_TENSOR, c.line, (bufs){&in, &out, 1, 1});
+                  CS_COLL_REDUCE_SCATTER_TENSOR, c.line, b);
 }
 
 static int d_all_to_all(lua_State *L) {
@@ -374,8 +394,9 @@ static int d_all_to_all(lua_State *L) {
     if (!out || !in) return luaL_error(L, "%s: expected an output list and an input list", fn);
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_TO_ALL, &c);
     for (int i = 0; i < nin; i++) charge(L, in[i], 1);
-    return finish(L, cs_all_to_all(rank_of(L), out, nout, in, nin, &c), async, CS_COLL_ALL_TO_ALL,
-                  c.line, (bufs){in, out, nin, nout});
+    bufs b = touching(L, c.line, (bufs){in, out, nin, nout});
+    return finish(L, cs_all_to_all(rank_of(L), out, nout, in, nin, &c), async,
+                  CS_COLL_ALL_TO_ALL, c.line, b);
 }
 
 static int d_all_to_all_single(lua_State *L) {
@@ -386,8 +407,9 @@ static int d_all_to_all_single(lua_State *L) {
     cs_tensor *in = check_tensor(L, 2, fn, "the input");
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_TO_ALL_SINGLE, &c);
     charge(L, in, 1);
+    bufs b = touching(L, c.line, (bufs){&in, &out, 1, 1});
     return finish(L, cs_all_to_all_single(rank_of(L), out, in, &c), async,
-                  CS_COLL_ALL_TO_ALL_SINGLE, c.line, (bufs){&in, &out, 1, 1});
+                  CS_COLL_ALL_TO_ALL_SINGLE, c.line, b);
 }
 
 static int d_barrier(lua_State *L) {

@@ -105,6 +105,30 @@ expect "async collective: json kinds" 0 '"kind": "collective_never_waited"' -- r
 count_lines "async collective: json write kind (one pitfall for both ranks)" 1 '"kind": "write_while_collective"'
 replay_same "async collectives" "$a"
 
+# ---- a collective reads its inputs and writes its outputs: a buffer that an
+# isend, an irecv or an async collective still owns is touched as by a send
+# or a receive of the script's
+cb="$dir/coll_buffers.lua"
+for engine in thread tcp; do
+  expect "collective on a buffer in flight: writes an isend's, $engine" 0 \
+    "[rank 0] warning: coll_buffers.lua:8: writes to a tensor (or a view of it) that the isend posted at coll_buffers.lua:5 is still sending" \
+    -- run "$cb" --engine "$engine"
+  count_lines "collective on a buffer in flight: the root reads an irecv's, $engine" 1 \
+    "[rank 0] warning: coll_buffers.lua:13: reads a tensor (or a view of it) that the irecv posted at coll_buffers.lua:11"
+  count_lines "collective on a buffer in flight: the other writes it, $engine" 1 \
+    "[rank 1] warning: coll_buffers.lua:13: writes to a tensor (or a view of it) that the irecv posted at coll_buffers.lua:11"
+  count_lines "collective on a buffer in flight: reads an async collective's output, $engine" 2 \
+    "warning: coll_buffers.lua:16: reads a tensor (or a view of it) that the async all_reduce called at coll_buffers.lua:15"
+  count_lines "collective on a buffer in flight: reading what an isend sends is fine, $engine" 6 "warning:"
+done
+expect "collective on a buffer in flight: an eager isend owns nothing" 0 "" \
+  -- run "$cb" --send-mode eager --no-recheck
+count_lines "collective on a buffer in flight: eager, no warning at the isend's" 0 "coll_buffers.lua:8:"
+expect "collective on a buffer in flight: --strict" 2 \
+  "failed: coll_buffers.lua:8: writes to a tensor (or a view of it) that the isend posted at coll_buffers.lua:5" \
+  -- run "$cb" --strict
+replay_same "collective on a buffer in flight" "$cb"
+
 # ---- an isend and its irecv, neither waited on: the handles are the
 # pitfalls, not a missing receive, on either engine
 for engine in thread tcp; do
@@ -114,6 +138,17 @@ for engine in thread tcp; do
   count_lines "unwaited pair: its message had a receive, $engine" 0 "never received"
 done
 
+# an isend and an irecv at one line are two pitfalls, not one: the summary,
+# the json and the replay count both
+for engine in thread tcp; do
+  expect "unwaited at one line: two pitfalls, $engine" 0 "warnings: 2 pitfalls" \
+    -- run "$dir/unwaited_one_line.lua" --engine "$engine"
+done
+expect "unwaited at one line: json" 0 '"text": "unwaited_one_line.lua:4: the irecv posted here was never waited on' \
+  -- run "$dir/unwaited_one_line.lua" --report json
+count_lines "unwaited at one line: json, both" 2 '"kind": "never_waited"'
+replay_same "unwaited at one line" "$dir/unwaited_one_line.lua"
+
 # ---- a receive from the wrong rank: the stray message is named also when
 # it is an eager send, done once buffered
 for engine in thread tcp; do
@@ -121,6 +156,44 @@ for engine in thread tcp; do
     "fix: wrong source: rank 0 receives from rank 1 (pitfalls.lua:20), but the message for rank 0 comes from rank 2 (pitfalls.lua:26)" \
     -- run "$top_srcdir/lessons/02-point-to-point/pitfalls.lua" --send-mode eager --engine "$engine"
 done
+
+# ---- tags: the right tags in opposite orders are not "use the same tag";
+# a finished sender has no later send, so there it is
+for engine in thread tcp; do
+  expect "tag order: the fix names the order, $engine" 3 \
+    "If both tags are meant (rank 0 sends tag 2 later, or rank 1 receives tag 1 later), the ranks use them in different orders" \
+    -- run "$dir/tag_order.lua" --engine "$engine"
+done
+expect "tag order: with eager sends, the recheck says so" 0 "the ranks use them in different orders" \
+  -- run "$dir/tag_order.lua" --send-mode eager
+expect "tag mismatch, the sender finished: the same tag" 3 \
+  "fix: use the same tag on both sides (the default tag is 0)." \
+  -- run "$top_srcdir/tests/cli/report/tag.lua" --send-mode eager
+count_lines "tag mismatch, the sender finished: no word of order" 0 "If both tags are meant"
+
+# a receive from any source names no rank, and under eager sends, the
+# senders finished, their messages on other tags are still the cause
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    expect "tag, any source, $mode, $engine" 3 \
+      "why: tag mismatch: rank 1 sends to rank 0 with tag 1 (tag_any.lua:7), but rank 0 receives from any rank with tag 3 (tag_any.lua:5)" \
+      -- run "$dir/tag_any.lua" --send-mode "$mode" --engine "$engine"
+  done
+done
+expect "tag, any source: json kind" 3 '"kind": "deadlock_tag"' \
+  -- run "$dir/tag_any.lua" --send-mode eager --report json
+replay_same "tag, any source, eager" "$dir/tag_any.lua" --send-mode eager
+
+# ... and a send to the wrong rank is named under every send mode: eager,
+# the sender has finished and only the receive waits
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    expect "wrong destination, $mode, $engine" 3 \
+      "fix: wrong destination: rank 0 sends to rank 2 (wrong_dest.lua:5), but rank 1 is the one waiting for a message from rank 0 (wrong_dest.lua:7)" \
+      -- run "$dir/wrong_dest.lua" --send-mode "$mode" --engine "$engine"
+  done
+done
+replay_same "wrong destination, eager" "$dir/wrong_dest.lua" --send-mode eager
 
 # ---- two deadlocks apart: the ranks off the explained cycle do not wait on it
 for engine in thread tcp; do
