@@ -197,6 +197,16 @@ printf 'print(string.rep("\345\271\205\345\272\203", 40))\ndist.barrier()\n' >"$
 "$bin" run "$tmp/wide.lua" -n 2 --no-tui --trace "$tmp/wide.jsonl" >/dev/null 2>&1
 LC_ALL=C "$bin" export "$tmp/wide.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/wide.cast" 2>"$tmp/err"
 consumer "asciicast: wide characters fit the width under LC_ALL=C" "$py" "$here/check_cast.py" 80 24 "$tmp/wide.cast"
+# a script's C1 controls (U+009B is CSI) and line separators reach no terminal
+printf 'print("a\\u{9b}2J b\\u{85}c\\u{2028}d")\n' >"$tmp/c1.lua"
+"$bin" run "$tmp/c1.lua" -n 1 --no-tui --trace "$tmp/c1.jsonl" >/dev/null 2>&1
+"$bin" export "$tmp/c1.jsonl" -f asciicast -o "$tmp/c1.cast" 2>"$tmp/err"
+consumer "asciicast: a script's C1 controls are drawn as '?'" "$py" -c '
+import json, re, sys
+ls = open(sys.argv[1], "rb").read().decode().split("\n")
+bad = [l for l in ls[1:] if l and re.search("[\x80-\x9f\u2028\u2029]", json.loads(l)[2])]
+print("%d frames with C1 controls" % len(bad) if bad else "", end="")
+sys.exit(1 if bad else 0)' "$tmp/c1.cast"
 
 # down the file t may go back across ranks (a tcp run's ranks stamp their
 # own events): rank 0's clock a second ahead, the frames' times still never go back
