@@ -112,6 +112,16 @@ done
 # (by the call's number, its tag), not the call open at its time
 expect "svg: overlapping calls count their own messages (first)"  0 ">ring SUM, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
 expect "svg: overlapping calls count their own messages (second)" 0 ">ring, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
+# an eager send posted before its sender entered the all_reduce, received
+# after: the message is drawn before the band, not inside it
+cat >"$tmp/early.lua" <<'LUA'
+local t = tensor.zeros(1)
+if rank == 0 then dist.send(t, 1) else dist.compute(50); dist.recv(t, 0) end
+dist.all_reduce(t)
+LUA
+"$bin" run "$tmp/early.lua" -n 2 --send-mode eager --no-tui --trace "$tmp/early.jsonl" >/dev/null 2>&1
+"$bin" export "$tmp/early.jsonl" -f svg -o "$tmp/early.svg" 2>"$tmp/err"
+consumer "svg: a message sent before its sender entered a call is drawn before the band" "$py" "$here/check_svg.py" "$tmp/early.svg"
 "$bin" run "$L/02-point-to-point/isend_reuse.lua" --no-tui --trace "$tmp/p.jsonl" >/dev/null 2>&1
 expect "svg: pitfalls listed by number" 0 "pitfall 1 (rank" -- export "$tmp/p.jsonl" -f svg
 expect "perfetto: pitfalls as instants" 0 '"cat":"pitfall"' -- export "$tmp/p.jsonl" -f perfetto
