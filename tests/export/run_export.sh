@@ -200,6 +200,7 @@ expect "--from past the end: refused" 1 "--from 99999: $tmp/d.jsonl has" -- expo
 expect "--to past the end: drawn to the end" 0 "deadlock.lua: 2 ranks, deadlock" -- export "$tmp/d.jsonl" -f svg --to 99999
 expect "--width -1: refused" 1 "--width: '-1' is not a number from 20 to 1000" -- export "$tmp/d.jsonl" -f asciicast --width -1
 count_lines "--width -1: one message" 1 "commsim export:"
+expect "--speed 1e9: the refusal names the limit" 1 "--speed: '1e9' is not a number above 0, at most 1e6" -- export "$tmp/d.jsonl" -f asciicast --speed 1e9
 "$bin" export "$tmp/r.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/s.cast" 2>"$tmp/err"
 if "$py" "$here/check_cast.py" 80 24 "$tmp/s.cast" >"$tmp/chk" 2>&1; then ok "asciicast: 80x24"; else bad "asciicast: 80x24"; fi
 # wide characters take two columns whatever the locale the export runs under
