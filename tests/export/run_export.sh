@@ -157,6 +157,13 @@ consumer "model: every message 100.004 us long in the SVG and in Perfetto" "$py"
 consumer "model: the to-scale SVG is well formed" xmllint --noout "$tmp/v.svg"
 consumer "model: Perfetto in virtual time is well formed" "$py" "$here/check_perfetto.py" "$tmp/v.json"
 expect "model: the makespan in the title" 0 "makespan 1.00004 ms" -- export "$tmp/v.jsonl" -f svg
+# the makespan is the report's, to the nanosecond, and only when every rank
+# ended: a deadlock's drawing stops somewhere, but that is no makespan
+guarded "$bin" run "$L/02-point-to-point/timing.lua" --net ethernet-1g --no-tui --trace "$tmp/vt.jsonl" \
+  >/dev/null 2>&1 </dev/null
+expect "model: the title's makespan is the report's, exact" 0 "makespan 150.200272 ms (--net" -- export "$tmp/vt.jsonl" -f svg
+guarded "$bin" run "$L/02-point-to-point/deadlock.lua" --net ethernet-1g --no-tui --trace "$tmp/vd.jsonl" >/dev/null 2>&1 </dev/null
+expect "model: a deadlock has no makespan" 0 "makespan not known, the run did not end normally" -- export "$tmp/vd.jsonl" -f svg
 expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
 expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
