@@ -33,8 +33,8 @@ static void export_usage(FILE *f) {
           "                   diagram columns drawn before older ones are left out (120)\n"
           "      --height N   asciicast: terminal rows (default 30)\n"
           "      --theme T    svg: light (default) or dark\n"
-          "      --speed S    asciicast: S operations per second (default: the events'\n"
-          "                   own times)\n"
+          "      --speed S    asciicast: S operations per second, at most 1e6 (default:\n"
+          "                   the events' own times)\n"
           "      --net MODEL  time a trace recorded with 'run --net' again under MODEL\n"
           "                   before drawing it (docs/time-model.md)\n"
           "      --time T     svg, perfetto, asciicast, for a trace with a network model:\n"
@@ -104,7 +104,8 @@ int cs_cli_export(int argc, char **argv) {
             char *end;
             o.speed = strtod(optarg, &end);
             if (!*optarg || *end || !(o.speed > 0) || o.speed > 1e6) {
-                fprintf(stderr, "commsim export: --speed: a positive number, not '%s'\n", optarg);
+                fprintf(stderr, "commsim export: --speed: '%s' is not a number above 0, at most 1e6\n",
+                        optarg);
                 return 1;
             }
             break;

@@ -58,11 +58,13 @@ typedef struct call {
     cmsg *msg;       /* the first DRAW_MSGS of them */
     int *sent;       /* per rank: its messages so far, the step of its next */
     uint8_t *in;     /* per rank: 0 not entered, 1 inside, 2 left */
+    uint64_t *req;   /* per rank: its latest request when it entered */
 } call;
 
 /* Where a diagram row is drawn: a row of ranks that had not entered an open
- * call (an arrow between two ranks still finishing their own work while
- * others already wait in an all_reduce) goes just before that call's band,
+ * call when they did their part (an arrow between two ranks still finishing
+ * their own work while others already wait in an all_reduce, or an eager
+ * send received after its sender entered) goes just before that call's band,
  * so the band holds its own call's traffic only. Per-rank order is kept:
  * such a row comes before its ranks' entries anyway. */
 typedef struct rowinfo {
@@ -78,6 +80,7 @@ typedef struct pass {
     size_t ncap, ncalls;   /* ring of the latest calls: as many as rows */
     rowinfo *rows;         /* h.cap entries, by absolute row % h.cap */
     uint8_t *hide;
+    uint64_t *req;         /* per rank: its latest request posted */
     cs_export_reqmap count; /* (rank, context) -> calls entered */
     uint64_t moved;
 } pass;
@@ -93,20 +96,22 @@ static call *find_call(pass *p, int ctx, uint32_t num) {
 
 static call *new_call(pass *p, int ctx, uint32_t num, size_t ev, int members) {
     call *c = &p->calls[p->ncalls++ % p->ncap];
-    if (!c->sent || !c->in || !c->msg) { /* a slot's first use: all three, or none */
-        free(c->sent), free(c->in), free(c->msg);
+    if (!c->sent || !c->in || !c->msg || !c->req) { /* a slot's first use: all four, or none */
+        free(c->sent), free(c->in), free(c->msg), free(c->req);
         c->sent = calloc((size_t)p->world, sizeof *c->sent);
         c->in = calloc((size_t)p->world, 1);
         c->msg = malloc(DRAW_MSGS * sizeof *c->msg);
-        if (!c->sent || !c->in || !c->msg) return NULL;
+        c->req = calloc((size_t)p->world, sizeof *c->req);
+        if (!c->sent || !c->in || !c->msg || !c->req) return NULL;
     }
     memset(c->sent, 0, (size_t)p->world * sizeof *c->sent);
     memset(c->in, 0, (size_t)p->world);
     cmsg *m = c->msg;
     int *sent = c->sent;
     uint8_t *in = c->in;
+    uint64_t *req = c->req;
     *c = (call){.ctx = ctx, .num = num, .first = ev, .members = members, .row = NO_ROW,
-                .msg = m, .sent = sent, .in = in};
+                .msg = m, .sent = sent, .in = in, .req = req};
     return c;
 }
 
@@ -123,6 +128,7 @@ static int on_coll(pass *p, const cs_event *e, size_t i, call **out) {
         return -1;
     if (!c) return 0;
     c->in[e->rank] = e->begin ? 1 : 2;
+    if (e->begin) c->req[e->rank] = p->req[e->rank];
     if (!e->begin) c->closed = true;
     *out = c;
     return 0;
@@ -137,9 +143,18 @@ static void on_match(pass *p, const cs_event *e) {
     c->nmsg++;
 }
 
-/* A new diagram row: drawn in place, or before the band of an open call
- * none of its ranks has entered (the earliest such band). */
-static void place_row(pass *p, uint64_t abs) {
+/* Whether rank k's part in the row made by event e came after k entered
+ * call c. A message's send or receive posted before the entry (an eager
+ * send, an irecv, or a match seen after the sender's entry, as a tcp run's
+ * events may come) is not: the message is drawn before the band. */
+static bool inside(const call *c, int k, const cs_event *e) {
+    if (c->in[k] != 1 || e->type != CS_EV_MATCH) return c->in[k] != 0;
+    return (k == e->rank ? e->req : e->peer_req) > c->req[k];
+}
+
+/* A new diagram row, made by event e: drawn in place, or before the band of
+ * an open call none of its ranks was in then (the earliest such band). */
+static void place_row(pass *p, uint64_t abs, const cs_event *e) {
     rowinfo *ri = &p->rows[abs % p->h.cap];
     ri->before = NO_ROW;
     memset(ri->hide, 0, (size_t)p->world);
@@ -151,8 +166,8 @@ static void place_row(pass *p, uint64_t abs) {
     const call *best = NULL;
     for (size_t j = 1; j <= kept; j++) {
         const call *c = &p->calls[(p->ncalls - j) % p->ncap];
-        if (c->row == NO_ROW || c->closed || c->row >= abs || c->in[r->from] ||
-            (r->kind == CS_HROW_MSG && r->to >= 0 && c->in[r->to]))
+        if (c->row == NO_ROW || c->closed || c->row >= abs || inside(c, r->from, e) ||
+            (r->kind == CS_HROW_MSG && r->to >= 0 && inside(c, r->to, e)))
             continue;
         if (!best || c->row < best->row) best = c;
     }
@@ -167,10 +182,12 @@ static void pass_free(pass *p) {
         free(p->calls[j].sent);
         free(p->calls[j].in);
         free(p->calls[j].msg);
+        free(p->calls[j].req);
     }
     free(p->calls);
     free(p->rows);
     free(p->hide);
+    free(p->req);
     cs_export_reqmap_free(&p->count);
     cs_history_free(&p->h);
 }
@@ -187,7 +204,8 @@ static int pass_run(pass *p, const cs_export_ctx *x, size_t maxcols) {
     p->calls = calloc(p->ncap, sizeof *p->calls);
     p->rows = calloc(p->h.cap, sizeof *p->rows);
     p->hide = calloc(p->h.cap, (size_t)p->world);
-    if (!p->calls || !p->rows || !p->hide) return -1;
+    p->req = calloc((size_t)p->world, sizeof *p->req);
+    if (!p->calls || !p->rows || !p->hide || !p->req) return -1;
     for (size_t j = 0; j < p->h.cap; j++) p->rows[j].hide = p->hide + j * (size_t)p->world;
     for (size_t i = x->from; i < x->to; i++) {
         const cs_event *e = &rp->ev[i];
@@ -195,6 +213,7 @@ static int pass_run(pass *p, const cs_export_ctx *x, size_t maxcols) {
         call *c = NULL;
         if (e->type == CS_EV_COLL && ranked && on_coll(p, e, i, &c) < 0) return -1;
         if (e->type == CS_EV_MATCH && e->ctx != 0 && ranked) on_match(p, e);
+        if (e->type == CS_EV_POST && ranked && e->req > p->req[e->rank]) p->req[e->rank] = e->req;
         uint64_t before = p->h.dropped_rows + p->h.n;
         cs_history_add(&p->h, e);
         uint64_t after = p->h.dropped_rows + p->h.n;
@@ -202,7 +221,7 @@ static int pass_run(pass *p, const cs_export_ctx *x, size_t maxcols) {
             const cs_hrow *r = cs_history_row(&p->h, (size_t)(a - p->h.dropped_rows));
             if (c && r->kind == CS_HROW_COLL && r->begin && r->tag == c->ctx && r->call == c->num)
                 c->row = a;
-            place_row(p, a);
+            place_row(p, a, e);
         }
     }
     return 0;

@@ -14,6 +14,7 @@
 #include "export_svg.h"
 #include "history.h"
 #include "model.h"
+#include "netmodel.h"
 
 #define LEFT 96
 #define TOP 100
@@ -101,6 +102,31 @@ out:
     return rc;
 }
 
+/* The makespan as the report gives it: the latest end of a rank, known only
+ * when the run ended normally with every rank's end timed (a deadlock's
+ * ranks never end; the drawing's right edge is no makespan). 0 and *ns, or
+ * -1 with *ns 1 when a clock passed the largest time, 0 otherwise. */
+static int makespan(const cs_export_ctx *x, uint64_t *ns) {
+    const cs_replay *rp = x->rp;
+    int world = rp->world, ended = 0;
+    bool *end = calloc((size_t)world, sizeof *end);
+    *ns = 0;
+    if (!end) return -1;
+    for (size_t i = 0; i < x->to; i++) {
+        const cs_event *e = &rp->ev[i];
+        if (e->type != CS_EV_VTIME || !e->text || strcmp(e->text, "exit") || e->vrank < 0 ||
+            e->vrank >= world)
+            continue;
+        ended += !end[e->vrank];
+        end[e->vrank] = true;
+        if (e->vt > *ns) *ns = e->vt;
+    }
+    free(end);
+    if (*ns >= INT64_MAX) return *ns = 1, -1;
+    if (x->out.status != 0 || ended < world) return *ns = 0, -1;
+    return 0;
+}
+
 int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
     const cs_replay *rp = x->rp;
     const cs_svg_theme *t = x->o->dark ? &cs_svg_dark : &cs_svg_light;
@@ -138,6 +164,7 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     int textw = (int)((width - 40) / 7.9);
 
     char note[600], a[64], b[64];
+    uint64_t mk_ns;
     vtime_text(t0, a, sizeof a);
     vtime_text(t1, b, sizeof b);
     int len = snprintf(note, sizeof note,
@@ -161,8 +188,13 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     snprintf(attrs, sizeof attrs, " data-ns-per-px=\"%.9g\" data-t0-ns=\"%llu\"", 1 / scale,
              (unsigned long long)t0);
     cs_svg_head(f, t, width, height, attrs);
-    char sub[200];
-    snprintf(sub, sizeof sub, "makespan %s (--net %s); virtual time flows right, to scale", b, net);
+    char sub[200], mk[96];
+    if (makespan(x, &mk_ns) == 0)
+        snprintf(mk, sizeof mk, "makespan %s", cs_vt_format(mk_ns, a, sizeof a));
+    else
+        snprintf(mk, sizeof mk, "makespan not known, %s", mk_ns
+                 ? "a rank's virtual clock passed the largest time" : "the run did not end normally");
+    snprintf(sub, sizeof sub, "%s (--net %s); virtual time flows right, to scale", mk, net);
     cs_svg_title(f, t, x, sub);
 
     /* the axis: round ticks with their times, a faint line down the lanes */

@@ -99,7 +99,9 @@ int cs_grid_put(cs_grid *g, int x, int y, int maxw, const char *s, int fg, int a
     while (*s && n < maxw && x + n < g->w) {
         s += cs_utf8_decode(s, &cp);
         if (cp == '\t') cp = ' ';
-        if (cp < 0x20 || cp == 0x7F) cp = '?';
+        /* C1 controls act on a terminal too (U+009B is CSI), and the line
+         * separators end a line for a reader of the asciicast */
+        if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || cp == 0x2028 || cp == 0x2029) cp = '?';
         int cw = cs_cp_width(cp);
         if (cw == 0) continue;
         if (cw == 2) {

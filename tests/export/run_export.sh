@@ -112,6 +112,16 @@ done
 # (by the call's number, its tag), not the call open at its time
 expect "svg: overlapping calls count their own messages (first)"  0 ">ring SUM, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
 expect "svg: overlapping calls count their own messages (second)" 0 ">ring, 3 msgs<" -- export "$here/overlap.jsonl" -f svg
+# an eager send posted before its sender entered the all_reduce, received
+# after: the message is drawn before the band, not inside it
+cat >"$tmp/early.lua" <<'LUA'
+local t = tensor.zeros(1)
+if rank == 0 then dist.send(t, 1) else dist.compute(50); dist.recv(t, 0) end
+dist.all_reduce(t)
+LUA
+"$bin" run "$tmp/early.lua" -n 2 --send-mode eager --no-tui --trace "$tmp/early.jsonl" >/dev/null 2>&1
+"$bin" export "$tmp/early.jsonl" -f svg -o "$tmp/early.svg" 2>"$tmp/err"
+consumer "svg: a message sent before its sender entered a call is drawn before the band" "$py" "$here/check_svg.py" "$tmp/early.svg"
 "$bin" run "$L/02-point-to-point/isend_reuse.lua" --no-tui --trace "$tmp/p.jsonl" >/dev/null 2>&1
 expect "svg: pitfalls listed by number" 0 "pitfall 1 (rank" -- export "$tmp/p.jsonl" -f svg
 expect "perfetto: pitfalls as instants" 0 '"cat":"pitfall"' -- export "$tmp/p.jsonl" -f perfetto
@@ -147,6 +157,13 @@ consumer "model: every message 100.004 us long in the SVG and in Perfetto" "$py"
 consumer "model: the to-scale SVG is well formed" xmllint --noout "$tmp/v.svg"
 consumer "model: Perfetto in virtual time is well formed" "$py" "$here/check_perfetto.py" "$tmp/v.json"
 expect "model: the makespan in the title" 0 "makespan 1.00004 ms" -- export "$tmp/v.jsonl" -f svg
+# the makespan is the report's, to the nanosecond, and only when every rank
+# ended: a deadlock's drawing stops somewhere, but that is no makespan
+guarded "$bin" run "$L/02-point-to-point/timing.lua" --net ethernet-1g --no-tui --trace "$tmp/vt.jsonl" \
+  >/dev/null 2>&1 </dev/null
+expect "model: the title's makespan is the report's, exact" 0 "makespan 150.200272 ms (--net" -- export "$tmp/vt.jsonl" -f svg
+guarded "$bin" run "$L/02-point-to-point/deadlock.lua" --net ethernet-1g --no-tui --trace "$tmp/vd.jsonl" >/dev/null 2>&1 </dev/null
+expect "model: a deadlock has no makespan" 0 "makespan not known, the run did not end normally" -- export "$tmp/vd.jsonl" -f svg
 expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
 expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
@@ -190,6 +207,7 @@ expect "--from past the end: refused" 1 "--from 99999: $tmp/d.jsonl has" -- expo
 expect "--to past the end: drawn to the end" 0 "deadlock.lua: 2 ranks, deadlock" -- export "$tmp/d.jsonl" -f svg --to 99999
 expect "--width -1: refused" 1 "--width: '-1' is not a number from 20 to 1000" -- export "$tmp/d.jsonl" -f asciicast --width -1
 count_lines "--width -1: one message" 1 "commsim export:"
+expect "--speed 1e9: the refusal names the limit" 1 "--speed: '1e9' is not a number above 0, at most 1e6" -- export "$tmp/d.jsonl" -f asciicast --speed 1e9
 "$bin" export "$tmp/r.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/s.cast" 2>"$tmp/err"
 if "$py" "$here/check_cast.py" 80 24 "$tmp/s.cast" >"$tmp/chk" 2>&1; then ok "asciicast: 80x24"; else bad "asciicast: 80x24"; fi
 # wide characters take two columns whatever the locale the export runs under
@@ -197,6 +215,16 @@ printf 'print(string.rep("\345\271\205\345\272\203", 40))\ndist.barrier()\n' >"$
 "$bin" run "$tmp/wide.lua" -n 2 --no-tui --trace "$tmp/wide.jsonl" >/dev/null 2>&1
 LC_ALL=C "$bin" export "$tmp/wide.jsonl" -f asciicast --width 80 --height 24 -o "$tmp/wide.cast" 2>"$tmp/err"
 consumer "asciicast: wide characters fit the width under LC_ALL=C" "$py" "$here/check_cast.py" 80 24 "$tmp/wide.cast"
+# a script's C1 controls (U+009B is CSI) and line separators reach no terminal
+printf 'print("a\\u{9b}2J b\\u{85}c\\u{2028}d")\n' >"$tmp/c1.lua"
+"$bin" run "$tmp/c1.lua" -n 1 --no-tui --trace "$tmp/c1.jsonl" >/dev/null 2>&1
+"$bin" export "$tmp/c1.jsonl" -f asciicast -o "$tmp/c1.cast" 2>"$tmp/err"
+consumer "asciicast: a script's C1 controls are drawn as '?'" "$py" -c '
+import json, re, sys
+ls = open(sys.argv[1], "rb").read().decode().split("\n")
+bad = [l for l in ls[1:] if l and re.search("[\x80-\x9f\u2028\u2029]", json.loads(l)[2])]
+print("%d frames with C1 controls" % len(bad) if bad else "", end="")
+sys.exit(1 if bad else 0)' "$tmp/c1.cast"
 
 # down the file t may go back across ranks (a tcp run's ranks stamp their
 # own events): rank 0's clock a second ahead, the frames' times still never go back
