@@ -117,6 +117,7 @@ int cs_cli_export(int argc, char **argv) {
                 return 1;
             }
             o.real_time = strcmp(optarg, "real") == 0;
+            o.virtual_time = !o.real_time;
             break;
         case 'h': export_usage(stdout); return 0;
         default: return cs_cli_bad_option("export", c, argv);

@@ -137,6 +137,13 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
         cs_replay_free(&rp);
         return 1;
     }
+    /* asked for modelled time, a picture in real time would pass for one */
+    if (o->virtual_time && !(rp.n && rp.ev[0].type == CS_EV_RUN && rp.ev[0].net)) {
+        cs_errf(stderr, "--time virtual: %s was recorded without a network model, so it has only "
+                "real time (record it with 'commsim run --net MODEL')\n", path);
+        cs_replay_free(&rp);
+        return 1;
+    }
     /* --from past the last event would draw nothing, and call it a picture */
     if (o->from > 0 && (size_t)o->from >= rp.n) {
         cs_errf(stderr, "--from %lld: %s has %zu events (0 to %zu)\n", o->from, path, rp.n,

@@ -23,6 +23,7 @@ typedef struct cs_export_opts {
     const char *net;        /* --net: time the trace again under this model first, or NULL */
     bool real_time;         /* --time real: a trace with a model drawn in event order and real
                                time, as one without (svg, perfetto) */
+    bool virtual_time;      /* --time virtual given: a trace without a model is refused */
 } cs_export_opts;
 
 /* What every writer reads. Events [from, to) are drawn; the outcome is the

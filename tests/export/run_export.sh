@@ -168,6 +168,10 @@ expect "model: --time real draws the event order" 0 "time flows right" -- export
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
 expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
 expect "model: --time takes virtual or real" 1 "--time: virtual or real" -- export "$tmp/v.jsonl" -f svg --time wall
+# asked for modelled time, a trace without a model is refused: a picture in
+# real time would pass for one
+expect "--time virtual on a trace without a model: refused" 1 \
+  "--time virtual: $tmp/r.jsonl was recorded without a network model" -- export "$tmp/r.jsonl" -f svg --time virtual
 # the built-in ring all_reduce as a band over its requests' virtual times:
 # 2 (n - 1) = 6 steps of alpha + 4 B / (1 GB/s) = 10.004 us each
 guarded "$bin" run "$L/03-collectives/ring_allreduce.lua" --net alpha=10us,bandwidth=1GB/s --no-tui \
