@@ -43,6 +43,16 @@ static inline bool cs_ev_error_status_ok(int status) {
 }
 #define CS_EV_ERROR_STATUSES "2, 3, 4, 5 or 130"
 
+/* A vtime event's what: the timekeeper's kinds of span (vclock.c), each
+ * drawn its own way; another would be dropped from every picture. */
+static inline bool cs_ev_vtime_what_ok(const char *w, size_t n) {
+    static const char *const what[] = {"send", "recv", "wait", "compute", "time", "exit"};
+    for (size_t i = 0; w && i < sizeof what / sizeof what[0]; i++)
+        if (strlen(what[i]) == n && memcmp(w, what[i], n) == 0) return true;
+    return false;
+}
+#define CS_EV_VTIME_WHATS "send, recv, wait, compute, time or exit"
+
 typedef enum {
     CS_FK_INT,    /* int member, lo..hi, or lo..world-1 when world_hi */
     CS_FK_U64,    /* uint64_t member, 0 .. 2^63-1 (a JSON integer) */

@@ -404,6 +404,9 @@ int cs_event_from_json(json_t *obj, int world, cs_event *ev, cs_trace_strings *s
     if (ev->type == CS_EV_ERROR && !cs_ev_error_status_ok(ev->status))
         return fail(err, errlen, "field \"status\" out of range: %d (an error's is "
                     CS_EV_ERROR_STATUSES ")", ev->status);
+    if (ev->type == CS_EV_VTIME && !cs_ev_vtime_what_ok(ev->text, ev->text ? strlen(ev->text) : 0))
+        return fail(err, errlen, "field \"what\": unknown kind \"%s\" (" CS_EV_VTIME_WHATS ")",
+                    ev->text ? ev->text : "");
 
     /* Events not from one rank (the header, verdicts) say so with -1 or -2. */
     if (ev->rank < 0 && !kind->rankless)

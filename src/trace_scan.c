@@ -328,6 +328,10 @@ int cs_trace_scan(char *line, size_t len, int world, cs_event *ev, cs_trace_stri
         if (i == CS_F_WORLD) world = e.world;
     }
     if (e.type == CS_EV_ERROR && !cs_ev_error_status_ok(e.status)) return 0;
+    if (e.type == CS_EV_VTIME) { /* its strings are not cut yet: by length */
+        const tok *w = get(&s, "what");
+        if (!w || w->kind != V_STR || !cs_ev_vtime_what_ok(w->s, w->slen)) return 0;
+    }
     if (e.rank < 0 && !kind->rankless) return 0;
     if (world > 0 && e.rank >= world) return 0;
     /* accepted: cut every string at its closing quote (nothing else follows a

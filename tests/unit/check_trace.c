@@ -451,6 +451,10 @@ static const struct {
      "2: field \"status\" out of range: 99 (an error's is 2, 3, 4, 5 or 130)"},
     {RUN2 "{\"type\":\"error\",\"rank\":0,\"seq\":0,\"t\":0.1,\"status\":0,\"text\":\"x\"}\n",
      "2: field \"status\" out of range: 0 (an error's is 2, 3, 4, 5 or 130)"},
+    /* a span no picture draws: it would vanish from every export */
+    {RUN2 "{\"type\":\"vtime\",\"rank\":-1,\"seq\":0,\"t\":0.1,\"what\":\"bogus\",\"vrank\":0,"
+          "\"vt\":5}\n",
+     "2: field \"what\": unknown kind \"bogus\" (send, recv, wait, compute, time or exit)"},
     /* finite but past any run: a picture or a nanosecond count of it would not be */
     {RUN2 "{\"type\":\"exit\",\"rank\":0,\"seq\":0,\"t\":1e303,\"status\":0}\n",
      "2: field \"t\" out of range: 1e+303 (at most 1e10 seconds)"},

@@ -131,6 +131,8 @@ START_TEST(test_declines_what_it_cannot_vouch_for) {
         "{\"type\":\"exit\",\"rank\":2,\"seq\":1,\"t\":1e999,\"status\":0}",
         "{\"type\":\"exit\",\"rank\":2,\"seq\":1,\"t\":1e303,\"status\":0}", /* t past the bound */
         "{\"type\":\"error\",\"rank\":-1,\"seq\":0,\"t\":0.1,\"status\":99,\"text\":\"x\"}",
+        "{\"type\":\"vtime\",\"rank\":-1,\"seq\":0,\"t\":0.1,\"what\":\"sendx\",\"vrank\":0,\"vt\":5}",
+        "{\"type\":\"vtime\",\"rank\":-1,\"seq\":0,\"t\":0.1,\"what\":\"sen\",\"vrank\":0,\"vt\":5}",
         "{\"type\":\"compute\",\"rank\":2,\"seq\":1,\"t\":0.1,\"begin\":true,\"ms\":2e10}",
         "{\"type\":\"exit\",\"rank\":02,\"seq\":1,\"t\":0.1,\"status\":0}",
         "{\"type\":\"exit\",\"rank\":2,\"seq\":1,\"t\":0.1,\"status\":0} x",
