@@ -57,7 +57,7 @@ static void replay_usage(FILE *f) {
 static int replay_file(const char *path, cs_report_format format, const char *net) {
     char err[600];
     cs_replay rp;
-    if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
+    if (cs_replay_open(&rp, path, err, sizeof err) < 0) {
         fprintf(stderr, "commsim replay: %s\n", err);
         return 1;
     }

@@ -127,7 +127,7 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
     }
     char err[600];
     cs_replay rp;
-    if (cs_replay_load(&rp, path, err, sizeof err) < 0) {
+    if (cs_replay_open(&rp, path, err, sizeof err) < 0) {
         cs_errf(stderr, "%s\n", err);
         return 1;
     }

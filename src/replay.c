@@ -58,6 +58,17 @@ int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+int cs_replay_open(cs_replay *r, const char *path, char *err, size_t errlen) {
+    if (cs_replay_load(r, path, err, errlen) < 0) return -1;
+    if (r->n == 0) { /* err says where it was cut */
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, ", inside its run header: nothing to show");
+        cs_replay_free(r);
+        return -1;
+    }
+    return 0;
+}
+
 void cs_replay_free(cs_replay *r) {
     for (size_t i = 0; i < r->n; i++) cs_event_free(&r->ev[i]);
     free(r->ev);

@@ -23,6 +23,9 @@ typedef struct cs_replay {
 /* Load a whole trace. -1 with "FILE:LINE: reason" in err for a malformed one;
  * a cut-off last line is not an error: cut is set, and err says where. */
 int cs_replay_load(cs_replay *r, const char *path, char *err, size_t errlen);
+/* The same for a trace to be shown (replay, export): one cut inside its run
+ * header has nothing to show, and is an error too. */
+int cs_replay_open(cs_replay *r, const char *path, char *err, size_t errlen);
 void cs_replay_free(cs_replay *r);
 
 /* Time the recorded program again under the network model net (--net

@@ -170,7 +170,7 @@ static bool key(rview *v, int ch, int x, int y) {
 int cs_tui_replay(const char *path, const cs_replay_at *at) {
     rview v = {.speed = 10};
     char err[600];
-    if (cs_replay_load(&v.rp, path, err, sizeof err) < 0) {
+    if (cs_replay_open(&v.rp, path, err, sizeof err) < 0) {
         cs_errf(stderr, "%s\n", err);
         return 1;
     }

@@ -83,6 +83,13 @@ n=$(wc -l <"$tmp/c.jsonl")
 { head -n $((n - 1)) "$tmp/c.jsonl"; tail -n 1 "$tmp/c.jsonl" | head -c 20; } >"$tmp/cut.jsonl"
 expect "cut trace: replayed up to the cut"   1 "$tmp/cut.jsonl:$n: trace cut off mid-event: replayed the $((n - 1)) events before it" -- replay "$tmp/cut.jsonl"
 expect "cut trace: says the run did not end" 1 "the trace ends before the run did: 1 rank had not finished" -- replay "$tmp/cut.jsonl"
+# cut inside its run header: nothing to show, and no empty report or picture
+head -c 60 "$tmp/c.jsonl" >"$tmp/hcut.jsonl"
+expect "cut in its header: nothing to show" 1 "$tmp/hcut.jsonl:1: trace cut off mid-event, inside its run header: nothing to show" \
+  -- replay "$tmp/hcut.jsonl" --no-tui
+grep -q -e "--- run:" -e "verdict" "$tmp/out" && bad "cut in its header: no report" || ok "cut in its header: no report"
+expect "cut in its header: no picture either" 1 "inside its run header: nothing to show" -- export "$tmp/hcut.jsonl" -f mermaid
+grep -q sequenceDiagram "$tmp/out" && bad "cut in its header: no empty diagram" || ok "cut in its header: no empty diagram"
 "$bin" run "$L/deadlock.lua" --trace "$tmp/d.jsonl" >/dev/null 2>&1
 k=$(grep -n '"type":"deadlock"' "$tmp/d.jsonl" | cut -d: -f1)
 { head -n $((k - 1)) "$tmp/d.jsonl"; sed -n "${k}p" "$tmp/d.jsonl" | head -c 30; } >"$tmp/dcut.jsonl"
