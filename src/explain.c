@@ -217,12 +217,21 @@ static void explain_dead(words *x, const cs_monitor *m, const cs_mon_req *q) {
     const cs_mon_req *o = stray(m, q);
     const cs_mon_req *away = !o && !send ? sent_elsewhere(m, q) : NULL;
     const char *script = cs_mon_script(m);
+    int raced;
     if (away) /* the words of the rendezvous run, where the send itself waits */
         cs_sb_printf(&x->fix, "wrong destination: rank %d sends to rank %d (%s:%d), but rank %d is "
                         "the one waiting for a message from rank %d (%s:%d): send to rank %d "
                         "there, or receive on rank %d.",
                      k, away->peer, script, away->line, q->rank, k, script, q->line, q->rank,
                      away->peer);
+    else if (o && !send && (raced = cs_monitor_race_took(m, q->rank, k, q->ctx, q->id)))
+        cs_sb_printf(&x->fix, "a message race: rank %d's receive from any source (%s:%d) took "
+                        "rank %d's message, which the receive from rank %d (%s:%d) needed, and "
+                        "left rank %d's send (%s:%d) with no receive. Name the source on line %d "
+                        "(receive from rank %d there), so that the order in which the messages "
+                        "arrive does not matter.",
+                     q->rank, script, raced, k, k, script, q->line, o->rank, script, o->line,
+                     raced, o->rank);
     else if (o && !send)
         cs_sb_printf(&x->fix, "wrong source: rank %d receives from rank %d (%s:%d), but the message "
                         "for rank %d comes from rank %d (%s:%d): receive from rank %d there, or "

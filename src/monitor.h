@@ -130,6 +130,10 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *recv, cs_mon_req *send,
                            void (*warn)(void *ud, int rank, int line, const char *text));
 void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q);
 void cs_monitor_race_destroy(cs_monitor *m);
+/* The line of a receive from any source of rank, before its request before,
+ * that took a message from rank from in context ctx, in a race already
+ * reported; 0 if none. A deadlock it caused is explained by it. */
+int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint64_t before);
 
 /* ---- collectives (monitor_coll.c) */
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);

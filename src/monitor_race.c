@@ -202,3 +202,14 @@ void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
     join(x, q->rank, q->rclock);
     clock_of(x, q->rank)[q->rank]++;
 }
+
+int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint64_t before) {
+    const cs_mon_race *x = m->race;
+    for (int i = 0; x && i < x->nw; i++) {
+        const wild *w = &x->w[i];
+        if (w->rank != rank || w->from != from || w->ctx != ctx || w->id >= before) continue;
+        for (int k = 0; k < x->nsites; k++)
+            if (x->sites[2 * k] == w->rank && x->sites[2 * k + 1] == w->line) return w->line;
+    }
+    return 0;
+}

@@ -51,6 +51,20 @@ for mode in rendezvous eager; do
   done
 done
 replay_same "race or deadlock" "$dir/race_deadlock.lua"
+# a deadlock the race caused: its fix names the race (naming the source), not
+# a wrong source on the receive that waits (the thread engine's eager sends
+# arrive in post order, so this one always deadlocks)
+chain_fix="fix: a message race: rank 0's receive from any source (race_chain.lua:10) took rank 2's message, which the receive from rank 2 (race_chain.lua:11) needed, and left rank 1's send (race_chain.lua:17) with no receive. Name the source on line 10"
+expect "a deadlock a race caused: the fix names the race" 3 "$chain_fix" \
+  -- run "$dir/race_chain.lua" --send-mode eager --no-recheck
+replay_same "a deadlock a race caused" "$dir/race_chain.lua" --send-mode eager --no-recheck
+for engine in thread tcp; do # either order of the race: the fix names it whenever it deadlocks
+  guarded "$bin" run "$dir/race_deadlock.lua" --engine "$engine" --no-recheck >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  if [ "$got" = 0 ] || { [ "$got" = 3 ] && grep -qF "fix: a message race: rank 0's receive from any source (race_deadlock.lua:10)" "$tmp/out" "$tmp/err"; }; then
+    ok "race, or deadlock: a deadlock's fix names the race, $engine"
+  else bad "race, or deadlock: a deadlock's fix names the race, $engine" "status $got"; show "$tmp/err"; fi
+done
 expect "race: an error with --strict" 2 "--strict: 1 pitfall found" -- run "$dir/race.lua" --strict
 expect "race: json kind" 0 '"kind": "message_race"' -- run "$dir/race.lua" --report json
 replay_same "race" "$dir/race.lua"
