@@ -204,7 +204,8 @@ head -n 2 "$tmp/d.jsonl" >"$tmp/d2.jsonl"
 expect "short trace: mermaid says the run had not ended" 0 "Note over R0,R1: the trace ends before the run did: 2 ranks had not finished" -- export "$tmp/d2.jsonl" -f mermaid
 expect "short trace: perfetto's verdict as replay's" 0 '"verdict":"failed","kind":"incomplete"' -- export "$tmp/d2.jsonl" -f perfetto
 printf '{"type":"run"' >"$tmp/h.jsonl"
-expect "trace cut in its header: failed, status 1" 1 "trace: 0 ranks, failed" -- export "$tmp/h.jsonl" -f svg
+expect "trace cut in its header: nothing to draw, status 1" 1 "inside its run header: nothing to show" -- export "$tmp/h.jsonl" -f svg
+count_lines "trace cut in its header: no empty picture" 0 "<svg"
 # a window with nothing in it is a usage error, not an empty 'ok' picture
 expect "--from not before --to: refused" 1 "--from 5 is not before --to 3" -- export "$tmp/d.jsonl" -f svg --from 5 --to 3
 expect "--from past the end: refused" 1 "--from 99999: $tmp/d.jsonl has" -- export "$tmp/d.jsonl" -f svg --from 99999
