@@ -132,7 +132,11 @@ int cs_export_file(const char *path, const cs_export_opts *o) {
         return 1;
     }
     if (rp.cut) cs_errf(stderr, "%s: exported the %zu events before it\n", err, rp.n);
-    if (o->net && cs_replay_retime(&rp, o->net, err, sizeof err) < 0) {
+    /* The virtual times are computed again from the events, as replay does,
+     * with --net's model or the recorded one: a picture cannot disagree with
+     * the report, whatever the trace's vtime lines say. */
+    bool model = rp.n && rp.ev[0].type == CS_EV_RUN && rp.ev[0].net;
+    if ((o->net || model) && cs_replay_retime(&rp, o->net, err, sizeof err) < 0) {
         cs_errf(stderr, "--net: %s\n", err);
         cs_replay_free(&rp);
         return 1;

@@ -162,6 +162,14 @@ expect "model: the makespan in the title" 0 "makespan 1.00004 ms" -- export "$tm
 guarded "$bin" run "$L/02-point-to-point/timing.lua" --net ethernet-1g --no-tui --trace "$tmp/vt.jsonl" \
   >/dev/null 2>&1 </dev/null
 expect "model: the title's makespan is the report's, exact" 0 "makespan 150.200272 ms (--net" -- export "$tmp/vt.jsonl" -f svg
+cp "$tmp/out" "$tmp/vt.svg"
+# the virtual times are the events' own, timed again as replay times them: a
+# vtime line edited to the end of time changes nothing in the picture
+n=$(grep -n '"type":"vtime"' "$tmp/vt.jsonl" | head -1 | cut -d: -f1)
+sed "${n}s/\"vt_arrive\":[0-9]*/\"vt_arrive\":9223372036854775807/" "$tmp/vt.jsonl" >"$tmp/vtx.jsonl"
+cmp -s "$tmp/vt.jsonl" "$tmp/vtx.jsonl" && bad "model: the edited trace differs" "sed changed nothing"
+expect "model: an edited vtime does not move the picture" 0 "makespan 150.200272 ms (--net" -- export "$tmp/vtx.jsonl" -f svg
+cmp -s "$tmp/out" "$tmp/vt.svg" && ok "model: an edited vtime: the same svg" || bad "model: an edited vtime: the same svg"
 guarded "$bin" run "$L/02-point-to-point/deadlock.lua" --net ethernet-1g --no-tui --trace "$tmp/vd.jsonl" >/dev/null 2>&1 </dev/null
 expect "model: a deadlock has no makespan" 0 "makespan not known, the run did not end normally" -- export "$tmp/vd.jsonl" -f svg
 expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
