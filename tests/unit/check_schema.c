@@ -228,6 +228,7 @@ START_TEST(test_trace_round_trip) {
         if (sent[t].rank >= 0) sent[t].seq = seq++;
         else if (t == CS_EV_RUN) sent[t].t = 0;
         if (t == CS_EV_ERROR) sent[t].status = 130; /* an error's status is one a run ends with */
+        if (t == CS_EV_VTIME) sent[t].text = "compute"; /* a vtime's what is one of its kinds */
         if (t == CS_EV_RUN) sent[t].send_mode = "eager:4096", sent[t].net = "ethernet-1g"; /* modes that parse */
         sink.emit(sink.ud, &sent[t]);
     }
