@@ -35,6 +35,24 @@ static void first_line(FILE *f, char *buf, size_t len) {
     if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = 0;
 }
 
+/* The visualizer as the run's front end, noting whether it opened: a script
+ * that fails before (a syntax error) has only its message to show. */
+typedef struct {
+    cs_frontend fe;
+    bool opened;
+} lesson_ui;
+
+static int lesson_attach(void *ud, const cs_job *job) {
+    lesson_ui *u = ud;
+    u->opened = true;
+    return u->fe.attach(u->fe.ud, job);
+}
+
+static void lesson_loop(void *ud) {
+    lesson_ui *u = ud;
+    u->fe.loop(u->fe.ud);
+}
+
 static void run_lesson(cs_learn *l) {
     const cs_lesson *ls = &l->book->ch[l->chapter].lesson[l->lesson];
     FILE *sink = tmpfile(); /* the plain summary must not scribble on the screen */
@@ -46,7 +64,8 @@ static void run_lesson(cs_learn *l) {
         cs_tui_free(t);
         return;
     }
-    cs_frontend fe = cs_tui_frontend(t);
+    lesson_ui u = {.fe = cs_tui_frontend(t)};
+    cs_frontend fe = {.attach = lesson_attach, .loop = lesson_loop, .ud = &u};
     cs_run_opts o = {.script = ls->path, .mem_limit = CS_DEFAULT_MEM_LIMIT,
                      .step_limit = CS_DEFAULT_STEP_LIMIT, .out = sink, .err = sink, .ui = &fe};
     int status = cs_launch_run(&o);
@@ -54,7 +73,7 @@ static void run_lesson(cs_learn *l) {
     char why[160];
     first_line(sink, why, sizeof why);
     fclose(sink);
-    if (status == 1 && why[0])
+    if ((status == 1 || !u.opened) && why[0])
         snprintf(l->message, sizeof l->message, "%s", why);
     else
         snprintf(l->message, sizeof l->message, "%s ended: %s (status %d). enter runs it again",

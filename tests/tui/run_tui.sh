@@ -727,6 +727,18 @@ wait_for lc "commsim learn  02-point-to-point" >/dev/null
 tm send-keys -t lc C-c
 check "learn: Ctrl-C quits with status 130 (an interrupt), terminal restored" 'wait_for lc EXIT=130 STTY=same'
 tm kill-session -t lc
+# a lesson the student broke (a syntax error): the footer says where, as
+# commsim run does; the visualizer never opened to show it
+mkdir -p "$tmp/broken/01-first-program"
+cp "$lessons/01-first-program/README.md" "$tmp/broken/01-first-program/"
+sed 's/^print(string.format(/print(string.format((/' "$lessons/01-first-program/hello.lua" \
+  >"$tmp/broken/01-first-program/hello.lua"
+start lb 100 30 "$bin learn 1 --lessons $tmp/broken"
+wait_for lb "commsim learn  01-first-program" >/dev/null
+tm send-keys -t lb Enter
+check "learn: a lesson with a syntax error says its file:line in the footer" \
+  'wait_for lb "hello.lua:12: '"')'"' expected" "Your first distributed program"'
+quit_check lb 0 "learn after a lesson's syntax error: q quits with status 0"
 # learn at 80 columns: the text's position is shown whole, three-digit
 # numbers and all
 start lw 80 24 "$bin learn 2 --lessons $lessons"
