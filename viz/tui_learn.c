@@ -4,6 +4,7 @@
  * An exercise's file is graded here as `commsim grade` grades it, and a
  * failing case's trace replays on the same screen. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -106,18 +107,22 @@ static void copy_starter(cs_learn *l) {
     cs_learn_student_file(l, e, to, sizeof to);
     snprintf(from, sizeof from, "%s/starter.lua", e->dir);
     FILE *in = fopen(from, "rb");
+    int why = in ? 0 : errno; /* the student needs the reason: no such folder, no permission */
     /* O_EXCL: a student's own file is never overwritten */
     int fd = in ? open(to, O_WRONLY | O_CREAT | O_EXCL, 0644) : -1;
+    if (in && fd < 0) why = errno;
     FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
     char buf[8192];
     size_t n;
     bool ok = in && out;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
-    if (out && fclose(out) != 0) ok = false;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (!(ok = fwrite(buf, 1, n, out) == n)) why = errno;
+    if (out && fclose(out) != 0 && ok) ok = false, why = errno;
     if (!out && fd >= 0) close(fd);
     if (in) fclose(in);
     if (ok) snprintf(l->message, sizeof l->message, "copied the starter to %.120s: edit it, then g grades it", to);
-    else snprintf(l->message, sizeof l->message, "cannot copy %.80s to %.80s", from, to);
+    else if (!in) snprintf(l->message, sizeof l->message, "cannot read the starter %.120s: %s", from, strerror(why));
+    else snprintf(l->message, sizeof l->message, "cannot write %.120s: %s", to, why ? strerror(why) : "error");
 }
 
 /* Grade the student's file for the selected exercise, as `commsim grade

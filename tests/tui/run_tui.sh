@@ -849,6 +849,14 @@ tm send-keys -t lo q
 wait_for lo "back from 'one pair'" >/dev/null
 quit_check lo 0 "learn after a replay of the student's case: q quits with status 0"
 
+# a --work folder that does not exist: c says why it cannot copy
+start lm 200 30 "$bin learn 2 --lessons $lessons --work $tmp/nowhere"
+wait_for lm "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lm e c
+check "learn c into a missing --work folder: names the file and the reason" \
+  'wait_for lm "cannot write $tmp/nowhere/bidirectional.lua: No such file or directory"'
+quit_check lm 0 "learn after a failed copy: q quits with status 0"
+
 # ---- replay from another directory: the source comes from the trace
 mkdir -p "$tmp/elsewhere"
 cp "$lessons/02-point-to-point/chain.lua" "$tmp/elsewhere/mychain.lua"
