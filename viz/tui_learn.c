@@ -229,7 +229,8 @@ int cs_learn_print(const char *lessons_dir, const char *chapter, const char *wor
         const cs_chapter *c = &book.ch[ch];
         fputs(c->readme, stdout);
         if (c->readme[0] && c->readme[strlen(c->readme) - 1] != '\n') putchar('\n');
-        printf("\nscripts (commsim run %s/FILE runs one):\n", c->slug);
+        /* the folder as found: the chapter's name alone finds only the default lessons */
+        printf("\nscripts (commsim run %s/FILE runs one):\n", c->dir);
         for (int i = 0; i < c->nlessons; i++)
             printf("  %-22s %s\n", c->lesson[i].file, c->lesson[i].title);
         if (c->nex) printf("\nexercises (commsim grade NAME %s/NAME.lua grades yours):\n", work);

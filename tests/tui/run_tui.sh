@@ -825,6 +825,8 @@ check "learn: the failing cases' traces are removed when it quits" \
 plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
   'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
+check "learn 2 --no-tui --lessons DIR: the scripts' command names the folder found, which commsim run finds too" \
+  'grep -qF "scripts (commsim run $lessons/02-point-to-point/FILE runs one):" "$tmp/screen"'
 
 # ---- a failing case replayed from learn is the student's own: their file
 # with their line numbers (not the grader's wrapper), their output only (not
