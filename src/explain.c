@@ -122,7 +122,13 @@ static void explain_tag(words *x, const cs_monitor *m, const waits *w) {
                     "with the same tag.",
                  s->rank, s->peer, s->tag, script, s->line, r->rank, s->rank, r->tag, script,
                  r->line);
-    cs_sb_printf(&x->fix, "use the same tag on both sides (the default tag is 0).");
+    /* The tags may both be right and only their order wrong (the receive of
+     * tag s->tag comes later): the first fix alone would mislead. */
+    cs_sb_printf(&x->fix, "use the same tag on both sides (the default tag is 0). If rank %d "
+                    "receives tag %d later, the order is wrong instead: receive in the order "
+                    "the messages are sent, or post the sends with dist.isend so that none "
+                    "waits for its receive.",
+                 r->rank, s->tag);
 }
 
 static void explain_self(words *x, const cs_monitor *m, const cs_mon_req *q) {
