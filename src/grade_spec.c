@@ -90,7 +90,7 @@ static void list_named(char *out, size_t len) {
         if (xd) closedir(xd);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, by_name);
+    if (n) qsort(names, n, sizeof *names, by_name);
     size_t at = 0;
     bool full = false;
     for (size_t i = 0; i < n; i++) {
