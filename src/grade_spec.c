@@ -62,6 +62,48 @@ static char *find_named(const char *name) {
     return best;
 }
 
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The bundled exercises' names, sorted, after ": " in out ("" when none):
+ * what a mistyped NAME could have been. */
+static void list_named(char *out, size_t len) {
+    out[0] = 0;
+    char rbuf[4096];
+    const char *root = cs_lessons_dir(rbuf, sizeof rbuf);
+    DIR *d = root ? opendir(root) : NULL;
+    if (!d) return;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e, *x;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s/exercises", root, e->d_name);
+        DIR *xd = opendir(p);
+        while (xd && (x = readdir(xd))) {
+            char q[4096 + 256];
+            snprintf(q, sizeof q, "%s/%s", p, x->d_name);
+            if (x->d_name[0] == '.' || !has_spec(q)) continue;
+            if (n == cap) names = cs_xrealloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names, "grade");
+            names[n++] = CS_DUP(x->d_name);
+        }
+        if (xd) closedir(xd);
+    }
+    closedir(d);
+    if (n) qsort(names, n, sizeof *names, by_name);
+    size_t at = 0;
+    bool full = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!full && !(i && strcmp(names[i], names[i - 1]) == 0)) { /* whole names only, once each */
+            int k = snprintf(out + at, len - at, "%s%s", at ? ", " : ": ", names[i]);
+            if (k < 0 || (size_t)k >= len - at) out[at] = 0, full = true;
+            else at += (size_t)k;
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
 /* ---- spec code: every call into the spec's state is protected and bounded */
 
 /* A spec's code (loading it, a result or check function) gets this many
@@ -504,9 +546,12 @@ int cs_grade_spec_load(cs_grade_spec *s, const char *exercise, char *err, size_t
         if (is_dir(exercise))
             snprintf(err, errlen, "%s: no spec.lua in this folder%s", exercise,
                      bare ? ", and no exercise of that name under lessons/*/exercises/" : "");
-        else if (bare)
+        else if (bare) {
+            char names[512];
+            list_named(names, sizeof names);
             snprintf(err, errlen, "%s: no such exercise (a folder with spec.lua, or a name under "
-                     "lessons/*/exercises/)", exercise);
+                     "lessons/*/exercises/%s)", exercise, names);
+        }
         else if (access(exercise, F_OK) < 0)
             snprintf(err, errlen, "%s: no such folder", exercise);
         else /* spec.lua itself, say */

@@ -302,6 +302,19 @@ lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char
     return 0;
 }
 
+void *cs_script_checkself(lua_State *L, const char *tname) {
+    void *p = luaL_testudata(L, 1, tname);
+    if (p) return p;
+    /* Python's w.wait() is Lua's w:wait(): the dot passes no object, and
+     * "Work expected, got no value" does not say a colon was meant. */
+    lua_Debug ar;
+    const char *fn = lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name ? ar.name : "method";
+    return luaL_error(L, "bad argument #1 to '%s' (%s expected, got %s): call a method with a colon, "
+                         "w:%s(), not w.%s()",
+                      fn, tname, luaL_typename(L, 1), fn, fn),
+           NULL;
+}
+
 void cs_script_sealed_metatable(lua_State *L, const char *name) {
     luaL_newmetatable(L, name);
     lua_pushstring(L, name);

@@ -225,7 +225,7 @@ static void waited(lua_State *L, coll_work *w) {
 }
 
 static int cw_wait(lua_State *L) {
-    coll_work *w = luaL_checkudata(L, 1, CS_COLLWORK_MT);
+    coll_work *w = cs_script_checkself(L, CS_COLLWORK_MT);
     cs_script_check(L);
     waited(L, w);
     lua_pushboolean(L, 1);
@@ -233,7 +233,7 @@ static int cw_wait(lua_State *L) {
 }
 
 static int cw_is_completed(lua_State *L) {
-    waited(L, luaL_checkudata(L, 1, CS_COLLWORK_MT)); /* true: as good as a wait */
+    waited(L, cs_script_checkself(L, CS_COLLWORK_MT)); /* true: as good as a wait */
     lua_pushboolean(L, 1);
     return 1;
 }

@@ -76,14 +76,14 @@ static cs_request **new_work(lua_State *L, int tidx) {
     return slot;
 }
 
-static cs_request *check_work(lua_State *L, int idx) {
-    cs_request **slot = luaL_checkudata(L, idx, CS_WORK_MT);
-    if (!*slot) luaL_argerror(L, idx, "the work handle was never started");
+static cs_request *check_work(lua_State *L) {
+    cs_request **slot = cs_script_checkself(L, CS_WORK_MT);
+    if (!*slot) luaL_argerror(L, 1, "the work handle was never started");
     return *slot;
 }
 
 static int w_wait(lua_State *L) {
-    cs_request *q = check_work(L, 1);
+    cs_request *q = check_work(L);
     cs_script_check(L);
     api_call(L, cs_wait(rank_of(L), q, cs_script_call_line(L)));
     lua_pushboolean(L, 1);
@@ -91,13 +91,13 @@ static int w_wait(lua_State *L) {
 }
 
 static int w_is_completed(lua_State *L) {
-    lua_pushboolean(L, cs_test(rank_of(L), check_work(L, 1)));
+    lua_pushboolean(L, cs_test(rank_of(L), check_work(L)));
     return 1;
 }
 
 /* source(): who sent what a completed receive got. */
 static int w_source(lua_State *L) {
-    cs_request *q = check_work(L, 1);
+    cs_request *q = check_work(L);
     if (cs_op_is_send(cs_request_op(q)))
         return luaL_error(L, "work:source(): only a receive has a source");
     if (!cs_request_is_completed(q))
@@ -107,7 +107,7 @@ static int w_source(lua_State *L) {
 }
 
 static int w_tostring(lua_State *L) {
-    cs_request *q = check_work(L, 1);
+    cs_request *q = check_work(L);
     lua_pushfstring(L, "Work(%s #%I, line %d, %s)", cs_op_name(cs_request_op(q)),
                     (lua_Integer)cs_request_id(q), cs_request_line(q),
                     cs_request_is_completed(q) ? "completed" : "pending");

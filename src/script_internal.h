@@ -105,6 +105,9 @@ int cs_script_api_error(lua_State *L, int rc);
 bool cs_script_opts(lua_State *L, int idx, const char *fn, const char *const *allowed);
 /* An integer argument (floats with an integral value are accepted). */
 lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char *what);
+/* The object of a method of a tname userdata (argument 1), or an error that
+ * says to call it with a colon when it is missing (a dot call). */
+void *cs_script_checkself(lua_State *L, const char *tname);
 /* Push a new metatable, registered as name, that scripts can neither read
  * nor replace: getmetatable gives the name. */
 void cs_script_sealed_metatable(lua_State *L, const char *name);

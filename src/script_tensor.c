@@ -50,7 +50,10 @@ cs_tensor *cs_lua_totensor(lua_State *L, int idx) {
     return slot ? *slot : NULL;
 }
 
+static void dot_call_hint(lua_State *L);
+
 cs_tensor *cs_lua_checktensor(lua_State *L, int idx) {
+    if (idx == 1 && !luaL_testudata(L, 1, CS_TENSOR_MT)) dot_call_hint(L);
     cs_tensor **slot = luaL_checkudata(L, idx, CS_TENSOR_MT);
     if (!*slot) luaL_argerror(L, idx, "tensor is empty");
     return *slot;
@@ -682,6 +685,23 @@ static const luaL_Reg tensor_methods[] = {
     {"add_", m_add_}, {"sub_", m_sub_}, {"mul_", m_mul_}, {"div_", m_div_},
     {"neg", m_neg}, {"relu", m_relu}, {"relu_", m_relu_}, {"matmul", l_matmul},
     {NULL, NULL}};
+
+/* Python's t.add_(1) in Lua passes 1 as the tensor, and "tensor expected,
+ * got number" does not say that a colon was meant: say it when the running
+ * function has a method's name (matmul is tensor.matmul too) and was not
+ * called as a method or an operator. Returns when none of that holds. */
+static void dot_call_hint(lua_State *L) {
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "n", &ar) || !ar.name ||
+        strcmp(ar.name, "matmul") == 0 || strcmp(ar.namewhat, "method") == 0 ||
+        strcmp(ar.namewhat, "metamethod") == 0)
+        return;
+    for (const luaL_Reg *r = tensor_methods; r->name; r++)
+        if (strcmp(r->name, ar.name) == 0)
+            luaL_error(L, "bad argument #1 to '%s' (tensor expected, got %s): call a method with a "
+                          "colon, t:%s(...), not t.%s(...)",
+                       ar.name, luaL_typename(L, 1), ar.name, ar.name);
+}
 
 static const luaL_Reg tensor_meta[] = {
     {"__newindex", mt_newindex}, {"__len", mt_len}, {"__tostring", mt_tostring},

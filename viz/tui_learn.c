@@ -4,6 +4,7 @@
  * An exercise's file is graded here as `commsim grade` grades it, and a
  * failing case's trace replays on the same screen. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -35,6 +36,24 @@ static void first_line(FILE *f, char *buf, size_t len) {
     if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = 0;
 }
 
+/* The visualizer as the run's front end, noting whether it opened: a script
+ * that fails before (a syntax error) has only its message to show. */
+typedef struct {
+    cs_frontend fe;
+    bool opened;
+} lesson_ui;
+
+static int lesson_attach(void *ud, const cs_job *job) {
+    lesson_ui *u = ud;
+    u->opened = true;
+    return u->fe.attach(u->fe.ud, job);
+}
+
+static void lesson_loop(void *ud) {
+    lesson_ui *u = ud;
+    u->fe.loop(u->fe.ud);
+}
+
 static void run_lesson(cs_learn *l) {
     const cs_lesson *ls = &l->book->ch[l->chapter].lesson[l->lesson];
     FILE *sink = tmpfile(); /* the plain summary must not scribble on the screen */
@@ -46,7 +65,8 @@ static void run_lesson(cs_learn *l) {
         cs_tui_free(t);
         return;
     }
-    cs_frontend fe = cs_tui_frontend(t);
+    lesson_ui u = {.fe = cs_tui_frontend(t)};
+    cs_frontend fe = {.attach = lesson_attach, .loop = lesson_loop, .ud = &u};
     cs_run_opts o = {.script = ls->path, .mem_limit = CS_DEFAULT_MEM_LIMIT,
                      .step_limit = CS_DEFAULT_STEP_LIMIT, .out = sink, .err = sink, .ui = &fe};
     int status = cs_launch_run(&o);
@@ -54,7 +74,7 @@ static void run_lesson(cs_learn *l) {
     char why[160];
     first_line(sink, why, sizeof why);
     fclose(sink);
-    if (status == 1 && why[0])
+    if ((status == 1 || !u.opened) && why[0])
         snprintf(l->message, sizeof l->message, "%s", why);
     else
         snprintf(l->message, sizeof l->message, "%s ended: %s (status %d). enter runs it again",
@@ -87,18 +107,22 @@ static void copy_starter(cs_learn *l) {
     cs_learn_student_file(l, e, to, sizeof to);
     snprintf(from, sizeof from, "%s/starter.lua", e->dir);
     FILE *in = fopen(from, "rb");
+    int why = in ? 0 : errno; /* the student needs the reason: no such folder, no permission */
     /* O_EXCL: a student's own file is never overwritten */
     int fd = in ? open(to, O_WRONLY | O_CREAT | O_EXCL, 0644) : -1;
+    if (in && fd < 0) why = errno;
     FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
     char buf[8192];
     size_t n;
     bool ok = in && out;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
-    if (out && fclose(out) != 0) ok = false;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (!(ok = fwrite(buf, 1, n, out) == n)) why = errno;
+    if (out && fclose(out) != 0 && ok) ok = false, why = errno;
     if (!out && fd >= 0) close(fd);
     if (in) fclose(in);
     if (ok) snprintf(l->message, sizeof l->message, "copied the starter to %.120s: edit it, then g grades it", to);
-    else snprintf(l->message, sizeof l->message, "cannot copy %.80s to %.80s", from, to);
+    else if (!in) snprintf(l->message, sizeof l->message, "cannot read the starter %.120s: %s", from, strerror(why));
+    else snprintf(l->message, sizeof l->message, "cannot write %.120s: %s", to, why ? strerror(why) : "error");
 }
 
 /* Grade the student's file for the selected exercise, as `commsim grade
@@ -205,7 +229,8 @@ int cs_learn_print(const char *lessons_dir, const char *chapter, const char *wor
         const cs_chapter *c = &book.ch[ch];
         fputs(c->readme, stdout);
         if (c->readme[0] && c->readme[strlen(c->readme) - 1] != '\n') putchar('\n');
-        printf("\nscripts (commsim run %s/FILE runs one):\n", c->slug);
+        /* the folder as found: the chapter's name alone finds only the default lessons */
+        printf("\nscripts (commsim run %s/FILE runs one):\n", c->dir);
         for (int i = 0; i < c->nlessons; i++)
             printf("  %-22s %s\n", c->lesson[i].file, c->lesson[i].title);
         if (c->nex) printf("\nexercises (commsim grade NAME %s/NAME.lua grades yours):\n", work);

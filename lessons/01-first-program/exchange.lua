@@ -7,7 +7,7 @@
 -- and a matching receive on the other.
 
 if rank == 0 then
-    local t = tensor.from({1, 2, 3, 4})      -- float32, like torch.tensor
+    local t = tensor.from({1, 2, 3, 4})      -- float32: torch.tensor([1., 2., 3., 4.])
     dist.send(t, 1)                          -- destination: rank 1
     print("sent " .. tostring(t) .. " to rank 1")
 

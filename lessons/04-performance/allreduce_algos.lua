@@ -67,5 +67,5 @@ if rank == 0 then
     else
         print("on 2 ranks recursive doubling always wins: the same bytes in half the steps")
     end
-    print("the tree never beats recursive doubling here: the same bytes in twice the steps")
+    print("the tree never beats recursive doubling here: twice the steps, each as large")
 end

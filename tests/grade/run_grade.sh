@@ -56,6 +56,8 @@ expect "--hidden shows them" 6 "rank 0: result[0] is 57, expected 36" \
 expect "an exercise by folder" 0 "total: 5/5" \
   -- grade lessons/02-point-to-point/exercises/ring "$here/ring/reference.lua"
 expect "unknown exercise" 1 "no such exercise" -- grade nosuch "$here/ring/reference.lua"
+expect "a mistyped exercise: the bundled ones listed" 1 "lessons/*/exercises/: bidirectional, chunked, " \
+  -- grade rng "$here/ring/reference.lua"
 expect "missing solution" 1 "no such file" -- grade ring "$tmp/none.lua"
 expect "bad format" 1 "unknown format" -- grade ring "$here/ring/reference.lua" --format xml
 expect "no arguments" 1 "usage: commsim grade" -- grade

@@ -732,6 +732,18 @@ wait_for lc "commsim learn  02-point-to-point" >/dev/null
 tm send-keys -t lc C-c
 check "learn: Ctrl-C quits with status 130 (an interrupt), terminal restored" 'wait_for lc EXIT=130 STTY=same'
 tm kill-session -t lc
+# a lesson the student broke (a syntax error): the footer says where, as
+# commsim run does; the visualizer never opened to show it
+mkdir -p "$tmp/broken/01-first-program"
+cp "$lessons/01-first-program/README.md" "$tmp/broken/01-first-program/"
+sed 's/^print(string.format(/print(string.format((/' "$lessons/01-first-program/hello.lua" \
+  >"$tmp/broken/01-first-program/hello.lua"
+start lb 100 30 "$bin learn 1 --lessons $tmp/broken"
+wait_for lb "commsim learn  01-first-program" >/dev/null
+tm send-keys -t lb Enter
+check "learn: a lesson with a syntax error says its file:line in the footer" \
+  'wait_for lb "hello.lua:12: '"')'"' expected" "Your first distributed program"'
+quit_check lb 0 "learn after a lesson's syntax error: q quits with status 0"
 # learn at 80 columns: the text's position is shown whole, three-digit
 # numbers and all
 start lw 80 24 "$bin learn 2 --lessons $lessons"
@@ -818,6 +830,8 @@ check "learn: the failing cases' traces are removed when it quits" \
 plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
   'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
+check "learn 2 --no-tui --lessons DIR: the scripts' command names the folder found, which commsim run finds too" \
+  'grep -qF "scripts (commsim run $lessons/02-point-to-point/FILE runs one):" "$tmp/screen"'
 
 # ---- a failing case replayed from learn is the student's own: their file
 # with their line numbers (not the grader's wrapper), their output only (not
@@ -841,6 +855,14 @@ check "learn v: rank 1's output has no grader's line either" \
 tm send-keys -t lo q
 wait_for lo "back from 'one pair'" >/dev/null
 quit_check lo 0 "learn after a replay of the student's case: q quits with status 0"
+
+# a --work folder that does not exist: c says why it cannot copy
+start lm 200 30 "$bin learn 2 --lessons $lessons --work $tmp/nowhere"
+wait_for lm "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t lm e c
+check "learn c into a missing --work folder: names the file and the reason" \
+  'wait_for lm "cannot write $tmp/nowhere/bidirectional.lua: No such file or directory"'
+quit_check lm 0 "learn after a failed copy: q quits with status 0"
 
 # ---- replay from another directory: the source comes from the trace
 mkdir -p "$tmp/elsewhere"

@@ -671,6 +671,33 @@ END_TEST
 
 /* ---- dist */
 
+/* Python's t.add_(1) written in Lua with a dot: the error says to use a
+ * colon; tensor.matmul, a function too, and operators keep the plain error */
+START_TEST(tensor_dot_call) {
+    expect_fail("dot.lua", "local t = tensor.ones(2)\nt.add_(1)\n", CS_END_ERROR,
+                "dot.lua:2: bad argument #1 to 'add_' (tensor expected, got number): "
+                "call a method with a colon, t:add_(...), not t.add_(...)");
+    expect_fail("dot.lua", "local t = tensor.ones(2)\nprint(t.sum())\n", CS_END_ERROR,
+                "dot.lua:2: bad argument #1 to 'sum' (tensor expected, got no value): "
+                "call a method with a colon, t:sum(...), not t.sum(...)");
+    expect_fail("dot.lua", "tensor.matmul(1, tensor.ones(2))\n", CS_END_ERROR,
+                "dot.lua:1: bad argument #1 to 'matmul' (tensor expected, got number)");
+}
+END_TEST
+
+/* Python's work.wait() written in Lua with a dot: the error says to use a colon */
+START_TEST(dist_work_dot_call) {
+    result *r = run("dot.lua", "local w = dist.irecv(tensor.zeros(1), 0)\nw.is_completed()\n", 1);
+    ck_assert_int_eq(r->status[0], CS_END_ERROR);
+    ck_assert_str_eq(error_of(r, 0), "dot.lua:2: bad argument #1 to 'is_completed' (Work expected, got no value): "
+                                     "call a method with a colon, w:is_completed(), not w.is_completed()");
+    free(r);
+    expect_fail("dot.lua", "local w = dist.barrier({async_op = true})\n\nw.wait()\n", CS_END_ERROR,
+                "dot.lua:3: bad argument #1 to 'wait' (CollectiveWork expected, got no value): "
+                "call a method with a colon, w:wait(), not w.wait()");
+}
+END_TEST
+
 START_TEST(dist_ring) {
     result *r = run("ring.lua",
                     "local t = tensor.full(2, rank)\n"
@@ -931,6 +958,8 @@ int main(void) {
     tcase_add_test(ten, tensor_arithmetic);
     tcase_add_test(ten, randn_reproducible);
     tcase_add_test(dist, dist_ring);
+    tcase_add_test(dist, dist_work_dot_call);
+    tcase_add_test(dist, tensor_dot_call);
     tcase_add_test(dist, dist_nonblocking);
     tcase_add_test(dist, dist_argument_errors);
     tcase_add_test(dist, abort_blocked_rank);
