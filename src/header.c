@@ -3,8 +3,10 @@
  * The header is the leading block of comment lines (blank lines and a "#!"
  * first line allowed); it ends at the first line of code. Within it, lines of
  * the form "--- key: value" are entries. Known keys: title, world, send-mode,
- * net, expect. Unknown keys are ignored (lessons may carry notes for other tools);
- * a malformed value of a known key is an error naming the line.
+ * net, expect. Unknown keys are ignored (lessons may carry notes for other tools),
+ * but one within two typing slips of a known key (wrld, send_mode) is most
+ * likely that key misspelt, and is named in a warning; a malformed value of a
+ * known key is an error naming the line.
  *
  * For world, send-mode, net and expect the value is one word; what follows may only
  * be a remark in parentheses or after "--":  "--- expect: ok   (or: deadlock)".
@@ -86,6 +88,42 @@ static int parse_expect(const line_ctx *lc, const char *word) {
     return header_fail(lc, "expect: unknown value '%s' (ok, deadlock, error or timeout)", word);
 }
 
+/* Edits (insert, delete, replace, swap two neighbours) from a to b, up to 3. */
+static int slips(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 31 || m > 31 || (n > m ? n - m : m - n) > 2) return 3;
+    int d[32][32];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int c = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            int v = d[i - 1][j - 1] + c;
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m] < 3 ? d[n][m] : 3;
+}
+
+/* An unknown key: a known one misspelt? Up to two slips from a key of four
+ * letters or more, one from net (nett). */
+static void near_miss(const line_ctx *lc, const char *key, cs_header *h) {
+    static const char *const known[] = {"title", "world", "send-mode", "net", "expect"};
+    if (h->warning[0]) return;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        int d = slips(key, known[i]);
+        if (d <= (strlen(known[i]) >= 4 ? 2 : 1)) {
+            snprintf(h->warning, sizeof h->warning,
+                     "%s:%d: unknown header key '%s', ignored (did you mean '%s'?)", lc->name,
+                     lc->lineno, key, known[i]);
+            return;
+        }
+    }
+}
+
 /* One "--- key: value" entry (p..end is the text after "---"). */
 static int parse_entry(const line_ctx *lc, const char *p, const char *end, cs_header *h) {
     p = skip_space(p, end);
@@ -127,7 +165,8 @@ static int parse_entry(const line_ctx *lc, const char *p, const char *end, cs_he
         if (one_word(lc, "expect", v, end, word, sizeof word) < 0) return -1;
         if (parse_expect(lc, word) < 0) return -1;
         snprintf(h->expect, sizeof h->expect, "%s", word);
-    }
+    } else
+        near_miss(lc, key, h);
     return 0;
 }
 

@@ -11,10 +11,13 @@ typedef struct cs_header {
     char send_mode[64];   /* "" : not given */
     char expect[64];      /* "ok", "deadlock", "error", ... ; "": not given */
     char net[128];        /* the network model (--net syntax); "": not given */
+    char warning[160];    /* "FILE:LINE: ..." for the first unknown key that is
+                           * a known one misspelt (wrld), else "" */
 } cs_header;
 
-/* Parse the leading comment block. Unknown keys are ignored; a malformed known
- * value is an error: returns -1 with "FILE:LINE: reason" in err. */
+/* Parse the leading comment block. Unknown keys are ignored (a likely typo of
+ * a known one is named in warning); a malformed known value is an error:
+ * returns -1 with "FILE:LINE: reason" in err. */
 int cs_header_parse(const char *name, const char *src, size_t len, cs_header *h,
                     char *err, size_t errlen);
 

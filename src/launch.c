@@ -149,6 +149,7 @@ static int resolve(const cs_run_opts *o, const cs_script *s, cs_header *h, int *
         cs_errf(err, "%s\n", msg);
         return -1;
     }
+    if (h->warning[0]) cs_errf(err, "warning: %s\n", h->warning);
     *world = o->nranks > 0 ? o->nranks : h->world > 0 ? h->world : 2;
     const char *m = o->send_mode ? o->send_mode : h->send_mode[0] ? h->send_mode : "rendezvous";
     if (!cs_send_mode_parse(m, mode)) {

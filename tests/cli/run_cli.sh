@@ -93,6 +93,12 @@ expect "-n not a number"                    1 "'x' is not a whole number" -- run
 expect "bad send mode"                      1 "unknown send mode 'fast'" -- run "$dir/hello_all.lua" --send-mode fast
 expect "bad engine"                         1 "unknown engine 'carrier-pigeon'" -- run "$dir/hello_all.lua" --engine carrier-pigeon
 expect "bad header names file and line"     1 "badheader.lua:2:" -- run "$dir/badheader.lua"
+# a header key misspelt is ignored, as any unknown key, but said: the run
+# goes on with 2 ranks, not the 4 the student meant
+printf -- '--- wrld: 4\nprint(world_size)\n' >"$tmp/wrld.lua"
+expect "a misspelt header key: a warning, the run goes on" 0 \
+  "commsim run: warning: wrld.lua:1: unknown header key 'wrld', ignored (did you mean 'world'?)" -- run "$tmp/wrld.lua"
+count_lines "a misspelt header key: ignored (2 ranks)" 2 "] 2"
 
 # ---- scripts that fail: file:line, status 2, nobody hangs
 expect "runtime error: file:line"           2 "error.lua:6: attempt to index a nil value (local 'x')" -- run "$dir/error.lua"

@@ -884,6 +884,29 @@ START_TEST(header_good) {
     ck_assert_int_eq(header("--- world: 2\r\n--- expect: deadlock\r\n", &h, err), 0);
     ck_assert_int_eq(h.world, 2);
     ck_assert_str_eq(h.expect, "deadlock");
+    ck_assert_str_eq(h.warning, "");
+}
+END_TEST
+
+/* An unknown key a slip or two from a known one is most likely it misspelt:
+ * still ignored (the run goes on), but named in a warning; notes stay silent. */
+START_TEST(header_near_miss) {
+    cs_header h;
+    char err[256];
+    ck_assert_int_eq(header("--- title: x\n--- wrld: 4\n--- tilte: y\n", &h, err), 0);
+    ck_assert_int_eq(h.world, 0);
+    ck_assert_str_eq(h.warning, "h.lua:2: unknown header key 'wrld', ignored (did you mean 'world'?)");
+    ck_assert_int_eq(header("--- send_mode: eager\n", &h, err), 0);
+    ck_assert_str_eq(h.warning, "h.lua:1: unknown header key 'send_mode', ignored (did you mean 'send-mode'?)");
+    ck_assert_int_eq(header("--- expcet: ok\n--- nett: fast\n", &h, err), 0);
+    ck_assert_str_eq(h.warning, "h.lua:1: unknown header key 'expcet', ignored (did you mean 'expect'?)");
+    static const char *const notes[] = {"hint", "author", "notes", "mode", "ranks", "level"};
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
+        char src[64];
+        snprintf(src, sizeof src, "--- %s: 4\n", notes[i]);
+        ck_assert_int_eq(header(src, &h, err), 0);
+        ck_assert_msg(!h.warning[0], "%s: %s", notes[i], h.warning);
+    }
 }
 END_TEST
 
@@ -969,5 +992,6 @@ int main(void) {
     tcase_add_test(hdr, script_load_file);
     tcase_add_test(hdr, header_good);
     tcase_add_test(hdr, header_bad);
+    tcase_add_test(hdr, header_near_miss);
     return run_suite(s);
 }
