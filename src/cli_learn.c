@@ -64,7 +64,8 @@ int cs_cli_learn(int argc, char **argv) {
         learn_usage(stderr);
         return 1;
     }
+    bool given = dir != NULL;
     if (!dir) dir = cs_lessons_dir(buf, sizeof buf);
     const char *chapter = optind < argc ? argv[optind] : NULL;
-    return plain ? cs_learn_print(dir, chapter, work) : cs_tui_learn(dir, chapter, work);
+    return plain ? cs_learn_print(dir, given, chapter, work) : cs_tui_learn(dir, chapter, work);
 }

@@ -33,7 +33,8 @@ int cs_tui_replay(const char *path, const cs_replay_at *at);
  * the student's files for the exercises (WORK/NAME.lua). */
 int cs_tui_learn(const char *lessons_dir, const char *chapter, const char *work);
 /* `commsim learn --no-tui [CHAPTER]`: the chapter list, or one chapter's text
- * and scripts, printed. */
-int cs_learn_print(const char *lessons_dir, const char *chapter, const char *work);
+ * and scripts, printed; given: lessons_dir is --lessons', not the default
+ * (its exercises are then graded by folder, not by name). */
+int cs_learn_print(const char *lessons_dir, bool given, const char *chapter, const char *work);
 
 #endif

@@ -204,7 +204,7 @@ static void show_failure(cs_learn *l) {
     snprintf(l->message, sizeof l->message, "back from '%.100s'", name);
 }
 
-int cs_learn_print(const char *lessons_dir, const char *chapter, const char *work) {
+int cs_learn_print(const char *lessons_dir, bool given, const char *chapter, const char *work) {
     cs_book book;
     char err[512];
     if (cs_book_load(&book, lessons_dir, err, sizeof err) < 0) {
@@ -233,7 +233,12 @@ int cs_learn_print(const char *lessons_dir, const char *chapter, const char *wor
         printf("\nscripts (commsim run %s/FILE runs one):\n", c->dir);
         for (int i = 0; i < c->nlessons; i++)
             printf("  %-22s %s\n", c->lesson[i].file, c->lesson[i].title);
-        if (c->nex) printf("\nexercises (commsim grade NAME %s/NAME.lua grades yours):\n", work);
+        /* 'grade NAME' finds the default lessons' only: --lessons' by their folder */
+        if (c->nex && !given)
+            printf("\nexercises (commsim grade NAME %s/NAME.lua grades yours):\n", work);
+        else if (c->nex)
+            printf("\nexercises (commsim grade %s/exercises/NAME %s/NAME.lua grades yours):\n",
+                   c->dir, work);
         for (int i = 0; i < c->nex; i++) printf("  %-22s %s\n", c->ex[i].name, c->ex[i].dir);
     }
     cs_book_free(&book);

@@ -829,7 +829,12 @@ check "learn: the failing cases' traces are removed when it quits" \
   '[ "$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)" = "$learn_before" ]'
 plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
-  'grep -qF "exercises (commsim grade NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
+  'grep -qF "exercises (commsim grade $lessons/02-point-to-point/exercises/NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
+# that command, as printed, grades a file against the lessons given (grade
+# NAME alone would look in the default lessons only)
+cp "$lessons/02-point-to-point/exercises/ring/starter.lua" "$tmp/ring_starter.lua"
+check "learn 2 --no-tui --lessons DIR: the grade command it prints works (a starter fails, status 6)" \
+  '"$bin" grade "$lessons/02-point-to-point/exercises/ring" "$tmp/ring_starter.lua" >/dev/null 2>&1; [ $? = 6 ]'
 check "learn 2 --no-tui --lessons DIR: the scripts' command names the folder found, which commsim run finds too" \
   'grep -qF "scripts (commsim run $lessons/02-point-to-point/FILE runs one):" "$tmp/screen"'
 
