@@ -147,6 +147,9 @@ static const char driver[] =
     "  if me == 0 then\n"
     "    print(string.format('@bench %d %d %d %.9e', bytes, iters, warm, el / iters / units))\n"
     "  end\n"
+    "  -- the size's line is out before any rank can fail at the next size's\n"
+    "  -- buffers: the failure is then told at the size that had them\n"
+    "  dist.barrier()\n"
     "end\n";
 
 char *cs_bench_script(const cs_bench_op *op, const char *algo, const size_t *sizes, int nsizes,
