@@ -128,6 +128,10 @@ expect "infinite loop: instruction budget"  4 "instruction budget exceeded" -- r
 expect "pcall cannot swallow the budget"    4 "instruction budget exceeded" -- run "$dir/pcall_loop.lua" --step-limit 1000000
 expect "memory bomb: memory cap"            4 "memory limit exceeded" -- run "$dir/membomb.lua" --mem-limit 64
 expect "huge tensor: memory cap"            4 "memory limit exceeded" -- run "$dir/tensorbomb.lua" --mem-limit 64
+# 0 turns the cap off, as the help and docs/cli.md say (300 MiB fits no default cap)
+printf 'local t = tensor.zeros(75 * 1024 * 1024)\nprint(t:numel())\n' >"$tmp/big.lua"
+expect "--mem-limit 0: no cap"               0 "verdict: ok" -- run "$tmp/big.lua" -n 1 --mem-limit 0
+expect "--help: --mem-limit 0 is no cap"     0 "0 = none; at most 1048576" -- run --help
 expect "timeout ends the run"               4 "did not finish within 1 s" -- run "$dir/sleeper.lua" --timeout 1
 expect "a long timeout is fine"             0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 100000000
 expect "the longest timeout is fine"        0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 1e9
