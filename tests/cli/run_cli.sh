@@ -45,6 +45,7 @@ for cmd in replay export learn; do
 done
 expect "replay --help: the usage names --at RANK:LINE" 0 "[--end | --at N | --at RANK:LINE]" -- replay --help
 expect "replay --help: a died rank's status, 5"    0 "5 a rank process died" -- replay --help
+expect "help: every exit status, 130 and grade's 6" 0 "130 interrupted; commsim grade: 6 some case failed" -- help
 expect "help of an unknown command"         1 "commsim help: unknown command 'bogus'" -- help bogus
 expect "version"                            0 "commsim 0." -- version
 expect "--version"                          0 "commsim 0." -- --version
