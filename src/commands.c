@@ -54,7 +54,8 @@ void cs_commands_usage(FILE *f) {
     fputs("\n"
           "Run 'commsim help CMD' (or 'commsim CMD --help') for a command's options.\n"
           "Exit status: 0 ok, 1 usage or setup error, 2 a script raised an error,\n"
-          "3 deadlock, 4 timeout or budget exceeded, 5 a rank process died.\n",
+          "3 deadlock, 4 timeout or budget exceeded, 5 a rank process died,\n"
+          "130 interrupted; commsim grade: 6 some case failed.\n",
           f);
 }
 

@@ -45,6 +45,7 @@ for cmd in replay export learn; do
 done
 expect "replay --help: the usage names --at RANK:LINE" 0 "[--end | --at N | --at RANK:LINE]" -- replay --help
 expect "replay --help: a died rank's status, 5"    0 "5 a rank process died" -- replay --help
+expect "help: every exit status, 130 and grade's 6" 0 "130 interrupted; commsim grade: 6 some case failed" -- help
 expect "help of an unknown command"         1 "commsim help: unknown command 'bogus'" -- help bogus
 expect "version"                            0 "commsim 0." -- version
 expect "--version"                          0 "commsim 0." -- --version
@@ -128,6 +129,10 @@ expect "infinite loop: instruction budget"  4 "instruction budget exceeded" -- r
 expect "pcall cannot swallow the budget"    4 "instruction budget exceeded" -- run "$dir/pcall_loop.lua" --step-limit 1000000
 expect "memory bomb: memory cap"            4 "memory limit exceeded" -- run "$dir/membomb.lua" --mem-limit 64
 expect "huge tensor: memory cap"            4 "memory limit exceeded" -- run "$dir/tensorbomb.lua" --mem-limit 64
+# 0 turns the cap off, as the help and docs/cli.md say (300 MiB fits no default cap)
+printf 'local t = tensor.zeros(75 * 1024 * 1024)\nprint(t:numel())\n' >"$tmp/big.lua"
+expect "--mem-limit 0: no cap"               0 "verdict: ok" -- run "$tmp/big.lua" -n 1 --mem-limit 0
+expect "--help: --mem-limit 0 is no cap"     0 "0 = none; at most 1048576" -- run --help
 expect "timeout ends the run"               4 "did not finish within 1 s" -- run "$dir/sleeper.lua" --timeout 1
 expect "a long timeout is fine"             0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 100000000
 expect "the longest timeout is fine"        0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 1e9
