@@ -370,6 +370,16 @@ int cs_cli_run(int argc, char **argv) {
     if (twin && (o.master || o.rank >= 0 || o.worker || (getenv("MASTER_ADDR") && getenv("RANK"))))
         o.engine = twin;
     bool processes = cs_engine_find(o.engine)->caps & CS_ENGINE_PROCESSES;
+    /* Options of a job spread over processes mean nothing where every rank is
+     * a thread of this one: whoever gave them meant --engine tcp. */
+    const char *spread = o.master ? "--master" : o.rank >= 0 ? "--rank" : o.token ? "--token"
+                       : o.bind   ? "--bind"   : NULL;
+    if (!processes && spread) {
+        fprintf(stderr, "commsim run: %s: the %s engine runs every rank in this process; "
+                        "a job over several processes or machines needs --engine tcp\n",
+                spread, cs_engine_find(o.engine)->name);
+        return 1;
+    }
     if (processes && process_environment(&o, o.nranks > 0, master, sizeof master) < 0) return 1;
     /* The visualizer is the default where a user is watching; a rank process
      * started by hand is not where the run is watched (rank 0's side is). There

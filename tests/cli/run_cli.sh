@@ -94,6 +94,13 @@ expect "-n not a number"                    1 "'x' is not a whole number" -- run
 expect "bad send mode"                      1 "unknown send mode 'fast'" -- run "$dir/hello_all.lua" --send-mode fast
 expect "bad engine"                         1 "unknown engine 'carrier-pigeon'" -- run "$dir/hello_all.lua" --engine carrier-pigeon
 expect "bad header names file and line"     1 "badheader.lua:2:" -- run "$dir/badheader.lua"
+# a job over processes' options on the thread engine: refused, not ignored (a
+# rank "joining" with --master would otherwise run the whole world by itself)
+for opt in "--master 127.0.0.1:29500" "--rank 1" "--token 0123" "--bind 127.0.0.1"; do
+  expect "thread engine: ${opt%% *} refused" 1 \
+    "commsim run: ${opt%% *}: the thread engine runs every rank in this process; a job over several processes or machines needs --engine tcp" \
+    -- run "$dir/hello_all.lua" $opt
+done
 # a header key misspelt is ignored, as any unknown key, but said: the run
 # goes on with 2 ranks, not the 4 the student meant
 printf -- '--- wrld: 4\nprint(world_size)\n' >"$tmp/wrld.lua"
