@@ -64,6 +64,30 @@ static int number(const char *opt, const char *s, long long min, long long max, 
     return 0;
 }
 
+/* The options only some formats read, each a bit of "given". An option the
+ * format does not read is refused, not dropped: a user who asked for a dark
+ * asciicast would otherwise get a light one and no word of it. */
+static const struct {
+    const char *opt, *formats;
+} only[] = {
+    {"--width", " svg asciicast "}, {"--height", " asciicast "}, {"--theme", " svg "},
+    {"--speed", " asciicast "},     {"--time", " svg perfetto asciicast "},
+};
+enum { ONLY_WIDTH = 1, ONLY_HEIGHT = 2, ONLY_THEME = 4, ONLY_SPEED = 8, ONLY_TIME = 16 };
+
+/* 0, or 1 said on stderr. */
+static int options_apply(const char *format, unsigned given) {
+    char f[40];
+    snprintf(f, sizeof f, " %s ", format);
+    for (size_t k = 0; k < sizeof only / sizeof only[0]; k++)
+        if (given & (1u << k) && !strstr(only[k].formats, f)) {
+            fprintf(stderr, "commsim export: %s: %s does not use it (only%.*s)\n", only[k].opt,
+                    format, (int)strlen(only[k].formats) - 1, only[k].formats);
+            return 1;
+        }
+    return 0;
+}
+
 int cs_cli_export(int argc, char **argv) {
     static const struct option longopts[] = {
         {"format", required_argument, NULL, 'f'}, {"out", required_argument, NULL, 'o'},
@@ -75,6 +99,7 @@ int cs_cli_export(int argc, char **argv) {
         {0, 0, 0, 0},
     };
     cs_export_opts o = {.from = -1, .to = -1};
+    unsigned given = 0;
     long long v;
     int c;
     optind = 1;
@@ -86,14 +111,17 @@ int cs_cli_export(int argc, char **argv) {
         case 'F': if (number("--from", optarg, 0, 1LL << 50, &o.from) < 0) return 1; break;
         case 'T': if (number("--to", optarg, 1, 1LL << 50, &o.to) < 0) return 1; break;
         case 'W':
+            given |= ONLY_WIDTH;
             if (number("--width", optarg, 20, 1000, &v) < 0) return 1;
             o.width = (int)v;
             break;
         case 'H':
+            given |= ONLY_HEIGHT;
             if (number("--height", optarg, 10, 1000, &v) < 0) return 1;
             o.height = (int)v;
             break;
         case 'm':
+            given |= ONLY_THEME;
             if (strcmp(optarg, "dark") && strcmp(optarg, "light")) {
                 fprintf(stderr, "commsim export: --theme: light or dark, not '%s'\n", optarg);
                 return 1;
@@ -101,6 +129,7 @@ int cs_cli_export(int argc, char **argv) {
             o.dark = strcmp(optarg, "dark") == 0;
             break;
         case 's': {
+            given |= ONLY_SPEED;
             char *end;
             o.speed = strtod(optarg, &end);
             if (!*optarg || *end || !(o.speed > 0) || o.speed > 1e6) {
@@ -112,6 +141,7 @@ int cs_cli_export(int argc, char **argv) {
         }
         case 'N': o.net = optarg; break;
         case 'V':
+            given |= ONLY_TIME;
             if (strcmp(optarg, "virtual") && strcmp(optarg, "real")) {
                 fprintf(stderr, "commsim export: --time: virtual or real, not '%s'\n", optarg);
                 return 1;
@@ -137,6 +167,7 @@ int cs_cli_export(int argc, char **argv) {
         fprintf(stderr, "commsim export: which format? (--format svg|mermaid|perfetto|asciicast)\n");
         return 1;
     }
+    if (cs_export_find(o.format) && options_apply(o.format, given)) return 1;
     return cs_export_file(argv[optind], &o);
 }
 

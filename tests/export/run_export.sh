@@ -176,6 +176,14 @@ expect "model: --time real draws the event order" 0 "time flows right" -- export
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
 expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
 expect "model: --time takes virtual or real" 1 "--time: virtual or real" -- export "$tmp/v.jsonl" -f svg --time wall
+# an option the format does not read is refused, not dropped
+expect "--theme on an asciicast: refused" 1 "commsim export: --theme: asciicast does not use it (only svg)" \
+  -- export "$tmp/v.jsonl" -f asciicast --theme dark
+expect "--speed on perfetto: refused" 1 "commsim export: --speed: perfetto does not use it (only asciicast)" \
+  -- export "$tmp/v.jsonl" -f perfetto --speed 3
+expect "--time on mermaid: refused" 1 "commsim export: --time: mermaid does not use it (only svg perfetto asciicast)" \
+  -- export "$tmp/v.jsonl" -f mermaid --time real
+expect "--width on svg: read" 0 "<svg" -- export "$tmp/v.jsonl" -f svg --width 200 --theme dark
 # asked for modelled time, a trace without a model is refused: a picture in
 # real time would pass for one
 expect "--time virtual on a trace without a model: refused" 1 \
