@@ -269,6 +269,11 @@ grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's re
 "$bin" grade ring "$here/hostile/forge_return.lua" >"$tmp/fr.out" 2>&1
 grep -qF "total: 0/5" "$tmp/fr.out" && ok "a forged result with a top-level return: 0" \
   || bad_showing "$tmp/fr.out" "forged result with return"
+# One that closes the wrapper's function itself ("end)(...)") and shadows
+# the print of the grader's own lines: not a chunk alone, so a syntax error.
+"$bin" grade ring "$here/hostile/forge_inject.lua" >"$tmp/fi.out" 2>&1
+grep -qF "total: 0/5" "$tmp/fi.out" && grep -qF "forge_inject.lua:3: <eof> expected near 'end'" "$tmp/fi.out" &&
+  ok "a solution that closes the grader's wrapper: a syntax error, 0" || bad_showing "$tmp/fi.out" "wrapper injection"
 
 # As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
