@@ -274,6 +274,11 @@ grep -qF "total: 0/5" "$tmp/fr.out" && ok "a forged result with a top-level retu
 "$bin" grade ring "$here/hostile/forge_inject.lua" >"$tmp/fi.out" 2>&1
 grep -qF "total: 0/5" "$tmp/fi.out" && grep -qF "forge_inject.lua:3: <eof> expected near 'end'" "$tmp/fi.out" &&
   ok "a solution that closes the grader's wrapper: a syntax error, 0" || bad_showing "$tmp/fi.out" "wrapper injection"
+# A result too large for check(run) (1e8 empty tables) is the solution's
+# failure, not a spec error that stops the grading of everyone.
+"$bin" grade ring "$here/hostile/shape_bomb.lua" >"$tmp/sb.out" 2>&1; rc=$?
+[ $rc = 6 ] && grep -qF "total: 0/5" "$tmp/sb.out" && grep -qF "results are too large to grade" "$tmp/sb.out" &&
+  ok "a result too large for check(run): 0, not a spec error" || bad_showing "$tmp/sb.out" "result too large (rc $rc)"
 
 # As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
