@@ -84,11 +84,12 @@ static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool prob
     /* The wrapper is text: a solution that is not a chunk of its own could
      * close the function itself ("end)(...)") and shadow the epilogue's
      * print. One that does not parse alone runs unwrapped: its syntax error
-     * is the run's. */
+     * is the run's (after a ";", so that a binary chunk's is one too, with
+     * the file's name and line). */
     cs_script alone = {.name = "solution", .source = (char *)src, .len = len};
     char err[8];
     bool chunk = cs_script_check_syntax(&alone, err, sizeof err) == 0;
-    if (chunk) p += snprintf(p, cap - (size_t)(p - out), "%s", pro);
+    p += snprintf(p, cap - (size_t)(p - out), "%s", chunk ? pro : ";");
     memcpy(p, src, len), p += len;
     memcpy(p, chunk ? epi : "", chunk ? strlen(epi) + 1 : 1);
     return out;

@@ -274,6 +274,12 @@ grep -qF "total: 0/5" "$tmp/fr.out" && ok "a forged result with a top-level retu
 "$bin" grade ring "$here/hostile/forge_inject.lua" >"$tmp/fi.out" 2>&1
 grep -qF "total: 0/5" "$tmp/fi.out" && grep -qF "forge_inject.lua:3: <eof> expected near 'end'" "$tmp/fi.out" &&
   ok "a solution that closes the grader's wrapper: a syntax error, 0" || bad_showing "$tmp/fi.out" "wrapper injection"
+# A precompiled (binary) solution is not a chunk of text either: its error
+# still names the file and the line.
+cp "$top_srcdir/tests/hostile/scripts/precompiled.luac" "$tmp/pre.lua"
+"$bin" grade ring "$tmp/pre.lua" >"$tmp/pre.out" 2>&1
+grep -qF "error: pre.lua:1: unexpected symbol" "$tmp/pre.out" && ok "a binary solution: its error names the file and line" \
+  || bad_showing "$tmp/pre.out" "binary solution"
 # A result too large for check(run) (1e8 empty tables) is the solution's
 # failure, not a spec error that stops the grading of everyone.
 "$bin" grade ring "$here/hostile/shape_bomb.lua" >"$tmp/sb.out" 2>&1; rc=$?
