@@ -236,6 +236,7 @@ typedef struct spec_call {
     size_t n, cap;
     bool pass;      /* check()'s verdict */
     char *why;      /* check()'s message */
+    bool built;     /* check()'s run table was made: an error after is the spec's */
 } spec_call;
 
 static void push_params(lua_State *L, const cs_grade_case *c) {
@@ -282,6 +283,7 @@ static int check_k(lua_State *L) {
     spec_call *j = lua_touserdata(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->check_ref);
     push_run(L, j->d, j->c);
+    j->built = true;
     lua_call(L, 1, 2);
     j->pass = lua_toboolean(L, -2);
     if (!j->pass) j->why = fmt("%s", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "check failed");
@@ -322,7 +324,12 @@ static char *check_expect(lua_State *L, const cs_grade_case *c, const run_data *
 
 static char *check_fn(lua_State *L, const cs_grade_case *c, const run_data *d, char **spec_err) {
     spec_call j = {.c = c, .d = d};
-    if ((*spec_err = spec_call_run(L, check_k, &j, "check(run)"))) return NULL;
+    if ((*spec_err = spec_call_run(L, check_k, &j, "check(run)")) && !j.built) {
+        /* the run's own data did not fit (a tensor result of shape
+         * {1e8, 0} is 1e8 tables): the solution's doing, not the spec's */
+        free(*spec_err), *spec_err = NULL;
+        return fmt("the run's results are too large to grade: check(run) cannot be given them");
+    }
     return j.why;
 }
 

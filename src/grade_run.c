@@ -75,15 +75,23 @@ static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool prob
     char *out = cs_xmalloc(cap, "grade script"), *p = out;
     for (int i = 0; i < c->nparams; i++)
         p += snprintf(p, cap - (size_t)(p - out), "%s = %.17g; ", c->params[i].name, c->params[i].value);
-    p += snprintf(p, cap - (size_t)(p - out), "%s", pro);
     if (len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) src += 3, len -= 3; /* a UTF-8 BOM */
     if (len && src[0] == '#') { /* a "#!" line: drop it, keep its newline */
         const char *nl = memchr(src, '\n', len);
         len -= nl ? (size_t)(nl - src) : len;
         src = nl ? nl : src;
     }
+    /* The wrapper is text: a solution that is not a chunk of its own could
+     * close the function itself ("end)(...)") and shadow the epilogue's
+     * print. One that does not parse alone runs unwrapped: its syntax error
+     * is the run's (after a ";", so that a binary chunk's is one too, with
+     * the file's name and line). */
+    cs_script alone = {.name = "solution", .source = (char *)src, .len = len};
+    char err[8];
+    bool chunk = cs_script_check_syntax(&alone, err, sizeof err) == 0;
+    p += snprintf(p, cap - (size_t)(p - out), "%s", chunk ? pro : ";");
     memcpy(p, src, len), p += len;
-    memcpy(p, epi, strlen(epi) + 1);
+    memcpy(p, chunk ? epi : "", chunk ? strlen(epi) + 1 : 1);
     return out;
 }
 

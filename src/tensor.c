@@ -251,7 +251,7 @@ static cs_storage *cs_storage_new(cs_budget *b, int device, size_t bytes) {
     st->budget = b;
     st->data = data;
     st->device = device;
-    st->io = 0;
+    st->io = st->io_w = 0;
     return st;
 }
 

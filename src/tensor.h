@@ -52,6 +52,7 @@ typedef struct cs_storage {
     void *data;        /* a device pointer when device >= 0 */
     int device;        /* CS_DEVICE_CPU (-1), or the CUDA device holding data */
     int io;            /* unfinished isend/irecv using it (pitfall.c; the owning rank's thread) */
+    int io_w;          /* of those, the ones that write it (irecv, a collective's output) */
 } cs_storage;
 
 typedef struct cs_tensor {

@@ -34,9 +34,11 @@ static cs_dtype cs_dtype_promote(cs_dtype a, cs_dtype b) {
 /* ---- elementwise */
 
 /* A scalar counts as a float when it is not integral: we only get a double,
- * so 2.0 behaves like torch's 2 and 2.5 like 2.5. */
+ * so 2.0 behaves like torch's 2 and 2.5 like 2.5. One past int64's range
+ * (1e300) was a float too: no Lua integer has that value, and as an integer
+ * it would saturate and then wrap (int32 3 * 1e300 was -3). */
 static bool cs_scalar_is_float(double s) {
-    return !isfinite(s) || s != trunc(s);
+    return !isfinite(s) || s != trunc(s) || !(s >= -0x1p63 && s < 0x1p63);
 }
 
 /* torch's result_type: tensors with dims outrank 0-d tensors, which outrank

@@ -269,6 +269,22 @@ grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's re
 "$bin" grade ring "$here/hostile/forge_return.lua" >"$tmp/fr.out" 2>&1
 grep -qF "total: 0/5" "$tmp/fr.out" && ok "a forged result with a top-level return: 0" \
   || bad_showing "$tmp/fr.out" "forged result with return"
+# One that closes the wrapper's function itself ("end)(...)") and shadows
+# the print of the grader's own lines: not a chunk alone, so a syntax error.
+"$bin" grade ring "$here/hostile/forge_inject.lua" >"$tmp/fi.out" 2>&1
+grep -qF "total: 0/5" "$tmp/fi.out" && grep -qF "forge_inject.lua:3: <eof> expected near 'end'" "$tmp/fi.out" &&
+  ok "a solution that closes the grader's wrapper: a syntax error, 0" || bad_showing "$tmp/fi.out" "wrapper injection"
+# A precompiled (binary) solution is not a chunk of text either: its error
+# still names the file and the line.
+cp "$top_srcdir/tests/hostile/scripts/precompiled.luac" "$tmp/pre.lua"
+"$bin" grade ring "$tmp/pre.lua" >"$tmp/pre.out" 2>&1
+grep -qF "error: pre.lua:1: unexpected symbol" "$tmp/pre.out" && ok "a binary solution: its error names the file and line" \
+  || bad_showing "$tmp/pre.out" "binary solution"
+# A result too large for check(run) (1e8 empty tables) is the solution's
+# failure, not a spec error that stops the grading of everyone.
+"$bin" grade ring "$here/hostile/shape_bomb.lua" >"$tmp/sb.out" 2>&1; rc=$?
+[ $rc = 6 ] && grep -qF "total: 0/5" "$tmp/sb.out" && grep -qF "results are too large to grade" "$tmp/sb.out" &&
+  ok "a result too large for check(run): 0, not a spec error" || bad_showing "$tmp/sb.out" "result too large (rc $rc)"
 
 # As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then

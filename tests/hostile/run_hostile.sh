@@ -351,6 +351,10 @@ case_cpu() {
     cpu_pcall.lua -n 1 --step-limit 1000000
   both "cpu: coroutines swallowing the budget" 4 "$(failed "cpu_coroutine.lua:5: $budget")" \
     cpu_coroutine.lua -n 1 --step-limit 1000000
+  # CPU the budget does not see: 80000 isends of one tensor in flight, each
+  # read checked against all the others (the timeout is a backstop only)
+  hostile "cpu: 80000 isends of one tensor in flight" 0 "$(printf '[rank 0] done\t160000')" -- \
+    run "$dir/isend_one_buffer.lua" -n 2 --timeout 120
 }
 
 # ---- memory bombs: the memory cap ends them (status 4)

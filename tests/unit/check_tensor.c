@@ -486,6 +486,10 @@ START_TEST(test_binop_int_wrap) {
     CK_VALUES(K(cs_tensor_binop(NULL, CS_SUB, V(CS_UINT8, 0), NULL, 1, false)), 255);
     CK_VALUES(K(cs_tensor_binop(NULL, CS_MUL, V(CS_UINT8, 16), V(CS_UINT8, 16), 0, false)), 0);
     CK_VALUES(K(cs_tensor_binop(NULL, CS_ADD, V(CS_INT32, 2147483647.0), NULL, 1, false)), -2147483648.0);
+    /* a scalar no integer can be (1e300) is a float: float32, not a wrapped int */
+    cs_tensor *big = K(cs_tensor_binop(NULL, CS_MUL, V(CS_INT32, 3), NULL, 1e300, false));
+    ck_assert_int_eq(big->dtype, CS_FLOAT32);
+    CK_VALUES(big, INFINITY);
     cs_tensor *l = V(CS_INT64, 0);
     cs_tensor_set_i(l, 0, INT64_MAX);
     cs_tensor *r = K(cs_tensor_binop(NULL, CS_ADD, l, NULL, 1, false));
