@@ -158,8 +158,7 @@ static int tcp_send(cs_engine *eng, cs_request *sq, bool eager) {
         free(r);
         tcp_conn_push_locked(c, it, false, &done);
     } else {
-        r->next = c->rts; /* before the RTS leaves: the CTS may come back at once */
-        c->rts = r;
+        tcp_conn_rts_push_locked(c, r); /* before the RTS leaves: the CTS may come back at once */
         tcp_conn_push_locked(c, it, false, &done);
     }
     pthread_mutex_unlock(&c->lock);
@@ -274,8 +273,7 @@ static rts_wait *take_rts(tconn *c, uint64_t id) {
     rts_wait **p = &c->rts, *r = NULL;
     while (*p && (*p)->id != id) p = &(*p)->next;
     if (*p) {
-        r = *p;
-        *p = r->next;
+        r = tcp_conn_rts_unlink_locked(c, p);
         c->sync_inflight -= r->sync_bytes;
     }
     pthread_mutex_unlock(&c->lock);

@@ -205,6 +205,23 @@ void tcp_conn_flush(tconn *c) {
  * exchange receive from it matched are one step's, whichever comes first:
  * the receive matched before the send is posted (the peer was ahead: its
  * message waited here), or after (the send waits in c->rts). */
+/* Appended, not pushed in front: a CTS or ACK looks its send up from the
+ * oldest, which it nearly always is (a window of 80,000 isends to one peer
+ * walked the whole list per reply, newest first: minutes instead of a second). */
+void tcp_conn_rts_push_locked(tconn *c, rts_wait *r) {
+    r->next = NULL;
+    if (!c->rts) c->rts_tail = &c->rts;
+    *c->rts_tail = r;
+    c->rts_tail = &r->next;
+}
+
+rts_wait *tcp_conn_rts_unlink_locked(tconn *c, rts_wait **p) {
+    rts_wait *r = *p;
+    *p = r->next;
+    if (!r->next) c->rts_tail = p; /* it was the last */
+    return r;
+}
+
 bool tcp_conn_exchange_send_locked(tconn *c, cs_request *sq, txitem *it, rts_wait *r) {
     uint64_t k = ++c->xsent;
     if (!it) return true; /* an RTS or an eager MSG: it completes its own way */
@@ -223,8 +240,7 @@ cs_request *tcp_conn_exchanged(tconn *c) {
     rts_wait **p = &c->rts;
     while (*p && (*p)->xseq != k) p = &(*p)->next;
     if (*p) { /* (a dead connection has no waits left) */
-        rts_wait *r = *p;
-        *p = r->next;
+        rts_wait *r = tcp_conn_rts_unlink_locked(c, p);
         c->sync_inflight -= r->sync_bytes;
         sq = r->sq;
         free(r);

@@ -96,7 +96,7 @@ typedef struct tconn {
     txitem *txh, *txt;
     bool pollout, dead;
     bool deferred;       /* the queue holds frames not yet tried (tcp_conn_defer) */
-    rts_wait *rts;
+    rts_wait *rts, **rts_tail; /* oldest first: CTS and ACK come back in about that order */
     cts_wait *cts_h, *cts_t;
     uint64_t next_token;
     size_t sync_inflight; /* SYNC payload bytes sent and not yet acknowledged */
@@ -149,6 +149,10 @@ CS_INTERNAL cs_request *tcp_conn_exchanged(tconn *c);
  * step's receive is matched already, the send then done once it is written
  * (it->finish), r unused. Under c->lock, before the frame is queued. */
 CS_INTERNAL bool tcp_conn_exchange_send_locked(tconn *c, cs_request *sq, txitem *it, rts_wait *r);
+/* c->rts, under c->lock: append r; unlink the wait *p points to (p: the link
+ * that holds it) and return it. */
+CS_INTERNAL void tcp_conn_rts_push_locked(tconn *c, rts_wait *r);
+CS_INTERNAL rts_wait *tcp_conn_rts_unlink_locked(tconn *c, rts_wait **p);
 /* Write what tcp_conn_defer held back. */
 CS_INTERNAL void tcp_conn_flush(tconn *c);
 /* The connection is gone: drop its queue and its waits (their requests stay pending). */
