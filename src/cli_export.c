@@ -64,7 +64,8 @@ static int number(const char *opt, const char *s, long long min, long long max, 
     return 0;
 }
 
-/* The options only some formats read, each a bit of "given". An option the
+/* The options only some formats read, each a bit of "given" (the enum below,
+ * in this order). An option the
  * format does not read is refused, not dropped: a user who asked for a dark
  * asciicast would otherwise get a light one and no word of it. */
 static const struct {
