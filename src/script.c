@@ -309,10 +309,14 @@ void *cs_script_checkself(lua_State *L, const char *tname) {
      * "Work expected, got no value" does not say a colon was meant. */
     lua_Debug ar;
     const char *fn = lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name ? ar.name : "method";
+    return cs_script_colon_error(L, fn, tname, "w", "()"), NULL;
+}
+
+int cs_script_colon_error(lua_State *L, const char *fn, const char *tname, const char *v,
+                          const char *args) {
     return luaL_error(L, "bad argument #1 to '%s' (%s expected, got %s): call a method with a colon, "
-                         "w:%s(), not w.%s()",
-                      fn, tname, luaL_typename(L, 1), fn, fn),
-           NULL;
+                         "%s:%s%s, not %s.%s%s",
+                      fn, tname, luaL_typename(L, 1), v, fn, args, v, fn, args);
 }
 
 void cs_script_sealed_metatable(lua_State *L, const char *name) {

@@ -108,6 +108,10 @@ lua_Integer cs_script_checkint(lua_State *L, int idx, const char *fn, const char
 /* The object of a method of a tname userdata (argument 1), or an error that
  * says to call it with a colon when it is missing (a dot call). */
 void *cs_script_checkself(lua_State *L, const char *tname);
+/* Raise "bad argument #1 to 'FN' (TNAME expected, got ...): call a method
+ * with a colon, V:FN(ARGS), not V.FN(ARGS)": Python's dot call, in Lua. */
+int cs_script_colon_error(lua_State *L, const char *fn, const char *tname, const char *v,
+                          const char *args);
 /* Push a new metatable, registered as name, that scripts can neither read
  * nor replace: getmetatable gives the name. */
 void cs_script_sealed_metatable(lua_State *L, const char *name);

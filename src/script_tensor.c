@@ -698,9 +698,7 @@ static void dot_call_hint(lua_State *L) {
         return;
     for (const luaL_Reg *r = tensor_methods; r->name; r++)
         if (strcmp(r->name, ar.name) == 0)
-            luaL_error(L, "bad argument #1 to '%s' (tensor expected, got %s): call a method with a "
-                          "colon, t:%s(...), not t.%s(...)",
-                       ar.name, luaL_typename(L, 1), ar.name, ar.name);
+            cs_script_colon_error(L, ar.name, "tensor", "t", "(...)");
 }
 
 static const luaL_Reg tensor_meta[] = {
