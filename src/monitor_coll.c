@@ -101,12 +101,21 @@ static int member_of(const coll_grp *g, int rank) {
     return -1;
 }
 
+/* s, cut to fit dst (len bytes, at least 1) and terminated. Every rank's
+ * every collective passes here: snprintf's "%s" cost a tenth of a small
+ * all_reduce's instructions. */
+static void copy_name(char *dst, size_t len, const char *s) {
+    size_t n = strnlen(s, len - 1);
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
 static void rec_of(coll_rec *r, const cs_event *ev) {
     *r = (coll_rec){.valid = true, .root = ev->peer, .line = ev->line, .count = ev->count,
                     .dtype = ev->dtype};
-    snprintf(r->name, sizeof r->name, "%s", ev->text ? ev->text : "?");
-    snprintf(r->algo, sizeof r->algo, "%s", ev->algo ? ev->algo : "?");
-    snprintf(r->redop, sizeof r->redop, "%s", ev->reduce_op ? ev->reduce_op : "");
+    copy_name(r->name, sizeof r->name, ev->text ? ev->text : "?");
+    copy_name(r->algo, sizeof r->algo, ev->algo ? ev->algo : "?");
+    copy_name(r->redop, sizeof r->redop, ev->reduce_op ? ev->reduce_op : "");
 }
 
 /* Do two ranks' n-th calls agree? all_to_all's lists may differ per pair. */

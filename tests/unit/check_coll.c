@@ -3,6 +3,7 @@
  * locally from everybody's inputs; every argument error; the monitor's
  * collective verdicts. */
 #include <check.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -732,6 +733,50 @@ START_TEST(test_trace_coll) {
 }
 END_TEST
 
+/* ---- the reduction kernel: its vector blocks against its one-by-one tail */
+
+/* Element i of stream s as dtype d's bytes: every bit pattern's kind, NaN,
+ * infinities, negative zero and values that overflow and wrap included. */
+static void raw_value(cs_dtype d, int s, int i, void *out) {
+    static const double f[] = {1.5, -2.25, 0.0, -0.0, NAN, INFINITY, -INFINITY, 3e38, -7.0, 1e-40};
+    double v = f[(i * 7 + s * 3) % 10];
+    uint64_t u = (uint64_t)(i + 1) * 0x9e3779b97f4a7c15u >> (s * 7 % 40);
+    switch (d) {
+    case CS_FLOAT32: *(float *)out = (float)v; break;
+    case CS_FLOAT64: *(double *)out = v; break;
+    case CS_INT32: *(int32_t *)out = (int32_t)(uint32_t)u; break;
+    case CS_INT64: *(int64_t *)out = (int64_t)u; break;
+    case CS_UINT8: *(uint8_t *)out = (uint8_t)u; break;
+    default: ck_abort();
+    }
+}
+
+START_TEST(test_combine_blocks) {
+    enum { MAX = 70 };
+    for (int di = 0; di < NDTYPES; di++) {
+        cs_dtype d = dtypes[di];
+        size_t es = cs_dtype_size(d);
+        for (cs_redop op = 0; op < CS_RED_NOPS; op++) {
+            if (!op_fits(op, d) || op == CS_RED_AVG) continue; /* AVG is SUM, then a divide */
+            for (size_t n = 0; n <= MAX; n++) {
+                unsigned char acc[MAX * 8], in[MAX * 8], want[MAX * 8];
+                for (size_t i = 0; i < n; i++) {
+                    raw_value(d, 0, (int)i, acc + i * es);
+                    raw_value(d, 1, (int)i, in + i * es);
+                }
+                memcpy(want, acc, n * es);
+                for (size_t i = 0; i < n; i++) /* one element: the scalar tail */
+                    cs_coll_combine(d, op, want + i * es, in + i * es, 1);
+                cs_coll_combine(d, op, acc, in, n);
+                if (memcmp(acc, want, n * es) != 0)
+                    ck_abort_msg("%s op %d over %zu elements: the blocks differ from one by one",
+                                 cs_dtype_name(d), (int)op, n);
+            }
+        }
+    }
+}
+END_TEST
+
 static Suite *coll_suite(void) {
     Suite *s = suite_create("collectives");
     TCase *tc = tcase_create("matrix");
@@ -747,6 +792,7 @@ static Suite *coll_suite(void) {
     tcase_add_loop_test(tc, test_all_reduce_counts, 1, 10);
     tcase_add_loop_test(tc, test_barrier_schedule, 1, 10);
     tcase_add_test(tc, test_trace_coll);
+    tcase_add_test(tc, test_combine_blocks);
     suite_add_tcase(s, tc);
     tc = tcase_create("verdicts");
     tcase_add_test(tc, test_verdict_skip);
