@@ -93,6 +93,43 @@ static char *put_real(char *p, double v, int prec) {
     return p + n;
 }
 
+/* The form nearly every time takes, k microseconds from 100 us on (%g's
+ * fixed notation): the seconds, a point and the six digits of the fraction
+ * less their trailing zeros ("12.0345", "0.00125"), or "S.0" for whole
+ * seconds not ending in 0 (those with trailing zeros, "1e2", take the
+ * exponent form below). Its length; *prec gets the significant digits. */
+static size_t micro_fixed(uint64_t k, char *out, int *prec) {
+    uint64_t s = k / 1000000;
+    unsigned f = (unsigned)(k % 1000000);
+    char *p = out;
+    int sig = 0;
+    if (s > 0) {
+        p = put_u64(p, s);
+        sig = (int)(p - out);
+    } else {
+        *p++ = '0';
+    }
+    *p++ = '.';
+    if (f == 0) {
+        *p++ = '0';
+    } else {
+        char *frac = p;
+        memcpy(p, digit_pairs + 2 * (f / 10000), 2);
+        memcpy(p + 2, digit_pairs + 2 * (f / 100 % 100), 2);
+        memcpy(p + 4, digit_pairs + 2 * (f % 100), 2);
+        p += 6;
+        while (p[-1] == '0') p--;
+        /* the fraction's digits count from its first nonzero one when the
+         * seconds are 0 */
+        const char *first = frac;
+        if (s == 0)
+            while (*first == '0') first++;
+        sig += (int)(p - first);
+    }
+    *prec = sig;
+    return (size_t)(p - out);
+}
+
 /* v = k / 10^6 exactly as the bus stamps it (round(x * 1e6) / 1e6), and small
  * enough that no shorter decimal rounds to the same double: its shortest
  * digits are k's without trailing zeros. Writes them as jansson's %.*g would
@@ -113,6 +150,8 @@ static size_t micro_digits(double v, char *out, int *prec) {
         memcpy(out, "0.0", 3);
         return 3;
     }
+    if (k >= 100 && (k % 1000000 != 0 || k / 1000000 % 10 != 0))
+        return micro_fixed(k, out, prec);
     /* d[0] is the last digit: the digits reversed, two at a time */
     for (nd = 0; k >= 100; k /= 100, nd += 2) {
         unsigned r = (unsigned)(k % 100);

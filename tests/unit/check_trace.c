@@ -3,6 +3,7 @@
  * to every kind of bad line (cut, malformed, over-long, wrong version, empty). */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -805,6 +806,33 @@ START_TEST(test_fast_line_equals_general) {
 }
 END_TEST
 
+/* Times on the bus's microsecond grid at every edge of the fixed form the
+ * fast encoder writes for itself: 100 us (the least), fractions with every
+ * count of leading and trailing zeros, whole seconds with and without a
+ * trailing zero, the seconds' every digit count, up to the largest. */
+START_TEST(test_fast_line_time_edges) {
+    static const uint64_t us[] = {0, 1, 99, 100, 101, 120, 999, 1000, 1001, 9999, 10000, 10500,
+                                  99999, 100000, 123456, 999999, 1000000, 1000001, 1000010,
+                                  1100000, 2000000, 9000000, 10000000, 11000000, 10000001,
+                                  12345678, 99999999, 100000000, 123000000, 999999999,
+                                  1000000000, 7000000000, 12345678901, 99999999999999,
+                                  99999999999999 - 999999 + 1};
+    cs_trace_buf b = {0};
+    for (size_t i = 0; i < sizeof us / sizeof *us; i++) {
+        cs_event ev = {.type = CS_EV_COMPLETE, .rank = 1, .seq = 2, .req = 3};
+        ev.t = (double)us[i] / 1e6;
+        b.len = 0;
+        ck_assert_int_eq(cs_trace_line(&ev, &b), 1);
+        char *want = general_line(&ev);
+        ck_assert_msg(b.len == strlen(want) && memcmp(b.data, want, b.len) == 0,
+                      "%" PRIu64 " us:\nfast:    %.*s\ngeneral: %s", us[i], (int)b.len, b.data,
+                      want);
+        free(want);
+    }
+    cs_trace_buf_free(&b);
+}
+END_TEST
+
 /* Every count of decimal digits, at both of its ends, as the general path
  * writes it: the fast encoder writes numbers two digits at a time from the
  * back, and a boundary off by one shows here. */
@@ -1106,6 +1134,7 @@ static Suite *trace_suite(void) {
     tcase_add_test(rt, test_json_conversion);
     tcase_add_test(rt, test_fast_line_equals_general);
     tcase_add_test(rt, test_fast_line_number_edges);
+    tcase_add_test(rt, test_fast_line_time_edges);
     tcase_add_test(rt, test_fast_line_appends_across_growth);
     tcase_add_test(rt, test_trace_buf_append_and_grow);
     tcase_add_test(rt, test_fast_line_declines_unknown_names);
