@@ -315,6 +315,23 @@ static int listen_master(controller *k, const char *addr, int default_port) {
     return 0;
 }
 
+/* Can a rank of this machine listen on --bind's address? 0, or -1 with why. */
+static int bind_usable(const char *addr, char *msg, size_t len) {
+    uint32_t ip;
+    if (cs_wire_parse_bind(addr, &ip, msg, len) < 0) return -1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        char a[64];
+        inet_ntop(AF_INET, &ip, a, sizeof a);
+        snprintf(msg, len, "cannot listen on %s: %s", a, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 /* Start rank i as a child: this very binary in worker mode. It dies with the
  * controller (PR_SET_PDEATHSIG) and lives in the ranks' process group. */
 static int spawn(controller *k, int i) {
@@ -323,7 +340,8 @@ static int spawn(controller *k, int i) {
     snprintf(world, sizeof world, "%d", k->world);
     cs_wire_addr_str(k->ip, k->port, master, sizeof master);
     char *argv[] = {k->exe, "run", (char *)k->o->script, "--engine", (char *)k->kind->name, "--worker",
-                    "--rank", rank, "--world", world, "--master", master, "--no-tui", NULL};
+                    "--rank", rank, "--world", world, "--master", master, "--no-tui",
+                    k->o->bind ? "--bind" : NULL, (char *)k->o->bind, NULL};
     /* ---- ncclproc: every rank launched here: rank i is this machine's i-th
      * (its GPU, for the nccl engine), whatever the caller's LOCAL_RANK. The
      * environment is built before fork: the child may only exec. */
@@ -600,6 +618,14 @@ static int setup(controller *k, const cs_run_opts *o) {
         return -1;
     }
     bool here = o->rank < 0;
+    /* --bind is for the ranks this controller launches, all of this
+     * machine: said wrong, it is said once, here, before any of them starts,
+     * rather than by every rank as it dies. */
+    char msg[256];
+    if (o->bind && bind_usable(o->bind, msg, sizeof msg) < 0) {
+        cs_errf(k->err, "--bind: %s\n", msg);
+        return -1;
+    }
     if (enough_files(k, here) < 0) return -1;
     k->log_strangers = o->master || !here;
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
@@ -624,7 +650,6 @@ static int setup(controller *k, const cs_run_opts *o) {
         k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         if (k->sigfd >= 0) controller_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
     }
-    char msg[256];
     if (cs_heartbeat_limit(&k->hb_limit, msg, sizeof msg) < 0) {
         cs_errf(k->err, "%s\n", msg);
         return -1;

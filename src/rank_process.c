@@ -158,14 +158,8 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     cs_welcome wel = {0};
     cs_rank_link *link = NULL;
     uint32_t lip = 0;
-    uint16_t lport = 0;
-    if (o->bind && cs_wire_parse_addr(o->bind, 0, &lip, &lport, msg, sizeof msg) < 0) {
+    if (o->bind && cs_wire_parse_bind(o->bind, &lip, msg, sizeof msg) < 0) {
         cs_errf(rp.err, "--bind: %s\n", msg);
-        goto out;
-    }
-    if (lport) { /* it would be ignored: the rank listens on a free port */
-        cs_errf(rp.err, "--bind: '%s': an address without a port (a rank listens on any free "
-                "port of it)\n", o->bind);
         goto out;
     }
     int cfd = cs_rank_link_dial(mip, mport, cs_now() + CONNECT_SECONDS);

@@ -171,6 +171,16 @@ int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *
     return 0;
 }
 
+int cs_wire_parse_bind(const char *s, uint32_t *ip, char *err, size_t errlen) {
+    uint16_t port;
+    if (cs_wire_parse_addr(s, 0, ip, &port, err, errlen) < 0) return -1;
+    if (port) { /* it would be ignored: a rank listens on a free port */
+        snprintf(err, errlen, "'%s': an address without a port (a rank listens on any free port of it)", s);
+        return -1;
+    }
+    return 0;
+}
+
 void cs_wire_boot_id(char *out) {
     memset(out, 0, CS_WIRE_BOOT_ID + 1);
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
