@@ -585,11 +585,14 @@ static void controller_free(controller *k) {
 static int enough_files(controller *k, bool here) {
     unsigned long need = (unsigned long)k->world * (here ? 2 : 1) + 32;
     unsigned long long limit;
+    unsigned long open;
     /* short of MAX_PENDING more, strangers make room (controller_accept) */
-    if (cs_wire_files(need, need + MAX_PENDING, &limit) == 0) return 0;
-    cs_errf(k->err, "%d rank%s need about %lu open files in the controller, more than this "
+    if (cs_wire_files(need, need + MAX_PENDING, &limit, &open) == 0) return 0;
+    char also[64] = ""; /* the ones open already, where they make the difference */
+    if (need <= limit) snprintf(also, sizeof also, ", and %lu are open already", open);
+    cs_errf(k->err, "%d rank%s need about %lu open files in the controller%s, more than this "
             "process may open (ulimit -n: %llu)\n", k->world, k->world == 1 ? "" : "s", need,
-            limit);
+            also, limit);
     return -1;
 }
 
