@@ -645,6 +645,43 @@ case_error_status() {
   fi
 }
 
+# ---- bytes no rank writes on a rank's peer connection, from a peer that
+# lives on (tests/hostile/mesh_liar.py plays rank 1; rank 0 waits on it):
+# garbage fails rank 0 at its line at once; half a frame and then the peer's
+# sending side closed (a broken connection, where the controller sees no
+# death) left rank 0 waiting until --timeout, reported as a timeout
+# (status 4); now, with no ABORT within the grace a death's report needs,
+# rank 0's waits fail, saying why (status 2). The trace replays.
+case_mesh_bytes() {
+  local mode what line want liar
+  command -v python3 >/dev/null || { skip "bad bytes on the mesh" "no python3"; return; }
+  for mode in garbage cut; do
+    what="rank 1 sends rank 0 $mode on the mesh"
+    if [ $mode = garbage ]; then line="lost the connection from rank 1: not a commsim frame (bad magic)"
+    else line="lost the connection from rank 1: connection closed in the middle of a frame"
+    fi
+    if ! start_master "$dir/wait_last.lua" 2 --trace "$tmp/mesh.jsonl" --timeout 100; then
+      bad "$what" "the controller printed no token"
+      continue
+    fi
+    python3 "$top_srcdir/tests/hostile/mesh_liar.py" "$port" "$token" $mode >"$tmp/liar" 2>&1 &
+    liar=$!
+    helpers="$helpers $liar"
+    wait_gone "$ctl" 110
+    ctl=
+    want="rank 0 failed: wait_last.lua:4: $line"
+    local got=$status
+    wait_gone "$liar" 30
+    "$bin" replay "$tmp/mesh.jsonl" --no-tui >"$tmp/replay" 2>&1
+    local rs=$?
+    if [ "$got" != 2 ]; then bad "$what" "exit status $got, expected 2"; show "$tmp/err"; show "$tmp/liar"
+    elif ! grep -qxF "$want" "$tmp/err"; then bad "$what" "no line is exactly: $want"; show "$tmp/err"
+    elif [ "$rs" != 2 ]; then bad "$what" "its trace replays with status $rs, expected 2"; show "$tmp/replay"
+    else ok "$what: rank 0 fails at its line, saying why (status 2); the trace replays"
+    fi
+  done
+}
+
 # ---- two failures at once, a death first: rank 2 leaves without BYE and
 # rank 1, asked to flush, reports an error of status 4 (a budget) before the
 # death is reported. The run's status is the first failure its events hold,
