@@ -516,5 +516,26 @@ bind_launched() {
 }
 bind_launched
 
+# ---- a rank started by hand with another --world than the job's was told
+# only "wrong world size": now it is told the job's, to start it again right.
+wrong_world() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got want
+  if ! start_master "$ring" 2 --timeout 60; then
+    bad "--world 3 in a job of 2" "the controller printed no token"
+    return
+  fi
+  guarded "$bin" run "$ring" --engine tcp --no-tui --master "127.0.0.1:$port" --rank 1 --world 3 \
+    --token "$token" >"$tmp/r1" 2>&1 </dev/null
+  got=$?
+  kill "$ctl" 2>/dev/null
+  wait_end "$(now)" nocount
+  want="commsim run: rank 1: the controller refused to let it join: wrong world size: the job has 2 ranks, not 3"
+  if [ "$got" != 1 ]; then bad "--world 3 in a job of 2" "exit status $got, expected 1"; show "$tmp/r1"
+  elif [ "$(cat "$tmp/r1")" != "$want" ]; then bad "--world 3 in a job of 2" "output is not exactly: $want"; show "$tmp/r1"
+  else ok "--world 3 in a job of 2: the rank is told the job's world (status 1)"
+  fi
+}
+wrong_world
+
 echo "# slowest end of a run after a kill: ${slowest} s"
 finish
