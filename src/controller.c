@@ -106,7 +106,29 @@ void controller_abort(controller *k, int why) {
     }
 }
 
+/* The timeout came before every rank joined: no script ran, and the line
+ * names who is missing (a machine whose rank was never started, a wrong
+ * --master), not a run that "did not finish". */
+static void missing_ranks(controller *k) {
+    char *t = k->c.timeout_text;
+    size_t len = sizeof k->c.timeout_text, n = 0;
+    int missing = 0, shown = 0;
+    for (int i = 0; i < k->world; i++) missing += k->r[i].state == RK_NONE;
+    n += (size_t)snprintf(t, len, "timeout: rank%s", missing == 1 ? "" : "s");
+    for (int i = 0; i < k->world && n < len; i++) {
+        if (k->r[i].state != RK_NONE) continue;
+        if (++shown > 8) {
+            n += (size_t)snprintf(t + n, len - n, " and %d more", missing - 8);
+            break;
+        }
+        n += (size_t)snprintf(t + n, len - n, "%s %d", shown == 1 ? "" : shown == missing ? " and" : ",", i);
+    }
+    if (n < len)
+        snprintf(t + n, len - n, " had not joined within %g s (--timeout)", k->o->timeout);
+}
+
 void controller_timeout(controller *k) {
+    if (!k->welcomed && k->joined < k->world) missing_ranks(k);
     cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
     controller_abort(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
     k->deadlock = false;

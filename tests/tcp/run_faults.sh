@@ -537,5 +537,28 @@ wrong_world() {
 }
 wrong_world
 
+# ---- --timeout before every rank joined (a rank never started, a wrong
+# --master on its machine): the summary said "the run did not finish within
+# 1 s" of a run that never started; it names the ranks missing, and so does
+# the replay.
+never_joined() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got rs what="ranks 1 and 2 never join"
+  local line="timeout: ranks 1 and 2 had not joined within 1 s (--timeout)"
+  if ! start_master "$ring" 3 --timeout 1 --trace "$tmp/trace"; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  wait_end "$(now)" nocount
+  got=$status
+  guarded "$bin" replay "$tmp/trace" --no-tui >"$tmp/replay" 2>&1
+  rs=$?
+  if [ "$got" != 4 ]; then bad "$what" "exit status $got, expected 4"; show "$tmp/err"
+  elif ! grep -qxF "$line" "$tmp/err"; then bad "$what" "no line is exactly: $line"; show "$tmp/err"
+  elif [ "$rs" != 4 ] || ! grep -qxF "$line" "$tmp/replay"; then bad "$what" "the replay differs (status $rs)"; show "$tmp/replay"
+  else ok "$what: the timeout names them (status 4), and so does the replay"
+  fi
+}
+never_joined
+
 echo "# slowest end of a run after a kill: ${slowest} s"
 finish
