@@ -189,6 +189,16 @@ static void reap(controller *k, int i) {
     }
 }
 
+/* Note how long this process has said nothing to rank p, once that reached
+ * the rank's limit: the ALIVEs due were not sent (this process was stopped),
+ * and the rank was right to give it up. Asked before each ALIVE, and at a
+ * death, whichever comes first after the stop. */
+static void unheard(prank *p, double now) {
+    double quiet = now - p->hb.said;
+    if (p->hb.said > 0 && p->hb.peer_limit > 0 && quiet >= p->hb.peer_limit && quiet > p->unheard)
+        p->unheard = quiet;
+}
+
 /* Rank i is gone without BYE. */
 static void rank_died(controller *k, int i, const char *cause) {
     prank *p = &k->r[i];
@@ -202,6 +212,15 @@ static void rank_died(controller *k, int i, const char *cause) {
     k->dead = i;
     if (!k->fate) k->fate = "died";
     snprintf(k->cause, sizeof k->cause, "%s", cause);
+    /* This process said nothing to it for the rank's limit (stopped by
+     * Ctrl-Z or SIGSTOP, say; running, it says ALIVE six times as often): the
+     * rank gave the controller up and left, as it should. Not its failure. */
+    unheard(p, cs_now());
+    if (p->unheard) {
+        k->fate = "gave up the controller";
+        snprintf(k->cause, sizeof k->cause, "which said nothing to it for %.0f s: stopped or frozen; "
+                 "%s=%g", p->unheard, CS_HEARTBEAT_ENV, p->hb.peer_limit);
+    }
     if (!k->welcomed) {
         snprintf(k->cause, sizeof k->cause, "%s, before the job started", cause);
         report_death(k);
@@ -455,6 +474,7 @@ static void heartbeat(controller *k) {
     for (int i = 0; i < k->world; i++) {
         prank *p = &k->r[i];
         if (p->fd < 0 || (p->state != RK_JOINED && p->state != RK_BYE)) continue;
+        unheard(p, now);
         if (cs_heartbeat_due(&p->hb, now)) {
             uint8_t m[4];
             cs_cur c = {.p = m, .len = sizeof m};

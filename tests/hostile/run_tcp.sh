@@ -419,6 +419,13 @@ case_frozen_controller() {
   elif [ "$r0left" != yes ]; then bad "9: a stopped controller" "rank 0 (launched by it) stayed"
   else ok "9: a stopped controller: its ranks (one by hand, one launched) leave with status 5, saying why"
   fi
+  # Resumed, the controller says whose doing their ends were (it used to
+  # report "rank 0 died (exit status 5)", as if rank 0 had failed).
+  local re="^rank [01] failed: rank [01] gave up the controller \(which said nothing to it for [0-9]+ s: stopped or frozen; COMMSIM_HEARTBEAT=2\)$"
+  if [ "$status" != 5 ]; then bad "9: the stopped controller, resumed" "exit status $status, expected 5"; show "$tmp/err"
+  elif ! grep -qE "$re" "$tmp/err"; then bad "9: the stopped controller, resumed" "no line matches: $re"; show "$tmp/err"
+  else ok "9: the stopped controller, resumed: its report says the ranks gave it up (status 5)"
+  fi
 }
 
 # A rank waiting to join watches the controller too: it is stopped while
