@@ -144,6 +144,11 @@ int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *
                        char *err, size_t errlen) {
     char host[256];
     const char *colon = strrchr(s, ':');
+    if (s[0] == '[' || (colon && memchr(s, ':', (size_t)(colon - s)))) { /* "::1", "[::1]:29500" */
+        snprintf(err, errlen, "'%s' is an IPv6 address; the tcp engine speaks IPv4 (an IPv4 "
+                 "address, or a host name that has one)", s);
+        return -1;
+    }
     size_t hl = colon ? (size_t)(colon - s) : strlen(s);
     if (hl == 0 || hl >= sizeof host) {
         snprintf(err, errlen, "'%s' is not HOST or HOST:PORT", s);

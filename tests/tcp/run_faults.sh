@@ -484,6 +484,7 @@ bind_option
 bind_launched() {
   local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got want a
   for a in "127.0.0.1:4000|commsim run: --bind: '127.0.0.1:4000': an address without a port (a rank listens on any free port of it)" \
+           "::1|commsim run: --bind: '::1' is an IPv6 address; the tcp engine speaks IPv4 (an IPv4 address, or a host name that has one)" \
            "192.0.2.1|commsim run: --bind: cannot listen on 192.0.2.1: Cannot assign requested address"; do
     want=${a#*|}
     a=${a%%|*}
