@@ -106,7 +106,29 @@ void controller_abort(controller *k, int why) {
     }
 }
 
+/* The timeout came before every rank joined: no script ran, and the line
+ * names who is missing (a machine whose rank was never started, a wrong
+ * --master), not a run that "did not finish". */
+static void missing_ranks(controller *k) {
+    char *t = k->c.timeout_text;
+    size_t len = sizeof k->c.timeout_text, n = 0;
+    int missing = 0, shown = 0;
+    for (int i = 0; i < k->world; i++) missing += k->r[i].state == RK_NONE;
+    n += (size_t)snprintf(t, len, "timeout: rank%s", missing == 1 ? "" : "s");
+    for (int i = 0; i < k->world && n < len; i++) {
+        if (k->r[i].state != RK_NONE) continue;
+        if (++shown > 8) {
+            n += (size_t)snprintf(t + n, len - n, " and %d more", missing - 8);
+            break;
+        }
+        n += (size_t)snprintf(t + n, len - n, "%s %d", shown == 1 ? "" : shown == missing ? " and" : ",", i);
+    }
+    if (n < len)
+        snprintf(t + n, len - n, " had not joined within %g s (--timeout)", k->o->timeout);
+}
+
 void controller_timeout(controller *k) {
+    if (!k->welcomed && k->joined < k->world) missing_ranks(k);
     cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
     controller_abort(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
     k->deadlock = false;
@@ -167,6 +189,16 @@ static void reap(controller *k, int i) {
     }
 }
 
+/* Note how long this process has said nothing to rank p, once that reached
+ * the rank's limit: the ALIVEs due were not sent (this process was stopped),
+ * and the rank was right to give it up. Asked before each ALIVE, and at a
+ * death, whichever comes first after the stop. */
+static void unheard(prank *p, double now) {
+    double quiet = now - p->hb.said;
+    if (p->hb.said > 0 && p->hb.peer_limit > 0 && quiet >= p->hb.peer_limit && quiet > p->unheard)
+        p->unheard = quiet;
+}
+
 /* Rank i is gone without BYE. */
 static void rank_died(controller *k, int i, const char *cause) {
     prank *p = &k->r[i];
@@ -180,6 +212,15 @@ static void rank_died(controller *k, int i, const char *cause) {
     k->dead = i;
     if (!k->fate) k->fate = "died";
     snprintf(k->cause, sizeof k->cause, "%s", cause);
+    /* This process said nothing to it for the rank's limit (stopped by
+     * Ctrl-Z or SIGSTOP, say; running, it says ALIVE six times as often): the
+     * rank gave the controller up and left, as it should. Not its failure. */
+    unheard(p, cs_now());
+    if (p->unheard) {
+        k->fate = "gave up the controller";
+        snprintf(k->cause, sizeof k->cause, "which said nothing to it for %.0f s: stopped or frozen; "
+                 "%s=%g", p->unheard, CS_HEARTBEAT_ENV, p->hb.peer_limit);
+    }
     if (!k->welcomed) {
         snprintf(k->cause, sizeof k->cause, "%s, before the job started", cause);
         report_death(k);
@@ -315,6 +356,23 @@ static int listen_master(controller *k, const char *addr, int default_port) {
     return 0;
 }
 
+/* Can a rank of this machine listen on --bind's address? 0, or -1 with why. */
+static int bind_usable(const char *addr, char *msg, size_t len) {
+    uint32_t ip;
+    if (cs_wire_parse_bind(addr, &ip, msg, len) < 0) return -1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        char a[64];
+        inet_ntop(AF_INET, &ip, a, sizeof a);
+        snprintf(msg, len, "cannot listen on %s: %s", a, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 /* Start rank i as a child: this very binary in worker mode. It dies with the
  * controller (PR_SET_PDEATHSIG) and lives in the ranks' process group. */
 static int spawn(controller *k, int i) {
@@ -323,7 +381,8 @@ static int spawn(controller *k, int i) {
     snprintf(world, sizeof world, "%d", k->world);
     cs_wire_addr_str(k->ip, k->port, master, sizeof master);
     char *argv[] = {k->exe, "run", (char *)k->o->script, "--engine", (char *)k->kind->name, "--worker",
-                    "--rank", rank, "--world", world, "--master", master, "--no-tui", NULL};
+                    "--rank", rank, "--world", world, "--master", master, "--no-tui",
+                    k->o->bind ? "--bind" : NULL, (char *)k->o->bind, NULL};
     /* ---- ncclproc: every rank launched here: rank i is this machine's i-th
      * (its GPU, for the nccl engine), whatever the caller's LOCAL_RANK. The
      * environment is built before fork: the child may only exec. */
@@ -415,6 +474,7 @@ static void heartbeat(controller *k) {
     for (int i = 0; i < k->world; i++) {
         prank *p = &k->r[i];
         if (p->fd < 0 || (p->state != RK_JOINED && p->state != RK_BYE)) continue;
+        unheard(p, now);
         if (cs_heartbeat_due(&p->hb, now)) {
             uint8_t m[4];
             cs_cur c = {.p = m, .len = sizeof m};
@@ -567,11 +627,14 @@ static void controller_free(controller *k) {
 static int enough_files(controller *k, bool here) {
     unsigned long need = (unsigned long)k->world * (here ? 2 : 1) + 32;
     unsigned long long limit;
+    unsigned long open;
     /* short of MAX_PENDING more, strangers make room (controller_accept) */
-    if (cs_wire_files(need, need + MAX_PENDING, &limit) == 0) return 0;
-    cs_errf(k->err, "%d rank%s need about %lu open files in the controller, more than this "
+    if (cs_wire_files(need, need + MAX_PENDING, &limit, &open) == 0) return 0;
+    char also[64] = ""; /* the ones open already, where they make the difference */
+    if (need <= limit) snprintf(also, sizeof also, ", and %lu are open already", open);
+    cs_errf(k->err, "%d rank%s need about %lu open files in the controller%s, more than this "
             "process may open (ulimit -n: %llu)\n", k->world, k->world == 1 ? "" : "s", need,
-            limit);
+            also, limit);
     return -1;
 }
 
@@ -600,6 +663,14 @@ static int setup(controller *k, const cs_run_opts *o) {
         return -1;
     }
     bool here = o->rank < 0;
+    /* --bind is for the ranks this controller launches, all of this
+     * machine: said wrong, it is said once, here, before any of them starts,
+     * rather than by every rank as it dies. */
+    char msg[256];
+    if (o->bind && bind_usable(o->bind, msg, sizeof msg) < 0) {
+        cs_errf(k->err, "--bind: %s\n", msg);
+        return -1;
+    }
     if (enough_files(k, here) < 0) return -1;
     k->log_strangers = o->master || !here;
     if (listen_master(k, o->master ? o->master : "127.0.0.1:0", here ? 0 : 29500) < 0) return -1;
@@ -624,7 +695,6 @@ static int setup(controller *k, const cs_run_opts *o) {
         k->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         if (k->sigfd >= 0) controller_watch(k, k->sigfd, TAG(TAG_SIGNAL, 0));
     }
-    char msg[256];
     if (cs_heartbeat_limit(&k->hb_limit, msg, sizeof msg) < 0) {
         cs_errf(k->err, "%s\n", msg);
         return -1;

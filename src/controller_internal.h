@@ -48,6 +48,8 @@ typedef struct prank {
     uint64_t gate_seq;    /* the GATE it waits at for GO, or 0 */
     cs_heartbeat hb;      /* its liveness (heartbeat.h) */
     bool alive;           /* it said ALIVE once: judged from then on */
+    double unheard;       /* the longest this process said nothing to it, once that
+                           * reached its limit (we were stopped: it gave us up), or 0 */
 } prank;
 
 typedef struct pconn { /* a connection that has not proven the token yet */

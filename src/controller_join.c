@@ -92,8 +92,11 @@ static void send_welcome(controller *k) {
 static void admit(controller *k, pconn *pc) {
     const cs_hello *h = &pc->hello;
     const char *why = NULL;
+    char size[96]; /* said to a rank started by hand: which --world the job has */
+    snprintf(size, sizeof size, "wrong world size: the job has %d rank%s, not %u", k->world,
+             k->world == 1 ? "" : "s", h->world);
     if (!cs_wire_token_eq(h->token, k->token)) why = "wrong job token";
-    else if (h->world != (uint32_t)k->world) why = "wrong world size";
+    else if (h->world != (uint32_t)k->world) why = size;
     else if (k->r[h->rank].state != RK_NONE || k->welcomed) why = "that rank has already joined";
     if (why) {
         pending_close(k, pc, why, true);

@@ -487,7 +487,29 @@ static void conn_read(tconn *c, bool wait) {
         cs_engine_break(&e->base, cs_world_rank(e->base.world, e->rank),
                         c->rx_fail ? c->rx_fail : CS_ETRANSPORT, c->rx_fail ? err : why);
     }
+    int none = 0;
+    if (rc == -2 && !cs_world_aborted(e->base.world) && atomic_compare_exchange_strong(&e->lost, &none, 1)) {
+        e->lost_peer = c->peer;
+        e->lost_at = cs_now();
+        snprintf(e->lost_why, sizeof e->lost_why, "%.190s", err);
+        atomic_store(&e->lost, 2);
+    }
     tcp_conn_kill(c);
+}
+
+/* A peer's connection broke TCP_LOST_GRACE_S ago and no ABORT came: the
+ * controller saw no death, the peer lives, and what it sent is lost. The
+ * rank's waits fail now, saying so, rather than at --timeout as a "timeout". */
+static void tcp_lost(tcp_engine *e) {
+    if (atomic_load(&e->lost) != 2 || cs_world_aborted(e->base.world) ||
+        cs_now() < e->lost_at + TCP_LOST_GRACE_S)
+        return;
+    atomic_store(&e->lost, 3);
+    cs_errf(stderr, "rank %d: lost the connection from rank %d: %s\n", e->rank, e->lost_peer,
+            e->lost_why);
+    char why[sizeof e->base.broken_why];
+    snprintf(why, sizeof why, "lost the connection from rank %d: %.200s", e->lost_peer, e->lost_why);
+    cs_engine_break(&e->base, cs_world_rank(e->base.world, e->rank), CS_ETRANSPORT, why);
 }
 
 static void conn_readable(tconn *c) { conn_read(c, false); }
@@ -579,6 +601,7 @@ static void *progress_main(void *arg) {
                 nudge(e); /* the rank started waiting meanwhile: let it look */
         }
         cs_rank_link_watchdog(e->link);
+        tcp_lost(e);
     }
     return NULL;
 }

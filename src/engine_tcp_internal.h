@@ -125,7 +125,18 @@ struct tcp_engine {
     _Atomic int deferred;  /* some connection holds deferred frames */
     tcp_spin spin;         /* the rank thread's: does polling pay (tcp_idle)? */
     struct tconn *_Atomic last_rx; /* the mesh connection that last had frames */
+    /* A peer's connection broke (EOF inside a frame, a socket error) while
+     * the run goes on: a dying peer's doing, which the controller reports
+     * within moments (status 5). If no ABORT comes within TCP_LOST_GRACE_S
+     * the peer lives on (a reset, a peer that closed half a frame in), its
+     * messages are lost all the same, and the rank's waits fail (tcp_lost). */
+    _Atomic int lost;      /* 0: none; 1: being noted; 2: noted; 3: said */
+    int lost_peer;
+    double lost_at;
+    char lost_why[200];
 };
+
+#define TCP_LOST_GRACE_S 5.0
 
 /* ---- engine_tcp_conn.c */
 

@@ -300,7 +300,8 @@ static int settle_status(cs_control *c, int status) {
         snprintf(text, sizeof text, "--strict: %d pitfall%s found (see the warnings above)",
                  mon->npitfalls, mon->npitfalls == 1 ? "" : "s");
     } else if (status == CS_END_TIMEOUT && cs_report_status(mon) != status) {
-        cs_control_timeout_text(text, sizeof text, c->timeout);
+        if (c->timeout_text[0]) snprintf(text, sizeof text, "%s", c->timeout_text);
+        else cs_control_timeout_text(text, sizeof text, c->timeout);
     } else if (status == CS_END_QUIT && cs_report_status(mon) != status) {
         snprintf(text, sizeof text, "%s", c->ui_quit ? "quit in the visualizer before the run ended"
                                                      : "interrupted (SIGINT, SIGTERM or SIGHUP)");

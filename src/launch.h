@@ -110,6 +110,7 @@ typedef struct cs_control {
     bool buffered;        /* the recheck deadlocked: with --strict, that is the verdict */
     bool settled;         /* cs_control_settle ran: the recheck is done */
     bool ui_quit;         /* the user quit in the visualizer (not a signal) */
+    char timeout_text[160]; /* what a timeout's line says instead of the usual, or "" */
     struct cs_vclock *vclock; /* the timekeeper, with a network model on; else NULL */
 } cs_control;
 

@@ -129,10 +129,13 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     if (check_options(&rp) < 0) return 1;
     /* A socket per peer and its own few; strangers on its port come on top. */
     unsigned long long limit;
-    if (cs_wire_files((unsigned long)rp.world + 32, (unsigned long)rp.world + 96, &limit) < 0) {
-        cs_errf(rp.err, "rank %d: %d ranks need about %lu open files in every rank process, "
-                "more than this one may open (ulimit -n: %llu)\n", rp.rank, rp.world,
-                (unsigned long)rp.world + 32, limit);
+    unsigned long need = (unsigned long)rp.world + 32, open;
+    if (cs_wire_files(need, need + 64, &limit, &open) < 0) {
+        char also[64] = ""; /* the ones open already, where they make the difference */
+        if (need <= limit) snprintf(also, sizeof also, ", and %lu are open already", open);
+        cs_errf(rp.err, "rank %d: %d ranks need about %lu open files in every rank process%s, "
+                "more than this one may open (ulimit -n: %llu)\n", rp.rank, rp.world, need, also,
+                limit);
         return 1;
     }
     /* ---- ncclproc: what this machine must have for its one rank (a GPU), before dialing */
@@ -158,14 +161,8 @@ int cs_launch_rank_process(const cs_run_opts *o) {
     cs_welcome wel = {0};
     cs_rank_link *link = NULL;
     uint32_t lip = 0;
-    uint16_t lport = 0;
-    if (o->bind && cs_wire_parse_addr(o->bind, 0, &lip, &lport, msg, sizeof msg) < 0) {
+    if (o->bind && cs_wire_parse_bind(o->bind, &lip, msg, sizeof msg) < 0) {
         cs_errf(rp.err, "--bind: %s\n", msg);
-        goto out;
-    }
-    if (lport) { /* it would be ignored: the rank listens on a free port */
-        cs_errf(rp.err, "--bind: '%s': an address without a port (a rank listens on any free "
-                "port of it)\n", o->bind);
         goto out;
     }
     int cfd = cs_rank_link_dial(mip, mport, cs_now() + CONNECT_SECONDS);

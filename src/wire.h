@@ -216,14 +216,19 @@ int cs_wire_send(int fd, int type, const void *meta, uint32_t meta_len, double d
  * 0, or -1 with the reason in err. */
 int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *port,
                        char *err, size_t errlen);
+/* --bind's "HOST": the address a rank listens on for its peers (any free
+ * port of it; a port given is refused). 0, or -1 with the reason in err. */
+int cs_wire_parse_bind(const char *s, uint32_t *ip, char *err, size_t errlen);
 /* This kernel's boot id (36 characters and a NUL; empty if unknown). */
 void cs_wire_boot_id(char *out);
 /* "a.b.c.d:port" */
 const char *cs_wire_addr_str(uint32_t ip, uint16_t port, char *buf, size_t len);
-/* Room for need open files (a socket per rank): the soft RLIMIT_NOFILE goes
- * up towards want, at most to the hard limit. 0 when need fits; else -1 with
- * the most this process may open in *limit. */
-int cs_wire_files(unsigned long need, unsigned long want, unsigned long long *limit);
+/* Room for need more open files (a socket per rank) past those open now
+ * (*open: past the standard three, often inherited): the soft RLIMIT_NOFILE
+ * goes up towards want more, at most to the hard limit. 0 when need fits;
+ * else -1 with the most this process may open in *limit. */
+int cs_wire_files(unsigned long need, unsigned long want, unsigned long long *limit,
+                  unsigned long *open);
 
 #endif
 

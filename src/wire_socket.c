@@ -4,6 +4,7 @@
 #include "wire.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -143,6 +144,11 @@ int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *
                        char *err, size_t errlen) {
     char host[256];
     const char *colon = strrchr(s, ':');
+    if (s[0] == '[' || (colon && memchr(s, ':', (size_t)(colon - s)))) { /* "::1", "[::1]:29500" */
+        snprintf(err, errlen, "'%s' is an IPv6 address; the tcp engine speaks IPv4 (an IPv4 "
+                 "address, or a host name that has one)", s);
+        return -1;
+    }
     size_t hl = colon ? (size_t)(colon - s) : strlen(s);
     if (hl == 0 || hl >= sizeof host) {
         snprintf(err, errlen, "'%s' is not HOST or HOST:PORT", s);
@@ -171,6 +177,16 @@ int cs_wire_parse_addr(const char *s, int default_port, uint32_t *ip, uint16_t *
     return 0;
 }
 
+int cs_wire_parse_bind(const char *s, uint32_t *ip, char *err, size_t errlen) {
+    uint16_t port;
+    if (cs_wire_parse_addr(s, 0, ip, &port, err, errlen) < 0) return -1;
+    if (port) { /* it would be ignored: a rank listens on a free port */
+        snprintf(err, errlen, "'%s': an address without a port (a rank listens on any free port of it)", s);
+        return -1;
+    }
+    return 0;
+}
+
 void cs_wire_boot_id(char *out) {
     memset(out, 0, CS_WIRE_BOOT_ID + 1);
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -190,7 +206,28 @@ const char *cs_wire_addr_str(uint32_t ip, uint16_t port, char *buf, size_t len) 
 
 /* ---- descriptors */
 
-int cs_wire_files(unsigned long need, unsigned long want, unsigned long long *limit) {
+/* Descriptors open now past the standard three: mostly what the shell or the
+ * program that started this one left open (not close-on-exec). */
+static unsigned long open_files(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return 0;
+    unsigned long n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && atoi(e->d_name) > 2 && atoi(e->d_name) != dirfd(d)) n++;
+    closedir(d);
+    return n;
+}
+
+int cs_wire_files(unsigned long need, unsigned long want, unsigned long long *limit,
+                  unsigned long *open) {
+    /* Those open already count against the limit too (it bounds a new
+     * descriptor's number, and the lowest free one is taken). The callers'
+     * need has room for their own few and some 16 more: past those, the
+     * ones open already would leave too few. */
+    *open = open_files();
+    need += *open > 16 ? *open - 16 : 0;
+    want += *open;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
         return 0;

@@ -419,6 +419,13 @@ case_frozen_controller() {
   elif [ "$r0left" != yes ]; then bad "9: a stopped controller" "rank 0 (launched by it) stayed"
   else ok "9: a stopped controller: its ranks (one by hand, one launched) leave with status 5, saying why"
   fi
+  # Resumed, the controller says whose doing their ends were (it used to
+  # report "rank 0 died (exit status 5)", as if rank 0 had failed).
+  local re="^rank [01] failed: rank [01] gave up the controller \(which said nothing to it for [0-9]+ s: stopped or frozen; COMMSIM_HEARTBEAT=2\)$"
+  if [ "$status" != 5 ]; then bad "9: the stopped controller, resumed" "exit status $status, expected 5"; show "$tmp/err"
+  elif ! grep -qE "$re" "$tmp/err"; then bad "9: the stopped controller, resumed" "no line matches: $re"; show "$tmp/err"
+  else ok "9: the stopped controller, resumed: its report says the ranks gave it up (status 5)"
+  fi
 }
 
 # A rank waiting to join watches the controller too: it is stopped while
@@ -645,6 +652,43 @@ case_error_status() {
   fi
 }
 
+# ---- bytes no rank writes on a rank's peer connection, from a peer that
+# lives on (tests/hostile/mesh_liar.py plays rank 1; rank 0 waits on it):
+# garbage fails rank 0 at its line at once; half a frame and then the peer's
+# sending side closed (a broken connection, where the controller sees no
+# death) left rank 0 waiting until --timeout, reported as a timeout
+# (status 4); now, with no ABORT within the grace a death's report needs,
+# rank 0's waits fail, saying why (status 2). The trace replays.
+case_mesh_bytes() {
+  local mode what line want liar
+  command -v python3 >/dev/null || { skip "bad bytes on the mesh" "no python3"; return; }
+  for mode in garbage cut; do
+    what="rank 1 sends rank 0 $mode on the mesh"
+    if [ $mode = garbage ]; then line="lost the connection from rank 1: not a commsim frame (bad magic)"
+    else line="lost the connection from rank 1: connection closed in the middle of a frame"
+    fi
+    if ! start_master "$dir/wait_last.lua" 2 --trace "$tmp/mesh.jsonl" --timeout 100; then
+      bad "$what" "the controller printed no token"
+      continue
+    fi
+    python3 "$top_srcdir/tests/hostile/mesh_liar.py" "$port" "$token" $mode >"$tmp/liar" 2>&1 &
+    liar=$!
+    helpers="$helpers $liar"
+    wait_gone "$ctl" 110
+    ctl=
+    want="rank 0 failed: wait_last.lua:4: $line"
+    local got=$status
+    wait_gone "$liar" 30
+    "$bin" replay "$tmp/mesh.jsonl" --no-tui >"$tmp/replay" 2>&1
+    local rs=$?
+    if [ "$got" != 2 ]; then bad "$what" "exit status $got, expected 2"; show "$tmp/err"; show "$tmp/liar"
+    elif ! grep -qxF "$want" "$tmp/err"; then bad "$what" "no line is exactly: $want"; show "$tmp/err"
+    elif [ "$rs" != 2 ]; then bad "$what" "its trace replays with status $rs, expected 2"; show "$tmp/replay"
+    else ok "$what: rank 0 fails at its line, saying why (status 2); the trace replays"
+    fi
+  done
+}
+
 # ---- two failures at once, a death first: rank 2 leaves without BYE and
 # rank 1, asked to flush, reports an error of status 4 (a budget) before the
 # death is reported. The run's status is the first failure its events hold,
@@ -688,6 +732,32 @@ case_files_low() {
   if [ "$got" != 1 ]; then bad "$what" "exit status $got, expected 1"; show "$tmp/err"
   elif [ "$(cat "$tmp/err")" != "$line" ]; then bad "$what" "stderr is not exactly: $line"; show "$tmp/err"
   else ok "$what: refused before it dials, saying why (status 1)"
+  fi
+}
+
+# ---- descriptors open already (inherited from the shell: exec 10<...) count
+# against ulimit -n too. They were not counted: the run started, and the
+# controller's accept failed half way through the join (status 1), or a rank
+# process, which inherits them, could not reach the controller and "died"
+# (status 5), whichever came first. Now it is said at once (status 1), and a
+# few of them change nothing.
+case_files_inherited() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got what="ulimit -n 50, 36 files inherited, 4 tcp ranks"
+  local re="^commsim run: 4 ranks need about 40 open files in the controller, and [0-9]+ are open already, more than this process may open \(ulimit -n: 50\)$"
+  (ulimit -n 50 && for ((f = 10; f < 46; f++)); do eval "exec $f</dev/null"; done &&
+   guarded "$bin" run "$ring" -n 4 --engine tcp --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null)
+  got=$?
+  if [ "$got" != 1 ]; then bad "$what" "exit status $got, expected 1"; show "$tmp/err"
+  elif [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -qE "$re" "$tmp/err"; then
+    bad "$what" "stderr is not one line matching: $re"; show "$tmp/err"
+  else ok "$what: refused at once, counting the files open already (status 1)"
+  fi
+  what="ulimit -n 50, 4 files inherited, 4 tcp ranks"
+  (ulimit -n 50 && for ((f = 10; f < 14; f++)); do eval "exec $f</dev/null"; done &&
+   guarded "$bin" run "$ring" -n 4 --engine tcp --no-tui >"$tmp/out" 2>"$tmp/err" </dev/null)
+  got=$?
+  if [ "$got" != 0 ]; then bad "$what" "exit status $got, expected 0"; show "$tmp/err"
+  else ok "$what: the run is ok"
   fi
 }
 

@@ -7,6 +7,7 @@
 #   - strangers on the controller's port (garbage bytes, a wrong token, a wrong
 #     version): refused and logged, the run's output unchanged;
 #   - ranks started by hand joining with the token (torchrun's variables too);
+#   - --bind, for ranks started by hand and for those the controller launches;
 #   - a 1 GiB rendezvous send posted long before its receive: until the receive
 #     is posted only the envelope crosses the wire and the receiver's memory
 #     stays small; then every value arrives (256 MiB under a sanitizer).
@@ -474,6 +475,91 @@ bind_option() {
   fi
 }
 bind_option
+
+# ---- --bind where the controller launches the ranks (-n, and rank 0 of a job
+# started by hand): the launched ranks were started without it, so an address
+# was silently ignored and a port too. Now they listen where it says, and a
+# port or an address not of this machine is refused once, before any rank
+# starts (status 1), not by every rank as it dies (status 5).
+bind_launched() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got want a
+  for a in "127.0.0.1:4000|commsim run: --bind: '127.0.0.1:4000': an address without a port (a rank listens on any free port of it)" \
+           "::1|commsim run: --bind: '::1' is an IPv6 address; the tcp engine speaks IPv4 (an IPv4 address, or a host name that has one)" \
+           "192.0.2.1|commsim run: --bind: cannot listen on 192.0.2.1: Cannot assign requested address"; do
+    want=${a#*|}
+    a=${a%%|*}
+    guarded "$bin" run "$ring" -n 2 --engine tcp --no-tui --bind "$a" >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if [ "$got" != 1 ]; then bad "-n 2 --bind $a" "exit status $got, expected 1"; show "$tmp/err"
+    elif [ "$(cat "$tmp/err")" != "$want" ] || [ -s "$tmp/out" ]; then
+      bad "-n 2 --bind $a" "stderr is not exactly: $want"; show "$tmp/err"; show "$tmp/out"
+    else ok "-n 2 --bind $a: refused before any rank starts (status 1)"
+    fi
+  done
+  guarded "$bin" run "$ring" -n 3 --engine tcp --no-tui --bind 127.0.0.2 >"$tmp/out" 2>"$tmp/err" </dev/null
+  got=$?
+  if [ "$got" != 0 ] || ! grep -qxF "verdict: ok (exit status 0)" "$tmp/err"; then
+    bad "-n 3 --bind 127.0.0.2" "exit status $got, expected 0"; show "$tmp/err"; show "$tmp/out"
+  else ok "-n 3 --bind 127.0.0.2: the ring runs"
+  fi
+  # Rank 0 is launched by the controller too: its peers must be told the
+  # address --bind gave, not the master's.
+  command -v python3 >/dev/null || { skip "--rank 0 --bind" "no python3"; return; }
+  if ! start_master "$ring" 2 --timeout 60 --bind 127.0.0.2; then
+    bad "--rank 0 --bind" "the controller printed no token"
+    return
+  fi
+  python3 "$top_srcdir/tests/hostile/liar_rank.py" "$port" "$token" 2 error 77 >"$tmp/liar" 2>&1
+  wait_end "$(now)" nocount
+  if grep -qxF "peer 0 at 127.0.0.2" "$tmp/liar"; then ok "--rank 0 --bind 127.0.0.2: rank 0 listens there, and its peers are told so"
+  else bad "--rank 0 --bind 127.0.0.2" "peers not told 127.0.0.2"; show "$tmp/liar"
+  fi
+}
+bind_launched
+
+# ---- a rank started by hand with another --world than the job's was told
+# only "wrong world size": now it is told the job's, to start it again right.
+wrong_world() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got want
+  if ! start_master "$ring" 2 --timeout 60; then
+    bad "--world 3 in a job of 2" "the controller printed no token"
+    return
+  fi
+  guarded "$bin" run "$ring" --engine tcp --no-tui --master "127.0.0.1:$port" --rank 1 --world 3 \
+    --token "$token" >"$tmp/r1" 2>&1 </dev/null
+  got=$?
+  kill "$ctl" 2>/dev/null
+  wait_end "$(now)" nocount
+  want="commsim run: rank 1: the controller refused to let it join: wrong world size: the job has 2 ranks, not 3"
+  if [ "$got" != 1 ]; then bad "--world 3 in a job of 2" "exit status $got, expected 1"; show "$tmp/r1"
+  elif [ "$(cat "$tmp/r1")" != "$want" ]; then bad "--world 3 in a job of 2" "output is not exactly: $want"; show "$tmp/r1"
+  else ok "--world 3 in a job of 2: the rank is told the job's world (status 1)"
+  fi
+}
+wrong_world
+
+# ---- --timeout before every rank joined (a rank never started, a wrong
+# --master on its machine): the summary said "the run did not finish within
+# 1 s" of a run that never started; it names the ranks missing, and so does
+# the replay.
+never_joined() {
+  local ring="$top_srcdir/lessons/02-point-to-point/ring.lua" got rs what="ranks 1 and 2 never join"
+  local line="timeout: ranks 1 and 2 had not joined within 1 s (--timeout)"
+  if ! start_master "$ring" 3 --timeout 1 --trace "$tmp/trace"; then
+    bad "$what" "the controller printed no token"
+    return
+  fi
+  wait_end "$(now)" nocount
+  got=$status
+  guarded "$bin" replay "$tmp/trace" --no-tui >"$tmp/replay" 2>&1
+  rs=$?
+  if [ "$got" != 4 ]; then bad "$what" "exit status $got, expected 4"; show "$tmp/err"
+  elif ! grep -qxF "$line" "$tmp/err"; then bad "$what" "no line is exactly: $line"; show "$tmp/err"
+  elif [ "$rs" != 4 ] || ! grep -qxF "$line" "$tmp/replay"; then bad "$what" "the replay differs (status $rs)"; show "$tmp/replay"
+  else ok "$what: the timeout names them (status 4), and so does the replay"
+  fi
+}
+never_joined
 
 echo "# slowest end of a run after a kill: ${slowest} s"
 finish
