@@ -41,6 +41,7 @@
 #include "controller_internal.h"
 #include "errmsg.h"
 #include "event_schema.h"
+#include "outq.h"
 
 void controller_watch(controller *k, int fd, uint64_t tag) {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
@@ -712,10 +713,37 @@ void controller_spawn_all(controller *k, const cs_run_opts *o) {
         }
 }
 
+/* Unwritten output the queue holds before a printer waits: a chatty run's
+ * minutes of output, while a reader pauses. */
+#define OUTQ_CAP (64u << 20)
+
+static int launch(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s, int world,
+                  const cs_send_mode *mode, const char *mode_name, const cs_netmodel *net,
+                  FILE *out, FILE *err);
+
 int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s,
                          int world, const cs_send_mode *mode, const char *mode_name,
                          const cs_netmodel *net) {
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+    /* Headless, this process's own output goes through a queue: a reader
+     * that stops reading (a pager) must not stop the loop that keeps the
+     * ranks' heartbeat and the timeout (outq.h). */
+    cs_outq *q = !o->ui && !o->out && !o->err ? cs_outq_open(STDOUT_FILENO, STDERR_FILENO, OUTQ_CAP)
+                                               : NULL;
+    if (q) {
+        fflush(stdout);
+        fflush(stderr);
+        out = cs_outq_out(q);
+        err = cs_outq_err(q);
+    }
+    int status = launch(o, kind, s, world, mode, mode_name, net, out, err);
+    cs_outq_close(q);
+    return status;
+}
+
+static int launch(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s, int world,
+                  const cs_send_mode *mode, const char *mode_name, const cs_netmodel *net,
+                  FILE *out, FILE *err) {
     controller k = {.o = o, .kind = kind, .err = err, .world = world, .mode = *mode, .net = *net};
     if (world > CS_WIRE_MAX_WORLD) {
         cs_errf(err, "the %s engine runs at most %d ranks\n", kind->name,

@@ -561,5 +561,36 @@ never_joined() {
 }
 never_joined
 
+# ---- a reader that stops reading: the controller printed the ranks'
+# output straight to its stdout, and a pager holding it (less, waiting for
+# the user) blocked the controller's loop. The ranks heard no ALIVE and gave
+# it up (status 5, "rank 1 died"), and --timeout did not fire. Its output now
+# goes through a queue (src/outq.c). The reader here sleeps past the
+# heartbeat's limit (2 s) before it reads: with the queue the run's status
+# and output do not depend on how long.
+slow_reader() {
+  local what="a reader that stops reading for longer than the heartbeat's limit" got lines
+  printf 'for i = 1, 3000 do print(string.rep("x", 60) .. " " .. i) end\ndist.barrier()\n' >"$tmp/chatty.lua"
+  ( COMMSIM_HEARTBEAT=2 guarded "$bin" run "$tmp/chatty.lua" -n 2 --engine tcp --no-tui \
+      --timeout 0 2>"$tmp/err"; echo $? >"$tmp/rc" ) | { sleep 5; cat >"$tmp/out"; }
+  got=$(cat "$tmp/rc")
+  lines=$(grep -c '^\[rank [01]\] x* [0-9]*$' "$tmp/out")
+  if [ "$got" != 0 ]; then bad "$what" "exit status $got, expected 0"
+  elif [ "$lines" != 6000 ]; then bad "$what" "$lines lines of the ranks' output, expected 6000"
+  elif ! grep -qxF 'verdict: ok (exit status 0)' "$tmp/out" "$tmp/err"; then bad "$what" "no verdict line"
+  else ok "$what: the run ends ok (status 0) with all 6000 lines"
+  fi
+  # --timeout still ends the run while nobody reads (the end waits for them)
+  printf 'for i = 1, 3000 do print(string.rep("x", 60)) end\nwhile true do end\n' >"$tmp/endless.lua"
+  ( COMMSIM_HEARTBEAT=2 guarded "$bin" run "$tmp/endless.lua" -n 2 --engine tcp --no-tui \
+      --timeout 3 2>"$tmp/err"; echo $? >"$tmp/rc" ) | { sleep 6; cat >"$tmp/out"; }
+  got=$(cat "$tmp/rc")
+  if [ "$got" != 4 ]; then bad "$what, --timeout 3" "exit status $got, expected 4"
+  else ok "$what, --timeout 3: the timeout ends the run (status 4), not the heartbeat"
+  fi
+  if pgrep -f "$tmp/(chatty|endless).lua" >/dev/null; then bad "$what" "a process is left"; fi
+}
+slow_reader
+
 echo "# slowest end of a run after a kill: ${slowest} s"
 finish
