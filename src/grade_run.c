@@ -348,7 +348,8 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     if (u->drop && chown(dir, u->uid, u->gid) < 0) _exit(70);
     FILE *devnull = fopen("/dev/null", "w");
     cs_run_opts o = {.script = script, .nranks = world, .engine = engine, .send_mode = mode,
-                     .net = s->net ? s->net : c->net, .mem_limit = s->memory, .step_limit = s->steps, .timeout = s->timeout,
+                     .net = s->net ? s->net : c->net, .mem_limit = s->memory, .step_limit = s->steps,
+                     .out_limit = s->output, .timeout = s->timeout,
                      .trace = trace, .rank = -1, .out = devnull, .err = devnull,
                      .report = CS_REPORT_JSON,
                      /* the grader runs every send mode the case lists itself */

@@ -600,6 +600,11 @@ static int sb_print(lua_State *L) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
+    /* Printing is cheap in steps and goes to the trace: without a bound, a
+     * loop of prints fills the disk and the memory of whoever reads it. The
+     * print that would cross the limit (its newline counted) is not made. */
+    if (c->out_limit && (uint64_t)len + 1 > c->out_limit - c->out_used) cs_script_die(L, CS_DIE_OUTPUT);
+    c->out_used += (uint64_t)len + 1;
     cs_print(c->r, text, len, cs_script_call_line(L));
     return 0;
 }
@@ -719,6 +724,10 @@ static void budget_message(char *buf, size_t len, const cs_script_ctx *c, cs_die
     if (why == CS_DIE_STEPS) {
         snprintf(what, sizeof what, "instruction budget exceeded (%llu steps; --step-limit)",
                  (unsigned long long)c->step_limit);
+    } else if (why == CS_DIE_OUTPUT) {
+        char size[32];
+        format_bytes(size, sizeof size, (size_t)c->out_limit);
+        snprintf(what, sizeof what, "output limit exceeded (%s printed per rank)", size);
     } else if (why == CS_DIE_HOST) {
         /* The machine ran out before the cap: not the script's budget. */
         char size[32];
@@ -806,7 +815,7 @@ static int finish(cs_script_ctx *c, lua_State *co, int status) {
         c->die_line = line; /* where it was stopped: its exit says so */
         return CS_RANK_ABORTED;
     }
-    if (why == CS_DIE_MEM || why == CS_DIE_STEPS || why == CS_DIE_HOST) {
+    if (why == CS_DIE_MEM || why == CS_DIE_STEPS || why == CS_DIE_HOST || why == CS_DIE_OUTPUT) {
         budget_message(msg, sizeof msg, c, why, line);
         cs_rank_fail_at(c->r, CS_END_TIMEOUT, line, msg);
         return CS_END_TIMEOUT;
@@ -826,6 +835,7 @@ int cs_script_run(cs_rank *r, const cs_script *s, const cs_script_limits *lim) {
         .budget = cs_rank_budget(r),
         .script = s,
         .step_limit = lim ? lim->step_limit : CS_DEFAULT_STEP_LIMIT,
+        .out_limit = lim ? lim->out_limit : 0,
     };
     if (lim && lim->mem_limit) c.budget->limit = lim->mem_limit;
     int status;

@@ -29,6 +29,7 @@ int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen);
 typedef struct cs_script_limits {
     size_t mem_limit;    /* bytes per rank, Lua heap and tensors together; 0 = none */
     uint64_t step_limit; /* Lua VM instructions per rank; 0 = none */
+    uint64_t out_limit;  /* bytes a rank may print; 0 = none */
 } cs_script_limits;
 
 #define CS_DEFAULT_MEM_LIMIT ((size_t)256 << 20)

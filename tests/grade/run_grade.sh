@@ -285,6 +285,24 @@ grep -qF "error: pre.lua:1: unexpected symbol" "$tmp/pre.out" && ok "a binary so
 "$bin" grade ring "$here/hostile/shape_bomb.lua" >"$tmp/sb.out" 2>&1; rc=$?
 [ $rc = 6 ] && grep -qF "total: 0/5" "$tmp/sb.out" && grep -qF "results are too large to grade" "$tmp/sb.out" &&
   ok "a result too large for check(run): 0, not a spec error" || bad_showing "$tmp/sb.out" "result too large (rc $rc)"
+# Prints without end: each rank stops at the output limit (limits.output,
+# 16 MiB by default, the result's own lines included) with its line, on
+# both engines; before, every run wrote gigabytes of trace and its judge ran
+# out of memory, saying so on the grader's stderr.
+for engine in thread tcp; do
+  "$bin" grade ring "$here/hostile/flood.lua" --engine $engine --hidden >"$tmp/fl.out" 2>"$tmp/fl.err"; rc=$?
+  [ $rc = 6 ] && [ ! -s "$tmp/fl.err" ] && grep -qF "total: 0/5" "$tmp/fl.out" &&
+    [ "$(grep -cF "flood.lua:4: output limit exceeded (16 MiB printed per rank)" "$tmp/fl.out")" = 4 ] &&
+    ok "a print flood on $engine: stopped at the output limit, 0" || bad_showing "$tmp/fl.out" "print flood on $engine (rc $rc)"
+done
+mkdir -p "$tmp/flx"
+printf 'return {limits = {output = 4096}, cases = {{name = "o", world = 1, send_modes = {"eager"}, result = function() return 1 end}}}\n' \
+  >"$tmp/flx/spec.lua"
+echo 'for i = 1, 60 do print(("y"):rep(63)) end result = 1' >"$tmp/fl_ok.lua"
+expect "printing up to limits.output passes" 0 "total: 1/1" -- grade "$tmp/flx" "$tmp/fl_ok.lua"
+echo 'for i = 1, 65 do print(("y"):rep(63)) end result = 1' >"$tmp/fl_over.lua"
+expect "printing past limits.output: the rank stops there" 6 "fl_over.lua:1: output limit exceeded (4 KiB printed per rank)" \
+  -- grade "$tmp/flx" "$tmp/fl_over.lua" --hidden
 
 # As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
@@ -532,6 +550,7 @@ done <<'SPECS'
 {limits = {timeout = 0}, cases = {{}}}|limits: timeout must be more than 0
 {limits = {steps = -1}, cases = {{}}}|limits: steps must be from 1
 {limits = {memory = 0}, cases = {{}}}|limits: memory must be from 1 MiB
+{limits = {output = 100}, cases = {{}}}|limits: output must be from 1 KiB
 {cases = {{name = "a", params = {N = "ten"}}}}|case 'a': params: N must be a number, not a string
 {cases = {{name = "a", params = true}}}|case 'a': params must be a table
 {cases = {{name = "a", params = {1}}}}|case 'a': params: keys must be names, not a number
