@@ -23,6 +23,7 @@
 #include "grade_internal.h"
 #include "launch.h"
 #include "script.h"
+#include "wire.h"
 #include "xalloc.h"
 
 /* The epilogue prints with the print captured before the solution ran, so a
@@ -54,21 +55,26 @@ static const char epilogue[] =
  * instead of ending every rank. Which ranks raise is then the program's
  * doing, not the race of which rank ended the run first. A message keeps
  * what follows a NUL ("\0") and its lines (\x1f). Line numbers stay the
- * solution's own. */
+ * solution's own. The mark carries a random token (the %s) that the
+ * solution cannot read, so a line it prints itself is never taken for the
+ * probe's: it would name the rank and the message of its choosing. */
 static const char probe_prologue[] =
     "local __cs_p, __cs_t, __cs_s, __cs_g = print, type, tostring, string.gsub; "
     "local __cs_ok, __cs_e = pcall(function(...) ";
 static const char probe_epilogue[] =
     "\nend, ...) if not __cs_ok then local e = __cs_t(__cs_e) == 'number' and __cs_s(__cs_e) or __cs_e\n"
-    "__cs_p('" CS_GRADE_MARK "error ' .. (__cs_t(e) == 'string' and "
+    "__cs_p('" CS_GRADE_MARK "error %s ' .. (__cs_t(e) == 'string' and "
     "__cs_g(e, '[\\0\\n]', {['\\0'] = '\\\\0', ['\\n'] = '\\31'}) or '')) end\n";
 
 /* The solution with the case's parameters set and the epilogue after (or,
- * for a probe, inside the probe's pcall). The buffer is sized from each
+ * for a probe, given its token, inside the probe's pcall). The buffer is sized from each
  * assignment's real length: a parameter's name may be as long as the spec
  * likes. */
-static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool probe) {
-    const char *pro = probe ? probe_prologue : prologue, *epi = probe ? probe_epilogue : epilogue;
+static char *wrap(const cs_grade_case *c, const char *src, size_t len, const char *token) {
+    bool probe = token != NULL;
+    char probe_epi[sizeof probe_epilogue + CS_WIRE_TOKEN];
+    if (probe) snprintf(probe_epi, sizeof probe_epi, probe_epilogue, token);
+    const char *pro = probe ? probe_prologue : prologue, *epi = probe ? probe_epi : epilogue;
     size_t cap = len + strlen(pro) + strlen(epi) + 1;
     for (int i = 0; i < c->nparams; i++)
         cap += (size_t)snprintf(NULL, 0, "%s = %.17g; ", c->params[i].name, c->params[i].value);
@@ -277,7 +283,9 @@ static char *name_raiser(const cs_grade_spec *s, const cs_grade_case *c, const c
                          const char *src, size_t len, int fd, const unpriv *u, char *why) {
     const char *base = strrchr(o->script, '/');
     base = base ? base + 1 : o->script;
-    char *probe = wrap(c, src, len, true), err[64];
+    char token[CS_WIRE_TOKEN + 1] = "", err[64];
+    if (cs_wire_token_new(token) < 0) return why; /* no randomness: the run's own message */
+    char *probe = wrap(c, src, len, token);
     cs_script sc = {.path = (char *)o->script, .name = (char *)base, .source = probe, .len = strlen(probe)};
     int st = 0;
     alarm((unsigned)s->timeout + 10); /* the probe's own time, as the run's */
@@ -288,7 +296,7 @@ static char *name_raiser(const cs_grade_spec *s, const cs_grade_case *c, const c
     }
     free(probe);
     char *text = NULL;
-    int rank = cs_grade_raiser(o->trace, &text);
+    int rank = cs_grade_raiser(o->trace, token, &text);
     if (rank >= 0) {
         size_t n = strlen(base);
         bool placed = text && strncmp(text, base, n) == 0 && text[n] == ':' && text[n + 1] >= '0' &&
@@ -337,7 +345,7 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
         fclose(w);
         _exit(0);
     }
-    char *wrapped = wrap(c, src, len, false);
+    char *wrapped = wrap(c, src, len, NULL);
     const char *base = strrchr(path, '/');
     char script[8500], trace[8500];
     /* the solution's own name, so that messages say "ring.lua:7:" */

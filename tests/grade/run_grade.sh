@@ -269,6 +269,12 @@ grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's re
 "$bin" grade ring "$here/hostile/forge_return.lua" >"$tmp/fr.out" 2>&1
 grep -qF "total: 0/5" "$tmp/fr.out" && ok "a forged result with a top-level return: 0" \
   || bad_showing "$tmp/fr.out" "forged result with return"
+# After an error the probe names the lowest rank that raised, from the
+# probe's marked lines: one the solution prints itself names neither the
+# rank nor the message.
+"$bin" grade ring "$here/hostile/forge_probe.lua" --hidden >"$tmp/fp.out" 2>&1
+grep -qF "error: rank 1: forge_probe.lua:5: the real error" "$tmp/fp.out" && ! grep -q "full marks" "$tmp/fp.out" &&
+  ok "a forged probe line: the real rank and error" || bad_showing "$tmp/fp.out" "forged probe line"
 # One that closes the wrapper's function itself ("end)(...)") and shadows
 # the print of the grader's own lines: not a chunk alone, so a syntax error.
 "$bin" grade ring "$here/hostile/forge_inject.lua" >"$tmp/fi.out" 2>&1
