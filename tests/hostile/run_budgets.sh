@@ -62,6 +62,7 @@ done
 budget "gsub over 1 MiB in a loop"          budget_gsub.lua thread
 budget "table.concat in a loop"             budget_concat.lua thread
 steps=4000000 budget "plain find in a loop" budget_find.lua thread
+steps=20000000 budget "collectgarbage() of a large heap in a loop" budget_collect.lua thread
 budget "gsub over 1 MiB in a loop"          budget_gsub.lua tcp
 
 # ---- item 5: buffered eager messages count against the sender's cap
