@@ -27,27 +27,32 @@
 #include "xalloc.h"
 
 /* The epilogue prints with the print captured before the solution ran, so a
- * solution that replaces print cannot hide or forge its result; the solution
- * is the body of a function, so a `return` at its top level leaves only that
- * function and the epilogue still prints, after any line the solution forged.
+ * solution that replaces print cannot hide or forge its result; it calls no
+ * global the solution could replace or remove either (the error would be at
+ * a line the solution does not have), and indexes no userdata but a tensor
+ * (a P2POp raises when indexed): a Work is a result of type userdata. The
+ * solution is the body of a function, so a `return` at its top level leaves
+ * only that function and the epilogue still prints, after any line the
+ * solution forged.
  * Tensors go out as "shape" then "data" lines of at most 1024 numbers (a
  * print event holds 64 KiB). The prologue shares the parameters' line and
  * the epilogue follows the solution's last: line numbers stay its own. */
 static const char prologue[] =
-    "local __cs_p, __cs_t, __cs_f, __cs_c = print, type, string.format, table.concat; "
+    "local __cs_p, __cs_t, __cs_f, __cs_c, __cs_n, __cs_m, __cs_is = print, type, string.format, "
+    "table.concat, tonumber, math.min, tensor.is_tensor; "
     "(function(...) ";
 static const char epilogue[] =
     "\nend)(...); do local r = result; local M = '" CS_GRADE_MARK "'\n"
     "if __cs_t(r) == 'number' then __cs_p(M .. 'num ' .. __cs_f('%.17g', r))\n"
-    "elseif __cs_t(r) == 'userdata' and r.shape then\n"
+    "elseif __cs_is(r) then\n"
     "  local s = {} for i = 1, #r.shape do s[i] = __cs_f('%d', r.shape[i]) end\n"
     "  __cs_p(M .. 'shape ' .. __cs_c(s, ' '))\n"
     "  local flat = r:reshape(r:numel())\n"
     "  local n = flat:numel(); local i = 0\n"
-    "  while i < n do local b = {} for k = i, math.min(n, i + 1024) - 1 do b[#b + 1] = "
+    "  while i < n do local b = {} for k = i, __cs_m(n, i + 1024) - 1 do b[#b + 1] = "
     "__cs_f('%.17g', flat[k]) end __cs_p(M .. 'data ' .. __cs_c(b, ' ')) i = i + 1024 end\n"
     "elseif __cs_t(r) == 'table' then local b = {} for i = 1, #r do b[i] = __cs_f('%.17g', "
-    "tonumber(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
+    "__cs_n(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
     "else __cs_p(M .. 'none ' .. __cs_t(r)) end end\n";
 
 /* A probe, run only after a solution's error: the solution in a function

@@ -309,6 +309,16 @@ expect "printing up to limits.output passes" 0 "total: 1/1" -- grade "$tmp/flx" 
 echo 'for i = 1, 65 do print(("y"):rep(63)) end result = 1' >"$tmp/fl_over.lua"
 expect "printing past limits.output: the rank stops there" 6 "fl_over.lua:1: output limit exceeded (4 KiB printed per rank)" \
   -- grade "$tmp/flx" "$tmp/fl_over.lua" --hidden
+# The grader's own lines after the solution index no userdata but a tensor
+# (a P2POp raises when indexed) and call no global the solution could
+# remove: each failed at a line the solution does not have, naming 'local r'.
+echo 'result = dist.P2POp(dist.isend, tensor.ones(1), 0)' >"$tmp/res_op.lua"
+expect "a P2POp result: a userdata, not the grader's error" 6 "rank 0: result is userdata, expected a number" \
+  -- grade "$tmp/flx" "$tmp/res_op.lua" --hidden
+grep -q "local 'r'" "$tmp/out" && bad "a P2POp result: no error of the grader's lines"
+echo 'result = {1}; tonumber, math = nil, nil' >"$tmp/res_nil.lua"
+expect "a solution that removes tonumber and math: its result still read" 0 "total: 1/1" \
+  -- grade "$tmp/flx" "$tmp/res_nil.lua"
 
 # As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
