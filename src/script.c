@@ -33,6 +33,7 @@
 
 #include "script_internal.h"
 #include "event_schema.h"
+#include "pitfall.h"
 
 #define CS_HOOK_EVERY 1000           /* instructions between two count hooks */
 #define CS_COROUTINE_COST 1000       /* steps charged per coroutine: see sb_cocreate */
@@ -257,7 +258,8 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
     c->own_error = false; /* the script runs on: it caught its failure */
     if (c->dying != CS_DIE_NONE) cs_script_die(L, c->dying);
     check_refused(L, c);
-    c->steps += CS_HOOK_EVERY;
+    /* and the pitfall checks' scans of the requests in flight (pitfall.h) */
+    c->steps += CS_HOOK_EVERY + cs_inflight_take_tests(c->r);
     if (c->step_limit && c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
     if (cs_world_aborted(cs_rank_world(c->r))) cs_script_die(L, CS_DIE_ABORT);
 }
