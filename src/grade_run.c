@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #endif
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,8 +75,10 @@ static const char probe_epilogue[] =
 /* The solution with the case's parameters set and the epilogue after (or,
  * for a probe, given its token, inside the probe's pcall). The buffer is sized from each
  * assignment's real length: a parameter's name may be as long as the spec
- * likes. */
-static char *wrap(const cs_grade_case *c, const char *src, size_t len, const char *token) {
+ * likes. Its length in *n: a solution may hold a NUL, which ends no string
+ * here (written up to it, the run got a solution cut short, unwrapped: its
+ * own result lines stood and its syntax error was never seen). */
+static char *wrap(const cs_grade_case *c, const char *src, size_t len, const char *token, size_t *n) {
     bool probe = token != NULL;
     char probe_epi[sizeof probe_epilogue + CS_WIRE_TOKEN];
     if (probe) snprintf(probe_epi, sizeof probe_epi, probe_epilogue, token);
@@ -103,6 +106,7 @@ static char *wrap(const cs_grade_case *c, const char *src, size_t len, const cha
     p += snprintf(p, cap - (size_t)(p - out), "%s", chunk ? pro : ";");
     memcpy(p, src, len), p += len;
     memcpy(p, chunk ? epi : "", chunk ? strlen(epi) + 1 : 1);
+    *n = (size_t)(p - out) + (chunk ? strlen(epi) : 0);
     return out;
 }
 
@@ -256,9 +260,11 @@ static void die_with_parent(void) {
 #endif
 }
 
-static bool write_script(const char *script, const char *text) {
+static bool write_script(const char *script, const char *text, size_t len) {
     FILE *sf = fopen(script, "w");
-    return sf && fputs(text, sf) >= 0 && fclose(sf) == 0;
+    if (!sf) return false;
+    bool ok = fwrite(text, 1, len, sf) == len;
+    return fclose(sf) == 0 && ok;
 }
 
 /* Run o in a grandchild: a run whose rank will not stop leaves with _exit
@@ -290,12 +296,13 @@ static char *name_raiser(const cs_grade_spec *s, const cs_grade_case *c, const c
     base = base ? base + 1 : o->script;
     char token[CS_WIRE_TOKEN + 1] = "", err[64];
     if (cs_wire_token_new(token) < 0) return why; /* no randomness: the run's own message */
-    char *probe = wrap(c, src, len, token);
-    cs_script sc = {.path = (char *)o->script, .name = (char *)base, .source = probe, .len = strlen(probe)};
+    size_t plen;
+    char *probe = wrap(c, src, len, token, &plen);
+    cs_script sc = {.path = (char *)o->script, .name = (char *)base, .source = probe, .len = plen};
     int st = 0;
     alarm((unsigned)s->timeout + 10); /* the probe's own time, as the run's */
     if (!why || strncmp(why, "error: ", 7) != 0 || cs_script_check_syntax(&sc, err, sizeof err) < 0 ||
-        !write_script(o->script, probe) || run_once(s, o, fd, u, &st) < 0 || WIFSIGNALED(st)) {
+        !write_script(o->script, probe, plen) || run_once(s, o, fd, u, &st) < 0 || WIFSIGNALED(st)) {
         free(probe);
         return why;
     }
@@ -343,20 +350,26 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
         limit(RLIMIT_NPROC, (rlim_t)(tasks + 4 * world + 16));
     if (la) fclose(la);
     alarm((unsigned)s->timeout + 10);
-    size_t len;
-    char *src = cs_grade_read_all(path, &len);
-    if (!src) {
-        fprintf(w, "F\tcannot read the solution: %s\n", strerror(errno));
+    /* A solution is read whole: one of gigabytes (a sparse file) is refused
+     * first, as the run would refuse it, before it takes the memory. */
+    size_t len, wlen = 0;
+    struct stat sst;
+    char *src = stat(path, &sst) == 0 && sst.st_size > CS_SCRIPT_MAX_BYTES ? (errno = EFBIG, NULL)
+                                                                           : cs_grade_read_all(path, &len);
+    char *wrapped = src ? wrap(c, src, len, NULL, &wlen) : NULL;
+    if (!src || wlen > CS_SCRIPT_MAX_BYTES) {
+        fprintf(w, "F\t\t0:0\tcannot read the solution: %s\n",
+                src ? "larger than 16 MiB with the grader's lines around it"
+                : errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
         fclose(w);
         _exit(0);
     }
-    char *wrapped = wrap(c, src, len, NULL);
     const char *base = strrchr(path, '/');
     char script[8500], trace[8500];
     /* the solution's own name, so that messages say "ring.lua:7:" */
     snprintf(script, sizeof script, "%s/%s", dir, base ? base + 1 : path);
     snprintf(trace, sizeof trace, "%s/%s", dir, TRACE_FILE);
-    if (!write_script(script, wrapped)) _exit(70);
+    if (!write_script(script, wrapped, wlen)) _exit(70);
     /* the unprivileged run writes its trace here */
     if (u->drop && chown(dir, u->uid, u->gid) < 0) _exit(70);
     FILE *devnull = fopen("/dev/null", "w");

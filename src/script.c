@@ -37,7 +37,6 @@
 
 #define CS_HOOK_EVERY 1000           /* instructions between two count hooks */
 #define CS_COROUTINE_COST 1000       /* steps charged per coroutine: see sb_cocreate */
-#define CS_SCRIPT_MAX_BYTES ((long)16 << 20)
 
 /* Its address is the error object that unwinds a rank being stopped. */
 static char cs_sentinel;

@@ -18,6 +18,9 @@ typedef struct cs_script {
     size_t len;
 } cs_script;
 
+/* A script file of more bytes is refused ("larger than 16 MiB"). */
+#define CS_SCRIPT_MAX_BYTES ((long)16 << 20)
+
 int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen);
 /* A script from memory (tests, generated programs): name is used in messages. */
 int cs_script_from_string(cs_script *s, const char *name, const char *src);

@@ -309,6 +309,24 @@ expect "printing up to limits.output passes" 0 "total: 1/1" -- grade "$tmp/flx" 
 echo 'for i = 1, 65 do print(("y"):rep(63)) end result = 1' >"$tmp/fl_over.lua"
 expect "printing past limits.output: the rank stops there" 6 "fl_over.lua:1: output limit exceeded (4 KiB printed per rank)" \
   -- grade "$tmp/flx" "$tmp/fl_over.lua" --hidden
+# A NUL byte: the solution does not parse, so it runs as it is and fails
+# with its syntax error. It was written to the run up to the NUL: cut
+# short and unwrapped, its own forged result line stood (full marks).
+printf 'print("\\30cs-result num 1")\n\0' >"$tmp/nulforge.lua"
+expect "a solution with a NUL byte: its syntax error, not its forged result" 6 "nulforge.lua:2: unexpected symbol" \
+  -- grade "$tmp/flx" "$tmp/nulforge.lua"
+# A solution larger than a script may be (16 MiB), or a sparse file of
+# gigabytes, is refused as the run refuses it, before it is read whole;
+# the gigabytes were read into memory per variant (the grader's stderr
+# said it was out of memory) and the run ended "without a verdict".
+{ echo 'result = 1'; head -c $((17 << 20)) /dev/zero | tr '\0' '-'; echo; } >"$tmp/huge.lua"
+expect "a 17 MiB solution: refused, said so" 6 "cannot read the solution: larger than 16 MiB" \
+  -- grade "$tmp/flx" "$tmp/huge.lua" --hidden
+echo 'result = 1' >"$tmp/sparse.lua" && truncate -s 3G "$tmp/sparse.lua"
+expect "a sparse solution of 3 GiB: refused, said so" 6 "cannot read the solution: larger than 16 MiB" \
+  -- grade "$tmp/flx" "$tmp/sparse.lua" --hidden
+[ -s "$tmp/err" ] && bad_showing "$tmp/err" "a sparse solution of 3 GiB: nothing on stderr"
+rm -f "$tmp/sparse.lua" "$tmp/huge.lua"
 # The grader's own lines after the solution index no userdata but a tensor
 # (a P2POp raises when indexed) and call no global the solution could
 # remove: each failed at a line the solution does not have, naming 'local r'.
