@@ -18,7 +18,7 @@
 #include "events.h"
 
 #define CS_WIRE_MAGIC 0x4d495343u /* "CSIM" as bytes on the wire */
-#define CS_WIRE_VERSION 3
+#define CS_WIRE_VERSION 4
 #define CS_WIRE_HDR 20
 #define CS_WIRE_TOKEN 32          /* hex characters of a job token */
 #define CS_WIRE_MAX_WORLD 4096
