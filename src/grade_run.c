@@ -202,9 +202,24 @@ static char *dupf(const char *fmt, const char *a) {
     return s;
 }
 
+/* A run's trace is a file of at most this many bytes (RLIMIT_FSIZE): a loop
+ * of sends writes events as fast as the ranks go, gigabytes before the time
+ * limit, and the judge reads the whole trace into memory. */
+#define TRACE_MAX ((rlim_t)256 << 20)
+
+/* Did the run's trace reach TRACE_MAX? Its writer (a thread that blocks
+ * signals) then failed with EFBIG rather than die of SIGXFSZ, and the run
+ * went on to its end or its alarm: the trace is cut, whatever ended it. */
+static bool trace_full(const char *trace) {
+    struct stat st;
+    return stat(trace, &st) == 0 && (rlim_t)st.st_size >= TRACE_MAX;
+}
+
 /* Why a run, or the child judging it, ended on signal sig (malloc'd). */
 static char *killed_why(int sig) {
     if (sig == SIGXCPU) return dupf("%s", "killed: the CPU time limit was exceeded");
+    if (sig == SIGXFSZ)
+        return dupf("%s", "killed: the run's trace passed 256 MiB (too many events, such as a loop of sends)");
     if (sig == SIGALRM) return dupf("%s", "killed: the wall time limit was exceeded");
     if (sig == SIGKILL) return dupf("%s", "killed: out of memory or time");
     return dupf("killed: the run crashed (%s)", strsignal(sig));
@@ -277,6 +292,13 @@ static pid_t run_once(const cs_grade_spec *s, const cs_run_opts *o, int fd, cons
         close(fd); /* the verdict is the judge's to write */
         die_with_parent();
         if (u->drop && !drop_to(u)) _exit(70);
+        limit(RLIMIT_FSIZE, TRACE_MAX); /* the only file it writes */
+        signal(SIGXFSZ, SIG_DFL);
+        /* Its messages go to the report's streams (/dev/null); what a rank
+         * process or a last-gasp "out of memory" writes to fd 2 must not
+         * reach the grader's own stderr either. */
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 1), dup2(null, 2), close(null);
         alarm((unsigned)s->timeout + 5);
         _exit(cs_launch_run(o) & 0x7f);
     }
@@ -389,6 +411,7 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     /* A run killed before it ended left a trace that stops anywhere: it
      * may look like a run that ended well, so it is never judged. */
     if (run < 0) why = dupf("cannot grade: %s", strerror(errno));
+    else if (trace_full(trace)) snprintf(kind, sizeof kind, "killed"), why = killed_why(SIGXFSZ);
     else if (WIFSIGNALED(st)) snprintf(kind, sizeof kind, "killed"), why = killed_why(WTERMSIG(st));
     else pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */

@@ -327,6 +327,17 @@ expect "a sparse solution of 3 GiB: refused, said so" 6 "cannot read the solutio
   -- grade "$tmp/flx" "$tmp/sparse.lua" --hidden
 [ -s "$tmp/err" ] && bad_showing "$tmp/err" "a sparse solution of 3 GiB: nothing on stderr"
 rm -f "$tmp/sparse.lua" "$tmp/huge.lua"
+# Sends without end fill the trace as fast as the ranks go (2.4 GB in 20 s
+# of eight ranks, which the judge then could not read in its time, killed
+# "for the wall time"): a run's trace is a file of at most 256 MiB. With a
+# budget that never ends it, the run fills it long before its timeout.
+mkdir -p "$tmp/sf"
+printf 'return {limits = {timeout = 15, steps = 1e12}, cases = {{name = "s", world = 8, send_modes = {"eager"}}}}\n' \
+  >"$tmp/sf/spec.lua"
+expect "sends without end: the trace's size limit, said so" 6 \
+  "killed: the run's trace passed 256 MiB (too many events, such as a loop of sends)" \
+  -- grade "$tmp/sf" "$here/hostile/sendflood.lua" --hidden
+[ -s "$tmp/err" ] && bad_showing "$tmp/err" "sends without end: nothing on the grader's stderr"
 # The grader's own lines after the solution index no userdata but a tensor
 # (a P2POp raises when indexed) and call no global the solution could
 # remove: each failed at a line the solution does not have, naming 'local r'.
