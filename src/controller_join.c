@@ -55,6 +55,7 @@ static void send_welcome(controller *k) {
                     .rendezvous_only = k->mode.rendezvous_only, .seed = k->o->seed,
                     .flags = (k->o->strict ? CS_WELCOME_STRICT : 0) | (k->gates ? CS_WELCOME_GATED : 0),
                     .mem_limit = k->o->mem_limit, .step_limit = k->o->step_limit,
+                    .out_limit = k->o->out_limit,
                     .elapsed_us = (uint64_t)((cs_now() - k->c.bus.t0) * 1e6)};
     memcpy(w.coll_algo, k->o->coll_algo, sizeof w.coll_algo);
     if (k->net.on) {

@@ -57,6 +57,7 @@ typedef struct cs_grade_spec {
     double timeout;          /* wall seconds per run */
     unsigned long long steps; /* Lua instructions per rank */
     size_t memory;           /* bytes per rank */
+    size_t output;           /* bytes printed per rank */
     const char *net;         /* --net: every run's network model, or NULL (each script's header) */
     void *L;                 /* the spec's lua_State: check and expect functions */
 } cs_grade_spec;

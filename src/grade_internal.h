@@ -31,8 +31,9 @@ void cs_grade_catch(void (*h)(int), struct sigaction *prev);
 void cs_grade_uncatch(const struct sigaction *prev);
 
 /* A probe run's trace (every rank's error caught, cs_grade_variant): the
- * lowest rank that raised, with its message in *text (malloc'd), or -1. */
-int cs_grade_raiser(const char *trace, char **text);
+ * lowest rank that raised, with its message in *text (malloc'd), or -1.
+ * token: the probe's, in its marked lines. */
+int cs_grade_raiser(const char *trace, const char *token, char **text);
 
 /* A file's whole content, NUL-terminated (malloc'd; its length in *len), or
  * NULL when it cannot be opened. */

@@ -360,9 +360,10 @@ static cs_grade_where pitfall_site(const cs_replay *rp, const cs_pitfall *p) {
  * line (grade_run.c), so the lowest rank that raised is a function of the
  * program, not of which rank won the race to end the run. That rank, and
  * its message in *text (malloc'd; newlines restored), or -1. */
-int cs_grade_raiser(const char *trace, char **text) {
+int cs_grade_raiser(const char *trace, const char *token, char **text) {
     cs_replay rp;
-    char err[600], mark[] = CS_GRADE_MARK "error ";
+    char err[600], mark[128];
+    snprintf(mark, sizeof mark, "%serror %s ", CS_GRADE_MARK, token);
     *text = NULL;
     if (cs_replay_load(&rp, trace, err, sizeof err) < 0) return -1;
     const cs_event *low = NULL;

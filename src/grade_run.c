@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #endif
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,30 +24,36 @@
 #include "grade_internal.h"
 #include "launch.h"
 #include "script.h"
+#include "wire.h"
 #include "xalloc.h"
 
 /* The epilogue prints with the print captured before the solution ran, so a
- * solution that replaces print cannot hide or forge its result; the solution
- * is the body of a function, so a `return` at its top level leaves only that
- * function and the epilogue still prints, after any line the solution forged.
+ * solution that replaces print cannot hide or forge its result; it calls no
+ * global the solution could replace or remove either (the error would be at
+ * a line the solution does not have), and indexes no userdata but a tensor
+ * (a P2POp raises when indexed): a Work is a result of type userdata. The
+ * solution is the body of a function, so a `return` at its top level leaves
+ * only that function and the epilogue still prints, after any line the
+ * solution forged.
  * Tensors go out as "shape" then "data" lines of at most 1024 numbers (a
  * print event holds 64 KiB). The prologue shares the parameters' line and
  * the epilogue follows the solution's last: line numbers stay its own. */
 static const char prologue[] =
-    "local __cs_p, __cs_t, __cs_f, __cs_c = print, type, string.format, table.concat; "
+    "local __cs_p, __cs_t, __cs_f, __cs_c, __cs_n, __cs_m, __cs_is = print, type, string.format, "
+    "table.concat, tonumber, math.min, tensor.is_tensor; "
     "(function(...) ";
 static const char epilogue[] =
     "\nend)(...); do local r = result; local M = '" CS_GRADE_MARK "'\n"
     "if __cs_t(r) == 'number' then __cs_p(M .. 'num ' .. __cs_f('%.17g', r))\n"
-    "elseif __cs_t(r) == 'userdata' and r.shape then\n"
+    "elseif __cs_is(r) then\n"
     "  local s = {} for i = 1, #r.shape do s[i] = __cs_f('%d', r.shape[i]) end\n"
     "  __cs_p(M .. 'shape ' .. __cs_c(s, ' '))\n"
     "  local flat = r:reshape(r:numel())\n"
     "  local n = flat:numel(); local i = 0\n"
-    "  while i < n do local b = {} for k = i, math.min(n, i + 1024) - 1 do b[#b + 1] = "
+    "  while i < n do local b = {} for k = i, __cs_m(n, i + 1024) - 1 do b[#b + 1] = "
     "__cs_f('%.17g', flat[k]) end __cs_p(M .. 'data ' .. __cs_c(b, ' ')) i = i + 1024 end\n"
     "elseif __cs_t(r) == 'table' then local b = {} for i = 1, #r do b[i] = __cs_f('%.17g', "
-    "tonumber(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
+    "__cs_n(r[i]) or 0/0) end __cs_p(M .. 'list ' .. __cs_c(b, ' '))\n"
     "else __cs_p(M .. 'none ' .. __cs_t(r)) end end\n";
 
 /* A probe, run only after a solution's error: the solution in a function
@@ -54,21 +61,28 @@ static const char epilogue[] =
  * instead of ending every rank. Which ranks raise is then the program's
  * doing, not the race of which rank ended the run first. A message keeps
  * what follows a NUL ("\0") and its lines (\x1f). Line numbers stay the
- * solution's own. */
+ * solution's own. The mark carries a random token (the %s) that the
+ * solution cannot read, so a line it prints itself is never taken for the
+ * probe's: it would name the rank and the message of its choosing. */
 static const char probe_prologue[] =
     "local __cs_p, __cs_t, __cs_s, __cs_g = print, type, tostring, string.gsub; "
     "local __cs_ok, __cs_e = pcall(function(...) ";
 static const char probe_epilogue[] =
     "\nend, ...) if not __cs_ok then local e = __cs_t(__cs_e) == 'number' and __cs_s(__cs_e) or __cs_e\n"
-    "__cs_p('" CS_GRADE_MARK "error ' .. (__cs_t(e) == 'string' and "
+    "__cs_p('" CS_GRADE_MARK "error %s ' .. (__cs_t(e) == 'string' and "
     "__cs_g(e, '[\\0\\n]', {['\\0'] = '\\\\0', ['\\n'] = '\\31'}) or '')) end\n";
 
 /* The solution with the case's parameters set and the epilogue after (or,
- * for a probe, inside the probe's pcall). The buffer is sized from each
+ * for a probe, given its token, inside the probe's pcall). The buffer is sized from each
  * assignment's real length: a parameter's name may be as long as the spec
- * likes. */
-static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool probe) {
-    const char *pro = probe ? probe_prologue : prologue, *epi = probe ? probe_epilogue : epilogue;
+ * likes. Its length in *n: a solution may hold a NUL, which ends no string
+ * here (written up to it, the run got a solution cut short, unwrapped: its
+ * own result lines stood and its syntax error was never seen). */
+static char *wrap(const cs_grade_case *c, const char *src, size_t len, const char *token, size_t *n) {
+    bool probe = token != NULL;
+    char probe_epi[sizeof probe_epilogue + CS_WIRE_TOKEN];
+    if (probe) snprintf(probe_epi, sizeof probe_epi, probe_epilogue, token);
+    const char *pro = probe ? probe_prologue : prologue, *epi = probe ? probe_epi : epilogue;
     size_t cap = len + strlen(pro) + strlen(epi) + 1;
     for (int i = 0; i < c->nparams; i++)
         cap += (size_t)snprintf(NULL, 0, "%s = %.17g; ", c->params[i].name, c->params[i].value);
@@ -92,6 +106,7 @@ static char *wrap(const cs_grade_case *c, const char *src, size_t len, bool prob
     p += snprintf(p, cap - (size_t)(p - out), "%s", chunk ? pro : ";");
     memcpy(p, src, len), p += len;
     memcpy(p, chunk ? epi : "", chunk ? strlen(epi) + 1 : 1);
+    *n = (size_t)(p - out) + (chunk ? strlen(epi) : 0);
     return out;
 }
 
@@ -187,9 +202,24 @@ static char *dupf(const char *fmt, const char *a) {
     return s;
 }
 
+/* A run's trace is a file of at most this many bytes (RLIMIT_FSIZE): a loop
+ * of sends writes events as fast as the ranks go, gigabytes before the time
+ * limit, and the judge reads the whole trace into memory. */
+#define TRACE_MAX ((rlim_t)256 << 20)
+
+/* Did the run's trace reach TRACE_MAX? Its writer (a thread that blocks
+ * signals) then failed with EFBIG rather than die of SIGXFSZ, and the run
+ * went on to its end or its alarm: the trace is cut, whatever ended it. */
+static bool trace_full(const char *trace) {
+    struct stat st;
+    return stat(trace, &st) == 0 && (rlim_t)st.st_size >= TRACE_MAX;
+}
+
 /* Why a run, or the child judging it, ended on signal sig (malloc'd). */
 static char *killed_why(int sig) {
     if (sig == SIGXCPU) return dupf("%s", "killed: the CPU time limit was exceeded");
+    if (sig == SIGXFSZ)
+        return dupf("%s", "killed: the run's trace passed 256 MiB (too many events, such as a loop of sends)");
     if (sig == SIGALRM) return dupf("%s", "killed: the wall time limit was exceeded");
     if (sig == SIGKILL) return dupf("%s", "killed: out of memory or time");
     return dupf("killed: the run crashed (%s)", strsignal(sig));
@@ -245,9 +275,11 @@ static void die_with_parent(void) {
 #endif
 }
 
-static bool write_script(const char *script, const char *text) {
+static bool write_script(const char *script, const char *text, size_t len) {
     FILE *sf = fopen(script, "w");
-    return sf && fputs(text, sf) >= 0 && fclose(sf) == 0;
+    if (!sf) return false;
+    bool ok = fwrite(text, 1, len, sf) == len;
+    return fclose(sf) == 0 && ok;
 }
 
 /* Run o in a grandchild: a run whose rank will not stop leaves with _exit
@@ -260,6 +292,13 @@ static pid_t run_once(const cs_grade_spec *s, const cs_run_opts *o, int fd, cons
         close(fd); /* the verdict is the judge's to write */
         die_with_parent();
         if (u->drop && !drop_to(u)) _exit(70);
+        limit(RLIMIT_FSIZE, TRACE_MAX); /* the only file it writes */
+        signal(SIGXFSZ, SIG_DFL);
+        /* Its messages go to the report's streams (/dev/null); what a rank
+         * process or a last-gasp "out of memory" writes to fd 2 must not
+         * reach the grader's own stderr either. */
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 1), dup2(null, 2), close(null);
         alarm((unsigned)s->timeout + 5);
         _exit(cs_launch_run(o) & 0x7f);
     }
@@ -277,18 +316,21 @@ static char *name_raiser(const cs_grade_spec *s, const cs_grade_case *c, const c
                          const char *src, size_t len, int fd, const unpriv *u, char *why) {
     const char *base = strrchr(o->script, '/');
     base = base ? base + 1 : o->script;
-    char *probe = wrap(c, src, len, true), err[64];
-    cs_script sc = {.path = (char *)o->script, .name = (char *)base, .source = probe, .len = strlen(probe)};
+    char token[CS_WIRE_TOKEN + 1] = "", err[64];
+    if (cs_wire_token_new(token) < 0) return why; /* no randomness: the run's own message */
+    size_t plen;
+    char *probe = wrap(c, src, len, token, &plen);
+    cs_script sc = {.path = (char *)o->script, .name = (char *)base, .source = probe, .len = plen};
     int st = 0;
     alarm((unsigned)s->timeout + 10); /* the probe's own time, as the run's */
     if (!why || strncmp(why, "error: ", 7) != 0 || cs_script_check_syntax(&sc, err, sizeof err) < 0 ||
-        !write_script(o->script, probe) || run_once(s, o, fd, u, &st) < 0 || WIFSIGNALED(st)) {
+        !write_script(o->script, probe, plen) || run_once(s, o, fd, u, &st) < 0 || WIFSIGNALED(st)) {
         free(probe);
         return why;
     }
     free(probe);
     char *text = NULL;
-    int rank = cs_grade_raiser(o->trace, &text);
+    int rank = cs_grade_raiser(o->trace, token, &text);
     if (rank >= 0) {
         size_t n = strlen(base);
         bool placed = text && strncmp(text, base, n) == 0 && text[n] == ':' && text[n + 1] >= '0' &&
@@ -330,25 +372,32 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
         limit(RLIMIT_NPROC, (rlim_t)(tasks + 4 * world + 16));
     if (la) fclose(la);
     alarm((unsigned)s->timeout + 10);
-    size_t len;
-    char *src = cs_grade_read_all(path, &len);
-    if (!src) {
-        fprintf(w, "F\tcannot read the solution: %s\n", strerror(errno));
+    /* A solution is read whole: one of gigabytes (a sparse file) is refused
+     * first, as the run would refuse it, before it takes the memory. */
+    size_t len, wlen = 0;
+    struct stat sst;
+    char *src = stat(path, &sst) == 0 && sst.st_size > CS_SCRIPT_MAX_BYTES ? (errno = EFBIG, NULL)
+                                                                           : cs_grade_read_all(path, &len);
+    char *wrapped = src ? wrap(c, src, len, NULL, &wlen) : NULL;
+    if (!src || wlen > CS_SCRIPT_MAX_BYTES) {
+        fprintf(w, "F\t\t0:0\tcannot read the solution: %s\n",
+                src ? "larger than 16 MiB with the grader's lines around it"
+                : errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
         fclose(w);
         _exit(0);
     }
-    char *wrapped = wrap(c, src, len, false);
     const char *base = strrchr(path, '/');
     char script[8500], trace[8500];
     /* the solution's own name, so that messages say "ring.lua:7:" */
     snprintf(script, sizeof script, "%s/%s", dir, base ? base + 1 : path);
     snprintf(trace, sizeof trace, "%s/%s", dir, TRACE_FILE);
-    if (!write_script(script, wrapped)) _exit(70);
+    if (!write_script(script, wrapped, wlen)) _exit(70);
     /* the unprivileged run writes its trace here */
     if (u->drop && chown(dir, u->uid, u->gid) < 0) _exit(70);
     FILE *devnull = fopen("/dev/null", "w");
     cs_run_opts o = {.script = script, .nranks = world, .engine = engine, .send_mode = mode,
-                     .net = s->net ? s->net : c->net, .mem_limit = s->memory, .step_limit = s->steps, .timeout = s->timeout,
+                     .net = s->net ? s->net : c->net, .mem_limit = s->memory, .step_limit = s->steps,
+                     .out_limit = s->output, .timeout = s->timeout,
                      .trace = trace, .rank = -1, .out = devnull, .err = devnull,
                      .report = CS_REPORT_JSON,
                      /* the grader runs every send mode the case lists itself */
@@ -362,6 +411,7 @@ static _Noreturn void child(const cs_grade_spec *s, const cs_grade_case *c, cons
     /* A run killed before it ended left a trace that stops anywhere: it
      * may look like a run that ended well, so it is never judged. */
     if (run < 0) why = dupf("cannot grade: %s", strerror(errno));
+    else if (trace_full(trace)) snprintf(kind, sizeof kind, "killed"), why = killed_why(SIGXFSZ);
     else if (WIFSIGNALED(st)) snprintf(kind, sizeof kind, "killed"), why = killed_why(WTERMSIG(st));
     else pass = cs_grade_judge(s, c, trace, world, &why, &at, kind, &time.t);
     if (!pass && keep && rename(trace, keep) < 0) copy_file(trace, keep); /* another filesystem */

@@ -442,10 +442,13 @@ static void load_case(reader *r, int t, cs_grade_case *c, int idx) {
 }
 
 static void load_limits(reader *r, int t) {
-    static const char *const keys[] = {"timeout", "steps", "memory", NULL};
+    static const char *const keys[] = {"timeout", "steps", "memory", "output", NULL};
     lua_State *L = r->L;
     cs_grade_spec *s = r->s;
     s->timeout = 20, s->steps = 50000000ull, s->memory = (size_t)256 << 20;
+    /* prints go to the trace: bounded, or a loop fills the disk; the result's
+     * own lines count too (chunked's 2^20 elements are 8 MiB) */
+    s->output = (size_t)16 << 20;
     r->key = "limits";
     int ty = lua_getfield(L, t, "limits");
     if (ty == LUA_TNIL) return lua_pop(L, 1);
@@ -460,7 +463,10 @@ static void load_limits(reader *r, int t) {
     if (steps < 1 || steps > 1e12) bad(r, "steps must be from 1 to 1e12 instructions");
     double memory = num_field(r, l, "memory", (double)s->memory);
     if (memory < 1 << 20 || memory > 1e12) bad(r, "memory must be from 1 MiB (1048576) to 1e12 bytes");
+    double output = num_field(r, l, "output", (double)s->output);
+    if (output < 1024 || output > 1 << 30) bad(r, "output must be from 1 KiB (1024) to 1 GiB (1073741824) bytes");
     s->timeout = timeout, s->steps = (unsigned long long)steps, s->memory = (size_t)memory;
+    s->output = (size_t)output;
     r->where = "";
     lua_pop(L, 1);
 }

@@ -514,7 +514,8 @@ int cs_launch_run(const cs_run_opts *o) {
         catch_signals(!ui);
         set_signal_world(w);
     }
-    cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit};
+    cs_script_limits lim = {.mem_limit = o->mem_limit, .step_limit = o->step_limit,
+                            .out_limit = o->out_limit};
     start_ranks(w, rt, &script, &lim, err);
     if (ui) o->ui->loop(o->ui->ud);
     bool clean = await_end(w, o->timeout, &control);

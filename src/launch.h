@@ -65,6 +65,7 @@ typedef struct cs_run_opts {
     const char *net;      /* --net: NULL: the header's, else none (netmodel.h) */
     size_t mem_limit;     /* per rank */
     uint64_t step_limit;  /* per rank */
+    uint64_t out_limit;   /* bytes printed per rank; 0 = none (a graded run's bound) */
     double timeout;       /* seconds; 0 = none */
     const char *trace;    /* JSON Lines trace file, or NULL */
     uint64_t seed;

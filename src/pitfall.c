@@ -70,20 +70,21 @@ static int report(cs_rank *r, site_kind kind, cs_pitfall_kind pk, int line, int 
                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static int report(cs_rank *r, site_kind kind, cs_pitfall_kind pk, int line, int other,
                   const char *fmt, ...) {
+    bool strict = r->world->cfg.strict;
+    /* a site said before costs no formatting: an access may meet thousands */
+    if (!strict && !first_time(&r->inflight, kind, line, other)) return CS_OK;
     char body[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
-    if (r->world->cfg.strict) {
+    if (strict) {
         snprintf(r->errmsg, sizeof r->errmsg, "%s (--strict)", body);
         return CS_EPITFALL;
     }
-    if (first_time(&r->inflight, kind, line, other)) {
-        char text[sizeof body + 300];
-        snprintf(text, sizeof text, "%s:%d: %s", r->world->script_name, line, body);
-        cs_warn(r, cs_pitfall_kind_name(pk), text, line);
-    }
+    char text[sizeof body + 300];
+    snprintf(text, sizeof text, "%s:%d: %s", r->world->script_name, line, body);
+    cs_warn(r, cs_pitfall_kind_name(pk), text, line);
     return CS_OK;
 }
 
@@ -300,6 +301,7 @@ int cs_rank_access(cs_rank *r, const cs_tensor *t, cs_access how, int line) {
     /* a read conflicts only with a write in flight: 1e5 isends of one tensor
      * were 1e10 overlap tests (minutes past any timeout, unbudgeted) */
     if (how == CS_ACCESS_READ && !t->st->io_w) return CS_OK;
+    fl->tests += (uint64_t)fl->ncoll + (uint64_t)fl->n;
     for (int i = 0; i < fl->ncoll; i++) {
         const struct cs_fl_coll *c = &fl->cv[i];
         if (!c->t || c->st != t->st || !touches(t, c->lo, c->hi)) continue;
@@ -313,6 +315,12 @@ int cs_rank_access(cs_rank *r, const cs_tensor *t, cs_access how, int line) {
         if (rc != CS_OK) return rc;
     }
     return CS_OK;
+}
+
+uint64_t cs_inflight_take_tests(cs_rank *r) {
+    uint64_t n = r->inflight.tests;
+    r->inflight.tests = 0;
+    return n;
 }
 
 /* ---- blocking operations on the rank itself */

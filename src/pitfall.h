@@ -22,5 +22,10 @@ bool cs_rank_has_inflight(const cs_rank *r);
  * --strict CS_EPITFALL with the message (without its position) in
  * cs_rank_errmsg(). */
 int cs_rank_access(cs_rank *r, const cs_tensor *t, cs_access how, int line);
+/* The entries of the registry that accesses have looked at since the last
+ * call: C work the script's instruction budget is charged for (a write to a
+ * storage with n requests in flight looks at all n, so n irecvs into one
+ * tensor are n^2 / 2 tests). */
+uint64_t cs_inflight_take_tests(cs_rank *r);
 
 #endif

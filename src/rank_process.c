@@ -108,7 +108,8 @@ static int run_rank(rank_proc *rp, const cs_script *s, const cs_welcome *wel, cs
     /* ---- end ncclproc */
     cs_bus_subscribe(&bus, cs_rank_link_sink(link));
     if (wel->flags & CS_WELCOME_GATED) cs_world_set_gate(w, cs_rank_link_gate, link);
-    cs_script_limits lim = {.mem_limit = wel->mem_limit, .step_limit = wel->step_limit};
+    cs_script_limits lim = {.mem_limit = wel->mem_limit, .step_limit = wel->step_limit,
+                            .out_limit = wel->out_limit};
     cs_script_run(cs_world_rank(w, rp->rank), s, &lim);
     if (w->engine->ops->flush) w->engine->ops->flush(w->engine, true);
     int why = cs_rank_link_finish(link);

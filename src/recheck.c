@@ -66,7 +66,7 @@ void cs_recheck_run(cs_recheck *r, const cs_run_opts *o, int world, const cs_mon
     if (!out || !err) cs_oom("the rendezvous recheck", 0);
     cs_run_opts ro = {.script = o->script, .nranks = world, .engine = "thread",
                       .send_mode = "rendezvous", .mem_limit = o->mem_limit,
-                      .step_limit = o->step_limit, .timeout = o->timeout > 0 ? o->timeout : 60,
+                      .step_limit = o->step_limit, .out_limit = o->out_limit, .timeout = o->timeout > 0 ? o->timeout : 60,
                       .seed = o->seed, .catch_signals = o->catch_signals, .rank = -1,
                       .no_recheck = true, .report = CS_REPORT_JSON, .out = out, .err = err};
     memcpy(ro.coll_algo, o->coll_algo, sizeof ro.coll_algo);

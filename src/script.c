@@ -33,10 +33,10 @@
 
 #include "script_internal.h"
 #include "event_schema.h"
+#include "pitfall.h"
 
 #define CS_HOOK_EVERY 1000           /* instructions between two count hooks */
 #define CS_COROUTINE_COST 1000       /* steps charged per coroutine: see sb_cocreate */
-#define CS_SCRIPT_MAX_BYTES ((long)16 << 20)
 
 /* Its address is the error object that unwinds a rank being stopped. */
 static char cs_sentinel;
@@ -257,7 +257,8 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
     c->own_error = false; /* the script runs on: it caught its failure */
     if (c->dying != CS_DIE_NONE) cs_script_die(L, c->dying);
     check_refused(L, c);
-    c->steps += CS_HOOK_EVERY;
+    /* and the pitfall checks' scans of the requests in flight (pitfall.h) */
+    c->steps += CS_HOOK_EVERY + cs_inflight_take_tests(c->r);
     if (c->step_limit && c->steps > c->step_limit) cs_script_die(L, CS_DIE_STEPS);
     if (cs_world_aborted(cs_rank_world(c->r))) cs_script_die(L, CS_DIE_ABORT);
 }
@@ -544,12 +545,22 @@ static int sb_cowrap(lua_State *L) {
     return 1;
 }
 
+/* A collection walks the whole Lua heap in one call, where no hook counts:
+ * "collect", "step" (which may finish a cycle) and a change of mode (which
+ * collects in full) are charged the heap's bytes, as if built anew. Free,
+ * a loop of collectgarbage() over a large heap ran for days on its budget. */
 static int sb_collectgarbage(lua_State *L) {
     static const char *const allowed[] = {"collect", "count", "step", "isrunning",
                                           "incremental", "generational", NULL};
     const char *opt = luaL_optstring(L, 1, "collect");
-    for (const char *const *a = allowed; *a; a++)
-        if (strcmp(*a, opt) == 0) return cs_script_call_original(L);
+    for (const char *const *a = allowed; *a; a++) {
+        if (strcmp(*a, opt) != 0) continue;
+        if (strcmp(opt, "count") != 0 && strcmp(opt, "isrunning") != 0) {
+            uint64_t heap = (uint64_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (uint64_t)lua_gc(L, LUA_GCCOUNTB);
+            cs_script_charge_work(L, heap / CS_BYTES_PER_STEP);
+        }
+        return cs_script_call_original(L);
+    }
     return luaL_error(L, "collectgarbage: option '%s' is not available in lesson scripts", opt);
 }
 
@@ -600,6 +611,11 @@ static int sb_print(lua_State *L) {
     cs_script_ctx *c = cs_script_ctx_of(L);
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
+    /* Printing is cheap in steps and goes to the trace: without a bound, a
+     * loop of prints fills the disk and the memory of whoever reads it. The
+     * print that would cross the limit (its newline counted) is not made. */
+    if (c->out_limit && (uint64_t)len + 1 > c->out_limit - c->out_used) cs_script_die(L, CS_DIE_OUTPUT);
+    c->out_used += (uint64_t)len + 1;
     cs_print(c->r, text, len, cs_script_call_line(L));
     return 0;
 }
@@ -719,6 +735,10 @@ static void budget_message(char *buf, size_t len, const cs_script_ctx *c, cs_die
     if (why == CS_DIE_STEPS) {
         snprintf(what, sizeof what, "instruction budget exceeded (%llu steps; --step-limit)",
                  (unsigned long long)c->step_limit);
+    } else if (why == CS_DIE_OUTPUT) {
+        char size[32];
+        format_bytes(size, sizeof size, (size_t)c->out_limit);
+        snprintf(what, sizeof what, "output limit exceeded (%s printed per rank)", size);
     } else if (why == CS_DIE_HOST) {
         /* The machine ran out before the cap: not the script's budget. */
         char size[32];
@@ -806,7 +826,7 @@ static int finish(cs_script_ctx *c, lua_State *co, int status) {
         c->die_line = line; /* where it was stopped: its exit says so */
         return CS_RANK_ABORTED;
     }
-    if (why == CS_DIE_MEM || why == CS_DIE_STEPS || why == CS_DIE_HOST) {
+    if (why == CS_DIE_MEM || why == CS_DIE_STEPS || why == CS_DIE_HOST || why == CS_DIE_OUTPUT) {
         budget_message(msg, sizeof msg, c, why, line);
         cs_rank_fail_at(c->r, CS_END_TIMEOUT, line, msg);
         return CS_END_TIMEOUT;
@@ -826,6 +846,7 @@ int cs_script_run(cs_rank *r, const cs_script *s, const cs_script_limits *lim) {
         .budget = cs_rank_budget(r),
         .script = s,
         .step_limit = lim ? lim->step_limit : CS_DEFAULT_STEP_LIMIT,
+        .out_limit = lim ? lim->out_limit : 0,
     };
     if (lim && lim->mem_limit) c.budget->limit = lim->mem_limit;
     int status;

@@ -18,6 +18,9 @@ typedef struct cs_script {
     size_t len;
 } cs_script;
 
+/* A script file of more bytes is refused ("larger than 16 MiB"). */
+#define CS_SCRIPT_MAX_BYTES ((long)16 << 20)
+
 int cs_script_load(cs_script *s, const char *path, char *err, size_t errlen);
 /* A script from memory (tests, generated programs): name is used in messages. */
 int cs_script_from_string(cs_script *s, const char *name, const char *src);
@@ -29,6 +32,7 @@ int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen);
 typedef struct cs_script_limits {
     size_t mem_limit;    /* bytes per rank, Lua heap and tensors together; 0 = none */
     uint64_t step_limit; /* Lua VM instructions per rank; 0 = none */
+    uint64_t out_limit;  /* bytes a rank may print; 0 = none */
 } cs_script_limits;
 
 #define CS_DEFAULT_MEM_LIMIT ((size_t)256 << 20)

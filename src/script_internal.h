@@ -40,7 +40,8 @@ typedef enum {
     CS_DIE_ABORT,  /* the run is ending: leave silently */
     CS_DIE_MEM,    /* the memory cap */
     CS_DIE_STEPS,  /* the instruction budget */
-    CS_DIE_HOST    /* the machine itself refused an allocation (not the cap) */
+    CS_DIE_HOST,   /* the machine itself refused an allocation (not the cap) */
+    CS_DIE_OUTPUT  /* the output limit: print would go past it */
 } cs_die_reason;
 
 /* One per lua_State, reached through the state's extra space (threads created
@@ -51,6 +52,8 @@ typedef struct cs_script_ctx {
     const cs_script *script;
     uint64_t steps;
     uint64_t step_limit;    /* 0: none */
+    uint64_t out_limit;     /* bytes print may write, 0: none */
+    uint64_t out_used;
     bool running;           /* the script runs (the sandbox is built): bytes count */
     bool closing;           /* lua_close runs: nothing is refused (its finalizers must run) */
     cs_die_reason dying;

@@ -273,6 +273,7 @@ void cs_welcome_put(cs_cur *c, const cs_welcome *w) {
     cs_put_u64(c, w->alpha_ns);
     cs_put_u64(c, w->bandwidth);
     cs_put_u64(c, w->flops);
+    cs_put_u64(c, w->out_limit);
     for (uint32_t i = 0; i < w->world; i++) {
         cs_put_u32(c, ntohl(w->ip[i]));
         cs_put_u16(c, w->port[i]);
@@ -302,6 +303,7 @@ int cs_welcome_get(cs_cur *c, cs_welcome *w) {
     w->alpha_ns = cs_get_u64(c);
     w->bandwidth = cs_get_u64(c);
     w->flops = cs_get_u64(c);
+    w->out_limit = cs_get_u64(c);
     /* a model needs a latency and a bandwidth (netmodel.c refuses zeros) */
     bool net_ok = (w->flags & CS_WELCOME_NET) ? w->alpha_ns > 0 && w->bandwidth > 0
                                               : !w->alpha_ns && !w->bandwidth && !w->flops;

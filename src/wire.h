@@ -18,7 +18,7 @@
 #include "events.h"
 
 #define CS_WIRE_MAGIC 0x4d495343u /* "CSIM" as bytes on the wire */
-#define CS_WIRE_VERSION 3
+#define CS_WIRE_VERSION 4
 #define CS_WIRE_HDR 20
 #define CS_WIRE_TOKEN 32          /* hex characters of a job token */
 #define CS_WIRE_MAX_WORLD 4096
@@ -133,11 +133,12 @@ typedef struct cs_welcome {
     char boot_id[CS_WIRE_BOOT_ID + 1];
     /* --net (with CS_WELCOME_NET): the model's figures; 0 otherwise */
     uint64_t alpha_ns, bandwidth, flops;
+    uint64_t out_limit; /* bytes a rank may print, 0: none */
     uint32_t *ip;        /* world entries each; owned by the caller */
     uint16_t *port;
 } cs_welcome;
 
-#define CS_WELCOME_FIXED (46 + CS_WIRE_COLL_FAMILIES + 8 + CS_WIRE_BOOT_ID + 24)
+#define CS_WELCOME_FIXED (46 + CS_WIRE_COLL_FAMILIES + 8 + CS_WIRE_BOOT_ID + 24 + 8)
 size_t cs_welcome_len(uint32_t world);
 void cs_welcome_put(cs_cur *c, const cs_welcome *w);
 /* Decodes into w, allocating ip/port (free both). -1 when malformed. */

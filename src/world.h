@@ -20,6 +20,7 @@ typedef struct cs_inflight {
     uint64_t next_coll;     /* their work handles' ids, from 1 */
     struct cs_fl_site *sites;
     int nsites, site_cap;
+    uint64_t tests;         /* entries looked at by accesses, not yet charged (pitfall.h) */
 } cs_inflight;
 
 struct cs_rank {

@@ -269,6 +269,12 @@ grep -q "unexpected symbol near 'do'" "$tmp/c1.txt" && ok "the syntax error's re
 "$bin" grade ring "$here/hostile/forge_return.lua" >"$tmp/fr.out" 2>&1
 grep -qF "total: 0/5" "$tmp/fr.out" && ok "a forged result with a top-level return: 0" \
   || bad_showing "$tmp/fr.out" "forged result with return"
+# After an error the probe names the lowest rank that raised, from the
+# probe's marked lines: one the solution prints itself names neither the
+# rank nor the message.
+"$bin" grade ring "$here/hostile/forge_probe.lua" --hidden >"$tmp/fp.out" 2>&1
+grep -qF "error: rank 1: forge_probe.lua:5: the real error" "$tmp/fp.out" && ! grep -q "full marks" "$tmp/fp.out" &&
+  ok "a forged probe line: the real rank and error" || bad_showing "$tmp/fp.out" "forged probe line"
 # One that closes the wrapper's function itself ("end)(...)") and shadows
 # the print of the grader's own lines: not a chunk alone, so a syntax error.
 "$bin" grade ring "$here/hostile/forge_inject.lua" >"$tmp/fi.out" 2>&1
@@ -285,6 +291,63 @@ grep -qF "error: pre.lua:1: unexpected symbol" "$tmp/pre.out" && ok "a binary so
 "$bin" grade ring "$here/hostile/shape_bomb.lua" >"$tmp/sb.out" 2>&1; rc=$?
 [ $rc = 6 ] && grep -qF "total: 0/5" "$tmp/sb.out" && grep -qF "results are too large to grade" "$tmp/sb.out" &&
   ok "a result too large for check(run): 0, not a spec error" || bad_showing "$tmp/sb.out" "result too large (rc $rc)"
+# Prints without end: each rank stops at the output limit (limits.output,
+# 16 MiB by default, the result's own lines included) with its line, on
+# both engines; before, every run wrote gigabytes of trace and its judge ran
+# out of memory, saying so on the grader's stderr.
+for engine in thread tcp; do
+  "$bin" grade ring "$here/hostile/flood.lua" --engine $engine --hidden >"$tmp/fl.out" 2>"$tmp/fl.err"; rc=$?
+  [ $rc = 6 ] && [ ! -s "$tmp/fl.err" ] && grep -qF "total: 0/5" "$tmp/fl.out" &&
+    [ "$(grep -cF "flood.lua:4: output limit exceeded (16 MiB printed per rank)" "$tmp/fl.out")" = 4 ] &&
+    ok "a print flood on $engine: stopped at the output limit, 0" || bad_showing "$tmp/fl.out" "print flood on $engine (rc $rc)"
+done
+mkdir -p "$tmp/flx"
+printf 'return {limits = {output = 4096}, cases = {{name = "o", world = 1, send_modes = {"eager"}, result = function() return 1 end}}}\n' \
+  >"$tmp/flx/spec.lua"
+echo 'for i = 1, 60 do print(("y"):rep(63)) end result = 1' >"$tmp/fl_ok.lua"
+expect "printing up to limits.output passes" 0 "total: 1/1" -- grade "$tmp/flx" "$tmp/fl_ok.lua"
+echo 'for i = 1, 65 do print(("y"):rep(63)) end result = 1' >"$tmp/fl_over.lua"
+expect "printing past limits.output: the rank stops there" 6 "fl_over.lua:1: output limit exceeded (4 KiB printed per rank)" \
+  -- grade "$tmp/flx" "$tmp/fl_over.lua" --hidden
+# A NUL byte: the solution does not parse, so it runs as it is and fails
+# with its syntax error. It was written to the run up to the NUL: cut
+# short and unwrapped, its own forged result line stood (full marks).
+printf 'print("\\30cs-result num 1")\n\0' >"$tmp/nulforge.lua"
+expect "a solution with a NUL byte: its syntax error, not its forged result" 6 "nulforge.lua:2: unexpected symbol" \
+  -- grade "$tmp/flx" "$tmp/nulforge.lua"
+# A solution larger than a script may be (16 MiB), or a sparse file of
+# gigabytes, is refused as the run refuses it, before it is read whole;
+# the gigabytes were read into memory per variant (the grader's stderr
+# said it was out of memory) and the run ended "without a verdict".
+{ echo 'result = 1'; head -c $((17 << 20)) /dev/zero | tr '\0' '-'; echo; } >"$tmp/huge.lua"
+expect "a 17 MiB solution: refused, said so" 6 "cannot read the solution: larger than 16 MiB" \
+  -- grade "$tmp/flx" "$tmp/huge.lua" --hidden
+echo 'result = 1' >"$tmp/sparse.lua" && truncate -s 3G "$tmp/sparse.lua"
+expect "a sparse solution of 3 GiB: refused, said so" 6 "cannot read the solution: larger than 16 MiB" \
+  -- grade "$tmp/flx" "$tmp/sparse.lua" --hidden
+[ -s "$tmp/err" ] && bad_showing "$tmp/err" "a sparse solution of 3 GiB: nothing on stderr"
+rm -f "$tmp/sparse.lua" "$tmp/huge.lua"
+# Sends without end fill the trace as fast as the ranks go (2.4 GB in 20 s
+# of eight ranks, which the judge then could not read in its time, killed
+# "for the wall time"): a run's trace is a file of at most 256 MiB. With a
+# budget that never ends it, the run fills it long before its timeout.
+mkdir -p "$tmp/sf"
+printf 'return {limits = {timeout = 15, steps = 1e12}, cases = {{name = "s", world = 8, send_modes = {"eager"}}}}\n' \
+  >"$tmp/sf/spec.lua"
+expect "sends without end: the trace's size limit, said so" 6 \
+  "killed: the run's trace passed 256 MiB (too many events, such as a loop of sends)" \
+  -- grade "$tmp/sf" "$here/hostile/sendflood.lua" --hidden
+[ -s "$tmp/err" ] && bad_showing "$tmp/err" "sends without end: nothing on the grader's stderr"
+# The grader's own lines after the solution index no userdata but a tensor
+# (a P2POp raises when indexed) and call no global the solution could
+# remove: each failed at a line the solution does not have, naming 'local r'.
+echo 'result = dist.P2POp(dist.isend, tensor.ones(1), 0)' >"$tmp/res_op.lua"
+expect "a P2POp result: a userdata, not the grader's error" 6 "rank 0: result is userdata, expected a number" \
+  -- grade "$tmp/flx" "$tmp/res_op.lua" --hidden
+grep -q "local 'r'" "$tmp/out" && bad "a P2POp result: no error of the grader's lines"
+echo 'result = {1}; tonumber, math = nil, nil' >"$tmp/res_nil.lua"
+expect "a solution that removes tonumber and math: its result still read" 0 "total: 1/1" \
+  -- grade "$tmp/flx" "$tmp/res_nil.lua"
 
 # As root, RLIMIT_NPROC binds nobody: the solution's run is the user nobody's.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
@@ -532,6 +595,7 @@ done <<'SPECS'
 {limits = {timeout = 0}, cases = {{}}}|limits: timeout must be more than 0
 {limits = {steps = -1}, cases = {{}}}|limits: steps must be from 1
 {limits = {memory = 0}, cases = {{}}}|limits: memory must be from 1 MiB
+{limits = {output = 100}, cases = {{}}}|limits: output must be from 1 KiB
 {cases = {{name = "a", params = {N = "ten"}}}}|case 'a': params: N must be a number, not a string
 {cases = {{name = "a", params = true}}}|case 'a': params must be a table
 {cases = {{name = "a", params = {1}}}}|case 'a': params: keys must be names, not a number

@@ -62,6 +62,9 @@ done
 budget "gsub over 1 MiB in a loop"          budget_gsub.lua thread
 budget "table.concat in a loop"             budget_concat.lua thread
 steps=4000000 budget "plain find in a loop" budget_find.lua thread
+steps=20000000 budget "collectgarbage() of a large heap in a loop" budget_collect.lua thread
+steps=20000000 budget "irecvs into one tensor: the pitfall scans" budget_irecv_one.lua thread
+steps=20000000 budget "irecvs into one tensor: the pitfall scans" budget_irecv_one.lua tcp
 budget "gsub over 1 MiB in a loop"          budget_gsub.lua tcp
 
 # ---- item 5: buffered eager messages count against the sender's cap

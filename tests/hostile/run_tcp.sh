@@ -132,11 +132,11 @@ case_launched_strangers() {
       exec 3<>"/dev/tcp/127.0.0.1/$p" && printf 'GET / HTTP/1.0\r\n\r\n' >&3
       # a rank of another job, connecting to a peer port the kernel reused
       exec 4<>"/dev/tcp/127.0.0.1/$p" &&
-        printf 'CSIM\x03\x03\x00\x00\x28\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >&4 &&
+        printf 'CSIM\x04\x03\x00\x00\x28\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >&4 &&
         printf '0123456789abcdef0123456789abcdef\x01\x00\x00\x00\x02\x00\x00\x00' >&4
       # a HELLO with another job's token
       exec 5<>"/dev/tcp/127.0.0.1/$p" &&
-        printf 'CSIM\x03\x01\x00\x00\x30\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >&5 &&
+        printf 'CSIM\x04\x01\x00\x00\x30\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' >&5 &&
         printf '0123456789abcdef0123456789abcdef\x01\x00\x00\x00\x02\x00\x00\x00\x7f\x00\x00\x01\x39\x30\x00\x00' >&5
       exec 6<>"/dev/tcp/127.0.0.1/$p"
     } 2>/dev/null

@@ -3,7 +3,7 @@
 type, flags, metadata length, data length), then the metadata and data."""
 import struct
 
-VERSION = 3
+VERSION = 4
 HELLO, WELCOME, PEER, EVENT, ABORT, FLUSH, FLUSHED, BYE, ALIVE = 1, 2, 3, 9, 10, 11, 12, 13, 20
 
 

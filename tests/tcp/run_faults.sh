@@ -323,7 +323,7 @@ fi
 # ---- strangers on the controller's port
 
 # hello TOKEN VERSION: a HELLO frame for rank 1 of 2 with the given token
-# (version 03 is the wire protocol's current one: docs/wire-protocol.md)
+# (version 04 is the wire protocol's current one: docs/wire-protocol.md)
 hello() {
   printf 'CSIM\x'"$2"'\x01\x00\x00\x30\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
   printf '%s' "$1"
@@ -348,9 +348,9 @@ strangers() {
   # after the header): the rest of its frame meets a closed socket, by design.
   {
     exec 3<>"/dev/tcp/127.0.0.1/$port" && printf 'GET / HTTP/1.0\r\nHost: commsim\r\n\r\n' >&3
-    exec 4<>"/dev/tcp/127.0.0.1/$port" && hello 0123456789abcdef0123456789abcdef 03 >&4
+    exec 4<>"/dev/tcp/127.0.0.1/$port" && hello 0123456789abcdef0123456789abcdef 04 >&4
     exec 5<>"/dev/tcp/127.0.0.1/$port" && hello 0123456789abcdef0123456789abcdef 07 >&5
-    exec 6<>"/dev/tcp/127.0.0.1/$port" && printf 'CSIM\x03\x01\x00\x00\xff\xff\xff\x7f' >&6 &&
+    exec 6<>"/dev/tcp/127.0.0.1/$port" && printf 'CSIM\x04\x01\x00\x00\xff\xff\xff\x7f' >&6 &&
       printf '\x00\x00\x00\x00\x00\x00\x00\x00' >&6
   } 2>/dev/null
   local t0

@@ -21,7 +21,7 @@ static char err[256];
 START_TEST(test_header_round_trip) {
     uint8_t h[CS_WIRE_HDR];
     cs_wire_hdr_put(h, CS_FR_MSG, CS_WIRE_ENVELOPE, 12345);
-    ck_assert(memcmp(h, "CSIM\x03", 5) == 0); /* magic, version 3 */
+    ck_assert(memcmp(h, "CSIM\x04", 5) == 0); /* magic, version 4 */
     cs_frame_hdr fh;
     ck_assert_int_eq(cs_wire_hdr_get(h, 1 << 20, &fh, err, sizeof err), 0);
     ck_assert_int_eq(fh.type, CS_FR_MSG);
