@@ -72,6 +72,9 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v);
 /* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
 int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);
 
+/* Text in at most w columns, its end replaced by an ellipsis when it is cut
+ * (the learn browser's lists too). */
+void cs_viz_put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii);
 /* The last row of g: text, cut with an ellipsis where it does not fit, and
  * "? help  q quit" always at its right end (the learn browser's too). */
 void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii);

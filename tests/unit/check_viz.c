@@ -897,6 +897,15 @@ START_TEST(test_book) {
     text = cs_grid_text(&grid);
     ck_assert_has("commsim learn  01-");
     ck_assert_has("hello.lua");
+    /* a title cut at 80 columns says so; a wide window shows it whole */
+    ck_assert_has(" 1. Your first distributed pro… │");
+    cs_grid_free(&grid);
+    free(text);
+    ck_assert_int_eq(cs_grid_init(&grid, 200, 60), 0);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has(" 1. Your first distributed program ");
+    ck_assert_has("Hello: every rank says who it is");
     /* too narrow for the lists and the text: it says so, no text over text */
     cs_grid_free(&grid);
     free(text);
