@@ -71,7 +71,9 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     int total = cs_viz_full_lines(v, w);
     if (n->full_follow || n->full_top > total - n->full_h) n->full_top = total - n->full_h;
     if (n->full_top < 0) n->full_top = 0;
-    n->full_follow = n->full_top >= total - n->full_h;
+    /* the alerts, at their top, stay there: a window made smaller, or a
+     * warning come late, must not scroll away the verdict's first line */
+    n->full_follow = n->full_top >= total - n->full_h && (n->full == CS_FULL_OUTPUT || n->full_top > 0);
     v->band_row = v->hist ? cs_history_last_band(v->hist) : SIZE_MAX;
     v->band_open = n->band_open && v->band_row != SIZE_MAX;
     v->scaled = n->scaled;

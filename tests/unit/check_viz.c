@@ -577,6 +577,36 @@ START_TEST(test_nav_keeps_selection_visible) {
 }
 END_TEST
 
+/* The alerts opened at 200x60, where they fit, then the window made
+ * 60x16, where they do not: they still start at their first line (they
+ * followed their end, as the output does, and hid the verdict). */
+START_TEST(test_nav_alerts_keep_top) {
+    start(3, 0);
+    message(0, 1, 1, 1, 16);
+    quit(0);
+    post(1, 2, CS_OP_SEND, 2, 16, 2);
+    post(2, 1, CS_OP_SEND, 1, 16, 2);
+    block(1, 2, 2);
+    block(2, 1, 2);
+    cs_viz_view v = view("deadlocked");
+    cs_tui_nav nav = {.nranks = 3};
+    ck_assert(cs_tui_nav_key(&nav, 'a', 0, 0));
+    cs_tui_nav_apply(&nav, &v, 200, 60);
+    ck_assert_int_eq(nav.full_top, 0);
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    ck_assert_int_gt(cs_viz_full_lines(&v, 60), 16 - 3); /* they no longer fit */
+    ck_assert_int_eq(nav.full_top, 0);
+    render(&v, 60, 16);
+    ck_assert_has("wait-for cycle: rank 1");
+    /* scrolled to their end, they stay at it */
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_END, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    ck_assert_int_eq(nav.full_top, cs_viz_full_lines(&v, 60) - (16 - 3));
+    cs_tui_nav_free(&nav);
+    finish();
+}
+END_TEST
+
 START_TEST(test_ascii_and_small) {
     start(3, 0);
     hist.ascii = true; /* the deadlock snapshot's words too */
@@ -1107,6 +1137,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_gates_shown);
     tcase_add_test(tc, test_many_ranks_scroll);
     tcase_add_test(tc, test_nav_keeps_selection_visible);
+    tcase_add_test(tc, test_nav_alerts_keep_top);
     tcase_add_test(tc, test_ascii_and_small);
     tcase_add_test(tc, test_cycle_and_inflight);
     tcase_add_test(tc, test_footer_and_too_small);
