@@ -420,7 +420,9 @@ static void draw_alerts(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     if (!l->alerts_h) return;
     int total = alerts_lines(v, g->w), shown = l->alerts_h - 1;
     char t[96];
-    if (total > shown) snprintf(t, sizeof t, "alerts (%d more lines: a shows them all)", total - shown);
+    if (total > shown)
+        snprintf(t, sizeof t, "alerts (%d more line%s: a shows them all)", total - shown,
+                 total - shown == 1 ? "" : "s");
     else snprintf(t, sizeof t, "alerts");
     cs_viz_title(g, v, 0, l->alerts_y, g->w, t);
     panel_window(g, v, alert_text, l->alerts_y + 1, shown, 0);
