@@ -678,10 +678,10 @@ static const char help_common[] =
     "t        the diagram: virtual time to scale (--net) or event order\n"
     "?        this help (any key closes it)      q   quit\n"
     "\n"
-    "states: ready (stopped at its gate), running, blocked (sleeping on a send or "
-    "receive), computing, done, failed, aborted. Diagram: a column per rank, time going "
-    "down, an arrow per message labelled with its size, thick stretches are blocked, = "
-    "bands are collectives (x N: their internal messages, each one operation when stepping).";
+    "states: idle (not started), ready (stopped at its gate), running, blocked (in a send "
+    "or receive), computing, done, failed, aborted. Diagram: a column per rank, time going "
+    "down, an arrow per message with its size, thick stretches are blocked, = bands are "
+    "collectives (x N: their internal messages, each one operation when stepping).";
 
 bool cs_viz_too_small(cs_grid *g, const char *status) {
     if (g->w >= CS_VIZ_MIN_W && g->h >= CS_VIZ_MIN_H) return false;

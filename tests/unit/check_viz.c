@@ -575,6 +575,8 @@ START_TEST(test_nav_keeps_selection_visible) {
     cs_tui_nav_apply(&nav, &v, 80, 24);
     render(&v, 80, 24);
     ck_assert_has("advance every runnable rank by one operation");
+    /* every state the rank table shows is named, idle too (a replay's start) */
+    ck_assert_has("states: idle (not started), ready");
     ck_assert(cs_tui_nav_key(&nav, 'x', 0, 0)); /* closes the help */
     ck_assert(!nav.help);
     cs_tui_nav_popup(&nav, "rank 0: tensor", "tensor([1., 2., 3.])");
