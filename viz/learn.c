@@ -613,7 +613,10 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     cs_grid_clear(g);
     if (cs_viz_too_small(g, NULL)) return; /* the lists alone take 33 columns or more */
     const cs_chapter *c = &l->book->ch[l->chapter];
-    int lw = left_w(g), tx = lw + 1, tw = g->w - tx - 1, h = g->h - 2;
+    /* a message the footer would cut (an error the student must read whole)
+     * takes a row from the panes */
+    int rows = l->message[0] ? cs_viz_footer_rows(g, l->message) : 1;
+    int lw = left_w(g), tx = lw + 1, tw = g->w - tx - 1, h = g->h - 1 - rows;
     layout_text(l, tw, ascii);
     if (l->scroll > l->md.n - h) l->scroll = l->md.n - h > 0 ? l->md.n - h : 0;
     l->text_h = h;
@@ -630,7 +633,7 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     draw_list(l, g, 1, h, ascii);
     for (int y = 1; y < g->h - 1; y++) cs_grid_putc(g, lw, y, ascii ? '|' : 0x2502, 0, CS_A_DIM);
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);
-    if (l->message[0]) cs_viz_footer(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
+    if (l->message[0]) cs_viz_footer_long(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
     else cs_viz_footer(g, footer(l), CS_C_DEFAULT, 0, ascii);
     if (l->help) cs_viz_box(g, ascii, "keys", learn_help);
 }

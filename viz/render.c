@@ -243,6 +243,36 @@ void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
     for (size_t i = 0; i < 2; i++) tx += put_key(g, tx, y, footer_tail[i]);
 }
 
+/* Where a message too long for the footer breaks: the longest start of it,
+ * ending before a space, that fills the row above (0: it fits the footer). */
+static size_t footer_break(const cs_grid *g, const char *text) {
+    int room = tail_x(g) - 3, full = g->w - 2;
+    if (cs_utf8_width(text) <= room) return 0;
+    size_t n = strlen(text), brk = 0;
+    for (size_t i = 1; i < n && cs_utf8_cols(text, i) <= full; i++)
+        if (text[i] == ' ') brk = i;
+    return brk ? brk : (size_t)cs_utf8_cols(text, n) > (size_t)full ? 0 : n;
+}
+
+int cs_viz_footer_rows(const cs_grid *g, const char *text) {
+    return footer_break(g, text) ? 2 : 1;
+}
+
+void cs_viz_footer_long(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
+    size_t brk = footer_break(g, text);
+    if (!brk) {
+        cs_viz_footer(g, text, fg, attr, ascii);
+        return;
+    }
+    char first[1024];
+    snprintf(first, sizeof first, "%.*s", (int)(brk < sizeof first ? brk : sizeof first - 1), text);
+    cs_grid_fill(g, 0, g->h - 2, g->w, 1, ' ', CS_C_DEFAULT, 0);
+    cs_grid_put(g, 1, g->h - 2, g->w - 2, first, fg, attr);
+    text += brk;
+    while (*text == ' ') text++;
+    cs_viz_footer(g, text, fg, attr, ascii);
+}
+
 static void draw_footer(cs_grid *g, const cs_viz_view *v) {
     if (v->message && v->full != CS_FULL_ALERTS) { /* the run's keys work under the output */
         cs_viz_footer(g, v->message, CS_C_YELLOW, CS_A_BOLD, v->ascii);

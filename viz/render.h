@@ -78,6 +78,11 @@ void cs_viz_put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, i
 /* The last row of g: text, cut with an ellipsis where it does not fit, and
  * "? help  q quit" always at its right end (the learn browser's too). */
 void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii);
+/* A message that the footer would cut takes the row above it too (the learn
+ * browser's errors, which a student must read whole): the rows it needs,
+ * and the drawing. */
+int cs_viz_footer_rows(const cs_grid *g, const char *text);
+void cs_viz_footer_long(cs_grid *g, const char *text, int fg, int attr, bool ascii);
 
 /* A bordered box over the middle of g, up to 76 columns wide and as tall as
  * its text (wrapped to it): the help, a tensor's values. */

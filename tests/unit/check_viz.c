@@ -947,6 +947,21 @@ START_TEST(test_book) {
     text = cs_grid_text(&grid);
     ck_assert_has(" 1. Your first distributed program ");
     ck_assert_has("Hello: every rank says who it is");
+    /* an error too long for the footer is read whole: it takes the row
+     * above as well, and the footer keeps its keys */
+    cs_grid_free(&grid);
+    free(text);
+    snprintf(l.message, sizeof l.message, "commsim learn: badhdr.lua:1: world: expected a number "
+                                          "of ranks from 1 to 4096, got 'banana'");
+    ck_assert_int_eq(cs_grid_init(&grid, 80, 24), 0);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    char row[256];
+    ck_assert_str_eq(cs_grid_row(&grid, 22, row, sizeof row),
+                     " commsim learn: badhdr.lua:1: world: expected a number of ranks from 1 to 4096, ");
+    ck_assert_ptr_nonnull(strstr(cs_grid_row(&grid, 23, row, sizeof row), " got 'banana'  "));
+    ck_assert_ptr_nonnull(strstr(row, "? help  q quit"));
+    l.message[0] = 0;
     /* too narrow for the lists and the text: it says so, no text over text */
     cs_grid_free(&grid);
     free(text);
