@@ -555,6 +555,11 @@ static int layout_grade(cs_md *d, const cs_learn_grade *gr, int width, bool asci
             if (end < n && brk > at) end = brk;
             char buf[1024];
             int k = snprintf(buf, sizeof buf, "%*s%.*s", (int)pad, "", (int)(end - at), p + at);
+            if (first && fg && ascii && strlen(buf) > 5) { /* the grader's mark, as the diagram's */
+                buf[2] = fg == CS_C_GREEN ? 'v' : 'X';
+                memmove(buf + 3, buf + 5, strlen(buf + 5) + 1);
+                k = (int)strlen(buf);
+            }
             if (add_line(d, buf, k < (int)sizeof buf ? (size_t)k : sizeof buf - 1, fg, attr) < 0)
                 return -1;
             at = end;

@@ -1052,6 +1052,18 @@ START_TEST(test_book_exercises) {
     text = cs_grid_text(&grid);
     ck_assert_has("  graded again");
     free(text);
+    /* without UTF-8 the grader's marks are the diagram's, v and X (they
+     * showed as '?') */
+    cs_grid_free(&grid);
+    ck_assert_int_eq(cs_grid_init(&grid, 90, 24), 0);
+    cs_learn_render(&l, &grid, true);
+    text = cs_grid_text(&grid);
+    ck_assert_has("|  X 0/1  two ranks");
+    for (int i = 0; i < grid.w * grid.h; i++)
+        ck_assert_msg(grid.cells[i].ch < 0x7F, "non-ASCII U+%04X at %d", grid.cells[i].ch, i);
+    free(text);
+    cs_grid_free(&grid);
+    ck_assert_int_eq(cs_grid_init(&grid, 80, 24), 0);
     snprintf(l.message, sizeof l.message, "x.lua: 0/2");
     ck_assert_int_eq(cs_learn_key(&l, CS_KEY_RESIZE), CS_LEARN_NONE);
     ck_assert_str_eq(l.message, "x.lua: 0/2"); /* a resize is no key of the user's */
