@@ -901,6 +901,13 @@ START_TEST(test_markdown_layout) {
     ck_assert_int_eq(cs_md_layout(&d, "- x\n", 30, true), 0);
     ck_assert_str_eq(d.line[0].text, "* x");
     cs_md_free(&d);
+    /* without UTF-8, chapter 4's formulas are spelled out, not "? + n ?" */
+    ck_assert_int_eq(cs_md_layout(&d, "t(n) = α + n β, 2·α − 1 in µs\n", 60, true), 0);
+    ck_assert_str_eq(d.line[0].text, "t(n) = alpha + n beta, 2*alpha - 1 in us");
+    cs_md_free(&d);
+    ck_assert_int_eq(cs_md_layout(&d, "t(n) = α + n β\n", 60, false), 0);
+    ck_assert_str_eq(d.line[0].text, "t(n) = α + n β");
+    cs_md_free(&d);
 }
 END_TEST
 
