@@ -278,10 +278,10 @@ static void draw_footer(cs_grid *g, const cs_viz_view *v) {
         cs_viz_footer(g, v->message, CS_C_YELLOW, CS_A_BOLD, v->ascii);
         return;
     }
-    if (v->full) {
+    if (v->full) { /* the way back first: a narrow footer cuts the end */
         cs_viz_footer(g, v->full == CS_FULL_ALERTS
-                             ? "alerts: arrows, PgUp/PgDn scroll   a or esc: back"
-                             : "output: arrows, PgUp/PgDn scroll, End follows   p or esc: back",
+                             ? "a or esc: back   alerts: arrows, PgUp/PgDn scroll"
+                             : "p or esc: back   output: arrows, PgUp/PgDn scroll, End follows",
                       CS_C_DEFAULT, 0, v->ascii);
         return;
     }

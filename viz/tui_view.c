@@ -71,9 +71,11 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     int total = cs_viz_full_lines(v, w);
     if (n->full_follow || n->full_top > total - n->full_h) n->full_top = total - n->full_h;
     if (n->full_top < 0) n->full_top = 0;
-    /* the alerts, at their top, stay there: a window made smaller, or a
-     * warning come late, must not scroll away the verdict's first line */
-    n->full_follow = n->full_top >= total - n->full_h && (n->full == CS_FULL_OUTPUT || n->full_top > 0);
+    /* the alerts, opened at their top, stay there: a window made smaller,
+     * or a warning come late, must not scroll away the verdict's first line;
+     * End, or scrolling down to their end, follows it */
+    n->full_follow = n->full_top >= total - n->full_h &&
+                     (n->full == CS_FULL_OUTPUT || n->full_top > 0 || n->full_follow);
     v->band_row = v->hist ? cs_history_last_band(v->hist) : SIZE_MAX;
     v->band_open = n->band_open && v->band_row != SIZE_MAX;
     v->scaled = n->scaled;
@@ -141,7 +143,7 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         case CS_KEY_PGUP: n->full_top -= page; break;
         case CS_KEY_PGDN: case ' ': n->full_top += page; break;
         case CS_KEY_HOME: n->full_top = 0; break;
-        case CS_KEY_END: n->full_top = 1 << 20; break;
+        case CS_KEY_END: n->full_top = 1 << 20; n->full_follow = true; return true;
         case CS_KEY_TAB: case CS_KEY_BTAB: /* the next rank's output, from its end */
             select_rank(n, n->selected + (ch == CS_KEY_TAB ? 1 : -1));
             n->full_follow = true;

@@ -609,8 +609,17 @@ START_TEST(test_nav_alerts_keep_top) {
     ck_assert_int_eq(nav.full_top, 0);
     render(&v, 60, 16);
     ck_assert_has("wait-for cycle: rank 1");
+    ck_assert_has(" a or esc: back "); /* the way back, whole at 60 columns */
     /* scrolled to their end, they stay at it */
     ck_assert(cs_tui_nav_key(&nav, CS_KEY_END, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    ck_assert_int_eq(nav.full_top, cs_viz_full_lines(&v, 60) - (16 - 3));
+    /* End where they all fit, then a smaller window: still their end */
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_HOME, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 200, 60);
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_END, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 200, 60);
+    ck_assert_int_eq(nav.full_top, 0);
     cs_tui_nav_apply(&nav, &v, 60, 16);
     ck_assert_int_eq(nav.full_top, cs_viz_full_lines(&v, 60) - (16 - 3));
     cs_tui_nav_free(&nav);
