@@ -7,6 +7,7 @@
  */
 #include "render_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,6 +479,30 @@ static int output_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) 
         y += lines > 0 ? lines : 1;
     }
     return y - y0;
+}
+
+/* Rows from the output panel's top to where kept line `line` begins, or,
+ * with line SIZE_MAX, the kept line that row `row` is in. */
+static size_t output_walk(const cs_viz_view *v, int w, size_t line, int row) {
+    int k = v->selected, y = 0;
+    if (!v->hist || k >= v->hist->world) return 0;
+    size_t n = cs_history_nout(v->hist, k), i = 0;
+    if (v->hist->out[k].total > n) y++; /* the "not kept" row */
+    for (; i < n && (line == SIZE_MAX ? y <= row : i < line); i++) {
+        const char *s = cs_history_out(v->hist, k, i);
+        int r = wrap(NULL, 1, 0, w - 2, 1 << 20, s ? s : "", 0, 0, 2);
+        y += r > 0 ? r : 1;
+    }
+    if (line != SIZE_MAX) return (size_t)y;
+    return i > 0 && y > row ? i - 1 : i;
+}
+
+int cs_viz_output_row(const cs_viz_view *v, int w, size_t line) {
+    return (int)output_walk(v, w, line, 0);
+}
+
+size_t cs_viz_output_line(const cs_viz_view *v, int w, int row) {
+    return output_walk(v, w, SIZE_MAX, row);
 }
 
 static panel_text full_text(const cs_viz_view *v) {

@@ -68,6 +68,11 @@ void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
 int cs_viz_alert_lines(const cs_viz_view *v, int w);
 /* Lines of the panel v->full at width w, the screen's (0 when none). */
 int cs_viz_full_lines(const cs_viz_view *v, int w);
+/* The output panel at width w: the row where the selected rank's kept line
+ * i begins, and the kept line a row is in. A resize rewraps the lines; these
+ * keep the line the reader was at on top. */
+int cs_viz_output_row(const cs_viz_view *v, int w, size_t line);
+size_t cs_viz_output_line(const cs_viz_view *v, int w, int row);
 void cs_viz_render(cs_grid *g, const cs_viz_view *v);
 /* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
 int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);

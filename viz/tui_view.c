@@ -60,6 +60,11 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
      * lines, scrolled back it stays where it is (less +F, tmux copy mode) */
     v->full = n->full;
     n->full_h = h - 3;
+    /* the output scrolled back and rewrapped at a new width: the line that
+     * was on top stays on top (its row number alone would land elsewhere) */
+    if (n->full == CS_FULL_OUTPUT && !n->full_follow && n->full_w > 2 && n->full_w != w)
+        n->full_top = cs_viz_output_row(v, w, cs_viz_output_line(v, n->full_w, n->full_top));
+    n->full_w = w;
     /* past the kept lines the oldest go as new ones come: scrolled back, the
      * view moves up with its text (a wrapped line that went counts one row) */
     uint64_t lost = 0;

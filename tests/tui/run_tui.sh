@@ -720,7 +720,7 @@ tm send-keys -t ln Space
 check "learn: space scrolls a page too" 'wait_for ln "lines 55-82/"'
 tm send-keys -t ln Home
 tm send-keys -t ln Down Down Down Down Down Down Down Down Down Down Down Down
-check "learn: the list scrolls to the selected script" 'wait_for ln "deadlock.lua" "Deadlock: both ranks send fi"'
+check "learn: the list scrolls to the selected script" 'wait_for ln "deadlock.lua" "Deadlock: both ranks send"'
 tm send-keys -t ln Enter
 check "learn: enter runs the selected script in the visualizer, paused at its start" 'wait_for ln "deadlock.lua  thread" PAUSED && wait_count ln " ready      send" 2'
 tm send-keys -t ln Space

@@ -627,6 +627,37 @@ START_TEST(test_nav_alerts_keep_top) {
 }
 END_TEST
 
+/* The output scrolled back to line 41 at 80 columns, where each line takes
+ * one row, then the window made 60 wide, where each takes two: line 41 is
+ * still on top (its row number, 40, is line 21 there). */
+START_TEST(test_nav_output_resize_keeps_line) {
+    start(2, 0);
+    char line[128];
+    for (int i = 1; i <= 100; i++) {
+        snprintf(line, sizeof line, "line %d of rank 0: text that wraps at sixty columns but not at 80", i);
+        emit((cs_event){.type = CS_EV_PRINT, .rank = 0, .text = line});
+    }
+    cs_viz_view v = view("paused");
+    cs_tui_nav nav = {.nranks = 2};
+    ck_assert(cs_tui_nav_key(&nav, 'p', 0, 0));
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    ck_assert_int_eq(nav.full_top, 100 - 21); /* at the newest */
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_HOME, 0, 0));
+    for (int i = 0; i < 40; i++) ck_assert(cs_tui_nav_key(&nav, CS_KEY_DOWN, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    render(&v, 80, 24);
+    ck_assert_ptr_nonnull(strstr(cs_grid_row(&grid, 2, line, sizeof line), " line 41 of rank 0:"));
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    render(&v, 60, 16);
+    ck_assert_msg(strstr(cs_grid_row(&grid, 2, line, sizeof line), " line 41 of rank 0:"), "%s", text);
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    render(&v, 80, 24);
+    ck_assert_msg(strstr(cs_grid_row(&grid, 2, line, sizeof line), " line 41 of rank 0:"), "%s", text);
+    cs_tui_nav_free(&nav);
+    finish();
+}
+END_TEST
+
 START_TEST(test_ascii_and_small) {
     start(3, 0);
     hist.ascii = true; /* the deadlock snapshot's words too */
@@ -1192,6 +1223,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_many_ranks_scroll);
     tcase_add_test(tc, test_nav_keeps_selection_visible);
     tcase_add_test(tc, test_nav_alerts_keep_top);
+    tcase_add_test(tc, test_nav_output_resize_keeps_line);
     tcase_add_test(tc, test_ascii_and_small);
     tcase_add_test(tc, test_cycle_and_inflight);
     tcase_add_test(tc, test_footer_and_too_small);
