@@ -685,9 +685,31 @@ static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) 
 /* A box over the frame, up to 76 columns wide and as tall as the text (the
  * help fits at 80x24, the smallest screen documented); text the screen
  * cannot hold ends in a line saying so. */
+/* A box's text, each line wrapped on its own under its description: the
+ * column after the first run of two spaces ("space    advance every ...").
+ * g NULL: only count. Returns the rows used. */
+static int box_text(cs_grid *g, int x, int y, int w, int maxh, const char *text) {
+    int rows = 0;
+    for (const char *p = text; *p && rows < maxh;) {
+        size_t n = strcspn(p, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+        const char *gap = strstr(line, "  ");
+        int indent = 0;
+        if (gap && gap > line && gap - line < 24) {
+            indent = (int)(gap - line) + (int)strspn(gap, " ");
+            if (indent > w / 2) indent = 0;
+        }
+        int k = wrap(g, x, y + rows, w, maxh - rows, line, CS_C_DEFAULT, 0, indent);
+        rows += k ? k : 1;
+        p += n + (p[n] == '\n');
+    }
+    return rows;
+}
+
 void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
     int w = g->w - 4 < 76 ? g->w - 4 : 76;
-    int total = wrap(NULL, 0, 0, w - 4, 1 << 20, text, 0, 0, 0);
+    int total = box_text(NULL, 0, 0, w - 4, 1 << 20, text);
     int lines = total < g->h - 6 ? total : g->h - 6;
     if (lines < 1) lines = 1;
     int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
@@ -704,7 +726,7 @@ void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
     }
     cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
     bool cut = total > lines;
-    wrap(g, x + 2, y + 2, w - 4, lines - cut, text, CS_C_DEFAULT, 0, 0);
+    box_text(g, x + 2, y + 2, w - 4, lines - cut, text);
     if (cut)
         cs_grid_put(g, x + 2, y + 1 + lines, w - 4,
                     ascii ? "... (a taller terminal shows the rest)"

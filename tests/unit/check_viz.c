@@ -658,6 +658,19 @@ START_TEST(test_nav_output_resize_keeps_line) {
 }
 END_TEST
 
+/* The help at 60 columns: a key's description wraps under itself, not
+ * under the key column. */
+START_TEST(test_help_wraps_under_description) {
+    start(2, 0);
+    cs_viz_view v = view("paused");
+    v.help = true;
+    render(&v, 60, 16);
+    ck_assert_has("│ space    advance every runnable rank by one");
+    ck_assert_has("│          operation");
+    finish();
+}
+END_TEST
+
 START_TEST(test_ascii_and_small) {
     start(3, 0);
     hist.ascii = true; /* the deadlock snapshot's words too */
@@ -1224,6 +1237,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_nav_keeps_selection_visible);
     tcase_add_test(tc, test_nav_alerts_keep_top);
     tcase_add_test(tc, test_nav_output_resize_keeps_line);
+    tcase_add_test(tc, test_help_wraps_under_description);
     tcase_add_test(tc, test_ascii_and_small);
     tcase_add_test(tc, test_cycle_and_inflight);
     tcase_add_test(tc, test_footer_and_too_small);
