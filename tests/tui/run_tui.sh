@@ -896,6 +896,19 @@ check "--tui without a terminal: status 1, says why" '[ $status = 1 ] && grep -q
 plain run "$lessons/02-point-to-point/chain.lua" --tui --engine tcp --rank 1 --world 2
 check "--tui in a hand-started rank process: a usage error (1) that says where it runs" \
   '[ $status = 1 ] && grep -qF "runs on rank 0'"'"'s side" "$tmp/screen"'
+# ---- SIGTERM from outside (a kill, a job's time limit) mid-run: the
+# summary says a signal came, not that the user quit in the visualizer
+for e in thread tcp; do
+  start st 80 24 "$bin run $lessons/02-point-to-point/chain.lua --step --engine $e"
+  wait_for st PAUSED >/dev/null
+  st_sh=$(tm display-message -p -t st '#{pane_pid}')
+  st_pid=$(ps -o pid= --ppid "$st_sh" | tr -d ' ')
+  [ -n "$st_pid" ] && kill -TERM "$st_pid"
+  check "$e: SIGTERM mid-run: status 130, the summary says interrupted, terminal restored" \
+    'wait_for st EXIT=130 STTY=same "interrupted (SIGINT, SIGTERM or SIGHUP)" && ! grep -qF "quit in the visualizer" "$tmp/screen"'
+  tm kill-session -t st
+done
+
 # ---- the terminal goes away (a closed window, a dropped ssh: SIGHUP) under
 # the visualizer: the run ends with it, on both engines; no commsim process
 # is left spinning on a terminal that is gone
