@@ -908,6 +908,29 @@ for e in thread tcp; do
     'wait_for st EXIT=130 STTY=same "interrupted (SIGINT, SIGTERM or SIGHUP)" && ! grep -qF "quit in the visualizer" "$tmp/screen"'
   tm kill-session -t st
 done
+# the chapter browser and the replay: interrupted too (ncurses' handler ended
+# them with status 1), also the browser with a lesson open in it; Ctrl-C
+# leaves a replay with 130 as well (q gives the recorded run's status)
+"$bin" run "$lessons/02-point-to-point/deadlock.lua" --no-tui --trace "$tmp/st.trace" >/dev/null 2>&1
+for what in "learn 2 --lessons $lessons|commsim learn  02-point-to-point|" \
+            "learn 1 --lessons $lessons|commsim learn  01-first-program|Enter" \
+            "replay $tmp/st.trace|REPLAY|"; do
+  IFS='|' read -r args ready keys <<<"$what"
+  start st 80 24 "$bin $args"
+  wait_for st "$ready" >/dev/null
+  [ -z "$keys" ] || { tm send-keys -t st "$keys"; wait_for st "step 0" >/dev/null; }
+  st_sh=$(tm display-message -p -t st '#{pane_pid}')
+  st_pid=$(ps -o pid= --ppid "$st_sh" | tr -d ' ')
+  [ -n "$st_pid" ] && kill -TERM "$st_pid"
+  check "SIGTERM under 'commsim $args${keys:+, a lesson open}': status 130, terminal restored" \
+    'wait_for st EXIT=130 STTY=same'
+  tm kill-session -t st
+done
+start st 80 24 "$bin replay $tmp/st.trace"
+wait_for st REPLAY >/dev/null
+tm send-keys -t st C-c
+check "replay: Ctrl-C leaves with status 130, terminal restored" 'wait_for st EXIT=130 STTY=same'
+tm kill-session -t st
 
 # ---- the terminal goes away (a closed window, a dropped ssh: SIGHUP) under
 # the visualizer: the run ends with it, on both engines; no commsim process
