@@ -926,6 +926,21 @@ for what in "learn 2 --lessons $lessons|commsim learn  02-point-to-point|" \
     'wait_for st EXIT=130 STTY=same'
   tm kill-session -t st
 done
+# SIGTERM while learn grades (its cases run in child processes): the
+# grader's handler killed the process with the screen still up
+mkdir -p "$tmp/gw"
+printf 'while true do end\n' >"$tmp/gw/ring.lua"
+start st 80 24 "$bin learn 2 --lessons $lessons --work $tmp/gw"
+wait_for st "commsim learn  02-point-to-point" >/dev/null
+tm send-keys -t st e Down Down Down Down
+wait_for st "exercise ring" >/dev/null
+tm send-keys -t st g
+wait_for st "grading" >/dev/null
+st_sh=$(tm display-message -p -t st '#{pane_pid}')
+st_pid=$(ps -o pid= --ppid "$st_sh" | tr -d ' ')
+[ -n "$st_pid" ] && kill -TERM "$st_pid"
+check "SIGTERM while learn grades: status 130, terminal restored" 'wait_for st EXIT=130 STTY=same'
+tm kill-session -t st
 start st 80 24 "$bin replay $tmp/st.trace"
 wait_for st REPLAY >/dev/null
 tm send-keys -t st C-c
