@@ -38,6 +38,8 @@ int cs_viz_state_color(cs_rank_state s, bool parked) {
 
 /* Draw text wrapped at word boundaries into w columns, at most maxh lines
  * (g NULL: only count). Returns the lines used. */
+#define NBSP_UTF8 "\xc2\xa0"
+
 static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int fg, int attr,
                 int indent) {
     int lines = 0;
@@ -65,8 +67,12 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
         if (take < len && last_space > 0) take = last_space;
         if (g) {
             char buf[1024];
-            size_t n = take < sizeof buf - 1 ? take : sizeof buf - 1;
-            memcpy(buf, p, n);
+            size_t n = 0;
+            /* a no-break space (NBSP_UTF8) keeps two words together: drawn
+             * as a space */
+            for (size_t i = 0; i < take && n < sizeof buf - 1; i++)
+                if (strncmp(p + i, NBSP_UTF8, 2) == 0 && i + 1 < take) buf[n++] = ' ', i++;
+                else buf[n++] = p[i];
             buf[n] = 0;
             cs_grid_put(g, x + (cont ? indent : 0), y + lines, avail, buf, fg, attr);
         }
@@ -356,12 +362,13 @@ static int draw_cycle(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     char text[400];
     size_t o = (size_t)snprintf(text, sizeof text, "wait-for cycle: ");
     const char *arrow = v->ascii ? " -> " : " → ";
+    /* a line may break after an arrow, never inside "rank 3" */
     for (int i = 0; i < named && o < sizeof text; i++)
-        o += (size_t)snprintf(text + o, sizeof text - o, "rank %d%s", cyc[i], arrow);
+        o += (size_t)snprintf(text + o, sizeof text - o, "rank" NBSP_UTF8 "%d%s", cyc[i], arrow);
     if (named < n && o < sizeof text)
-        o += (size_t)snprintf(text + o, sizeof text - o, "%s (%d ranks)%s",
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s (%d" NBSP_UTF8 "ranks)%s",
                               v->ascii ? "..." : "…", n, arrow);
-    if (o < sizeof text) snprintf(text + o, sizeof text - o, "rank %d", cyc[0]);
+    if (o < sizeof text) snprintf(text + o, sizeof text - o, "rank" NBSP_UTF8 "%d", cyc[0]);
     int lines = wrap(g, 11, y, w - 12, end - y, text, CS_C_RED, CS_A_BOLD, 0);
     return lines > 0 ? lines : 1;
 }

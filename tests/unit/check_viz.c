@@ -658,6 +658,31 @@ START_TEST(test_nav_output_resize_keeps_line) {
 }
 END_TEST
 
+/* A wait-for cycle of 4 ranks at 60 columns wraps after an arrow, never
+ * between "rank" and its number ("→ rank" / "3 → rank 0"). */
+START_TEST(test_cycle_wraps_whole_ranks) {
+    start(4, 0);
+    for (int r = 0; r < 4; r++) post(r, 1, CS_OP_SEND, (r + 1) % 4, 16, 2);
+    for (int r = 0; r < 4; r++) block(r, 1, 2);
+    ck_assert(mon.deadlocked);
+    cs_viz_view v = view("deadlocked");
+    for (int w = 60; w <= 80; w++) {
+        render(&v, w, 24);
+        ck_assert_has("wait-for cycle: rank 0 → rank 1");
+        char row[512];
+        for (int y = 0; y < grid.h; y++) {
+            cs_grid_row(&grid, y, row, sizeof row);
+            size_t n = strlen(row);
+            while (n && row[n - 1] == ' ') row[--n] = 0;
+            bool cycle = !strncmp(row, " DEADLOCK  ", 11) || !strncmp(row, "           r", 12);
+            ck_assert_msg(!cycle || strcmp(row + n - 5, " rank") != 0, "at %d columns: %s", w, text);
+        }
+        ck_assert_msg(!strchr(text, 0xa0) && !strstr(text, "\xc2\xa0"), "%s", text);
+    }
+    finish();
+}
+END_TEST
+
 /* The help at 60 columns: a key's description wraps under itself, not
  * under the key column. */
 START_TEST(test_help_wraps_under_description) {
@@ -1238,6 +1263,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_nav_alerts_keep_top);
     tcase_add_test(tc, test_nav_output_resize_keeps_line);
     tcase_add_test(tc, test_help_wraps_under_description);
+    tcase_add_test(tc, test_cycle_wraps_whole_ranks);
     tcase_add_test(tc, test_ascii_and_small);
     tcase_add_test(tc, test_cycle_and_inflight);
     tcase_add_test(tc, test_footer_and_too_small);
