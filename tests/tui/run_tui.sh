@@ -771,8 +771,11 @@ quit_check lh 0 "learn help: q quits with status 0"
 work=$tmp/work
 mkdir -p "$work"
 grade_dir=$(cd "$top_srcdir/tests/grade/ring" && pwd)
-learn_before=$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)
-start lx 80 24 "cd $work && $bin learn 2 --lessons $lessons"
+# its failing cases' traces go to a folder in $TMPDIR: one of the test's
+# own, where no other learn run (another suite's) makes or removes any
+mkdir -p "$tmp/lt"
+learn_before=$(ls -d "$tmp"/lt/commsim-learn.* 2>/dev/null | sort)
+start lx 80 24 "cd $work && TMPDIR=$tmp/lt $bin learn 2 --lessons $lessons"
 wait_for lx "commsim learn  02-point-to-point" >/dev/null
 tm send-keys -t lx e
 check "learn e (80x24): the exercises listed, the first one's statement and where its file goes" \
@@ -794,7 +797,7 @@ tm send-keys -t lx g
 check "learn g: the file graded as commsim grade grades it, the text result shown" \
   'wait_for lx "ring.lua: 0/5  v shows where '\''two ranks'\'' failed" "✗ 0/1  two ranks" "✗ 0/2  three to five ranks" "works with eager"'
 # the traces of this run's grading: in the one folder that was not there before
-learn_traces() { comm -13 <(echo "$learn_before") <(ls -d /tmp/commsim-learn.* 2>/dev/null | sort) | head -1; }
+learn_traces() { comm -13 <(echo "$learn_before") <(ls -d "$tmp"/lt/commsim-learn.* 2>/dev/null | sort) | head -1; }
 check "learn g: the failing cases' traces are named for the student's file, as commsim grade names them" \
   'ls "$(learn_traces)" | grep -qx "ring-two_ranks-n2-rendezvous.jsonl" && ! ls "$(learn_traces)" | grep -qF "(null)"'
 tm send-keys -t lx v
@@ -827,7 +830,7 @@ tm send-keys -t lx Enter
 check "learn enter: the statement again" 'wait_without lx "total: 5/5" "Exercise: ring" "Your file: ./ring.lua"'
 quit_check lx 0 "learn with exercises: q quits with status 0"
 check "learn: the failing cases' traces are removed when it quits" \
-  '[ "$(ls -d /tmp/commsim-learn.* 2>/dev/null | sort)" = "$learn_before" ]'
+  '[ "$(ls -d "$tmp"/lt/commsim-learn.* 2>/dev/null | sort)" = "$learn_before" ]'
 plain learn 2 --no-tui --lessons "$lessons" --work "$work"
 check "learn 2 --no-tui: the chapter's exercises listed" \
   'grep -qF "exercises (commsim grade $lessons/02-point-to-point/exercises/NAME $work/NAME.lua grades yours):" "$tmp/screen" && grep -qE "^  ring +.*exercises/ring$" "$tmp/screen"'
