@@ -263,8 +263,18 @@ void cs_grade_uncatch(const struct sigaction *prev) {
     sigaction(SIGTERM, &prev[0], NULL), sigaction(SIGINT, &prev[1], NULL), sigaction(SIGHUP, &prev[2], NULL);
 }
 
+/* The dispositions on_signal replaced: a handler there (the chapter
+ * browser's, which then closes its screen and ends as interrupted) is called
+ * in place of dying at once with the terminal left raw. */
+static struct sigaction caught_prev[3];
+
 static void on_signal(int sig) {
     if (live_pid > 0) kill(-live_pid, SIGKILL), remove_dir();
+    const struct sigaction *p = &caught_prev[sig == SIGTERM ? 0 : sig == SIGINT ? 1 : 2];
+    if (!(p->sa_flags & SA_SIGINFO) && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
+        return;
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -505,6 +515,7 @@ bool cs_grade_variant(const cs_grade_spec *s, const cs_grade_case *c, const char
     sigprocmask(SIG_BLOCK, &term, &old);
     struct sigaction prev[3];
     cs_grade_catch(on_signal, prev);
+    memcpy(caught_prev, prev, sizeof caught_prev); /* still blocked: on_signal cannot run yet */
     pid_t pid = fork();
     if (pid < 0) {
         cs_grade_uncatch(prev);

@@ -13,7 +13,12 @@
 #include "render.h"
 #include "screen.h"
 
-#define LEFT_W 32 /* the chapter and script lists */
+/* The chapter and script lists: 32 columns, and on a wide window up to 48,
+ * so that titles a projector has room for are not cut. */
+static int left_w(const cs_grid *g) {
+    int w = g->w * 3 / 10;
+    return w < 32 ? 32 : w > 48 ? 48 : w;
+}
 
 static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -436,19 +441,20 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
 
 /* A heading row of the left pane. */
 static void rule(cs_grid *g, int y, const char *title, bool ascii) {
-    cs_grid_fill(g, 0, y, LEFT_W, 1, ascii ? '-' : 0x2500, CS_C_DEFAULT, CS_A_DIM);
-    cs_grid_put(g, 1, y, LEFT_W - 2, title, CS_C_DEFAULT, CS_A_BOLD);
+    cs_grid_fill(g, 0, y, left_w(g), 1, ascii ? '-' : 0x2500, CS_C_DEFAULT, CS_A_DIM);
+    cs_grid_put(g, 1, y, left_w(g) - 2, title, CS_C_DEFAULT, CS_A_BOLD);
 }
 
 static void draw_list(cs_learn *l, cs_grid *g, int y, int h, bool ascii) {
     const cs_book *b = l->book;
+    int lw = left_w(g);
     rule(g, y, " chapters ", ascii);
     int row = y + 1, split = y + 1 + (b->n < h / 2 ? b->n : h / 2);
     for (int i = 0; i < b->n && row < split; i++, row++) {
         bool sel = i == l->chapter;
         int attr = sel ? (l->on_lessons ? CS_A_BOLD : CS_A_REVERSE) : 0;
-        cs_grid_fill(g, 0, row, LEFT_W, 1, ' ', CS_C_DEFAULT, attr);
-        cs_grid_put(g, 1, row, LEFT_W - 2, b->ch[i].title, CS_C_DEFAULT, attr);
+        cs_grid_fill(g, 0, row, lw, 1, ' ', CS_C_DEFAULT, attr);
+        cs_viz_put_cut(g, 1, row, lw - 2, b->ch[i].title, CS_C_DEFAULT, attr, ascii);
     }
     const cs_chapter *c = &b->ch[l->chapter];
     rule(g, split, " scripts (enter runs) ", ascii);
@@ -466,11 +472,11 @@ static void draw_list(cs_learn *l, cs_grid *g, int y, int h, bool ascii) {
         int attr = sel ? CS_A_REVERSE : 0;
         if (i < c->nlessons) {
             if (r >= split + 1 && r < bottom) {
-                cs_grid_fill(g, 0, r, LEFT_W, 1, ' ', CS_C_DEFAULT, attr);
-                cs_grid_put(g, 1, r, LEFT_W - 2, c->lesson[i].file, CS_C_GREEN, attr | CS_A_BOLD);
+                cs_grid_fill(g, 0, r, lw, 1, ' ', CS_C_DEFAULT, attr);
+                cs_viz_put_cut(g, 1, r, lw - 2, c->lesson[i].file, CS_C_GREEN, attr | CS_A_BOLD, ascii);
             }
             if (r + 1 >= split + 1 && r + 1 < bottom)
-                cs_grid_put(g, 3, r + 1, LEFT_W - 4, c->lesson[i].title, CS_C_DEFAULT, CS_A_DIM);
+                cs_viz_put_cut(g, 3, r + 1, lw - 4, c->lesson[i].title, CS_C_DEFAULT, CS_A_DIM, ascii);
             r += 2;
             continue;
         }
@@ -480,8 +486,8 @@ static void draw_list(cs_learn *l, cs_grid *g, int y, int h, bool ascii) {
             r++;
         }
         if (r >= split + 1 && r < bottom) {
-            cs_grid_fill(g, 0, r, LEFT_W, 1, ' ', CS_C_DEFAULT, attr);
-            cs_grid_put(g, 1, r, LEFT_W - 2, e->name, CS_C_CYAN, attr | CS_A_BOLD);
+            cs_grid_fill(g, 0, r, lw, 1, ' ', CS_C_DEFAULT, attr);
+            cs_viz_put_cut(g, 1, r, lw - 2, e->name, CS_C_CYAN, attr | CS_A_BOLD, ascii);
         }
         r++;
     }
@@ -549,6 +555,11 @@ static int layout_grade(cs_md *d, const cs_learn_grade *gr, int width, bool asci
             if (end < n && brk > at) end = brk;
             char buf[1024];
             int k = snprintf(buf, sizeof buf, "%*s%.*s", (int)pad, "", (int)(end - at), p + at);
+            if (first && fg && ascii && strlen(buf) > 5) { /* the grader's mark, as the diagram's */
+                buf[2] = fg == CS_C_GREEN ? 'v' : 'X';
+                memmove(buf + 3, buf + 5, strlen(buf + 5) + 1);
+                k = (int)strlen(buf);
+            }
             if (add_line(d, buf, k < (int)sizeof buf ? (size_t)k : sizeof buf - 1, fg, attr) < 0)
                 return -1;
             at = end;
@@ -605,9 +616,12 @@ static const char *footer(const cs_learn *l) {
 
 void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     cs_grid_clear(g);
-    if (cs_viz_too_small(g, NULL)) return; /* the lists alone take 33 columns */
+    if (cs_viz_too_small(g, NULL)) return; /* the lists alone take 33 columns or more */
     const cs_chapter *c = &l->book->ch[l->chapter];
-    int tx = LEFT_W + 1, tw = g->w - tx - 1, h = g->h - 2;
+    /* a message the footer would cut (an error the student must read whole)
+     * takes a row from the panes */
+    int rows = l->message[0] ? cs_viz_footer_rows(g, l->message) : 1;
+    int lw = left_w(g), tx = lw + 1, tw = g->w - tx - 1, h = g->h - 1 - rows;
     layout_text(l, tw, ascii);
     if (l->scroll > l->md.n - h) l->scroll = l->md.n - h > 0 ? l->md.n - h : 0;
     l->text_h = h;
@@ -622,9 +636,9 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
         cs_grid_put(g, g->w - n, 0, n, at, CS_C_DEFAULT, CS_A_REVERSE);
     }
     draw_list(l, g, 1, h, ascii);
-    for (int y = 1; y < g->h - 1; y++) cs_grid_putc(g, LEFT_W, y, ascii ? '|' : 0x2502, 0, CS_A_DIM);
+    for (int y = 1; y < g->h - 1; y++) cs_grid_putc(g, lw, y, ascii ? '|' : 0x2502, 0, CS_A_DIM);
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);
-    if (l->message[0]) cs_viz_footer(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
+    if (l->message[0]) cs_viz_footer_long(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
     else cs_viz_footer(g, footer(l), CS_C_DEFAULT, 0, ascii);
     if (l->help) cs_viz_box(g, ascii, "keys", learn_help);
 }

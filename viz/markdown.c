@@ -251,7 +251,38 @@ static int table(md_state *st, const char *p, size_t len) {
     return rc;
 }
 
-int cs_md_layout(cs_md *out, const char *md, int width, bool ascii) {
+/* Without UTF-8 the screen draws what it cannot show as '?': the chapters'
+ * formulas (t = α + n β) would read "? + n ?". Their symbols get ASCII
+ * spellings; anything else is left to the screen. */
+static const char *const spelled[][2] = {
+    {"\u03b1", "alpha"}, {"\u03b2", "beta"}, {"\u03b3", "gamma"}, {"\u0394", "delta"},
+    {"\u00b5", "u"},     {"\u03bc", "u"},    {"\u2212", "-"},     {"\u2013", "-"},
+    {"\u2014", "--"},    {"\u00b7", "*"},    {"\u00d7", "x"},     {"\u00bd", "1/2"},
+    {"\u221a", "sqrt"},  {"\u2248", "~"},    {"\u2264", "<="},    {"\u2265", ">="},
+    {"\u2192", "->"},    {"\u2190", "<-"},   {"\u2026", "..."},   {"\u2018", "'"},
+    {"\u2019", "'"},     {"\u201c", "\""},   {"\u201d", "\""},    {"\u2022", "*"},
+    {"\u2713", "v"},     {"\u2717", "X"},
+};
+
+static char *ascii_spelling(const char *md) {
+    sbuf t = {0};
+    int rc = sb_add(&t, "", 0); /* an empty text is "" too */
+    for (const char *p = md; *p && rc == 0;) {
+        size_t k = 0;
+        if ((unsigned char)*p >= 0x80)
+            for (size_t i = 0; i < sizeof spelled / sizeof spelled[0] && !k; i++)
+                if (strncmp(p, spelled[i][0], strlen(spelled[i][0])) == 0) {
+                    k = strlen(spelled[i][0]);
+                    rc = sb_add(&t, spelled[i][1], strlen(spelled[i][1]));
+                }
+        if (!k) rc = sb_add(&t, p, k = 1);
+        p += k;
+    }
+    if (rc) free(t.s);
+    return rc ? NULL : t.s;
+}
+
+static int layout(cs_md *out, const char *md, int width, bool ascii) {
     memset(out, 0, sizeof *out);
     md_state st = {.d = out, .width = width > 20 ? width : 20, .ascii = ascii};
     out->ascii = ascii;
@@ -313,6 +344,18 @@ int cs_md_layout(cs_md *out, const char *md, int width, bool ascii) {
     free(st.text.s);
     if (rc) cs_md_free(out);
     return rc;
+}
+
+int cs_md_layout(cs_md *out, const char *md, int width, bool ascii) {
+    if (ascii) {
+        char *spelled_md = ascii_spelling(md);
+        memset(out, 0, sizeof *out);
+        if (!spelled_md) return -1;
+        int rc = layout(out, spelled_md, width, ascii);
+        free(spelled_md);
+        return rc;
+    }
+    return layout(out, md, width, ascii);
 }
 
 void cs_md_free(cs_md *d) {

@@ -20,7 +20,8 @@ typedef struct cs_md {
     bool ascii;
 } cs_md;
 
-/* Lay md out at width columns. -1 when out of memory. */
+/* Lay md out at width columns. -1 when out of memory. ascii: without UTF-8,
+ * where the symbols the chapters use are spelled out (α as alpha, − as -). */
 int cs_md_layout(cs_md *out, const char *md, int width, bool ascii);
 void cs_md_free(cs_md *d);
 /* Draw lines [top, top + h) at (x, y), clipped to w columns; a line cut

@@ -7,6 +7,7 @@
  */
 #include "render_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,8 @@ int cs_viz_state_color(cs_rank_state s, bool parked) {
 
 /* Draw text wrapped at word boundaries into w columns, at most maxh lines
  * (g NULL: only count). Returns the lines used. */
+#define NBSP_UTF8 "\xc2\xa0"
+
 static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int fg, int attr,
                 int indent) {
     int lines = 0;
@@ -64,8 +67,12 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
         if (take < len && last_space > 0) take = last_space;
         if (g) {
             char buf[1024];
-            size_t n = take < sizeof buf - 1 ? take : sizeof buf - 1;
-            memcpy(buf, p, n);
+            size_t n = 0;
+            /* a no-break space (NBSP_UTF8) keeps two words together: drawn
+             * as a space */
+            for (size_t i = 0; i < take && n < sizeof buf - 1; i++)
+                if (strncmp(p + i, NBSP_UTF8, 2) == 0 && i + 1 < take) buf[n++] = ' ', i++;
+                else buf[n++] = p[i];
             buf[n] = 0;
             cs_grid_put(g, x + (cont ? indent : 0), y + lines, avail, buf, fg, attr);
         }
@@ -243,15 +250,45 @@ void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
     for (size_t i = 0; i < 2; i++) tx += put_key(g, tx, y, footer_tail[i]);
 }
 
+/* Where a message too long for the footer breaks: the longest start of it,
+ * ending before a space, that fills the row above (0: it fits the footer). */
+static size_t footer_break(const cs_grid *g, const char *text) {
+    int room = tail_x(g) - 3, full = g->w - 2;
+    if (cs_utf8_width(text) <= room) return 0;
+    size_t n = strlen(text), brk = 0;
+    for (size_t i = 1; i < n && cs_utf8_cols(text, i) <= full; i++)
+        if (text[i] == ' ') brk = i;
+    return brk ? brk : (size_t)cs_utf8_cols(text, n) > (size_t)full ? 0 : n;
+}
+
+int cs_viz_footer_rows(const cs_grid *g, const char *text) {
+    return footer_break(g, text) ? 2 : 1;
+}
+
+void cs_viz_footer_long(cs_grid *g, const char *text, int fg, int attr, bool ascii) {
+    size_t brk = footer_break(g, text);
+    if (!brk) {
+        cs_viz_footer(g, text, fg, attr, ascii);
+        return;
+    }
+    char first[1024];
+    snprintf(first, sizeof first, "%.*s", (int)(brk < sizeof first ? brk : sizeof first - 1), text);
+    cs_grid_fill(g, 0, g->h - 2, g->w, 1, ' ', CS_C_DEFAULT, 0);
+    cs_grid_put(g, 1, g->h - 2, g->w - 2, first, fg, attr);
+    text += brk;
+    while (*text == ' ') text++;
+    cs_viz_footer(g, text, fg, attr, ascii);
+}
+
 static void draw_footer(cs_grid *g, const cs_viz_view *v) {
     if (v->message && v->full != CS_FULL_ALERTS) { /* the run's keys work under the output */
         cs_viz_footer(g, v->message, CS_C_YELLOW, CS_A_BOLD, v->ascii);
         return;
     }
-    if (v->full) {
+    if (v->full) { /* the way back first: a narrow footer cuts the end */
         cs_viz_footer(g, v->full == CS_FULL_ALERTS
-                             ? "alerts: arrows, PgUp/PgDn scroll   a or esc: back"
-                             : "output: arrows, PgUp/PgDn scroll, End follows   p or esc: back",
+                             ? "a or esc: back   alerts: arrows, PgUp/PgDn scroll"
+                             : "p or esc: back   output: arrows, PgUp/PgDn scroll, End follows",
                       CS_C_DEFAULT, 0, v->ascii);
         return;
     }
@@ -325,12 +362,13 @@ static int draw_cycle(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     char text[400];
     size_t o = (size_t)snprintf(text, sizeof text, "wait-for cycle: ");
     const char *arrow = v->ascii ? " -> " : " → ";
+    /* a line may break after an arrow, never inside "rank 3" */
     for (int i = 0; i < named && o < sizeof text; i++)
-        o += (size_t)snprintf(text + o, sizeof text - o, "rank %d%s", cyc[i], arrow);
+        o += (size_t)snprintf(text + o, sizeof text - o, "rank" NBSP_UTF8 "%d%s", cyc[i], arrow);
     if (named < n && o < sizeof text)
-        o += (size_t)snprintf(text + o, sizeof text - o, "%s (%d ranks)%s",
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s (%d" NBSP_UTF8 "ranks)%s",
                               v->ascii ? "..." : "…", n, arrow);
-    if (o < sizeof text) snprintf(text + o, sizeof text - o, "rank %d", cyc[0]);
+    if (o < sizeof text) snprintf(text + o, sizeof text - o, "rank" NBSP_UTF8 "%d", cyc[0]);
     int lines = wrap(g, 11, y, w - 12, end - y, text, CS_C_RED, CS_A_BOLD, 0);
     return lines > 0 ? lines : 1;
 }
@@ -420,7 +458,9 @@ static void draw_alerts(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     if (!l->alerts_h) return;
     int total = alerts_lines(v, g->w), shown = l->alerts_h - 1;
     char t[96];
-    if (total > shown) snprintf(t, sizeof t, "alerts (%d more lines: a shows them all)", total - shown);
+    if (total > shown)
+        snprintf(t, sizeof t, "alerts (%d more line%s: a shows them all)", total - shown,
+                 total - shown == 1 ? "" : "s");
     else snprintf(t, sizeof t, "alerts");
     cs_viz_title(g, v, 0, l->alerts_y, g->w, t);
     panel_window(g, v, alert_text, l->alerts_y + 1, shown, 0);
@@ -446,6 +486,30 @@ static int output_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) 
         y += lines > 0 ? lines : 1;
     }
     return y - y0;
+}
+
+/* Rows from the output panel's top to where kept line `line` begins, or,
+ * with line SIZE_MAX, the kept line that row `row` is in. */
+static size_t output_walk(const cs_viz_view *v, int w, size_t line, int row) {
+    int k = v->selected, y = 0;
+    if (!v->hist || k >= v->hist->world) return 0;
+    size_t n = cs_history_nout(v->hist, k), i = 0;
+    if (v->hist->out[k].total > n) y++; /* the "not kept" row */
+    for (; i < n && (line == SIZE_MAX ? y <= row : i < line); i++) {
+        const char *s = cs_history_out(v->hist, k, i);
+        int r = wrap(NULL, 1, 0, w - 2, 1 << 20, s ? s : "", 0, 0, 2);
+        y += r > 0 ? r : 1;
+    }
+    if (line != SIZE_MAX) return (size_t)y;
+    return i > 0 && y > row ? i - 1 : i;
+}
+
+int cs_viz_output_row(const cs_viz_view *v, int w, size_t line) {
+    return (int)output_walk(v, w, line, 0);
+}
+
+size_t cs_viz_output_line(const cs_viz_view *v, int w, int row) {
+    return output_walk(v, w, SIZE_MAX, row);
 }
 
 static panel_text full_text(const cs_viz_view *v) {
@@ -628,9 +692,31 @@ static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) 
 /* A box over the frame, up to 76 columns wide and as tall as the text (the
  * help fits at 80x24, the smallest screen documented); text the screen
  * cannot hold ends in a line saying so. */
+/* A box's text, each line wrapped on its own under its description: the
+ * column after the first run of two spaces ("space    advance every ...").
+ * g NULL: only count. Returns the rows used. */
+static int box_text(cs_grid *g, int x, int y, int w, int maxh, const char *text) {
+    int rows = 0;
+    for (const char *p = text; *p && rows < maxh;) {
+        size_t n = strcspn(p, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+        const char *gap = strstr(line, "  ");
+        int indent = 0;
+        if (gap && gap > line && gap - line < 24) {
+            indent = (int)(gap - line) + (int)strspn(gap, " ");
+            if (indent > w / 2) indent = 0;
+        }
+        int k = wrap(g, x, y + rows, w, maxh - rows, line, CS_C_DEFAULT, 0, indent);
+        rows += k ? k : 1;
+        p += n + (p[n] == '\n');
+    }
+    return rows;
+}
+
 void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
     int w = g->w - 4 < 76 ? g->w - 4 : 76;
-    int total = wrap(NULL, 0, 0, w - 4, 1 << 20, text, 0, 0, 0);
+    int total = box_text(NULL, 0, 0, w - 4, 1 << 20, text);
     int lines = total < g->h - 6 ? total : g->h - 6;
     if (lines < 1) lines = 1;
     int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
@@ -647,7 +733,7 @@ void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
     }
     cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
     bool cut = total > lines;
-    wrap(g, x + 2, y + 2, w - 4, lines - cut, text, CS_C_DEFAULT, 0, 0);
+    box_text(g, x + 2, y + 2, w - 4, lines - cut, text);
     if (cut)
         cs_grid_put(g, x + 2, y + 1 + lines, w - 4,
                     ascii ? "... (a taller terminal shows the rest)"
@@ -676,10 +762,10 @@ static const char help_common[] =
     "t        the diagram: virtual time to scale (--net) or event order\n"
     "?        this help (any key closes it)      q   quit\n"
     "\n"
-    "states: ready (stopped at its gate), running, blocked (sleeping on a send or "
-    "receive), computing, done, failed, aborted. Diagram: a column per rank, time going "
-    "down, an arrow per message labelled with its size, thick stretches are blocked, = "
-    "bands are collectives (x N: their internal messages, each one operation when stepping).";
+    "states: idle (not started), ready (stopped at its gate), running, blocked (in a send "
+    "or receive), computing, done, failed, aborted. Diagram: a column per rank, time going "
+    "down, an arrow per message with its size, thick stretches are blocked, = bands are "
+    "collectives (x N: their internal messages, each one operation when stepping).";
 
 bool cs_viz_too_small(cs_grid *g, const char *status) {
     if (g->w >= CS_VIZ_MIN_W && g->h >= CS_VIZ_MIN_H) return false;

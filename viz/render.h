@@ -68,13 +68,26 @@ void cs_viz_layout_of(const cs_viz_view *v, int w, int h, cs_viz_layout *out);
 int cs_viz_alert_lines(const cs_viz_view *v, int w);
 /* Lines of the panel v->full at width w, the screen's (0 when none). */
 int cs_viz_full_lines(const cs_viz_view *v, int w);
+/* The output panel at width w: the row where the selected rank's kept line
+ * i begins, and the kept line a row is in. A resize rewraps the lines; these
+ * keep the line the reader was at on top. */
+int cs_viz_output_row(const cs_viz_view *v, int w, size_t line);
+size_t cs_viz_output_line(const cs_viz_view *v, int w, int row);
 void cs_viz_render(cs_grid *g, const cs_viz_view *v);
 /* The rank under screen cell (x, y) of a frame laid out as l, or -1. */
 int cs_viz_hit(const cs_viz_layout *l, int rank_top, int nranks, int x, int y);
 
+/* Text in at most w columns, its end replaced by an ellipsis when it is cut
+ * (the learn browser's lists too). */
+void cs_viz_put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii);
 /* The last row of g: text, cut with an ellipsis where it does not fit, and
  * "? help  q quit" always at its right end (the learn browser's too). */
 void cs_viz_footer(cs_grid *g, const char *text, int fg, int attr, bool ascii);
+/* A message that the footer would cut takes the row above it too (the learn
+ * browser's errors, which a student must read whole): the rows it needs,
+ * and the drawing. */
+int cs_viz_footer_rows(const cs_grid *g, const char *text);
+void cs_viz_footer_long(cs_grid *g, const char *text, int fg, int attr, bool ascii);
 
 /* A bordered box over the middle of g, up to 76 columns wide and as tall as
  * its text (wrapped to it): the help, a tensor's values. */

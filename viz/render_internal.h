@@ -25,8 +25,6 @@ static const char asc[G_NGLYPHS] = {
 
 static inline uint32_t gl(const cs_viz_view *v, glyph g) { return v->ascii ? (uint32_t)asc[g] : uni[g]; }
 
-/* Text in at most w columns, its end replaced by an ellipsis when it is cut. */
-void cs_viz_put_cut(cs_grid *g, int x, int y, int w, const char *text, int fg, int attr, bool ascii);
 /* A box's title: a rule with the text set into it. */
 void cs_viz_title(cs_grid *g, const cs_viz_view *v, int x, int y, int w, const char *text);
 /* The space-time diagram in the layout's body (render_diagram.c). */

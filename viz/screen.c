@@ -4,6 +4,7 @@
 
 #include <langinfo.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,30 @@ static int opened;        /* nesting count */
 static bool ascii, colors;
 static bool at_exit_set;
 static SCREEN *scr;
+
+/* SIGINT and SIGTERM (kill, a job's time limit) while the screen is up:
+ * from then on every key is Ctrl-C, so that each view on the screen (a
+ * lesson run from the chapter browser, then the browser) ends as
+ * interrupted by its normal path, the terminal restored. ncurses' own
+ * handler would exit with status 1, leaving the browser's files behind.
+ * A run started with its signals caught (commsim run) blocks them: its
+ * signal thread ends the run. */
+static volatile sig_atomic_t interrupted;
+static struct sigaction prev_int, prev_term;
+
+static void on_interrupt(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+static void catch_interrupts(void) {
+    struct sigaction sa = {.sa_handler = on_interrupt}; /* no SA_RESTART: the key wait returns */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, NULL, &prev_int);
+    sigaction(SIGTERM, NULL, &prev_term);
+    if (prev_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
+    if (prev_term.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
+}
 
 /* A script error, a deadlock or Ctrl-C all come back through the normal path;
  * this catches an exit() from anywhere else with the screen still up. */
@@ -38,9 +63,12 @@ bool cs_screen_open(char *err, size_t errlen) {
     setlocale(LC_ALL, "");
     const char *cs = nl_langinfo(CODESET);
     ascii = !cs || strcmp(cs, "UTF-8") != 0;
+    catch_interrupts(); /* first: ncurses leaves a handler that is set alone */
+    interrupted = 0;
     const char *term = getenv("TERM");
     if (!(scr = newterm(term && *term ? term : "xterm", stdout, stdin))) {
         snprintf(err, errlen, "cannot use the terminal '%s' (use --no-tui)", term ? term : "");
+        sigaction(SIGINT, &prev_int, NULL), sigaction(SIGTERM, &prev_term, NULL);
         return false;
     }
     if (!at_exit_set) atexit(restore_at_exit), at_exit_set = true;
@@ -72,6 +100,7 @@ void cs_screen_close(void) {
     endwin();
     delscreen(scr);
     scr = NULL;
+    sigaction(SIGINT, &prev_int, NULL), sigaction(SIGTERM, &prev_term, NULL);
 }
 
 bool cs_screen_ascii(void) { return ascii; }
@@ -127,9 +156,11 @@ static int mouse_key(int *x, int *y) {
 }
 
 int cs_screen_key(int ms, int *x, int *y) {
+    if (interrupted) return 3;
     timeout(ms);
     wint_t ch;
     int rc = get_wch(&ch);
+    if (interrupted) return 3;
     if (rc == ERR) return CS_KEY_NONE;
     if (rc == KEY_CODE_YES) {
         switch (ch) {

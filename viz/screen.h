@@ -24,7 +24,8 @@ bool cs_screen_ascii(void);
 void cs_screen_size(int *w, int *h);
 void cs_screen_show(const cs_grid *g);
 /* The next key, waiting at most ms milliseconds (CS_KEY_NONE if none came).
- * For CS_KEY_CLICK and the wheel, x and y are where. */
+ * For CS_KEY_CLICK and the wheel, x and y are where. After SIGINT or
+ * SIGTERM while the screen is open, every key is Ctrl-C (3). */
 int cs_screen_key(int ms, int *x, int *y);
 
 #endif

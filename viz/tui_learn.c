@@ -85,7 +85,7 @@ static void run_lesson(cs_learn *l) {
 
 /* The browser's own folder for the traces of failing cases, made on the first
  * grading and removed when the browser closes. */
-static char trace_dir[] = "/tmp/commsim-learn.XXXXXX";
+static char trace_dir[PATH_MAX];
 static bool have_trace_dir;
 
 static void remove_traces(void) {
@@ -141,7 +141,11 @@ static void grade(cs_learn *l, cs_grid *g) {
         cs_grade_spec_free(&spec);
         return;
     }
-    if (!have_trace_dir) have_trace_dir = mkdtemp(trace_dir) != NULL;
+    if (!have_trace_dir) { /* in $TMPDIR, as mktemp(1) makes its files */
+        const char *tmp = getenv("TMPDIR");
+        snprintf(trace_dir, sizeof trace_dir, "%s/commsim-learn.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        have_trace_dir = mkdtemp(trace_dir) != NULL;
+    }
     cs_grade_opts go = {.trace_dir = have_trace_dir ? trace_dir : NULL};
     cs_grade_sub sub;
     cs_grade_sub_single(&sub, path); /* named, and its traces, as 'commsim grade' names them */

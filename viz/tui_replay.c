@@ -210,6 +210,7 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
                      "event %zu: ] [ one event, b back, G g end and start", v.pos);
     }
     cs_grid g = {0};
+    bool interrupted = false;
     for (;;) {
         int w, h, x = 0, y = 0;
         cs_screen_size(&w, &h);
@@ -222,7 +223,10 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
         frame(&v, &g);
         cs_screen_show(&g);
         int ch = cs_screen_key(FRAME_MS, &x, &y);
-        if (ch != CS_KEY_NONE && !key(&v, ch, x, y)) break;
+        if (ch != CS_KEY_NONE && !key(&v, ch, x, y)) {
+            interrupted = ch == 3; /* Ctrl-C, SIGINT, SIGTERM */
+            break;
+        }
     }
     cs_grid_free(&g);
     cs_screen_close();
@@ -232,6 +236,7 @@ int cs_tui_replay(const char *path, const cs_replay_at *at) {
                      ? cs_replay_status(&v.rp, v.rp.n, &full, NULL, 0)
                      : 1;
     cs_monitor_destroy(&full);
+    if (interrupted) status = 130; /* as for any interrupted command; q gives the run's */
     cs_history_free(&v.hist);
     cs_monitor_destroy(&v.mon);
     cs_tui_lines_free(&v.src);

@@ -237,10 +237,14 @@ static void tui_loop(void *ud) {
     cs_grid g = {0};
     double deadline = t->o.timeout > 0 ? cs_now() + t->o.timeout : 0;
     t->nav.nranks = job->world;
+    bool signalled = false;
     for (;;) {
         bool finished = job->finished(job->ud);
         cs_end_reason why = job->end_reason(job->ud);
-        if (why == CS_END_QUIT) break; /* SIGTERM, SIGINT */
+        if (why == CS_END_QUIT) { /* SIGTERM, SIGINT: the world ends already */
+            signalled = true;
+            break;
+        }
         if (deadline > 0 && !finished && !why && cs_now() > deadline) {
             cs_control_timeout_text(t->timed_out, sizeof t->timed_out, t->o.timeout);
             end_run(t, CS_END_TIMEOUT);
@@ -263,7 +267,9 @@ static void tui_loop(void *ud) {
         int x = 0, y = 0, ch = cs_screen_key(FRAME_MS, &x, &y);
         if (ch != CS_KEY_NONE && !key(t, ch, x, y)) break;
     }
-    if (!job->finished(job->ud)) end_run(t, CS_END_QUIT); /* quit mid-run */
+    /* quit mid-run; after a signal the summary says that a signal came,
+     * not that the user quit (the ranks may still be unwinding) */
+    if (!signalled && !job->finished(job->ud)) end_run(t, CS_END_QUIT);
     cs_gates_wake(t->ctl);
     cs_grid_free(&g);
     if (t->opened) cs_screen_close();

@@ -60,6 +60,11 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
      * lines, scrolled back it stays where it is (less +F, tmux copy mode) */
     v->full = n->full;
     n->full_h = h - 3;
+    /* the output scrolled back and rewrapped at a new width: the line that
+     * was on top stays on top (its row number alone would land elsewhere) */
+    if (n->full == CS_FULL_OUTPUT && !n->full_follow && n->full_w > 2 && n->full_w != w)
+        n->full_top = cs_viz_output_row(v, w, cs_viz_output_line(v, n->full_w, n->full_top));
+    n->full_w = w;
     /* past the kept lines the oldest go as new ones come: scrolled back, the
      * view moves up with its text (a wrapped line that went counts one row) */
     uint64_t lost = 0;
@@ -71,7 +76,11 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     int total = cs_viz_full_lines(v, w);
     if (n->full_follow || n->full_top > total - n->full_h) n->full_top = total - n->full_h;
     if (n->full_top < 0) n->full_top = 0;
-    n->full_follow = n->full_top >= total - n->full_h;
+    /* the alerts, opened at their top, stay there: a window made smaller,
+     * or a warning come late, must not scroll away the verdict's first line;
+     * End, or scrolling down to their end, follows it */
+    n->full_follow = n->full_top >= total - n->full_h &&
+                     (n->full == CS_FULL_OUTPUT || n->full_top > 0 || n->full_follow);
     v->band_row = v->hist ? cs_history_last_band(v->hist) : SIZE_MAX;
     v->band_open = n->band_open && v->band_row != SIZE_MAX;
     v->scaled = n->scaled;
@@ -139,7 +148,7 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         case CS_KEY_PGUP: n->full_top -= page; break;
         case CS_KEY_PGDN: case ' ': n->full_top += page; break;
         case CS_KEY_HOME: n->full_top = 0; break;
-        case CS_KEY_END: n->full_top = 1 << 20; break;
+        case CS_KEY_END: n->full_top = 1 << 20; n->full_follow = true; return true;
         case CS_KEY_TAB: case CS_KEY_BTAB: /* the next rank's output, from its end */
             select_rank(n, n->selected + (ch == CS_KEY_TAB ? 1 : -1));
             n->full_follow = true;

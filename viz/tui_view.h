@@ -27,6 +27,7 @@ typedef struct cs_tui_nav {
     bool band_open;         /* key o: the latest band's messages */
     bool scaled;            /* key t: virtual time to scale instead of event order */
     int full_top, full_h;   /* its scroll, and the rows it had last frame */
+    int full_w;             /* the width it was wrapped at last frame */
     bool full_follow;       /* at its end: new lines scroll it (less +F) */
     uint64_t out_lost;      /* the selected rank's output lines no longer kept, last frame */
     char *popup;

@@ -253,6 +253,15 @@ START_TEST(test_deadlock_frame) {
     ck_assert_ptr_nonnull(line_with("0,1   2 dist.send(t, peer)")); /* both ranks' line */
     ck_assert_has("in flight: 2");
     ck_assert_has("0 → 1  16 B  tag 0  posted  line 2");
+    /* the alerts' title counts what it leaves out: "1 more line", never
+     * "1 more lines" (some height leaves out exactly one) */
+    bool one = false;
+    for (int h = 15; h <= 30; h++) {
+        render(&v, 80, h);
+        ck_assert_msg(!strstr(text, "(1 more lines"), "%s", text);
+        one |= strstr(text, "(1 more line: a shows them all)") != NULL;
+    }
+    ck_assert(one);
     finish();
 }
 END_TEST
@@ -566,6 +575,8 @@ START_TEST(test_nav_keeps_selection_visible) {
     cs_tui_nav_apply(&nav, &v, 80, 24);
     render(&v, 80, 24);
     ck_assert_has("advance every runnable rank by one operation");
+    /* every state the rank table shows is named, idle too (a replay's start) */
+    ck_assert_has("states: idle (not started), ready");
     ck_assert(cs_tui_nav_key(&nav, 'x', 0, 0)); /* closes the help */
     ck_assert(!nav.help);
     cs_tui_nav_popup(&nav, "rank 0: tensor", "tensor([1., 2., 3.])");
@@ -573,6 +584,114 @@ START_TEST(test_nav_keeps_selection_visible) {
     render(&v, 80, 24);
     ck_assert_has("tensor([1., 2., 3.])");
     cs_tui_nav_free(&nav);
+    finish();
+}
+END_TEST
+
+/* The alerts opened at 200x60, where they fit, then the window made
+ * 60x16, where they do not: they still start at their first line (they
+ * followed their end, as the output does, and hid the verdict). */
+START_TEST(test_nav_alerts_keep_top) {
+    start(3, 0);
+    message(0, 1, 1, 1, 16);
+    quit(0);
+    post(1, 2, CS_OP_SEND, 2, 16, 2);
+    post(2, 1, CS_OP_SEND, 1, 16, 2);
+    block(1, 2, 2);
+    block(2, 1, 2);
+    cs_viz_view v = view("deadlocked");
+    cs_tui_nav nav = {.nranks = 3};
+    ck_assert(cs_tui_nav_key(&nav, 'a', 0, 0));
+    cs_tui_nav_apply(&nav, &v, 200, 60);
+    ck_assert_int_eq(nav.full_top, 0);
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    ck_assert_int_gt(cs_viz_full_lines(&v, 60), 16 - 3); /* they no longer fit */
+    ck_assert_int_eq(nav.full_top, 0);
+    render(&v, 60, 16);
+    ck_assert_has("wait-for cycle: rank 1");
+    ck_assert_has(" a or esc: back "); /* the way back, whole at 60 columns */
+    /* scrolled to their end, they stay at it */
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_END, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    ck_assert_int_eq(nav.full_top, cs_viz_full_lines(&v, 60) - (16 - 3));
+    /* End where they all fit, then a smaller window: still their end */
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_HOME, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 200, 60);
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_END, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 200, 60);
+    ck_assert_int_eq(nav.full_top, 0);
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    ck_assert_int_eq(nav.full_top, cs_viz_full_lines(&v, 60) - (16 - 3));
+    cs_tui_nav_free(&nav);
+    finish();
+}
+END_TEST
+
+/* The output scrolled back to line 41 at 80 columns, where each line takes
+ * one row, then the window made 60 wide, where each takes two: line 41 is
+ * still on top (its row number, 40, is line 21 there). */
+START_TEST(test_nav_output_resize_keeps_line) {
+    start(2, 0);
+    char line[128];
+    for (int i = 1; i <= 100; i++) {
+        snprintf(line, sizeof line, "line %d of rank 0: text that wraps at sixty columns but not at 80", i);
+        emit((cs_event){.type = CS_EV_PRINT, .rank = 0, .text = line});
+    }
+    cs_viz_view v = view("paused");
+    cs_tui_nav nav = {.nranks = 2};
+    ck_assert(cs_tui_nav_key(&nav, 'p', 0, 0));
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    ck_assert_int_eq(nav.full_top, 100 - 21); /* at the newest */
+    ck_assert(cs_tui_nav_key(&nav, CS_KEY_HOME, 0, 0));
+    for (int i = 0; i < 40; i++) ck_assert(cs_tui_nav_key(&nav, CS_KEY_DOWN, 0, 0));
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    render(&v, 80, 24);
+    ck_assert_ptr_nonnull(strstr(cs_grid_row(&grid, 2, line, sizeof line), " line 41 of rank 0:"));
+    cs_tui_nav_apply(&nav, &v, 60, 16);
+    render(&v, 60, 16);
+    ck_assert_msg(strstr(cs_grid_row(&grid, 2, line, sizeof line), " line 41 of rank 0:"), "%s", text);
+    cs_tui_nav_apply(&nav, &v, 80, 24);
+    render(&v, 80, 24);
+    ck_assert_msg(strstr(cs_grid_row(&grid, 2, line, sizeof line), " line 41 of rank 0:"), "%s", text);
+    cs_tui_nav_free(&nav);
+    finish();
+}
+END_TEST
+
+/* A wait-for cycle of 4 ranks at 60 columns wraps after an arrow, never
+ * between "rank" and its number ("→ rank" / "3 → rank 0"). */
+START_TEST(test_cycle_wraps_whole_ranks) {
+    start(4, 0);
+    for (int r = 0; r < 4; r++) post(r, 1, CS_OP_SEND, (r + 1) % 4, 16, 2);
+    for (int r = 0; r < 4; r++) block(r, 1, 2);
+    ck_assert(mon.deadlocked);
+    cs_viz_view v = view("deadlocked");
+    for (int w = 60; w <= 80; w++) {
+        render(&v, w, 24);
+        ck_assert_has("wait-for cycle: rank 0 → rank 1");
+        char row[512];
+        for (int y = 0; y < grid.h; y++) {
+            cs_grid_row(&grid, y, row, sizeof row);
+            size_t n = strlen(row);
+            while (n && row[n - 1] == ' ') row[--n] = 0;
+            bool cycle = !strncmp(row, " DEADLOCK  ", 11) || !strncmp(row, "           r", 12);
+            ck_assert_msg(!cycle || strcmp(row + n - 5, " rank") != 0, "at %d columns: %s", w, text);
+        }
+        ck_assert_msg(!strchr(text, 0xa0) && !strstr(text, "\xc2\xa0"), "%s", text);
+    }
+    finish();
+}
+END_TEST
+
+/* The help at 60 columns: a key's description wraps under itself, not
+ * under the key column. */
+START_TEST(test_help_wraps_under_description) {
+    start(2, 0);
+    cs_viz_view v = view("paused");
+    v.help = true;
+    render(&v, 60, 16);
+    ck_assert_has("│ space    advance every runnable rank by one");
+    ck_assert_has("│          operation");
     finish();
 }
 END_TEST
@@ -860,6 +979,13 @@ START_TEST(test_markdown_layout) {
     ck_assert_int_eq(cs_md_layout(&d, "- x\n", 30, true), 0);
     ck_assert_str_eq(d.line[0].text, "* x");
     cs_md_free(&d);
+    /* without UTF-8, chapter 4's formulas are spelled out, not "? + n ?" */
+    ck_assert_int_eq(cs_md_layout(&d, "t(n) = α + n β, 2·α − 1 in µs\n", 60, true), 0);
+    ck_assert_str_eq(d.line[0].text, "t(n) = alpha + n beta, 2*alpha - 1 in us");
+    cs_md_free(&d);
+    ck_assert_int_eq(cs_md_layout(&d, "t(n) = α + n β\n", 60, false), 0);
+    ck_assert_str_eq(d.line[0].text, "t(n) = α + n β");
+    cs_md_free(&d);
 }
 END_TEST
 
@@ -897,6 +1023,30 @@ START_TEST(test_book) {
     text = cs_grid_text(&grid);
     ck_assert_has("commsim learn  01-");
     ck_assert_has("hello.lua");
+    /* a title cut at 80 columns says so; a wide window shows it whole */
+    ck_assert_has(" 1. Your first distributed pro… │");
+    cs_grid_free(&grid);
+    free(text);
+    ck_assert_int_eq(cs_grid_init(&grid, 200, 60), 0);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    ck_assert_has(" 1. Your first distributed program ");
+    ck_assert_has("Hello: every rank says who it is");
+    /* an error too long for the footer is read whole: it takes the row
+     * above as well, and the footer keeps its keys */
+    cs_grid_free(&grid);
+    free(text);
+    snprintf(l.message, sizeof l.message, "commsim learn: badhdr.lua:1: world: expected a number "
+                                          "of ranks from 1 to 4096, got 'banana'");
+    ck_assert_int_eq(cs_grid_init(&grid, 80, 24), 0);
+    cs_learn_render(&l, &grid, false);
+    text = cs_grid_text(&grid);
+    char row[256];
+    ck_assert_str_eq(cs_grid_row(&grid, 22, row, sizeof row),
+                     " commsim learn: badhdr.lua:1: world: expected a number of ranks from 1 to 4096, ");
+    ck_assert_ptr_nonnull(strstr(cs_grid_row(&grid, 23, row, sizeof row), " got 'banana'  "));
+    ck_assert_ptr_nonnull(strstr(row, "? help  q quit"));
+    l.message[0] = 0;
     /* too narrow for the lists and the text: it says so, no text over text */
     cs_grid_free(&grid);
     free(text);
@@ -987,6 +1137,18 @@ START_TEST(test_book_exercises) {
     text = cs_grid_text(&grid);
     ck_assert_has("  graded again");
     free(text);
+    /* without UTF-8 the grader's marks are the diagram's, v and X (they
+     * showed as '?') */
+    cs_grid_free(&grid);
+    ck_assert_int_eq(cs_grid_init(&grid, 90, 24), 0);
+    cs_learn_render(&l, &grid, true);
+    text = cs_grid_text(&grid);
+    ck_assert_has("|  X 0/1  two ranks");
+    for (int i = 0; i < grid.w * grid.h; i++)
+        ck_assert_msg(grid.cells[i].ch < 0x7F, "non-ASCII U+%04X at %d", grid.cells[i].ch, i);
+    free(text);
+    cs_grid_free(&grid);
+    ck_assert_int_eq(cs_grid_init(&grid, 80, 24), 0);
     snprintf(l.message, sizeof l.message, "x.lua: 0/2");
     ck_assert_int_eq(cs_learn_key(&l, CS_KEY_RESIZE), CS_LEARN_NONE);
     ck_assert_str_eq(l.message, "x.lua: 0/2"); /* a resize is no key of the user's */
@@ -1098,6 +1260,10 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_gates_shown);
     tcase_add_test(tc, test_many_ranks_scroll);
     tcase_add_test(tc, test_nav_keeps_selection_visible);
+    tcase_add_test(tc, test_nav_alerts_keep_top);
+    tcase_add_test(tc, test_nav_output_resize_keeps_line);
+    tcase_add_test(tc, test_help_wraps_under_description);
+    tcase_add_test(tc, test_cycle_wraps_whole_ranks);
     tcase_add_test(tc, test_ascii_and_small);
     tcase_add_test(tc, test_cycle_and_inflight);
     tcase_add_test(tc, test_footer_and_too_small);
