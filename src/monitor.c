@@ -515,6 +515,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     }
     case CS_EV_BLOCK:
         fold_block(r, ev);
+        cs_monitor_race_waited(m, ev->rank, ev->reqs, ev->nreqs);
         set_state(m, ev->rank, CS_RS_BLOCKED, ev->t);
         break;
     case CS_EV_UNBLOCK:

@@ -9,6 +9,14 @@
  * post and that the receive is over. Eager sends complete when buffered and
  * learn nothing.
  *
+ * A receive R is over for its rank at the rank's next post after it: a
+ * blocking receive's next post, an irecv's first post after a wait on it
+ * (its block event: the rank announces every wait on an irecv from any
+ * source, api.c). Posts between an irecv and its wait come before R's match
+ * as far as the program says, so a send they cause can still race with R.
+ * Everyone else learns that R is over from its rank's later posts, or, when
+ * R took a rendezvous send, from that send's completion.
+ *
  * A receive R from any source (the script's own traffic) that matched a send
  * from rank a races with a send S from another rank b, to the same rank, tag
  * and context, when S could have been the one R took:
@@ -37,8 +45,19 @@ typedef struct wild {
     int rank, line, tag, ctx;
     uint64_t id;          /* its request: later receives of the rank have larger ids */
     int from, from_line;  /* the send it took */
-    uint32_t at;          /* its rank's counter at the next operation after it */
+    uint64_t from_id;     /* that send's request */
+    uint32_t at;          /* its rank's counter at its next post after it is over
+                           * (NOT_YET: an irecv not waited on yet) */
+    uint32_t from_at;     /* the sender's counter once its rendezvous send has
+                           * completed, so R has taken it (NOT_YET: not yet, or eager) */
 } wild;
+
+#define NOT_YET UINT32_MAX
+
+/* Does clock c know that w is over? */
+static bool knows(const uint32_t *c, const wild *w) {
+    return c[w->rank] >= w->at || c[w->from] >= w->from_at;
+}
 
 struct cs_mon_race {
     int world;
@@ -140,7 +159,7 @@ void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q,
     for (int i = 0; i < x->nw; i++) {
         const wild *w = &x->w[i];
         if (w->rank == q->peer && w->from != q->rank && w->tag == q->tag && w->ctx == q->ctx &&
-            q->clock[w->rank] < w->at && !taken_earlier(m, w->rank, w->id, q))
+            !knows(q->clock, w) && !taken_earlier(m, w->rank, w->id, q))
             report(m, x, w, q->rank, q->line, warn);
     }
 }
@@ -152,26 +171,28 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     int d = r->rank;
     if (s->clock) join(x, d, s->clock);
     if (!r->clock) return;
-    /* The receive is over by the rank's next operation: a send that knows
-     * that operation (its counter) comes after the receive. */
-    uint32_t at = r->clock[d] + 1;
+    /* A blocking receive is over by the rank's next post: a send that knows
+     * that post (its counter) comes after the receive. An irecv is over at
+     * the rank's first post after its wait, which may not have come yet. */
+    uint32_t at = r->op != CS_OP_IRECV ? r->clock[d] + 1 : r->waited_at ? r->waited_at : NOT_YET;
     /* A rendezvous send learns that this receive matched it (and what its
-     * rank did before posting it; an irecv posted earlier may match later). */
+     * rank did before posting it; an irecv posted earlier may match later).
+     * That an irecv matched it is known through the wild below (from_at). */
     if (!s->eager && !s->done && !s->rclock) {
         s->rclock = cs_xmalloc((size_t)x->world * sizeof *s->rclock, "a request's clock");
         memcpy(s->rclock, r->clock, (size_t)x->world * sizeof *s->rclock);
-        s->rclock[d] = at;
+        if (at != NOT_YET) s->rclock[d] = at;
     }
     if (r->ctx != 0) return;
     /* Earlier any-source receives of this rank that s could have matched. */
     for (int i = 0; i < x->nw; i++) {
         wild *w = &x->w[i];
         if (w->rank == d && w->from != s->rank && w->tag == s->tag && w->ctx == s->ctx &&
-            w->id < r->id && s->clock && s->clock[d] < w->at)
+            w->id < r->id && s->clock && !knows(s->clock, w))
             report(m, x, w, s->rank, s->line, warn);
     }
     if (r->peer != CS_ANY_SOURCE) return;
-    wild w = {d, r->line, r->tag, r->ctx, r->id, s->rank, s->line, at};
+    wild w = {d, r->line, r->tag, r->ctx, r->id, s->rank, s->line, s->id, at, NOT_YET};
     /* Sends from other ranks waiting right now that it could have taken. */
     for (int k = 0; k < m->world; k++) {
         if (k == s->rank) continue;
@@ -185,7 +206,7 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     /* Forget receives no later send can race with: every rank has seen them. */
     for (int i = 0; i < x->nw;) {
         bool seen = true;
-        for (int k = 0; k < x->world && seen; k++) seen = clock_of(x, k)[x->w[i].rank] >= x->w[i].at;
+        for (int k = 0; k < x->world && seen; k++) seen = knows(clock_of(x, k), &x->w[i]);
         if (seen) x->w[i] = x->w[--x->nw];
         else i++;
     }
@@ -200,7 +221,23 @@ void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
     cs_mon_race *x = race_get(m);
     if (!x || !q->rclock || q->rank >= x->world) return;
     join(x, q->rank, q->rclock);
-    clock_of(x, q->rank)[q->rank]++;
+    uint32_t now = ++clock_of(x, q->rank)[q->rank];
+    /* From here on its rank's posts carry that the irecv that took it matched. */
+    for (int i = 0; i < x->nw; i++)
+        if (x->w[i].from == q->rank && x->w[i].from_id == q->id) x->w[i].from_at = now;
+}
+
+void cs_monitor_race_waited(cs_monitor *m, int rank, const uint64_t *reqs, int n) {
+    cs_mon_race *x = race_get(m);
+    if (!x || !reqs || rank < 0 || rank >= x->world) return;
+    uint32_t next = clock_of(x, rank)[rank] + 1;
+    for (int j = 0; j < n; j++) {
+        cs_mon_req *q = cs_mon_lookup(m, rank, reqs[j]);
+        if (q && q->op == CS_OP_IRECV && !q->waited_at) q->waited_at = next;
+        for (int i = 0; i < x->nw; i++)
+            if (x->w[i].rank == rank && x->w[i].id == reqs[j] && x->w[i].at == NOT_YET)
+                x->w[i].at = next;
+    }
 }
 
 int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint64_t before) {
