@@ -37,6 +37,26 @@ for mode in rendezvous eager; do
     count_lines "race-free: no warning, $mode, $engine" 0 "warning"
   done
 done
+# an irecv from any source stays open until its wait: a send that a post
+# between the two caused (rank 0's send to rank 1, then rank 1's send) could
+# still be the one it takes, whichever it took this time (several runs each)
+race_ir="race_irecv.lua:5: message race: this receive from any source could match the send from rank 1 at race_irecv.lua:11 or the send from rank 2 at race_irecv.lua:13; which arrives first depends on timing"
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    for i in 1 2 3; do
+      expect "race: irecv, a send, then its wait, $mode, $engine, run $i" 0 "$race_ir" \
+        -- run "$dir/race_irecv.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+    done
+    for i in 1 2 3; do # ... and waited on (wait, is_completed) before that send: no race
+      expect "race-free: irecv waited on first, $mode, $engine, run $i" 0 "" \
+        -- run "$dir/race_irecv_free.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+      count_lines "race-free: irecv waited on first, no warning, $mode, $engine, run $i" 0 "warning"
+    done
+  done
+done
+expect "race: irecv, json" 0 '"text": "race_irecv.lua:5: message race' -- run "$dir/race_irecv.lua" --report json
+replay_same "race: irecv" "$dir/race_irecv.lua" --engine tcp
+replay_same "race-free: irecv" "$dir/race_irecv_free.lua" --send-mode eager
 # the other order deadlocks (rank 1's send is never received): the race is
 # named whichever order the run took, the send told at its post
 race_dl="race_deadlock.lua:10: message race: this receive from any source could match the send from rank 1 at race_deadlock.lua:14 or the send from rank 2 at race_deadlock.lua:14"
