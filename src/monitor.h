@@ -161,5 +161,11 @@ const char *cs_monitor_coll_inside(const cs_monitor *m, int ctx, int rank);
 bool cs_monitor_coll_unfinished(const cs_monitor *m);
 /* Collective calls every member of their group has entered. */
 uint64_t cs_monitor_coll_calls(const cs_monitor *m);
+/* A collective mismatch found and not yet declared: it waits for the members
+ * that have not entered the call (so that its words do not depend on how far
+ * timing let them get). Is rank one of them? Declare it without them. */
+bool cs_monitor_coll_held(const cs_monitor *m);
+bool cs_monitor_coll_held_missing(const cs_monitor *m, int rank);
+void cs_monitor_coll_declare_held(cs_monitor *m);
 
 #endif

@@ -4,9 +4,13 @@
  * Every rank's n-th collective on a group must be the same call as every other
  * member's n-th: same name, root, count, dtype and reduce op. The coll enter
  * events carry exactly that, so the monitor compares them as they arrive and
- * declares a mismatch as soon as two members' n-th calls differ, whether or
- * not the internal messages would still pair up (different counts often do).
+ * finds a mismatch as soon as two members' n-th calls differ, whether or not
+ * the internal messages would still pair up (different counts often do).
  * A mismatch is an error of the run (status 2), like a send/recv size mismatch.
+ * It is declared once every member has entered that call, or once the ones
+ * missing can no longer come (monitor.c: the run has settled): declared at
+ * the second call, it named as "not reached yet" whichever members timing
+ * had kept behind, and stopped them there.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +51,10 @@ struct cs_mon_coll {
     coll_grp *g;
     int ng;
     uint64_t calls;      /* calls entered by every member of their group */
-    cs_verdict mismatch; /* the mismatch, once found (kind CS_OUT_OK: none) */
+    cs_verdict mismatch; /* the mismatch, once declared (kind CS_OUT_OK: none) */
+    bool held;           /* a mismatch found, waiting for the rest of its members: */
+    int held_ctx;        /* its group's context */
+    uint64_t held_call;  /* and its call, counted from 0 */
 };
 
 static void grp_free(coll_grp *g) {
@@ -163,6 +170,8 @@ static char *closed(FILE *f, char **buf) {
 
 /* ---- mismatch */
 
+static void put_rank_state(FILE *f, const cs_monitor *m, int rank);
+
 /* The verdict is an error of the run: an error event of no rank, and the
  * run ends (status 2). body holds the lines after the headline. */
 static void announce(cs_monitor *m, cs_verdict *v, char *body) {
@@ -207,7 +216,12 @@ static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const co
         cs_verdict_add_op(&v, &op);
     }
     for (int i = 0; i < g->n; i++)
-        if (!p->recs[i].valid) fprintf(f, "  rank %d has not reached it yet\n", g->members[i]);
+        if (!p->recs[i].valid) {
+            fprintf(f, "  rank %d has not called it: ", g->members[i]);
+            put_rank_state(f, m, g->members[i]);
+            fprintf(f, "\n");
+        }
+    m->coll->held = false;
     announce(m, &v, closed(f, &buf));
 }
 
@@ -229,15 +243,16 @@ static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
     coll_pending *p = &g->pend[idx];
     p->recs[mi] = g->cur[mi];
     p->arrived++;
-    /* Every call that arrived before agrees with the first one (or the
-     * mismatch is already declared), so one comparison decides. */
-    if (!m->coll->mismatch.kind && !same_call(&p->recs[p->first], &p->recs[mi])) {
-        /* The verdict names the members that had not entered it yet; one
-         * entering later (whether before the run ends is timing) must not
-         * make the count contradict it. */
-        p->uncounted = p->arrived < g->n;
-        declare_mismatch(m, g, k, p);
+    /* Every call that arrived before agrees with the first one (or a
+     * mismatch is already found), so one comparison decides. */
+    cs_mon_coll *c = m->coll;
+    if (!c->mismatch.kind && !c->held && !same_call(&p->recs[p->first], &p->recs[mi])) {
+        c->held = true;
+        c->held_ctx = g->ctx;
+        c->held_call = k;
     }
+    if (c->held && c->held_ctx == g->ctx && c->held_call == k && p->arrived == g->n)
+        declare_mismatch(m, g, k, p);
     while (g->npend && g->pend[0].arrived == g->n) { /* everybody is past it */
         if (!g->pend[0].uncounted) m->coll->calls++;
         free(g->pend[0].recs);
@@ -306,6 +321,8 @@ static void put_rank_state(FILE *f, const cs_monitor *m, int rank) {
     case CS_RS_BLOCKED:
         fprintf(f, "it is blocked at %s:%d", m->script ? m->script : "line", r->wait_line);
         break;
+    case CS_RS_IDLE: /* no operation yet: its script runs all the same */
+    case CS_RS_RUNNING: fprintf(f, "it is still running (the run timed out)"); break;
     default: fprintf(f, "it is %s", cs_rank_state_name(r->state)); break;
     }
     /* Inside another collective? Say which. */
@@ -451,3 +468,23 @@ bool cs_monitor_coll_unfinished(const cs_monitor *m) {
 }
 
 uint64_t cs_monitor_coll_calls(const cs_monitor *m) { return m->coll ? m->coll->calls : 0; }
+
+bool cs_monitor_coll_held(const cs_monitor *m) { return m->coll && m->coll->held; }
+
+bool cs_monitor_coll_held_missing(const cs_monitor *m, int rank) {
+    const cs_mon_coll *c = m->coll;
+    const coll_grp *g = c && c->held ? grp_find(m->coll, c->held_ctx) : NULL;
+    int mi = g ? member_of(g, rank) : -1;
+    return mi >= 0 && !g->pend[c->held_call - g->base].recs[mi].valid;
+}
+
+void cs_monitor_coll_declare_held(cs_monitor *m) {
+    cs_mon_coll *c = m->coll;
+    coll_grp *g = c && c->held ? grp_find(c, c->held_ctx) : NULL;
+    if (!g) return;
+    coll_pending *p = &g->pend[c->held_call - g->base];
+    /* Its missing members never entered it: the count must not take it
+     * if one still does as the run ends. */
+    p->uncounted = true;
+    declare_mismatch(m, g, c->held_call, p);
+}

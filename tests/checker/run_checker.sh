@@ -25,6 +25,34 @@ expect "partial reduce: json kind" 3 '"kind": "deadlock_collective"' \
   -- run "$dir/partial_reduce.lua" --send-mode eager --report json
 replay_same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
 
+# ---- a collective mismatch waits for the members that have not called it:
+# the words name each rank's call, or where a rank is instead, whichever
+# came first (several runs each), and the call is not counted without them
+for engine in thread tcp; do
+  for mode in rendezvous eager; do
+    for i in 1 2 3; do
+      expect "mismatch, a rank finished, $mode, $engine, run $i" 2 \
+        "rank 2 has not called it: it has finished" \
+        -- run "$dir/mismatch_finished.lua" --send-mode "$mode" --engine "$engine"
+      count_lines "mismatch, a rank finished: both calls, $mode, $engine, run $i" 2 \
+        "calls all_reduce(SUM, float32, "
+      count_lines "mismatch, a rank finished: not counted, $mode, $engine, run $i" 0 "collectives:"
+      expect "mismatch, a rank blocked first, $mode, $engine, run $i" 2 \
+        "rank 2 has not called it: it is blocked at mismatch_blocked.lua:8" \
+        -- run "$dir/mismatch_blocked.lua" --send-mode "$mode" --engine "$engine"
+    done
+  done
+  expect "mismatch, a rank runs on: the timeout tells it, $engine" 2 \
+    "rank 2 has not called it: it is still running (the run timed out)" \
+    -- run "$dir/mismatch_running.lua" --engine "$engine" --timeout 2
+  count_lines "mismatch, a rank runs on: an error, not a timeout, $engine" 0 "timeout:"
+done
+expect "mismatch, a rank finished: json" 2 '"kind": "collective_mismatch"' \
+  -- run "$dir/mismatch_finished.lua" --report json
+count_lines "mismatch, a rank finished: json, where it is" 1 "rank 2 has not called it: it has finished"
+replay_same "mismatch, a rank finished" "$dir/mismatch_finished.lua" --engine tcp
+replay_same "mismatch, a rank blocked first" "$dir/mismatch_blocked.lua"
+
 # ---- message races: a receive from any source whose match depends on timing
 race="race.lua:6: message race: this receive from any source could match the send from rank 1 at race.lua:10 or the send from rank 2 at race.lua:12; which arrives first depends on timing"
 for mode in rendezvous eager; do
