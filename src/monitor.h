@@ -139,6 +139,10 @@ void cs_monitor_race_destroy(cs_monitor *m);
  * that took a message from rank from in context ctx, in a race already
  * reported; 0 if none. A deadlock it caused is explained by it. */
 int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint64_t before);
+/* The line of a receive from any source, in a race already reported, that
+ * took another rank's message (*took: that rank) where the unmatched send s
+ * could have gone; 0 if none. A deadlock of s waiting is explained by it. */
+int cs_monitor_race_left(const cs_monitor *m, const cs_mon_req *s, int *took);
 
 /* ---- collectives (monitor_coll.c) */
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);

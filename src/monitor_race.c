@@ -250,3 +250,19 @@ int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint6
     }
     return 0;
 }
+
+int cs_monitor_race_left(const cs_monitor *m, const cs_mon_req *s, int *took) {
+    const cs_mon_race *x = m->race;
+    for (int i = 0; x && i < x->nw; i++) {
+        const wild *w = &x->w[i];
+        if (w->rank != s->peer || w->from == s->rank || w->tag != s->tag || w->ctx != s->ctx ||
+            (s->clock && knows(s->clock, w)))
+            continue;
+        for (int k = 0; k < x->nsites; k++)
+            if (x->sites[2 * k] == w->rank && x->sites[2 * k + 1] == w->line) {
+                *took = w->from;
+                return w->line;
+            }
+    }
+    return 0;
+}
