@@ -412,11 +412,15 @@ static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
     if (ids != small) free(ids);
 }
 
-/* An irecv from any source of the script's: the race detector must see every
- * wait on it (monitor_race.c), also one that finds it complete and never sleeps. */
+/* An irecv from any source or a rendezvous isend of the script's: what the
+ * rank knows changes at its wait, not when the request completes, so the
+ * race detector must see every wait on one (monitor_race.c), also a wait
+ * that finds it complete and never sleeps. */
 static bool waits_wild(cs_request *const *qs, int n) {
     for (int i = 0; i < n; i++)
-        if (qs[i]->op == CS_OP_IRECV && qs[i]->ctx == 0 && qs[i]->peer == CS_ANY_SOURCE) return true;
+        if (qs[i]->ctx == 0 && ((qs[i]->op == CS_OP_IRECV && qs[i]->peer == CS_ANY_SOURCE) ||
+                                (qs[i]->op == CS_OP_ISEND && !qs[i]->eager)))
+            return true;
     return false;
 }
 

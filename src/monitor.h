@@ -43,8 +43,8 @@ typedef struct cs_mon_req {
     bool eager, matched, done;
     uint32_t *clock;      /* its rank's vector clock at the post (monitor_race.c) */
     uint32_t *rclock;     /* a rendezvous send: its receive's clock at that post */
-    uint32_t waited_at;   /* an irecv its rank has waited on: the rank's counter at its
-                           * next post (monitor_race.c); 0: not waited on yet */
+    uint32_t waited_at;   /* its rank has waited on it: the rank's counter at its next
+                           * post (monitor_race.c); 0: not waited on yet */
 } cs_mon_req;
 
 typedef struct cs_mon_reqtab { /* open addressing by id */
@@ -132,7 +132,7 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *recv, cs_mon_req *send,
                            void (*warn)(void *ud, int rank, int line, const char *text));
 void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q);
 /* Rank waits on reqs (a block event): an irecv among them is over for the
- * rank from its next post on. */
+ * rank from its next post on, and it learns what its isends learnt. */
 void cs_monitor_race_waited(cs_monitor *m, int rank, const uint64_t *reqs, int n);
 void cs_monitor_race_destroy(cs_monitor *m);
 /* The line of a receive from any source of rank, before its request before,

@@ -59,8 +59,18 @@ static bool knows(const uint32_t *c, const wild *w) {
     return c[w->rank] >= w->at || c[w->from] >= w->from_at;
 }
 
+/* A rendezvous isend complete before its rank waited on it: what it learnt,
+ * kept until that wait. */
+typedef struct learnt {
+    int rank;
+    uint64_t id;
+    uint32_t *rclock;
+} learnt;
+
 struct cs_mon_race {
     int world;
+    learnt *l;
+    int nl, lcap;
     uint32_t *vc;         /* world x world: vc[r * world + k] */
     wild *w;
     int nw, cap;
@@ -86,6 +96,8 @@ void cs_monitor_race_destroy(cs_monitor *m) {
     free(m->race->vc);
     free(m->race->w);
     free(m->race->sites);
+    for (int i = 0; i < m->race->nl; i++) free(m->race->l[i].rclock);
+    free(m->race->l);
     free(m->race);
     m->race = NULL;
 }
@@ -217,23 +229,48 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     x->w[x->nw++] = w;
 }
 
+/* Rank learns that its rendezvous send id matched a receive of clock rc. */
+static void learn(cs_mon_race *x, int rank, uint64_t id, const uint32_t *rc) {
+    join(x, rank, rc);
+    uint32_t now = ++clock_of(x, rank)[rank];
+    /* From here on its rank's posts carry that the irecv that took it matched. */
+    for (int i = 0; i < x->nw; i++)
+        if (x->w[i].from == rank && x->w[i].from_id == id) x->w[i].from_at = now;
+}
+
 void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
     cs_mon_race *x = race_get(m);
     if (!x || !q->rclock || q->rank >= x->world) return;
-    join(x, q->rank, q->rclock);
-    uint32_t now = ++clock_of(x, q->rank)[q->rank];
-    /* From here on its rank's posts carry that the irecv that took it matched. */
-    for (int i = 0; i < x->nw; i++)
-        if (x->w[i].from == q->rank && x->w[i].from_id == q->id) x->w[i].from_at = now;
+    /* The script's isend completes behind its rank's back: the rank knows
+     * it only at its wait (a blocking send, or an isend already waited on,
+     * is in that wait now; a collective waits on its own within the call). */
+    if (q->op == CS_OP_ISEND && q->ctx == 0 && !q->waited_at) {
+        if (x->nl == x->lcap) {
+            x->lcap = x->lcap ? x->lcap * 2 : 8;
+            x->l = cs_xrealloc(x->l, (size_t)x->lcap * sizeof *x->l, "the race detector");
+        }
+        x->l[x->nl++] = (learnt){q->rank, q->id, q->rclock};
+        q->rclock = NULL;
+        return;
+    }
+    learn(x, q->rank, q->id, q->rclock);
 }
 
 void cs_monitor_race_waited(cs_monitor *m, int rank, const uint64_t *reqs, int n) {
     cs_mon_race *x = race_get(m);
     if (!x || !reqs || rank < 0 || rank >= x->world) return;
+    for (int j = 0; j < n && x->nl; j++)
+        for (int i = 0; i < x->nl; i++)
+            if (x->l[i].rank == rank && x->l[i].id == reqs[j]) {
+                learn(x, rank, reqs[j], x->l[i].rclock);
+                free(x->l[i].rclock);
+                x->l[i] = x->l[--x->nl];
+                break;
+            }
     uint32_t next = clock_of(x, rank)[rank] + 1;
     for (int j = 0; j < n; j++) {
         cs_mon_req *q = cs_mon_lookup(m, rank, reqs[j]);
-        if (q && q->op == CS_OP_IRECV && !q->waited_at) q->waited_at = next;
+        if (q && !q->waited_at) q->waited_at = next;
         for (int i = 0; i < x->nw; i++)
             if (x->w[i].rank == rank && x->w[i].id == reqs[j] && x->w[i].at == NOT_YET)
                 x->w[i].at = next;
