@@ -82,6 +82,24 @@ for mode in rendezvous eager; do
     done
   done
 done
+# a race that leaves a send with no receive: the send/send deadlock's fix is
+# the race; waiting on the isend before the go-ahead orders it: no race, and
+# the deadlock is the sends' own (on tcp, the completion of a rendezvous send
+# used to reach the monitor before its match and lose that order)
+race_fix="fix: a message race: rank 0's receive from any source (race_sends.lua:5) took rank 2's message and left rank 1's send (race_sends.lua:11) waiting for a receive that rank 0 has not posted. Name the source on line 5 (receive from rank 1 there)"
+for engine in thread tcp; do
+  for i in 1 2 3; do
+    expect "race: an isend not waited on orders nothing, $engine, run $i" 3 "$race_fix" \
+      -- run "$dir/race_sends.lua" --engine "$engine" --no-recheck
+    count_lines "race: an isend not waited on: the race, $engine, run $i" 1 \
+      "race_sends.lua:5: message race: this receive from any source could match the send from rank 1 at race_sends.lua:11 or the send from rank 2 at race_sends.lua:14"
+    expect "race-free: an isend waited on orders, $engine, run $i" 3 \
+      "fix: reorder so that one side receives first" \
+      -- run "$dir/race_sends_free.lua" --engine "$engine" --no-recheck
+    count_lines "race-free: an isend waited on, no warning, $engine, run $i" 0 "warning"
+  done
+done
+replay_same "race: an isend not waited on" "$dir/race_sends.lua" --engine tcp --no-recheck
 expect "race: irecv, json" 0 '"text": "race_irecv.lua:5: message race' -- run "$dir/race_irecv.lua" --report json
 replay_same "race: irecv" "$dir/race_irecv.lua" --engine tcp
 replay_same "race-free: irecv" "$dir/race_irecv_free.lua" --send-mode eager

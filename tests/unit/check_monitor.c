@@ -841,6 +841,44 @@ START_TEST(test_irecv_over_through_rendezvous_completion) {
 }
 END_TEST
 
+/* Rank 2's rendezvous isend completes (rank 0's irecv from any source took
+ * it) before rank 2 lets rank 1 send: rank 2 knows that only if it waited
+ * on the isend first. */
+static void isend_then_go(bool wait_first) {
+    uint64_t one = 1;
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_IRECV, CS_ANY_SOURCE, 4, 5, false);
+    post(2, 1, CS_OP_ISEND, 0, 4, 14, false);
+    match(0, 1, 2, 1, 4);
+    complete(0, 1);
+    complete(2, 1);
+    if (wait_first) {
+        block(2, 15, 1, &one);
+        unblock(2);
+    }
+    post(2, 2, CS_OP_SEND, 1, 4, 16, false); /* the go-ahead */
+    post(1, 1, CS_OP_RECV, 2, 4, 10, false);
+    match(1, 1, 2, 2, 4);
+    post(1, 2, CS_OP_SEND, 0, 4, 11, false);
+    block(0, 7, 1, &one);
+    unblock(0);
+    post(0, 2, CS_OP_RECV, CS_ANY_SOURCE, 4, 8, false);
+    match(0, 2, 1, 2, 4);
+}
+
+START_TEST(test_isend_learns_at_its_wait) {
+    isend_then_go(false);
+    ck_assert_int_eq(races(), 1);
+    ck_assert_ptr_nonnull(strstr(mon.pitfalls[0].text, "t.lua:5: message race: this receive from "
+                                 "any source could match the send from rank 1 at t.lua:11 or the "
+                                 "send from rank 2 at t.lua:14"));
+    cs_monitor_destroy(&mon);
+    isend_then_go(true);
+    ck_assert_int_eq(races(), 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("monitor");
     TCase *tc = tcase_create("verdicts");
@@ -876,6 +914,7 @@ int main(void) {
     tcase_add_test(tc, test_race_through_rendezvous_completion);
     tcase_add_test(tc, test_race_irecv_open_until_its_wait);
     tcase_add_test(tc, test_irecv_over_through_rendezvous_completion);
+    tcase_add_test(tc, test_isend_learns_at_its_wait);
     suite_add_tcase(s, tc);
     TCase *bus = tcase_create("deferred bus");
     tcase_add_test(bus, test_deferred_order);
