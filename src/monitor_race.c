@@ -6,8 +6,8 @@
  * each post; a receive's match joins the send's clock at its post (early for
  * an irecv, which can only hide a race, never invent one); a rendezvous send,
  * which completes only after its match, learns the receive's clock at its
- * post and that the receive is over. Eager sends complete when buffered and
- * learn nothing.
+ * post, and, when that receive is from any source, that it is over (its
+ * wild's from_at). Eager sends complete when buffered and learn nothing.
  *
  * A receive R is over for its rank at the rank's next post after it: a
  * blocking receive's next post, an irecv's first post after a wait on it
@@ -187,13 +187,13 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
      * that post (its counter) comes after the receive. An irecv is over at
      * the rank's first post after its wait, which may not have come yet. */
     uint32_t at = r->op != CS_OP_IRECV ? r->clock[d] + 1 : r->waited_at ? r->waited_at : NOT_YET;
-    /* A rendezvous send learns that this receive matched it (and what its
-     * rank did before posting it; an irecv posted earlier may match later).
-     * That an irecv matched it is known through the wild below (from_at). */
+    /* A rendezvous send learns what the receive's rank did before posting
+     * it, not what it did after: an irecv may match long after its post,
+     * before or after its rank reached its wait. That a receive from any
+     * source is over is known through the wild below (from_at). */
     if (!s->eager && !s->done && !s->rclock) {
         s->rclock = cs_xmalloc((size_t)x->world * sizeof *s->rclock, "a request's clock");
         memcpy(s->rclock, r->clock, (size_t)x->world * sizeof *s->rclock);
-        if (at != NOT_YET) s->rclock[d] = at;
     }
     if (r->ctx != 0) return;
     /* Earlier any-source receives of this rank that s could have matched. */
