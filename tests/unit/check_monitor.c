@@ -879,6 +879,36 @@ START_TEST(test_isend_learns_at_its_wait) {
 }
 END_TEST
 
+/* Rank 1 posts an irecv from rank 0, sends to rank 2 (whose receive from
+ * any source takes it), then waits on the irecv, which only then takes rank
+ * 0's rendezvous send: rank 0 learns that the irecv was posted, not that
+ * rank 1's send to rank 2 was matched, so its own send to rank 2 races. */
+START_TEST(test_rendezvous_learns_the_post_only) {
+    uint64_t one = 1;
+    start(3, "rendezvous");
+    post(1, 1, CS_OP_IRECV, 0, 4, 18, false);
+    post(1, 2, CS_OP_SEND, 2, 4, 19, false);
+    post(2, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 30, false);
+    match(2, 1, 1, 2, 4);
+    complete(2, 1);
+    complete(1, 2);
+    block(1, 21, 1, &one); /* rank 1 waits on the irecv before it matches */
+    post(0, 1, CS_OP_SEND, 1, 4, 5, false);
+    match(1, 1, 0, 1, 4);
+    complete(1, 1);
+    unblock(1);
+    complete(0, 1);
+    post(0, 2, CS_OP_SEND, 2, 4, 6, false);
+    post(2, 2, CS_OP_RECV, CS_ANY_SOURCE, 4, 31, false);
+    match(2, 2, 0, 2, 4);
+    ck_assert_int_eq(races(), 1);
+    ck_assert_ptr_nonnull(strstr(mon.pitfalls[0].text, "t.lua:30: message race: this receive from "
+                                 "any source could match the send from rank 0 at t.lua:6 or the "
+                                 "send from rank 1 at t.lua:19"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("monitor");
     TCase *tc = tcase_create("verdicts");
@@ -915,6 +945,7 @@ int main(void) {
     tcase_add_test(tc, test_race_irecv_open_until_its_wait);
     tcase_add_test(tc, test_irecv_over_through_rendezvous_completion);
     tcase_add_test(tc, test_isend_learns_at_its_wait);
+    tcase_add_test(tc, test_rendezvous_learns_the_post_only);
     suite_add_tcase(s, tc);
     TCase *bus = tcase_create("deferred bus");
     tcase_add_test(bus, test_deferred_order);
