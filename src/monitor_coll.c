@@ -217,9 +217,16 @@ static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const co
     }
     for (int i = 0; i < g->n; i++)
         if (!p->recs[i].valid) {
-            fprintf(f, "  rank %d has not called it: ", g->members[i]);
-            put_rank_state(f, m, g->members[i]);
+            int rank = g->members[i];
+            fprintf(f, "  rank %d has not called it: ", rank);
+            put_rank_state(f, m, rank);
             fprintf(f, "\n");
+            /* in the operations as a collective's missing member: where it is instead */
+            const cs_mon_rank *r = &m->ranks[rank];
+            cs_outcome_op op = op_of_rec(rank, &p->recs[p->first]);
+            op.missing = true;
+            op.line = r->state == CS_RS_BLOCKED ? r->wait_line : r->line;
+            cs_verdict_add_op(&v, &op);
         }
     m->coll->held = false;
     announce(m, &v, closed(f, &buf));

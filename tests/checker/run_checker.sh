@@ -50,6 +50,7 @@ done
 expect "mismatch, a rank finished: json" 2 '"kind": "collective_mismatch"' \
   -- run "$dir/mismatch_finished.lua" --report json
 count_lines "mismatch, a rank finished: json, where it is" 1 "rank 2 has not called it: it has finished"
+count_lines "mismatch, a rank finished: json, the missing member" 1 '"missing": true'
 replay_same "mismatch, a rank finished" "$dir/mismatch_finished.lua" --engine tcp
 replay_same "mismatch, a rank blocked first" "$dir/mismatch_blocked.lua"
 
