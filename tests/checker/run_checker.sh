@@ -298,6 +298,27 @@ for engine in thread tcp; do
   count_lines "group order: one note for both groups, $engine" 1 "note: a missing rank waits inside a collective"
 done
 
+# a rank that skips a group's creation: both sides named, the side of the
+# lowest rank as the one the others "know", whoever called first (several
+# runs each); and two groups' explanations in the order of their creation
+for engine in thread tcp; do
+  for mode in rendezvous eager; do
+    for i in 1 2 3; do
+      expect "group skipped, $mode, $engine, run $i" 2 \
+        "collective mismatch: rank 2 calls all_reduce at group_skip.lua:8 on the group of ranks [1, 2], which ranks 0, 1 know as the group of ranks [0, 1]" \
+        -- run "$dir/group_skip.lua" --send-mode "$mode" --engine "$engine"
+      expect "group order, the first explanation, $mode, $engine, run $i" 3 "" \
+        -- run "$dir/group_order.lua" --send-mode "$mode" --engine "$engine"
+      if [ "$(grep -m1 '^why:' "$tmp/err")" = "why: rank 0 entered all_reduce(SUM, float32, 2 elements) at group_order.lua:11, collective call #1 on the group of ranks [0, 1], and waits inside it for ranks that never called it:" ]; then
+        ok "group order: rank 0's group explained first, $mode, $engine, run $i"
+      else bad "group order: rank 0's group explained first, $mode, $engine, run $i"; grep '^why:' "$tmp/err"; fi
+    done
+  done
+done
+expect "group skipped: json, both sides" 2 '"kind": "group_mismatch"' -- run "$dir/group_skip.lua" --report json
+count_lines "group skipped: json, both calls" 2 '"op": "all_reduce"'
+replay_same "group skipped" "$dir/group_skip.lua" --engine tcp
+
 # ---- t[i] touches element or row i only, both ways
 for engine in thread tcp; do
   expect "t[i]: a write inside the isend, $engine" 0 \
