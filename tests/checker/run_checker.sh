@@ -44,7 +44,7 @@ for engine in thread tcp; do
   done
   expect "mismatch, a rank runs on: the timeout tells it, $engine" 2 \
     "rank 2 has not called it: it is still running (the run timed out)" \
-    -- run "$dir/mismatch_running.lua" --engine "$engine" --timeout 2
+    -- run "$dir/mismatch_running.lua" --engine "$engine" --timeout 3
   count_lines "mismatch, a rank runs on: an error, not a timeout, $engine" 0 "timeout:"
 done
 expect "mismatch, a rank finished: json" 2 '"kind": "collective_mismatch"' \
@@ -88,10 +88,17 @@ done
 # the deadlock is the sends' own (on tcp, the completion of a rendezvous send
 # used to reach the monitor before its match and lose that order)
 race_fix="fix: a message race: rank 0's receive from any source (race_sends.lua:5) took rank 2's message and left rank 1's send (race_sends.lua:11) waiting for a receive that rank 0 has not posted. Name the source on line 5 (receive from rank 1 there)"
+# (the thread engine matches in post order, so there it always deadlocks; on
+# tcp the other order may win the race and end ok: the race is named either way)
 for engine in thread tcp; do
   for i in 1 2 3; do
-    expect "race: an isend not waited on orders nothing, $engine, run $i" 3 "$race_fix" \
-      -- run "$dir/race_sends.lua" --engine "$engine" --no-recheck
+    guarded "$bin" run "$dir/race_sends.lua" --engine "$engine" --no-recheck \
+      >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if { [ "$got" = 3 ] && grep -qF -- "$race_fix" "$tmp/err"; } ||
+       { [ "$got" = 0 ] && [ "$engine" = tcp ]; }; then
+      ok "race: an isend not waited on orders nothing, $engine, run $i"
+    else bad "race: an isend not waited on orders nothing, $engine, run $i" "status $got"; show "$tmp/err"; fi
     count_lines "race: an isend not waited on: the race, $engine, run $i" 1 \
       "race_sends.lua:5: message race: this receive from any source could match the send from rank 1 at race_sends.lua:11 or the send from rank 2 at race_sends.lua:14"
     expect "race-free: an isend waited on orders, $engine, run $i" 3 \
