@@ -44,7 +44,7 @@ for engine in thread tcp; do
   done
   expect "mismatch, a rank runs on: the timeout tells it, $engine" 2 \
     "rank 2 has not called it: it is still running (the run timed out)" \
-    -- run "$dir/mismatch_running.lua" --engine "$engine" --timeout 3
+    -- run "$dir/mismatch_running.lua" --engine "$engine" --timeout 2 --step-limit 0
   count_lines "mismatch, a rank runs on: an error, not a timeout, $engine" 0 "timeout:"
 done
 expect "mismatch, a rank finished: json" 2 '"kind": "collective_mismatch"' \
