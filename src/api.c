@@ -412,6 +412,18 @@ static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
     if (ids != small) free(ids);
 }
 
+/* An irecv from any source or a rendezvous isend of the script's: what the
+ * rank knows changes at its wait, not when the request completes, so the
+ * race detector must see every wait on one (monitor_race.c), also a wait
+ * that finds it complete and never sleeps. */
+static bool waits_wild(cs_request *const *qs, int n) {
+    for (int i = 0; i < n; i++)
+        if (qs[i]->ctx == 0 && ((qs[i]->op == CS_OP_IRECV && qs[i]->peer == CS_ANY_SOURCE) ||
+                                (qs[i]->op == CS_OP_ISEND && !qs[i]->eager)))
+            return true;
+    return false;
+}
+
 /* The engine dropped a connection: what this wait waits for may never come. */
 static int engine_broken(cs_rank *r) {
     cs_engine *e = r->world->engine;
@@ -423,8 +435,9 @@ static int engine_broken(cs_rank *r) {
 /* Spin, then (the engine's poll first, where it has one) announce the block
  * and sleep until every request is done or the run is aborted. The block
  * event precedes the sleep, so the monitor always knows who sleeps on what. */
-static int wait_set(cs_rank *r, const waitset *ws, int line) {
+static int wait_set(cs_rank *r, const waitset *ws, int line, bool *slept) {
     cs_world *w = r->world;
+    *slept = false;
     /* Poll with pause while the peer likely runs on another core, then yield
      * the core a few times (the peer may be waiting for it), then sleep. */
     for (int i = 0; i < w->spin + w->yields; i++) {
@@ -472,6 +485,7 @@ static int wait_set(cs_rank *r, const waitset *ws, int line) {
         atomic_store(&r->sleeping, 0);
     }
     if (announced) emit_block(r, ws, line, false);
+    *slept = announced;
     return rc;
 }
 
@@ -502,8 +516,13 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
             flush_flops(r, line);
             announce_wait(r, ws.qs, ws.n, line);
         }
-        int rc = wait_set(r, &ws, line);
+        bool slept;
+        int rc = wait_set(r, &ws, line, &slept);
         if (rc != CS_OK) return rc;
+        if (!slept && waits_wild(ws.qs, ws.n)) { /* a wait that did not sleep, told */
+            emit_block(r, &ws, line, true);
+            emit_block(r, &ws, line, false);
+        }
     }
     for (int i = 0; i < n; i++) cs_inflight_done(r, qs[i]);
     int rc = finish_wait(r, qs, n);
@@ -521,6 +540,11 @@ bool cs_test(cs_rank *r, cs_request *q) {
         cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
+        if (waits_wild(&q, 1)) {
+            waitset ws = {&q, 1};
+            emit_block(r, &ws, q->line, true);
+            emit_block(r, &ws, q->line, false);
+        }
     }
     return done;
 }

@@ -130,9 +130,9 @@ static void missing_ranks(controller *k) {
 
 void controller_timeout(controller *k) {
     if (!k->welcomed && k->joined < k->world) missing_ranks(k);
-    cs_control_timeout(&k->c); /* a deadlock found now is the verdict */
-    controller_abort(k, k->deadlock ? CS_END_DEADLOCK : CS_END_TIMEOUT);
-    k->deadlock = false;
+    cs_control_timeout(&k->c); /* a deadlock (or mismatch) found now is the verdict */
+    controller_abort(k, k->deadlock ? CS_END_DEADLOCK : k->mon_error ? CS_END_ERROR : CS_END_TIMEOUT);
+    k->deadlock = k->mon_error = false;
 }
 
 /* ---- deaths */

@@ -45,6 +45,8 @@ typedef struct prank {
     bool flushed;
     held *hh, *ht;
     uint64_t posted_max;  /* the highest request id whose post was delivered */
+    uint64_t *rdv;        /* its rendezvous sends delivered and not yet matched, */
+    size_t nrdv, rdv_cap; /* ascending: a completion of one waits for its match */
     uint64_t gate_seq;    /* the GATE it waits at for GO, or 0 */
     cs_heartbeat hb;      /* its liveness (heartbeat.h) */
     bool alive;           /* it said ALIVE once: judged from then on */

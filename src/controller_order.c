@@ -6,9 +6,12 @@
  * the sender's post of it. The monitor, the trace and a replay must never see
  * a match of a request not yet posted, so such an event is held back, with
  * every later event of its rank, until the post it refers to has been
- * delivered. In a ping-pong half the events are held (each rank's batch comes
- * on its own tick), so a held event is a struct copy into a reused node, not a
- * malloc and a deep copy.
+ * delivered. Likewise a rendezvous send completes only after its match: its
+ * completion is held until the receiver's match of it has been delivered (the
+ * race detector learns at the completion what the match told the sender). In
+ * a ping-pong half the events are held (each rank's batch comes on its own
+ * tick), so a held event is a struct copy into a reused node, not a malloc
+ * and a deep copy.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,14 +52,54 @@ static bool event_flat(const cs_event *ev, const held *h) {
     return !ev->group && (!ev->reqs || (ev->nreqs >= 0 && (size_t)ev->nreqs <= sizeof h->reqs / sizeof h->reqs[0]));
 }
 
+/* Where id is, or would go, in p's rendezvous sends. */
+static size_t rdv_at(const prank *p, uint64_t id) {
+    size_t lo = 0, hi = p->nrdv;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->rdv[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static bool rdv_has(const prank *p, uint64_t id) {
+    size_t i = rdv_at(p, id);
+    return i < p->nrdv && p->rdv[i] == id;
+}
+
 static bool deliverable(const controller *k, const cs_event *ev) {
+    if (ev->type == CS_EV_COMPLETE)
+        return !cs_op_is_send(ev->op) || !rdv_has(&k->r[ev->rank], ev->req);
     return ev->type != CS_EV_MATCH || ev->peer < 0 || ev->peer >= k->world ||
            ev->peer_req <= k->r[ev->peer].posted_max;
+}
+
+/* Note a rendezvous send posted, or its match: the list of the ones whose
+ * completion must wait. Posts come in ascending ids: appended. */
+static void track_rdv(controller *k, const cs_event *ev) {
+    if (ev->type == CS_EV_POST && cs_op_is_send(ev->op) && !ev->eager) {
+        prank *p = &k->r[ev->rank];
+        if (p->nrdv && p->rdv[p->nrdv - 1] >= ev->req) return; /* not ascending: never held */
+        if (p->nrdv == p->rdv_cap) {
+            p->rdv_cap = p->rdv_cap ? p->rdv_cap * 2 : 16;
+            p->rdv = cs_xrealloc(p->rdv, p->rdv_cap * sizeof *p->rdv, "a rank's rendezvous sends");
+        }
+        p->rdv[p->nrdv++] = ev->req;
+    } else if (ev->type == CS_EV_MATCH && ev->peer >= 0 && ev->peer < k->world) {
+        prank *p = &k->r[ev->peer];
+        size_t i = rdv_at(p, ev->peer_req);
+        if (i < p->nrdv && p->rdv[i] == ev->peer_req) {
+            memmove(p->rdv + i, p->rdv + i + 1, (p->nrdv - i - 1) * sizeof *p->rdv);
+            p->nrdv--;
+        }
+    }
 }
 
 static void deliver(controller *k, const cs_event *ev) {
     prank *p = &k->r[ev->rank];
     if (ev->type == CS_EV_POST && ev->req > p->posted_max) p->posted_max = ev->req;
+    track_rdv(k, ev);
     cs_bus_forward(&k->c.bus, ev);
     if (ev->type == CS_EV_ERROR && ev->status > 0) controller_abort(k, ev->status);
 }
@@ -85,7 +128,7 @@ void controller_forward(controller *k, const cs_event *ev) {
     prank *p = &k->r[ev->rank];
     if (!p->hh && deliverable(k, ev)) {
         deliver(k, ev);
-        if (k->nheld && ev->type == CS_EV_POST) release_held(k, false);
+        if (k->nheld && (ev->type == CS_EV_POST || ev->type == CS_EV_MATCH)) release_held(k, false);
         return;
     }
     held *h = k->spare;
@@ -116,6 +159,11 @@ void controller_forward(controller *k, const cs_event *ev) {
 void controller_release_held(controller *k) { release_held(k, true); }
 
 void controller_order_free(controller *k) {
+    for (int i = 0; k->r && i < k->world; i++) {
+        free(k->r[i].rdv);
+        k->r[i].rdv = NULL;
+        k->r[i].nrdv = k->r[i].rdv_cap = 0;
+    }
     for (int i = 0; k->r && i < k->world; i++)
         for (held *h = k->r[i].hh; h;) {
             held *next = h->next;

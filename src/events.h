@@ -26,7 +26,10 @@ typedef enum {
     CS_EV_POST,     /* an operation started: req, op, peer, tag, bytes, dtype, shape, line */
     CS_EV_MATCH,    /* a receive matched a send: rank/req = the receive, peer/peer_req = the send */
     CS_EV_COMPLETE, /* a request finished: rank, req */
-    CS_EV_BLOCK,    /* the rank sleeps on reqs[] (all of them, or any when any=true) */
+    CS_EV_BLOCK,    /* the rank sleeps on reqs[] (all of them, or any when any=true); also,
+                     * with its unblock, a wait on an irecv from any source or a
+                     * rendezvous isend that did not sleep (monitor_race.c needs
+                     * every such wait) */
     CS_EV_UNBLOCK,
     CS_EV_COLL,     /* collective enter/leave (collectives issue) */
     CS_EV_COMPUTE,  /* dist.compute: phase begin/end, ms */

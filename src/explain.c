@@ -256,6 +256,8 @@ static void explain_orphan(words *x, const cs_mon_req *q) {
                     "are sent to it.");
 }
 
+static const cs_mon_req *first_wait(const cs_monitor *m, int k);
+
 static void explain_sends(words *x, const cs_monitor *m, const waits *w) {
     bool eager_limited = m->send_mode && strncmp(m->send_mode, "eager:", 6) == 0;
     x->kind = eager_limited ? CS_OUT_DEADLOCK_EAGER_LIMIT : CS_OUT_DEADLOCK_SENDS;
@@ -268,6 +270,21 @@ static void explain_sends(words *x, const cs_monitor *m, const waits *w) {
                         "and would not wait; this message of %zu bytes is larger, so it waits "
                         "for its receive: the program works for small tensors only.",
                      m->send_mode, m->send_mode + 6, w->big_bytes);
+    /* A send that a receive from any source could have taken, had a race
+     * gone the other way: that race is the cause, not the order. */
+    const char *script = cs_mon_script(m);
+    for (int k = 0; k < m->world; k++) {
+        const cs_mon_req *q = m->ranks[k].in_deadlock ? first_wait(m, k) : NULL;
+        int line, took;
+        if (!q || !cs_op_is_send(q->op) || !(line = cs_monitor_race_left(m, q, &took))) continue;
+        cs_sb_printf(&x->fix, "a message race: rank %d's receive from any source (%s:%d) took "
+                        "rank %d's message and left rank %d's send (%s:%d) waiting for a receive "
+                        "that rank %d has not posted. Name the source on line %d (receive from "
+                        "rank %d there), so that the order in which the messages arrive does not "
+                        "matter.",
+                     q->peer, script, line, took, q->rank, script, q->line, q->peer, line, q->rank);
+        return;
+    }
     cs_sb_printf(&x->fix, "reorder so that one side receives first (even ranks send first, odd "
                     "ranks receive first), or post the sends with dist.isend and wait for them "
                     "after the receives.");

@@ -306,12 +306,27 @@ static void check_progress(cs_monitor *m) {
      * receives would otherwise be scanned in full on each event of its peer. */
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_BLOCKED && moving(m, k)) return;
+    /* A collective mismatch waits for the members that have not called it:
+     * once they are stuck elsewhere, it is the verdict (the calls that
+     * disagree wait for each other forever, which is no deadlock to explain). */
+    if (cs_monitor_coll_held(m)) {
+        for (int k = 0; k < m->world; k++)
+            if (m->ranks[k].state == CS_RS_BLOCKED && cs_monitor_coll_held_missing(m, k) &&
+                !stuck(m, k))
+                return;
+        cs_monitor_coll_declare_held(m);
+        return;
+    }
     for (int k = 0; k < m->world; k++)
         if (m->ranks[k].state == CS_RS_BLOCKED && !stuck(m, k)) return;
     if (find_deadlock(m) > 0) declare_deadlock(m);
 }
 
 bool cs_monitor_declare_stuck(cs_monitor *m) {
+    if (!m->deadlocked && !m->nfailed && cs_monitor_coll_held(m)) { /* a missing member runs on */
+        cs_monitor_coll_declare_held(m);
+        return false;
+    }
     if (m->deadlocked || m->nfailed || m->nblocked == 0 || find_deadlock(m) == 0) return false;
     declare_deadlock(m);
     return true;
@@ -381,6 +396,9 @@ static void check_end(cs_monitor *m) {
         aborted |= m->ranks[k].state == CS_RS_ABORTED;
     }
     m->ended = true;
+    /* A collective mismatch whose missing members finished without calling it. */
+    if (!m->deadlocked && !m->nfailed && !aborted && cs_monitor_coll_held(m))
+        cs_monitor_coll_declare_held(m);
     /* Eager sends let a rank leave a collective that others never called:
      * nothing blocks, yet the collective can never complete. */
     if (!m->deadlocked && !m->nfailed && !aborted && cs_monitor_coll_unfinished(m))
@@ -515,6 +533,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     }
     case CS_EV_BLOCK:
         fold_block(r, ev);
+        cs_monitor_race_waited(m, ev->rank, ev->reqs, ev->nreqs);
         set_state(m, ev->rank, CS_RS_BLOCKED, ev->t);
         break;
     case CS_EV_UNBLOCK:

@@ -43,6 +43,8 @@ typedef struct cs_mon_req {
     bool eager, matched, done;
     uint32_t *clock;      /* its rank's vector clock at the post (monitor_race.c) */
     uint32_t *rclock;     /* a rendezvous send: its receive's clock at that post */
+    uint32_t waited_at;   /* its rank has waited on it: the rank's counter at its next
+                           * post (monitor_race.c); 0: not waited on yet */
 } cs_mon_req;
 
 typedef struct cs_mon_reqtab { /* open addressing by id */
@@ -129,11 +131,18 @@ void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q,
 void cs_monitor_race_match(cs_monitor *m, cs_mon_req *recv, cs_mon_req *send,
                            void (*warn)(void *ud, int rank, int line, const char *text));
 void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q);
+/* Rank waits on reqs (a block event): an irecv among them is over for the
+ * rank from its next post on, and it learns what its isends learnt. */
+void cs_monitor_race_waited(cs_monitor *m, int rank, const uint64_t *reqs, int n);
 void cs_monitor_race_destroy(cs_monitor *m);
 /* The line of a receive from any source of rank, before its request before,
  * that took a message from rank from in context ctx, in a race already
  * reported; 0 if none. A deadlock it caused is explained by it. */
 int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint64_t before);
+/* The line of a receive from any source, in a race already reported, that
+ * took another rank's message (*took: that rank) where the unmatched send s
+ * could have gone; 0 if none. A deadlock of s waiting is explained by it. */
+int cs_monitor_race_left(const cs_monitor *m, const cs_mon_req *s, int *took);
 
 /* ---- collectives (monitor_coll.c) */
 void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev);
@@ -156,5 +165,11 @@ const char *cs_monitor_coll_inside(const cs_monitor *m, int ctx, int rank);
 bool cs_monitor_coll_unfinished(const cs_monitor *m);
 /* Collective calls every member of their group has entered. */
 uint64_t cs_monitor_coll_calls(const cs_monitor *m);
+/* A collective mismatch found and not yet declared: it waits for the members
+ * that have not entered the call (so that its words do not depend on how far
+ * timing let them get). Is rank one of them? Declare it without them. */
+bool cs_monitor_coll_held(const cs_monitor *m);
+bool cs_monitor_coll_held_missing(const cs_monitor *m, int rank);
+void cs_monitor_coll_declare_held(cs_monitor *m);
 
 #endif

@@ -4,9 +4,13 @@
  * Every rank's n-th collective on a group must be the same call as every other
  * member's n-th: same name, root, count, dtype and reduce op. The coll enter
  * events carry exactly that, so the monitor compares them as they arrive and
- * declares a mismatch as soon as two members' n-th calls differ, whether or
- * not the internal messages would still pair up (different counts often do).
+ * finds a mismatch as soon as two members' n-th calls differ, whether or not
+ * the internal messages would still pair up (different counts often do).
  * A mismatch is an error of the run (status 2), like a send/recv size mismatch.
+ * It is declared once every member has entered that call, or once the ones
+ * missing can no longer come (monitor.c: the run has settled): declared at
+ * the second call, it named as "not reached yet" whichever members timing
+ * had kept behind, and stopped them there.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +51,16 @@ struct cs_mon_coll {
     coll_grp *g;
     int ng;
     uint64_t calls;      /* calls entered by every member of their group */
-    cs_verdict mismatch; /* the mismatch, once found (kind CS_OUT_OK: none) */
+    cs_verdict mismatch; /* the mismatch, once declared (kind CS_OUT_OK: none) */
+    bool held;           /* a mismatch found, waiting for the rest of its members: */
+    int held_ctx;        /* its group's context */
+    uint64_t held_call;  /* and its call, counted from 0 */
+    /* A context two ranks mean different groups by, held the same way, until
+     * the run settles: then both sides are named, whichever came first. */
+    bool gheld;
+    int gn, *glist;      /* the other side's member list */
+    coll_rec gcall;      /* its first call there */
+    char *gside;         /* per world rank: 1 on that side */
 };
 
 static void grp_free(coll_grp *g) {
@@ -64,6 +77,8 @@ void cs_monitor_coll_destroy(cs_monitor *m) {
     if (!c) return;
     for (int i = 0; i < c->ng; i++) grp_free(&c->g[i]);
     free(c->g);
+    free(c->glist);
+    free(c->gside);
     cs_verdict_free(&c->mismatch);
     free(c);
     m->coll = NULL;
@@ -82,7 +97,12 @@ static coll_grp *grp_get(cs_monitor *m, const cs_event *ev) {
     coll_grp *g = grp_find(c, ev->ctx);
     if (g) return g;
     c->g = cs_xrealloc(c->g, (size_t)(c->ng + 1) * sizeof *c->g, "a collective group");
-    g = &c->g[c->ng];
+    /* kept in context order: the explanations walk them in an order of the
+     * program's, not in the order their first calls happened to arrive */
+    int at = c->ng;
+    while (at > 0 && c->g[at - 1].ctx > ev->ctx) at--;
+    memmove(c->g + at + 1, c->g + at, (size_t)(c->ng - at) * sizeof *c->g);
+    g = &c->g[at];
     int n = ev->group && ev->ngroup > 0 ? ev->ngroup : m->world;
     *g = (coll_grp){.ctx = ev->ctx, .n = n};
     g->members = cs_xmalloc((size_t)n * sizeof *g->members, "a collective group");
@@ -172,6 +192,8 @@ static char *closed(FILE *f, char **buf) {
 
 /* ---- mismatch */
 
+static void put_rank_state(FILE *f, const cs_monitor *m, int rank);
+
 /* The verdict is an error of the run: an error event of no rank, and the
  * run ends (status 2). body holds the lines after the headline. */
 static void announce(cs_monitor *m, cs_verdict *v, char *body) {
@@ -216,7 +238,19 @@ static void declare_mismatch(cs_monitor *m, coll_grp *g, uint64_t call, const co
         cs_verdict_add_op(&v, &op);
     }
     for (int i = 0; i < g->n; i++)
-        if (!p->recs[i].valid) fprintf(f, "  rank %d has not reached it yet\n", g->members[i]);
+        if (!p->recs[i].valid) {
+            int rank = g->members[i];
+            fprintf(f, "  rank %d has not called it: ", rank);
+            put_rank_state(f, m, rank);
+            fprintf(f, "\n");
+            /* in the operations as a collective's missing member: where it is instead */
+            const cs_mon_rank *r = &m->ranks[rank];
+            cs_outcome_op op = op_of_rec(rank, &p->recs[p->first]);
+            op.missing = true;
+            op.line = r->state == CS_RS_BLOCKED ? r->wait_line : r->line;
+            cs_verdict_add_op(&v, &op);
+        }
+    m->coll->held = false;
     announce(m, &v, closed(f, &buf));
 }
 
@@ -238,15 +272,16 @@ static void fold_enter(cs_monitor *m, coll_grp *g, int mi, const cs_event *ev) {
     coll_pending *p = &g->pend[idx];
     p->recs[mi] = g->cur[mi];
     p->arrived++;
-    /* Every call that arrived before agrees with the first one (or the
-     * mismatch is already declared), so one comparison decides. */
-    if (!m->coll->mismatch.kind && !same_call(&p->recs[p->first], &p->recs[mi])) {
-        /* The verdict names the members that had not entered it yet; one
-         * entering later (whether before the run ends is timing) must not
-         * make the count contradict it. */
-        p->uncounted = p->arrived < g->n;
-        declare_mismatch(m, g, k, p);
+    /* Every call that arrived before agrees with the first one (or a
+     * mismatch is already found), so one comparison decides. */
+    cs_mon_coll *c = m->coll;
+    if (!c->mismatch.kind && !c->held && !c->gheld && !same_call(&p->recs[p->first], &p->recs[mi])) {
+        c->held = true;
+        c->held_ctx = g->ctx;
+        c->held_call = k;
     }
+    if (c->held && c->held_ctx == g->ctx && c->held_call == k && p->arrived == g->n)
+        declare_mismatch(m, g, k, p);
     while (g->npend && g->pend[0].arrived == g->n) { /* everybody is past it */
         if (!g->pend[0].uncounted) m->coll->calls++;
         free(g->pend[0].recs);
@@ -266,29 +301,88 @@ static bool same_members(const cs_monitor *m, const coll_grp *g, const cs_event 
 }
 
 /* Two ranks mean different groups by one context: they created their groups
- * in a different order (or with different lists). */
-static void declare_group_mismatch(cs_monitor *m, const coll_grp *g, const cs_event *ev) {
+ * in a different order (or with different lists). Held until declared. */
+static void hold_group_mismatch(cs_monitor *m, const coll_grp *g, const cs_event *ev) {
+    cs_mon_coll *c = m->coll;
+    int n = ev->group && ev->ngroup > 0 ? ev->ngroup : m->world;
+    if (!c->gheld) {
+        c->gheld = true;
+        c->held_ctx = g->ctx;
+        c->gn = n;
+        c->glist = cs_xmalloc((size_t)n * sizeof *c->glist, "a collective verdict");
+        for (int i = 0; i < n; i++) c->glist[i] = ev->group && ev->ngroup > 0 ? ev->group[i] : i;
+        rec_of(&c->gcall, ev);
+        c->gside = cs_xcalloc((size_t)m->world, 1, "a collective verdict");
+    } else if (c->held_ctx != g->ctx || c->gn != n) {
+        return; /* another conflict: the first one is the verdict */
+    }
+    for (int i = 0; i < n; i++)
+        if (c->glist[i] != (ev->group && ev->ngroup > 0 ? ev->group[i] : i)) return;
+    if (ev->rank >= 0 && ev->rank < m->world) c->gside[ev->rank] = 1;
+}
+
+static void put_ranks(FILE *f, const int *r, int n, const char *one, const char *many) {
+    fprintf(f, "rank%s ", n == 1 ? "" : "s");
+    for (int i = 0; i < n; i++) fprintf(f, i ? ", %d" : "%d", r[i]);
+    fprintf(f, " %s", n == 1 ? one : many);
+}
+
+static void put_list(FILE *f, const int *l, int n) {
+    fprintf(f, "the group of ranks [");
+    for (int i = 0; i < n; i++) fprintf(f, i ? ", %d" : "%d", l[i]);
+    fprintf(f, "]");
+}
+
+/* The two sides, in rank order: the side of the lowest rank is the one the
+ * others "know", whichever called first. */
+static void declare_group_mismatch(cs_monitor *m) {
+    cs_mon_coll *c = m->coll;
+    const coll_grp *g = grp_find(c, c->held_ctx);
+    int *buf = cs_xmalloc((size_t)m->world * 2 * sizeof *buf, "a collective verdict");
+    int *a = buf, *b = buf + m->world;
+    int na = 0, nb = 0;
+    for (int k = 0; k < m->world; k++) {
+        int mi = member_of(g, k);
+        if (c->gside[k]) b[nb++] = k;
+        else if (mi >= 0 && g->entered[mi]) a[na++] = k;
+    }
+    const coll_rec *ca = na ? &g->cur[member_of(g, a[0])] : &c->gcall, *cb = &c->gcall;
+    const int *la = g->members, *lb = c->glist;
+    int nla = g->n, nlb = c->gn;
+    if (na && nb && b[0] < a[0]) { /* the lowest rank's side first */
+        int *t = a; a = b; b = t;
+        int tn = na; na = nb; nb = tn;
+        const coll_rec *tc = ca; ca = cb; cb = tc;
+        const int *tl = la; la = lb; lb = tl;
+        tn = nla; nla = nlb; nlb = tn;
+    }
     cs_verdict v = {.kind = CS_OUT_GROUP_MISMATCH};
     char *head = NULL;
     size_t hlen = 0;
     FILE *f = memstream(&head, &hlen);
-    fprintf(f, "collective mismatch: rank %d calls %s at %s:%d on the group of ranks [",
-            ev->rank, ev->text ? ev->text : "?", m->script ? m->script : "line", ev->line);
-    for (int i = 0; i < ev->ngroup; i++) fprintf(f, i ? ", %d" : "%d", ev->group[i]);
-    if (!ev->group || ev->ngroup <= 0)
-        for (int i = 0; i < m->world; i++) fprintf(f, i ? ", %d" : "%d", i);
-    fprintf(f, "], which other ranks know as ");
-    put_group(f, g, m);
+    fprintf(f, "collective mismatch: ");
+    put_ranks(f, b, nb, "calls", "call");
+    fprintf(f, " %s at %s:%d on ", cb->name, m->script ? m->script : "line", cb->line);
+    put_list(f, lb, nlb);
+    fprintf(f, ", which ");
+    if (na) put_ranks(f, a, na, "knows", "know");
+    else fprintf(f, "other ranks know");
+    fprintf(f, " as ");
+    put_list(f, la, nla);
     v.headline = closed(f, &head);
     v.why = cs_xstrdup("every rank must create the same groups with dist.new_group, in the same "
                        "order, members or not: the order is what tells the ranks' groups apart.",
                        "a collective verdict");
     v.fix = cs_xstrdup("call dist.new_group for every group on every rank, in one order, before "
                        "using any of them.", "a collective verdict");
-    coll_rec r;
-    rec_of(&r, ev);
-    cs_outcome_op op = op_of_rec(ev->rank, &r);
+    cs_outcome_op op = op_of_rec(b[0], cb);
     cs_verdict_add_op(&v, &op);
+    if (na) {
+        op = op_of_rec(a[0], ca);
+        cs_verdict_add_op(&v, &op);
+    }
+    free(buf);
+    c->gheld = false;
     announce(m, &v, NULL);
 }
 
@@ -296,7 +390,7 @@ void cs_monitor_coll_fold(cs_monitor *m, const cs_event *ev) {
     coll_grp *g = grp_get(m, ev);
     if (!g) return;
     if (ev->begin && !same_members(m, g, ev)) {
-        if (!m->coll->mismatch.kind) declare_group_mismatch(m, g, ev);
+        if (!m->coll->mismatch.kind && !m->coll->held) hold_group_mismatch(m, g, ev);
         return;
     }
     int mi = member_of(g, ev->rank);
@@ -315,6 +409,8 @@ static void put_rank_state(FILE *f, const cs_monitor *m, int rank) {
     case CS_RS_BLOCKED:
         fprintf(f, "it is blocked at %s:%d", m->script ? m->script : "line", r->wait_line);
         break;
+    case CS_RS_IDLE: /* no operation yet: its script runs all the same */
+    case CS_RS_RUNNING: fprintf(f, "it is still running (the run timed out)"); break;
     default: fprintf(f, "it is %s", cs_rank_state_name(r->state)); break;
     }
     /* Inside another collective? Say which. */
@@ -460,3 +556,29 @@ bool cs_monitor_coll_unfinished(const cs_monitor *m) {
 }
 
 uint64_t cs_monitor_coll_calls(const cs_monitor *m) { return m->coll ? m->coll->calls : 0; }
+
+bool cs_monitor_coll_held(const cs_monitor *m) {
+    return m->coll && (m->coll->held || m->coll->gheld);
+}
+
+bool cs_monitor_coll_held_missing(const cs_monitor *m, int rank) {
+    const cs_mon_coll *c = m->coll;
+    const coll_grp *g = c && c->held ? grp_find(m->coll, c->held_ctx) : NULL;
+    int mi = g ? member_of(g, rank) : -1;
+    return mi >= 0 && !g->pend[c->held_call - g->base].recs[mi].valid;
+}
+
+void cs_monitor_coll_declare_held(cs_monitor *m) {
+    cs_mon_coll *c = m->coll;
+    if (c && c->gheld) {
+        declare_group_mismatch(m);
+        return;
+    }
+    coll_grp *g = c && c->held ? grp_find(c, c->held_ctx) : NULL;
+    if (!g) return;
+    coll_pending *p = &g->pend[c->held_call - g->base];
+    /* Its missing members never entered it: the count must not take it
+     * if one still does as the run ends. */
+    p->uncounted = true;
+    declare_mismatch(m, g, c->held_call, p);
+}

@@ -6,8 +6,16 @@
  * each post; a receive's match joins the send's clock at its post (early for
  * an irecv, which can only hide a race, never invent one); a rendezvous send,
  * which completes only after its match, learns the receive's clock at its
- * post and that the receive is over. Eager sends complete when buffered and
- * learn nothing.
+ * post, and, when that receive is from any source, that it is over (its
+ * wild's from_at). Eager sends complete when buffered and learn nothing.
+ *
+ * A receive R is over for its rank at the rank's next post after it: a
+ * blocking receive's next post, an irecv's first post after a wait on it
+ * (its block event: the rank announces every wait on an irecv from any
+ * source, api.c). Posts between an irecv and its wait come before R's match
+ * as far as the program says, so a send they cause can still race with R.
+ * Everyone else learns that R is over from its rank's later posts, or, when
+ * R took a rendezvous send, from that send's completion.
  *
  * A receive R from any source (the script's own traffic) that matched a send
  * from rank a races with a send S from another rank b, to the same rank, tag
@@ -37,11 +45,32 @@ typedef struct wild {
     int rank, line, tag, ctx;
     uint64_t id;          /* its request: later receives of the rank have larger ids */
     int from, from_line;  /* the send it took */
-    uint32_t at;          /* its rank's counter at the next operation after it */
+    uint64_t from_id;     /* that send's request */
+    uint32_t at;          /* its rank's counter at its next post after it is over
+                           * (NOT_YET: an irecv not waited on yet) */
+    uint32_t from_at;     /* the sender's counter once its rendezvous send has
+                           * completed, so R has taken it (NOT_YET: not yet, or eager) */
 } wild;
+
+#define NOT_YET UINT32_MAX
+
+/* Does clock c know that w is over? */
+static bool knows(const uint32_t *c, const wild *w) {
+    return c[w->rank] >= w->at || c[w->from] >= w->from_at;
+}
+
+/* A rendezvous isend complete before its rank waited on it: what it learnt,
+ * kept until that wait. */
+typedef struct learnt {
+    int rank;
+    uint64_t id;
+    uint32_t *rclock;
+} learnt;
 
 struct cs_mon_race {
     int world;
+    learnt *l;
+    int nl, lcap;
     uint32_t *vc;         /* world x world: vc[r * world + k] */
     wild *w;
     int nw, cap;
@@ -67,6 +96,8 @@ void cs_monitor_race_destroy(cs_monitor *m) {
     free(m->race->vc);
     free(m->race->w);
     free(m->race->sites);
+    for (int i = 0; i < m->race->nl; i++) free(m->race->l[i].rclock);
+    free(m->race->l);
     free(m->race);
     m->race = NULL;
 }
@@ -140,7 +171,7 @@ void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q,
     for (int i = 0; i < x->nw; i++) {
         const wild *w = &x->w[i];
         if (w->rank == q->peer && w->from != q->rank && w->tag == q->tag && w->ctx == q->ctx &&
-            q->clock[w->rank] < w->at && !taken_earlier(m, w->rank, w->id, q))
+            !knows(q->clock, w) && !taken_earlier(m, w->rank, w->id, q))
             report(m, x, w, q->rank, q->line, warn);
     }
 }
@@ -152,26 +183,28 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     int d = r->rank;
     if (s->clock) join(x, d, s->clock);
     if (!r->clock) return;
-    /* The receive is over by the rank's next operation: a send that knows
-     * that operation (its counter) comes after the receive. */
-    uint32_t at = r->clock[d] + 1;
-    /* A rendezvous send learns that this receive matched it (and what its
-     * rank did before posting it; an irecv posted earlier may match later). */
+    /* A blocking receive is over by the rank's next post: a send that knows
+     * that post (its counter) comes after the receive. An irecv is over at
+     * the rank's first post after its wait, which may not have come yet. */
+    uint32_t at = r->op != CS_OP_IRECV ? r->clock[d] + 1 : r->waited_at ? r->waited_at : NOT_YET;
+    /* A rendezvous send learns what the receive's rank did before posting
+     * it, not what it did after: an irecv may match long after its post,
+     * before or after its rank reached its wait. That a receive from any
+     * source is over is known through the wild below (from_at). */
     if (!s->eager && !s->done && !s->rclock) {
         s->rclock = cs_xmalloc((size_t)x->world * sizeof *s->rclock, "a request's clock");
         memcpy(s->rclock, r->clock, (size_t)x->world * sizeof *s->rclock);
-        s->rclock[d] = at;
     }
     if (r->ctx != 0) return;
     /* Earlier any-source receives of this rank that s could have matched. */
     for (int i = 0; i < x->nw; i++) {
         wild *w = &x->w[i];
         if (w->rank == d && w->from != s->rank && w->tag == s->tag && w->ctx == s->ctx &&
-            w->id < r->id && s->clock && s->clock[d] < w->at)
+            w->id < r->id && s->clock && !knows(s->clock, w))
             report(m, x, w, s->rank, s->line, warn);
     }
     if (r->peer != CS_ANY_SOURCE) return;
-    wild w = {d, r->line, r->tag, r->ctx, r->id, s->rank, s->line, at};
+    wild w = {d, r->line, r->tag, r->ctx, r->id, s->rank, s->line, s->id, at, NOT_YET};
     /* Sends from other ranks waiting right now that it could have taken. */
     for (int k = 0; k < m->world; k++) {
         if (k == s->rank) continue;
@@ -185,7 +218,7 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     /* Forget receives no later send can race with: every rank has seen them. */
     for (int i = 0; i < x->nw;) {
         bool seen = true;
-        for (int k = 0; k < x->world && seen; k++) seen = clock_of(x, k)[x->w[i].rank] >= x->w[i].at;
+        for (int k = 0; k < x->world && seen; k++) seen = knows(clock_of(x, k), &x->w[i]);
         if (seen) x->w[i] = x->w[--x->nw];
         else i++;
     }
@@ -196,11 +229,52 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     x->w[x->nw++] = w;
 }
 
+/* Rank learns that its rendezvous send id matched a receive of clock rc. */
+static void learn(cs_mon_race *x, int rank, uint64_t id, const uint32_t *rc) {
+    join(x, rank, rc);
+    uint32_t now = ++clock_of(x, rank)[rank];
+    /* From here on its rank's posts carry that the irecv that took it matched. */
+    for (int i = 0; i < x->nw; i++)
+        if (x->w[i].from == rank && x->w[i].from_id == id) x->w[i].from_at = now;
+}
+
 void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
     cs_mon_race *x = race_get(m);
     if (!x || !q->rclock || q->rank >= x->world) return;
-    join(x, q->rank, q->rclock);
-    clock_of(x, q->rank)[q->rank]++;
+    /* The script's isend completes behind its rank's back: the rank knows
+     * it only at its wait (a blocking send, or an isend already waited on,
+     * is in that wait now; a collective waits on its own within the call). */
+    if (q->op == CS_OP_ISEND && q->ctx == 0 && !q->waited_at) {
+        if (x->nl == x->lcap) {
+            x->lcap = x->lcap ? x->lcap * 2 : 8;
+            x->l = cs_xrealloc(x->l, (size_t)x->lcap * sizeof *x->l, "the race detector");
+        }
+        x->l[x->nl++] = (learnt){q->rank, q->id, q->rclock};
+        q->rclock = NULL;
+        return;
+    }
+    learn(x, q->rank, q->id, q->rclock);
+}
+
+void cs_monitor_race_waited(cs_monitor *m, int rank, const uint64_t *reqs, int n) {
+    cs_mon_race *x = race_get(m);
+    if (!x || !reqs || rank < 0 || rank >= x->world) return;
+    for (int j = 0; j < n && x->nl; j++)
+        for (int i = 0; i < x->nl; i++)
+            if (x->l[i].rank == rank && x->l[i].id == reqs[j]) {
+                learn(x, rank, reqs[j], x->l[i].rclock);
+                free(x->l[i].rclock);
+                x->l[i] = x->l[--x->nl];
+                break;
+            }
+    uint32_t next = clock_of(x, rank)[rank] + 1;
+    for (int j = 0; j < n; j++) {
+        cs_mon_req *q = cs_mon_lookup(m, rank, reqs[j]);
+        if (q && !q->waited_at) q->waited_at = next;
+        for (int i = 0; i < x->nw; i++)
+            if (x->w[i].rank == rank && x->w[i].id == reqs[j] && x->w[i].at == NOT_YET)
+                x->w[i].at = next;
+    }
 }
 
 int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint64_t before) {
@@ -210,6 +284,22 @@ int cs_monitor_race_took(const cs_monitor *m, int rank, int from, int ctx, uint6
         if (w->rank != rank || w->from != from || w->ctx != ctx || w->id >= before) continue;
         for (int k = 0; k < x->nsites; k++)
             if (x->sites[2 * k] == w->rank && x->sites[2 * k + 1] == w->line) return w->line;
+    }
+    return 0;
+}
+
+int cs_monitor_race_left(const cs_monitor *m, const cs_mon_req *s, int *took) {
+    const cs_mon_race *x = m->race;
+    for (int i = 0; x && i < x->nw; i++) {
+        const wild *w = &x->w[i];
+        if (w->rank != s->peer || w->from == s->rank || w->tag != s->tag || w->ctx != s->ctx ||
+            (s->clock && knows(s->clock, w)))
+            continue;
+        for (int k = 0; k < x->nsites; k++)
+            if (x->sites[2 * k] == w->rank && x->sites[2 * k + 1] == w->line) {
+                *took = w->from;
+                return w->line;
+            }
     }
     return 0;
 }

@@ -25,6 +25,35 @@ expect "partial reduce: json kind" 3 '"kind": "deadlock_collective"' \
   -- run "$dir/partial_reduce.lua" --send-mode eager --report json
 replay_same "partial reduce, eager" "$dir/partial_reduce.lua" --send-mode eager
 
+# ---- a collective mismatch waits for the members that have not called it:
+# the words name each rank's call, or where a rank is instead, whichever
+# came first (several runs each), and the call is not counted without them
+for engine in thread tcp; do
+  for mode in rendezvous eager; do
+    for i in 1 2 3; do
+      expect "mismatch, a rank finished, $mode, $engine, run $i" 2 \
+        "rank 2 has not called it: it has finished" \
+        -- run "$dir/mismatch_finished.lua" --send-mode "$mode" --engine "$engine"
+      count_lines "mismatch, a rank finished: both calls, $mode, $engine, run $i" 2 \
+        "calls all_reduce(SUM, float32, "
+      count_lines "mismatch, a rank finished: not counted, $mode, $engine, run $i" 0 "collectives:"
+      expect "mismatch, a rank blocked first, $mode, $engine, run $i" 2 \
+        "rank 2 has not called it: it is blocked at mismatch_blocked.lua:8" \
+        -- run "$dir/mismatch_blocked.lua" --send-mode "$mode" --engine "$engine"
+    done
+  done
+  expect "mismatch, a rank runs on: the timeout tells it, $engine" 2 \
+    "rank 2 has not called it: it is still running (the run timed out)" \
+    -- run "$dir/mismatch_running.lua" --engine "$engine" --timeout 2 --step-limit 0
+  count_lines "mismatch, a rank runs on: an error, not a timeout, $engine" 0 "timeout:"
+done
+expect "mismatch, a rank finished: json" 2 '"kind": "collective_mismatch"' \
+  -- run "$dir/mismatch_finished.lua" --report json
+count_lines "mismatch, a rank finished: json, where it is" 1 "rank 2 has not called it: it has finished"
+count_lines "mismatch, a rank finished: json, the missing member" 1 '"missing": true'
+replay_same "mismatch, a rank finished" "$dir/mismatch_finished.lua" --engine tcp
+replay_same "mismatch, a rank blocked first" "$dir/mismatch_blocked.lua"
+
 # ---- message races: a receive from any source whose match depends on timing
 race="race.lua:6: message race: this receive from any source could match the send from rank 1 at race.lua:10 or the send from rank 2 at race.lua:12; which arrives first depends on timing"
 for mode in rendezvous eager; do
@@ -37,6 +66,51 @@ for mode in rendezvous eager; do
     count_lines "race-free: no warning, $mode, $engine" 0 "warning"
   done
 done
+# an irecv from any source stays open until its wait: a send that a post
+# between the two caused (rank 0's send to rank 1, then rank 1's send) could
+# still be the one it takes, whichever it took this time (several runs each)
+race_ir="race_irecv.lua:5: message race: this receive from any source could match the send from rank 1 at race_irecv.lua:11 or the send from rank 2 at race_irecv.lua:13; which arrives first depends on timing"
+for mode in rendezvous eager; do
+  for engine in thread tcp; do
+    for i in 1 2 3; do
+      expect "race: irecv, a send, then its wait, $mode, $engine, run $i" 0 "$race_ir" \
+        -- run "$dir/race_irecv.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+    done
+    for i in 1 2 3; do # ... and waited on (wait, is_completed) before that send: no race
+      expect "race-free: irecv waited on first, $mode, $engine, run $i" 0 "" \
+        -- run "$dir/race_irecv_free.lua" --send-mode "$mode" --engine "$engine" --no-recheck
+      count_lines "race-free: irecv waited on first, no warning, $mode, $engine, run $i" 0 "warning"
+    done
+  done
+done
+# a race that leaves a send with no receive: the send/send deadlock's fix is
+# the race; waiting on the isend before the go-ahead orders it: no race, and
+# the deadlock is the sends' own (on tcp, the completion of a rendezvous send
+# used to reach the monitor before its match and lose that order)
+race_fix="fix: a message race: rank 0's receive from any source (race_sends.lua:5) took rank 2's message and left rank 1's send (race_sends.lua:11) waiting for a receive that rank 0 has not posted. Name the source on line 5 (receive from rank 1 there)"
+# (the thread engine matches in post order, so there it always deadlocks; on
+# tcp the other order may win the race and end ok: the race is named either way)
+for engine in thread tcp; do
+  for i in 1 2 3; do
+    guarded "$bin" run "$dir/race_sends.lua" --engine "$engine" --no-recheck \
+      >"$tmp/out" 2>"$tmp/err" </dev/null
+    got=$?
+    if { [ "$got" = 3 ] && grep -qF -- "$race_fix" "$tmp/err"; } ||
+       { [ "$got" = 0 ] && [ "$engine" = tcp ]; }; then
+      ok "race: an isend not waited on orders nothing, $engine, run $i"
+    else bad "race: an isend not waited on orders nothing, $engine, run $i" "status $got"; show "$tmp/err"; fi
+    count_lines "race: an isend not waited on: the race, $engine, run $i" 1 \
+      "race_sends.lua:5: message race: this receive from any source could match the send from rank 1 at race_sends.lua:11 or the send from rank 2 at race_sends.lua:14"
+    expect "race-free: an isend waited on orders, $engine, run $i" 3 \
+      "fix: reorder so that one side receives first" \
+      -- run "$dir/race_sends_free.lua" --engine "$engine" --no-recheck
+    count_lines "race-free: an isend waited on, no warning, $engine, run $i" 0 "warning"
+  done
+done
+replay_same "race: an isend not waited on" "$dir/race_sends.lua" --engine tcp --no-recheck
+expect "race: irecv, json" 0 '"text": "race_irecv.lua:5: message race' -- run "$dir/race_irecv.lua" --report json
+replay_same "race: irecv" "$dir/race_irecv.lua" --engine tcp
+replay_same "race-free: irecv" "$dir/race_irecv_free.lua" --send-mode eager
 # the other order deadlocks (rank 1's send is never received): the race is
 # named whichever order the run took, the send told at its post
 race_dl="race_deadlock.lua:10: message race: this receive from any source could match the send from rank 1 at race_deadlock.lua:14 or the send from rank 2 at race_deadlock.lua:14"
@@ -230,6 +304,27 @@ for engine in thread tcp; do
     -- run "$dir/group_order.lua" --engine "$engine"
   count_lines "group order: one note for both groups, $engine" 1 "note: a missing rank waits inside a collective"
 done
+
+# a rank that skips a group's creation: both sides named, the side of the
+# lowest rank as the one the others "know", whoever called first (several
+# runs each); and two groups' explanations in the order of their creation
+for engine in thread tcp; do
+  for mode in rendezvous eager; do
+    for i in 1 2 3; do
+      expect "group skipped, $mode, $engine, run $i" 2 \
+        "collective mismatch: rank 2 calls all_reduce at group_skip.lua:8 on the group of ranks [1, 2], which ranks 0, 1 know as the group of ranks [0, 1]" \
+        -- run "$dir/group_skip.lua" --send-mode "$mode" --engine "$engine"
+      expect "group order, the first explanation, $mode, $engine, run $i" 3 "" \
+        -- run "$dir/group_order.lua" --send-mode "$mode" --engine "$engine"
+      if [ "$(grep -m1 '^why:' "$tmp/err")" = "why: rank 0 entered all_reduce(SUM, float32, 2 elements) at group_order.lua:11, collective call #1 on the group of ranks [0, 1], and waits inside it for ranks that never called it:" ]; then
+        ok "group order: rank 0's group explained first, $mode, $engine, run $i"
+      else bad "group order: rank 0's group explained first, $mode, $engine, run $i"; grep '^why:' "$tmp/err"; fi
+    done
+  done
+done
+expect "group skipped: json, both sides" 2 '"kind": "group_mismatch"' -- run "$dir/group_skip.lua" --report json
+count_lines "group skipped: json, both calls" 2 '"op": "all_reduce"'
+replay_same "group skipped" "$dir/group_skip.lua" --engine tcp
 
 # ---- t[i] touches element or row i only, both ways
 for engine in thread tcp; do

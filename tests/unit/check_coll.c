@@ -672,7 +672,9 @@ END_TEST
 
 START_TEST(test_verdict_group_order) {
     expect_verdict(8, 3, CS_END_ERROR, (const char *const[]){
-        "which other ranks know as the group of ranks [", "in the same order", NULL});
+        "collective mismatch: ranks 1, 2 call all_reduce at test.c:",
+        "on the group of ranks [0, 1, 2], which rank 0 knows as the group of ranks [0, 1]",
+        "in the same order", NULL});
     expect_verdict(9, 3, CS_END_DEADLOCK, (const char *const[]){
         "did not call it: it is blocked at test.c:1",
         "under another context: the ranks created their groups with dist.new_group in "

@@ -782,6 +782,133 @@ START_TEST(test_race_through_rendezvous_completion) {
 }
 END_TEST
 
+/* Rank 0 posts an irecv from any source, then tells rank 1 to send, then
+ * waits (the irecv took rank 2's message first): rank 1's send follows a post
+ * that came before the wait, so the irecv could have taken it: a race. */
+static void irecv_then_send(bool wait_first) {
+    uint64_t one = 1;
+    start(3, "eager");
+    post(0, 1, CS_OP_IRECV, CS_ANY_SOURCE, 4, 5, false);
+    post(2, 1, CS_OP_SEND, 0, 4, 13, true);
+    match(0, 1, 2, 1, 4);
+    complete(0, 1);
+    if (wait_first) { /* w:wait() before the go-ahead: the irecv is over */
+        block(0, 7, 1, &one);
+        unblock(0);
+    }
+    post(0, 2, CS_OP_SEND, 1, 4, 6, true); /* the go-ahead */
+    post(1, 1, CS_OP_RECV, 0, 4, 10, false);
+    match(1, 1, 0, 2, 4);
+    post(1, 2, CS_OP_SEND, 0, 4, 11, true);
+    if (!wait_first) {
+        block(0, 7, 1, &one);
+        unblock(0);
+    }
+    post(0, 3, CS_OP_RECV, CS_ANY_SOURCE, 4, 8, false);
+    match(0, 3, 1, 2, 4);
+}
+
+START_TEST(test_race_irecv_open_until_its_wait) {
+    irecv_then_send(false);
+    ck_assert_int_eq(races(), 1);
+    ck_assert_ptr_nonnull(strstr(mon.pitfalls[0].text, "t.lua:5: message race: this receive from "
+                                 "any source could match the send from rank 1 at t.lua:11 or the "
+                                 "send from rank 2 at t.lua:13"));
+    cs_monitor_destroy(&mon);
+    irecv_then_send(true);
+    ck_assert_int_eq(races(), 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* An irecv not yet waited on took a rendezvous send: the sender's completion
+ * tells that it is over, and what the sender causes next follows it. */
+START_TEST(test_irecv_over_through_rendezvous_completion) {
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_IRECV, CS_ANY_SOURCE, 4, 6, false);
+    post(0, 2, CS_OP_SEND, 2, 4, 9, false); /* before the wait: it orders nothing */
+    post(1, 1, CS_OP_SEND, 0, 4, 10, false);
+    match(0, 1, 1, 1, 4);
+    complete(1, 1);
+    post(1, 2, CS_OP_SEND, 2, 4, 11, false); /* then rank 1 tells rank 2 */
+    post(2, 1, CS_OP_RECV, 1, 4, 12, false);
+    match(2, 1, 1, 2, 4);
+    post(2, 2, CS_OP_SEND, 0, 4, 13, false);
+    post(0, 3, CS_OP_RECV, CS_ANY_SOURCE, 4, 7, false);
+    match(0, 3, 2, 2, 4);
+    ck_assert_int_eq(races(), 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* Rank 2's rendezvous isend completes (rank 0's irecv from any source took
+ * it) before rank 2 lets rank 1 send: rank 2 knows that only if it waited
+ * on the isend first. */
+static void isend_then_go(bool wait_first) {
+    uint64_t one = 1;
+    start(3, "rendezvous");
+    post(0, 1, CS_OP_IRECV, CS_ANY_SOURCE, 4, 5, false);
+    post(2, 1, CS_OP_ISEND, 0, 4, 14, false);
+    match(0, 1, 2, 1, 4);
+    complete(0, 1);
+    complete(2, 1);
+    if (wait_first) {
+        block(2, 15, 1, &one);
+        unblock(2);
+    }
+    post(2, 2, CS_OP_SEND, 1, 4, 16, false); /* the go-ahead */
+    post(1, 1, CS_OP_RECV, 2, 4, 10, false);
+    match(1, 1, 2, 2, 4);
+    post(1, 2, CS_OP_SEND, 0, 4, 11, false);
+    block(0, 7, 1, &one);
+    unblock(0);
+    post(0, 2, CS_OP_RECV, CS_ANY_SOURCE, 4, 8, false);
+    match(0, 2, 1, 2, 4);
+}
+
+START_TEST(test_isend_learns_at_its_wait) {
+    isend_then_go(false);
+    ck_assert_int_eq(races(), 1);
+    ck_assert_ptr_nonnull(strstr(mon.pitfalls[0].text, "t.lua:5: message race: this receive from "
+                                 "any source could match the send from rank 1 at t.lua:11 or the "
+                                 "send from rank 2 at t.lua:14"));
+    cs_monitor_destroy(&mon);
+    isend_then_go(true);
+    ck_assert_int_eq(races(), 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
+/* Rank 1 posts an irecv from rank 0, sends to rank 2 (whose receive from
+ * any source takes it), then waits on the irecv, which only then takes rank
+ * 0's rendezvous send: rank 0 learns that the irecv was posted, not that
+ * rank 1's send to rank 2 was matched, so its own send to rank 2 races. */
+START_TEST(test_rendezvous_learns_the_post_only) {
+    uint64_t one = 1;
+    start(3, "rendezvous");
+    post(1, 1, CS_OP_IRECV, 0, 4, 18, false);
+    post(1, 2, CS_OP_SEND, 2, 4, 19, false);
+    post(2, 1, CS_OP_RECV, CS_ANY_SOURCE, 4, 30, false);
+    match(2, 1, 1, 2, 4);
+    complete(2, 1);
+    complete(1, 2);
+    block(1, 21, 1, &one); /* rank 1 waits on the irecv before it matches */
+    post(0, 1, CS_OP_SEND, 1, 4, 5, false);
+    match(1, 1, 0, 1, 4);
+    complete(1, 1);
+    unblock(1);
+    complete(0, 1);
+    post(0, 2, CS_OP_SEND, 2, 4, 6, false);
+    post(2, 2, CS_OP_RECV, CS_ANY_SOURCE, 4, 31, false);
+    match(2, 2, 0, 2, 4);
+    ck_assert_int_eq(races(), 1);
+    ck_assert_ptr_nonnull(strstr(mon.pitfalls[0].text, "t.lua:30: message race: this receive from "
+                                 "any source could match the send from rank 0 at t.lua:6 or the "
+                                 "send from rank 1 at t.lua:19"));
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("monitor");
     TCase *tc = tcase_create("verdicts");
@@ -815,6 +942,10 @@ int main(void) {
     tcase_add_test(tc, test_race_later_send);
     tcase_add_test(tc, test_no_race_when_ordered);
     tcase_add_test(tc, test_race_through_rendezvous_completion);
+    tcase_add_test(tc, test_race_irecv_open_until_its_wait);
+    tcase_add_test(tc, test_irecv_over_through_rendezvous_completion);
+    tcase_add_test(tc, test_isend_learns_at_its_wait);
+    tcase_add_test(tc, test_rendezvous_learns_the_post_only);
     suite_add_tcase(s, tc);
     TCase *bus = tcase_create("deferred bus");
     tcase_add_test(bus, test_deferred_order);

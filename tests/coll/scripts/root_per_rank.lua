@@ -1,4 +1,4 @@
--- every rank a different root: a mismatch declared when two ranks have
--- entered; the third may enter before the run ends, or not
+-- every rank a different root: a mismatch found when two ranks have
+-- entered, declared when the third has
 local t = tensor.zeros(4)
 dist.broadcast(t, rank)
