@@ -60,7 +60,9 @@ static bool knows(const uint32_t *c, const wild *w) {
 }
 
 /* A rendezvous isend complete before its rank waited on it: what it learnt,
- * kept until that wait. */
+ * kept until that wait, in a table by rank and request (a script may have
+ * 80,000 of them in flight and wait on them all at once). A free slot has
+ * no rclock. */
 typedef struct learnt {
     int rank;
     uint64_t id;
@@ -70,7 +72,7 @@ typedef struct learnt {
 struct cs_mon_race {
     int world;
     learnt *l;
-    int nl, lcap;
+    size_t nl, lcap;      /* lcap: 0 or a power of two */
     uint32_t *vc;         /* world x world: vc[r * world + k] */
     wild *w;
     int nw, cap;
@@ -96,7 +98,7 @@ void cs_monitor_race_destroy(cs_monitor *m) {
     free(m->race->vc);
     free(m->race->w);
     free(m->race->sites);
-    for (int i = 0; i < m->race->nl; i++) free(m->race->l[i].rclock);
+    for (size_t i = 0; i < m->race->lcap; i++) free(m->race->l[i].rclock);
     free(m->race->l);
     free(m->race);
     m->race = NULL;
@@ -229,6 +231,50 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     x->w[x->nw++] = w;
 }
 
+/* ---- the table of what isends learnt before their wait */
+
+static size_t learnt_home(const cs_mon_race *x, int rank, uint64_t id) {
+    uint64_t h = (id ^ ((uint64_t)(uint32_t)rank << 40)) * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(h >> 17) & (x->lcap - 1);
+}
+
+static void learnt_put(cs_mon_race *x, int rank, uint64_t id, uint32_t *rclock) {
+    if ((x->nl + 1) * 2 > x->lcap) { /* grow: every entry to its new home */
+        learnt *old = x->l;
+        size_t n = x->lcap;
+        x->lcap = n ? n * 2 : 16;
+        x->l = cs_xcalloc(x->lcap, sizeof *x->l, "the race detector");
+        x->nl = 0;
+        for (size_t i = 0; i < n; i++)
+            if (old[i].rclock) learnt_put(x, old[i].rank, old[i].id, old[i].rclock);
+        free(old);
+    }
+    size_t i = learnt_home(x, rank, id);
+    while (x->l[i].rclock) i = (i + 1) & (x->lcap - 1);
+    x->l[i] = (learnt){rank, id, rclock};
+    x->nl++;
+}
+
+/* Take (rank, id)'s clock out of the table; NULL when it is not there. */
+static uint32_t *learnt_take(cs_mon_race *x, int rank, uint64_t id) {
+    if (!x->nl) return NULL;
+    size_t i = learnt_home(x, rank, id);
+    while (x->l[i].rclock && (x->l[i].rank != rank || x->l[i].id != id))
+        i = (i + 1) & (x->lcap - 1);
+    uint32_t *rc = x->l[i].rclock;
+    if (!rc) return NULL;
+    x->l[i].rclock = NULL;
+    x->nl--;
+    /* the entries after it in its run move to where they now belong */
+    for (size_t j = (i + 1) & (x->lcap - 1); x->l[j].rclock; j = (j + 1) & (x->lcap - 1)) {
+        learnt e = x->l[j];
+        x->l[j].rclock = NULL;
+        x->nl--;
+        learnt_put(x, e.rank, e.id, e.rclock);
+    }
+    return rc;
+}
+
 /* Rank learns that its rendezvous send id matched a receive of clock rc. */
 static void learn(cs_mon_race *x, int rank, uint64_t id, const uint32_t *rc) {
     join(x, rank, rc);
@@ -245,11 +291,7 @@ void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
      * it only at its wait (a blocking send, or an isend already waited on,
      * is in that wait now; a collective waits on its own within the call). */
     if (q->op == CS_OP_ISEND && q->ctx == 0 && !q->waited_at) {
-        if (x->nl == x->lcap) {
-            x->lcap = x->lcap ? x->lcap * 2 : 8;
-            x->l = cs_xrealloc(x->l, (size_t)x->lcap * sizeof *x->l, "the race detector");
-        }
-        x->l[x->nl++] = (learnt){q->rank, q->id, q->rclock};
+        learnt_put(x, q->rank, q->id, q->rclock);
         q->rclock = NULL;
         return;
     }
@@ -259,14 +301,12 @@ void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
 void cs_monitor_race_waited(cs_monitor *m, int rank, const uint64_t *reqs, int n) {
     cs_mon_race *x = race_get(m);
     if (!x || !reqs || rank < 0 || rank >= x->world) return;
-    for (int j = 0; j < n && x->nl; j++)
-        for (int i = 0; i < x->nl; i++)
-            if (x->l[i].rank == rank && x->l[i].id == reqs[j]) {
-                learn(x, rank, reqs[j], x->l[i].rclock);
-                free(x->l[i].rclock);
-                x->l[i] = x->l[--x->nl];
-                break;
-            }
+    for (int j = 0; j < n && x->nl; j++) {
+        uint32_t *rc = learnt_take(x, rank, reqs[j]);
+        if (!rc) continue;
+        learn(x, rank, reqs[j], rc);
+        free(rc);
+    }
     uint32_t next = clock_of(x, rank)[rank] + 1;
     for (int j = 0; j < n; j++) {
         cs_mon_req *q = cs_mon_lookup(m, rank, reqs[j]);
