@@ -334,10 +334,16 @@ rm -f "$tmp/sparse.lua" "$tmp/huge.lua"
 mkdir -p "$tmp/sf"
 printf 'return {limits = {timeout = 15, steps = 1e12}, cases = {{name = "s", world = 8, send_modes = {"eager"}}}}\n' \
   >"$tmp/sf/spec.lua"
-expect "sends without end: the trace's size limit, said so" 6 \
-  "killed: the run's trace passed 256 MiB (too many events, such as a loop of sends)" \
-  -- grade "$tmp/sf" "$here/hostile/sendflood.lua" --hidden
-[ -s "$tmp/err" ] && bad_showing "$tmp/err" "sends without end: nothing on the grader's stderr"
+# Under ThreadSanitizer the ranks are too slow to write 256 MiB within the
+# case's 15 s: the wall time ends it first, which says nothing of the cap.
+if nm "$bin" 2>/dev/null | grep -q __tsan_init; then
+  skip "sends without end: the trace's size limit" "ThreadSanitizer's ranks cannot fill 256 MiB within the timeout"
+else
+  expect "sends without end: the trace's size limit, said so" 6 \
+    "killed: the run's trace passed 256 MiB (too many events, such as a loop of sends)" \
+    -- grade "$tmp/sf" "$here/hostile/sendflood.lua" --hidden
+  [ -s "$tmp/err" ] && bad_showing "$tmp/err" "sends without end: nothing on the grader's stderr"
+fi
 # The grader's own lines after the solution index no userdata but a tensor
 # (a P2POp raises when indexed) and call no global the solution could
 # remove: each failed at a line the solution does not have, naming 'local r'.
