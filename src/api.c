@@ -106,6 +106,7 @@ cs_world *cs_world_new(const cs_world_config *cfg, cs_bus *bus, char *err, size_
      * ranks than cores, yield instead so the peer gets to run at all. */
     w->spin = w->oversubscribed ? 0 : 4000;
     w->yields = kind->wait_yields;
+    w->one_stream = !(kind->caps & CS_ENGINE_PROCESSES);
     pthread_mutex_init(&w->end_lock, NULL);
     pthread_cond_init(&w->end_cond, NULL);
     w->engine = kind->create(w, cfg->engine_arg);
@@ -377,6 +378,10 @@ static int post_recv(cs_rank *r, cs_op op, cs_tensor *t, int src, int tag, int c
     q->ctx = ctx;
     q->coll_sig = ctx ? r->coll_sig : 0;
     q->exchange = ctx && r->coll_exchange;
+    if (src == CS_ANY_SOURCE && !atomic_load_explicit(&w->any_source, memory_order_relaxed)) {
+        atomic_store(&w->any_source, true); /* before its event: see waits_wild */
+        cs_bus_order(w->bus);
+    }
     cs_event ev = {0};
     fill_post(&ev, q, t);
     emit(r, &ev);
@@ -415,11 +420,21 @@ static void emit_block(cs_rank *r, const waitset *ws, int line, bool block) {
 /* An irecv from any source or a rendezvous isend of the script's: what the
  * rank knows changes at its wait, not when the request completes, so the
  * race detector must see every wait on one (monitor_race.c), also a wait
- * that finds it complete and never sleeps. */
-static bool waits_wild(cs_request *const *qs, int n) {
+ * that finds it complete and never sleeps.
+ *
+ * Except an isend's, while no receive from any source was posted before its
+ * completion in the stream: the detector then credits the completion at
+ * once (it carries nothing a race could hide behind). Where every rank's
+ * events share this stream, the flag tells: it was set before that post's
+ * event, and the completion's event was emitted before the rank saw the
+ * request done, so a post the stream places before it is seen here
+ * (cs_bus_order). A rank process cannot see the others' posts: it tells
+ * every wait, and the detector ignores what it does not need. */
+static bool waits_wild(const cs_world *w, cs_request *const *qs, int n) {
+    bool sends = !w->one_stream || atomic_load(&w->any_source);
     for (int i = 0; i < n; i++)
         if (qs[i]->ctx == 0 && ((qs[i]->op == CS_OP_IRECV && qs[i]->peer == CS_ANY_SOURCE) ||
-                                (qs[i]->op == CS_OP_ISEND && !qs[i]->eager)))
+                                (qs[i]->op == CS_OP_ISEND && !qs[i]->eager && sends)))
             return true;
     return false;
 }
@@ -519,7 +534,7 @@ int cs_wait_all(cs_rank *r, cs_request **qs, int n, int line) {
         bool slept;
         int rc = wait_set(r, &ws, line, &slept);
         if (rc != CS_OK) return rc;
-        if (!slept && waits_wild(ws.qs, ws.n)) { /* a wait that did not sleep, told */
+        if (!slept && waits_wild(r->world, ws.qs, ws.n)) { /* a wait that did not sleep, told */
             emit_block(r, &ws, line, true);
             emit_block(r, &ws, line, false);
         }
@@ -540,7 +555,7 @@ bool cs_test(cs_rank *r, cs_request *q) {
         cs_stage_done(r, q);
         /* Seen completed is waited on: the clock moves to its completion. */
         if (r->world->cfg.net.on) announce_wait(r, &q, 1, q->line);
-        if (waits_wild(&q, 1)) {
+        if (waits_wild(r->world, &q, 1)) {
             waitset ws = {&q, 1};
             emit_block(r, &ws, q->line, true);
             emit_block(r, &ws, q->line, false);

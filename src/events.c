@@ -321,6 +321,13 @@ void cs_bus_drain(cs_bus *bus) {
     bus_unlock(bus);
 }
 
+void cs_bus_order(cs_bus *bus) {
+    /* A release in the tickets' chain of updates: every ticket taken after
+     * it, and every drain that reads it, synchronises with the caller. An
+     * event under the lock is ordered by the lock. */
+    if (bus->ring) atomic_fetch_add_explicit(&bus->tickets, 0, memory_order_acq_rel);
+}
+
 void cs_bus_lock(cs_bus *bus) {
     pthread_mutex_lock(&bus->lock);
     drain_all(bus);

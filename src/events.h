@@ -181,6 +181,11 @@ bool cs_bus_poll(cs_bus *bus, int max);
  * told must precede what its caller does next (a tcp rank's frame to the
  * controller that follows its events). Not from a sink. */
 void cs_bus_drain(cs_bus *bus);
+/* Order the caller's stores so far before the stream's later events: a
+ * thread whose event the stream places after the caller's next one sees
+ * them once it has emitted it (a store the ranks read to tell what the
+ * monitor will have folded; api.c's any-source flag). */
+void cs_bus_order(cs_bus *bus);
 /* Lock the bus for a reader of the sinks' state (the monitor): the deferred
  * events are dispatched first, so what it reads is up to date. */
 void cs_bus_lock(cs_bus *bus);

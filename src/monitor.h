@@ -135,6 +135,9 @@ void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q);
  * rank from its next post on, and it learns what its isends learnt. */
 void cs_monitor_race_waited(cs_monitor *m, int rank, const uint64_t *reqs, int n);
 void cs_monitor_race_destroy(cs_monitor *m);
+/* Rendezvous isends complete whose rank has not waited on them yet, kept for
+ * that wait: what the race detector holds on to. */
+size_t cs_monitor_race_unwaited(const cs_monitor *m);
 /* The line of a receive from any source of rank, before its request before,
  * that took a message from rank from in context ctx, in a race already
  * reported; 0 if none. A deadlock it caused is explained by it. */

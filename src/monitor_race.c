@@ -71,6 +71,7 @@ typedef struct learnt {
 
 struct cs_mon_race {
     int world;
+    bool any_source;      /* a receive from any source has been posted */
     learnt *l;
     size_t nl, lcap;      /* lcap: 0 or a power of two */
     uint32_t *vc;         /* world x world: vc[r * world + k] */
@@ -167,6 +168,7 @@ void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q,
     }
     clock_of(x, q->rank)[q->rank]++;
     q->clock = copy_clock(x, q->rank, q->clock);
+    if (q->peer == CS_ANY_SOURCE && !cs_op_is_send(q->op)) x->any_source = true;
     if (!cs_op_is_send(q->op) || q->ctx != 0) return;
     /* Any-source receives of its destination that matched before this send,
      * which has not seen them: it could have been the one they took. */
@@ -275,6 +277,8 @@ static uint32_t *learnt_take(cs_mon_race *x, int rank, uint64_t id) {
     return rc;
 }
 
+size_t cs_monitor_race_unwaited(const cs_monitor *m) { return m->race ? m->race->nl : 0; }
+
 /* Rank learns that its rendezvous send id matched a receive of clock rc. */
 static void learn(cs_mon_race *x, int rank, uint64_t id, const uint32_t *rc) {
     join(x, rank, rc);
@@ -289,8 +293,12 @@ void cs_monitor_race_complete(cs_monitor *m, cs_mon_req *q) {
     if (!x || !q->rclock || q->rank >= x->world) return;
     /* The script's isend completes behind its rank's back: the rank knows
      * it only at its wait (a blocking send, or an isend already waited on,
-     * is in that wait now; a collective waits on its own within the call). */
-    if (q->op == CS_OP_ISEND && q->ctx == 0 && !q->waited_at) {
+     * is in that wait now; a collective waits on its own within the call).
+     * Before any receive from any source was posted, knowing it now hides
+     * nothing: the receive's clock predates every such receive, whose
+     * counters (at, from_at) it therefore cannot reach. So it is credited
+     * at once, and the thread engine does not tell those waits (api.c). */
+    if (q->op == CS_OP_ISEND && q->ctx == 0 && !q->waited_at && x->any_source) {
         learnt_put(x, q->rank, q->id, q->rclock);
         q->rclock = NULL;
         return;

@@ -66,6 +66,11 @@ struct cs_world {
     int spin;               /* busy-poll iterations before yielding */
     int yields;             /* sched_yield calls before sleeping */
     bool oversubscribed;    /* more ranks than cores: yield while spinning */
+    bool one_stream;        /* every rank's events are in this process's stream */
+    /* A receive from any source has been posted (set before its post event;
+     * one_stream only): until then the race detector credits a rendezvous
+     * isend's completion at once and need not see the waits on it (api.c). */
+    _Atomic bool any_source;
     _Atomic int end;        /* cs_end_reason; CS_END_NONE while running */
     cs_gate_fn gate;
     void *gate_ud;

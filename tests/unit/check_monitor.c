@@ -866,6 +866,35 @@ static void isend_then_go(bool wait_first) {
     match(0, 2, 1, 2, 4);
 }
 
+/* Until a receive from any source is posted, a rendezvous isend's completion
+ * is credited at once: the thread engine does not tell waits that need not
+ * be told, and the detector keeps nothing for them. From that post on, what
+ * it learnt waits for its rank's wait. */
+START_TEST(test_isend_credited_before_any_source) {
+    start(2, "rendezvous");
+    for (uint64_t i = 1; i <= 1000; i++) {
+        post(1, i, CS_OP_ISEND, 0, 4, 10, false);
+        post(0, i, CS_OP_RECV, 1, 4, 6, false);
+        match(0, i, 1, i, 4);
+        complete(0, i);
+        complete(1, i);
+    }
+    ck_assert_uint_eq(cs_monitor_race_unwaited(&mon), 0);
+    post(0, 1001, CS_OP_IRECV, CS_ANY_SOURCE, 4, 7, false);
+    post(1, 1001, CS_OP_ISEND, 0, 4, 10, false);
+    match(0, 1001, 1, 1001, 4);
+    complete(0, 1001);
+    complete(1, 1001);
+    ck_assert_uint_eq(cs_monitor_race_unwaited(&mon), 1);
+    uint64_t id = 1001;
+    block(1, 11, 1, &id);
+    unblock(1);
+    ck_assert_uint_eq(cs_monitor_race_unwaited(&mon), 0);
+    ck_assert_int_eq(races(), 0);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 START_TEST(test_isend_learns_at_its_wait) {
     isend_then_go(false);
     ck_assert_int_eq(races(), 1);
@@ -946,6 +975,7 @@ int main(void) {
     tcase_add_test(tc, test_irecv_over_through_rendezvous_completion);
     tcase_add_test(tc, test_isend_learns_at_its_wait);
     tcase_add_test(tc, test_rendezvous_learns_the_post_only);
+    tcase_add_test(tc, test_isend_credited_before_any_source);
     suite_add_tcase(s, tc);
     TCase *bus = tcase_create("deferred bus");
     tcase_add_test(bus, test_deferred_order);
