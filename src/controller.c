@@ -50,6 +50,11 @@ void controller_watch(controller *k, int fd, uint64_t tag) {
 
 static void on_deadlock(void *ud) { ((controller *)ud)->deadlock = true; }
 static void on_error(void *ud) { ((controller *)ud)->mon_error = true; }
+/* The trace passed the file size limit: the loop ends the run within its
+ * tick (wait_ms), as the thread launcher does (launch.c, on_trace_fail). */
+static void on_trace_fail(void *ud, int code) {
+    if (code == EFBIG) atomic_store(&((controller *)ud)->trace_failed, true);
+}
 
 /* The timekeeper answers a rank's clock read (under the bus lock, on the
  * controller's thread): a CLOCK frame to that rank. */
@@ -549,7 +554,7 @@ static void loop(controller *k) {
             k->deadlock = false;
             controller_abort(k, CS_END_DEADLOCK);
         }
-        if (k->mon_error) {
+        if (k->mon_error || atomic_exchange(&k->trace_failed, false)) {
             k->mon_error = false;
             controller_abort(k, CS_END_ERROR);
         }
@@ -762,6 +767,7 @@ static int launch(const cs_run_opts *o, const cs_engine_kind *kind, const cs_scr
     k.c.mon.on_deadlock = on_deadlock;
     k.c.mon.on_error = on_error;
     k.c.mon.ud = &k;
+    if (k.c.tw) cs_trace_on_fail(k.c.tw, on_trace_fail, &k);
     cs_control_clock_answers(&k.c, clock_answer, &k);
     if (o->timeout > 0) k.deadline = cs_now() + o->timeout;
     if (o->ui) {

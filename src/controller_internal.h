@@ -98,6 +98,7 @@ typedef struct controller {
     _Atomic int status;   /* the first reason the run ended, or 0 (a front end reads it) */
     bool deadlock;        /* the monitor found one (set from its callback) */
     bool mon_error;       /* the monitor found an error (a collective mismatch) */
+    _Atomic bool trace_failed; /* the trace passed the file size limit (the writer's thread sets it) */
     int dead;             /* the rank whose death is being reported, or -1 */
     char cause[96];
     const char *fate;     /* what became of it: "died", "stopped responding" */

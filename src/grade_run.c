@@ -208,8 +208,8 @@ static char *dupf(const char *fmt, const char *a) {
 #define TRACE_MAX ((rlim_t)256 << 20)
 
 /* Did the run's trace reach TRACE_MAX? Its writer (a thread that blocks
- * signals) then failed with EFBIG rather than die of SIGXFSZ, and the run
- * went on to its end or its alarm: the trace is cut, whatever ended it. */
+ * signals) then failed with EFBIG rather than die of SIGXFSZ, and that
+ * ended the run: the trace is cut, whatever else the run says. */
 static bool trace_full(const char *trace) {
     struct stat st;
     return stat(trace, &st) == 0 && (rlim_t)st.st_size >= TRACE_MAX;

@@ -81,8 +81,13 @@ cs_trace_writer *cs_trace_open(const char *path, char *err, size_t errlen);
  * event must be the run header; anything before it is dropped and counted as
  * an error. After the first write error (disk full) the writer stops writing,
  * so the file ends at the last complete event plus possibly one cut line, and
- * remembers the error. The sink never fails the run. */
+ * remembers the error. The sink never fails the run itself: cs_trace_on_fail. */
 void cs_trace_subscribe(cs_trace_writer *w, cs_bus *bus);
+/* fn(ud, errno) is called once, from the writer's thread, when a write fails
+ * (ENOSPC: the disk is full; EFBIG: the file size limit): a run can end then
+ * rather than go on writing nothing. A failure before the call is not told:
+ * set it first thing. */
+void cs_trace_on_fail(cs_trace_writer *w, void (*fn)(void *ud, int code), void *ud);
 /* The sink alone, without the hook: the lines wait until the next flush or
  * the close (a caller that emits from one thread). */
 cs_sink cs_trace_sink(cs_trace_writer *w);

@@ -103,6 +103,8 @@ struct cs_trace_writer {
     bool closing;
     int err;               /* errno of the first error; 0 when none */
     char errmsg[512];
+    void (*on_fail)(void *ud, int code); /* told of a write error (cs_trace_on_fail) */
+    void *on_fail_ud;
 };
 
 /* The first error is the one worth reporting. Under mu. */
@@ -315,7 +317,10 @@ static void write_out(cs_trace_writer *w) {
         atomic_store_explicit(&w->stopped, true, memory_order_relaxed);
         pthread_mutex_lock(&w->mu);
         writer_error(w, code, "%s: %s", w->path, strerror(code));
+        void (*fn)(void *, int) = w->on_fail;
+        void *ud = w->on_fail_ud;
         pthread_mutex_unlock(&w->mu);
+        if (fn) fn(ud, code);
     }
     w->out.len = 0;
 }
@@ -536,6 +541,13 @@ static void trace_after(void *ud) {
 
 cs_sink cs_trace_sink(cs_trace_writer *w) {
     return (cs_sink){.emit = trace_emit, .ud = w};
+}
+
+void cs_trace_on_fail(cs_trace_writer *w, void (*fn)(void *ud, int code), void *ud) {
+    pthread_mutex_lock(&w->mu);
+    w->on_fail = fn;
+    w->on_fail_ud = ud;
+    pthread_mutex_unlock(&w->mu);
 }
 
 void cs_trace_subscribe(cs_trace_writer *w, cs_bus *bus) {

@@ -128,4 +128,25 @@ else
   skip "--trace /dev/full" "no writable /dev/full"
 fi
 
+# A run that never ends fills the file size limit (a grader's trace cap): it
+# ends then with that error, not at its --timeout (status 4), and the trace
+# holds every event up to the cut, which replays.
+for engine in thread tcp; do
+  name="a trace past the file size limit ends the run ($engine)"
+  (ulimit -f 1024
+   guarded "$bin" run "$dir/spin_all.lua" -n 2 --no-tui --engine $engine --timeout 600 \
+     --trace "$tmp/cut.jsonl" >"$tmp/out" 2>"$tmp/err")
+  got=$?
+  if ! grep -qF "the trace could not be written: $tmp/cut.jsonl: File too large" "$tmp/out" "$tmp/err"; then
+    bad "$name" "exit status $got, output lacks the trace's error"
+    continue
+  fi
+  guarded "$bin" replay "$tmp/cut.jsonl" --no-tui >"$tmp/out" 2>"$tmp/err"
+  replayed=$?
+  if [ $got != 1 ]; then bad "$name" "exit status $got, expected 1"
+  elif [ $replayed != 1 ] || ! grep -qF "trace cut off mid-event: replayed the" "$tmp/err"; then
+    bad "$name" "the cut trace does not replay up to the cut (status $replayed)"
+  else ok "$name"; fi
+done
+
 finish
