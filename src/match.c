@@ -176,25 +176,41 @@ static void pair(cs_world *w, cs_msg *msg, cs_request *rq) {
     w->engine->ops->transfer(w->engine, msg, rq);
 }
 
-/* Copy an eager message aside and complete its send. The copy counts against
- * the sender's memory cap: buffered messages are memory the sender's script
- * chose to use, and only the sender can be stopped at the line that did it. */
-static void buffer_eager(cs_msg *msg) {
-    cs_request *sq = msg->sreq;
+/* Copy an eager send's bytes aside. The copy counts against the sender's
+ * memory cap: buffered messages are memory the sender's script chose to use,
+ * and only the sender can be stopped at the line that did it. NULL when the
+ * cap refuses it (*refused) or the machine does (the send then waits for its
+ * receive, as a rendezvous send). */
+static void *eager_copy(cs_request *sq, bool *refused) {
     cs_budget *b = cs_rank_budget(sq->owner);
-    size_t n = msg->bytes ? msg->bytes : 1;
-    if (!cs_budget_charge(b, n)) {
-        sq->unbuffered = true;
-        return;
-    }
-    if (!(msg->data = cs_msgbuf_alloc(n))) {
+    size_t n = sq->bytes ? sq->bytes : 1;
+    *refused = !cs_budget_charge(b, n);
+    if (*refused) return NULL;
+    void *data = cs_msgbuf_alloc(n);
+    if (!data) {
         cs_budget_refund(b, n);
-        return; /* it waits for its receive, as a rendezvous send */
+        return NULL;
     }
-    msg->charged = b;
-    memcpy(msg->data, cs_request_payload(sq), msg->bytes);
+    memcpy(data, cs_request_payload(sq), sq->bytes);
+    return data;
+}
+
+/* msg carries data, its send's copy (eager_copy), from now on: the send
+ * completes. Under the matcher's lock, where its event takes its place. */
+static void buffered(cs_msg *msg, void *data) {
+    cs_request *sq = msg->sreq;
+    msg->data = data;
+    msg->charged = cs_rank_budget(sq->owner);
     msg->sreq = NULL;
     cs_request_finish(sq, CS_OK, NULL);
+}
+
+/* An eager send that found no receive: copied aside, it completes now. */
+static void buffer_eager(cs_msg *msg) {
+    bool refused;
+    void *data = eager_copy(msg->sreq, &refused);
+    if (data) buffered(msg, data);
+    else if (refused) msg->sreq->unbuffered = true;
 }
 
 void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
@@ -212,12 +228,24 @@ void cs_match_deliver(cs_world *w, cs_matcher *m, cs_msg *msg) {
 }
 
 int cs_match_send_local(cs_world *w, cs_matcher *m, cs_request *sq) {
-    cs_msg env = {0};
+    cs_msg env = {0}, *msg = NULL;
     cs_msg_envelope(&env, sq);
     env.sreq = sq;
+    void *copy = NULL;
+    bool refused = false;
     pthread_mutex_lock(&m->lock);
     cs_request *rq = cs_match_take_posted(m, &env);
-    if (rq) { /* pair(), with the thread engine's transfer and reject inlined */
+    if (!rq && sq->eager) {
+        /* No receive yet: copy the bytes aside without the lock, then look
+         * again (a receive posted meanwhile takes the copy). Copied under
+         * it, megabytes at a time, a stream of sends kept the receiver from
+         * posting for a whole window, so that every send was copied twice. */
+        pthread_mutex_unlock(&m->lock);
+        if ((msg = malloc(sizeof *msg))) copy = eager_copy(sq, &refused);
+        pthread_mutex_lock(&m->lock);
+        rq = cs_match_take_posted(m, &env);
+    }
+    if (rq && !copy) { /* pair(), with the thread engine's transfer and reject inlined */
         char err[512];
         rq->source = env.src;
         if (!cs_match_check(&env, rq, w->script_name, err, sizeof err)) {
@@ -238,17 +266,18 @@ int cs_match_send_local(cs_world *w, cs_matcher *m, cs_request *sq) {
             cs_request_done_publish(sq);
         }
         pthread_mutex_unlock(&m->lock);
+        free(msg);
         return CS_OK;
     }
-    cs_msg *msg = malloc(sizeof *msg);
-    if (!msg) {
+    if (!msg && !(msg = malloc(sizeof *msg))) { /* no receive was taken */
         pthread_mutex_unlock(&m->lock);
         return CS_ENOMEM;
     }
     *msg = env;
-    /* as cs_match_deliver: an eager send is copied aside and completes now */
-    if (sq->eager) buffer_eager(msg);
-    cs_match_push_unexpected(m, msg);
+    if (copy) buffered(msg, copy);
+    else if (refused) sq->unbuffered = true; /* queued uncopied: the rank fails */
+    if (rq) pair(w, msg, rq);
+    else cs_match_push_unexpected(m, msg);
     pthread_mutex_unlock(&m->lock);
     return CS_OK;
 }

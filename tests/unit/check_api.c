@@ -71,6 +71,44 @@ START_TEST(test_non_overtaking) {
 }
 END_TEST
 
+/* Eager sends of 256 KiB in windows, receives posted while they are copied:
+ * a send that found no receive copies its bytes aside without the matcher's
+ * lock and then looks again, so either way each message arrives whole and in
+ * order. */
+enum { STREAM_N = 240, STREAM_W = 8, STREAM_ELEMS = 64 << 10 };
+
+static void fn_eager_stream(cs_rank *r, void *arg) {
+    cs_request *q[STREAM_W];
+    cs_tensor *t[STREAM_W];
+    bool sender = cs_rank_id(r) == 0;
+    for (int i = 0; i < STREAM_W; i++) t[i] = vec(r, STREAM_ELEMS, 0);
+    for (int at = 0; at < STREAM_N; at += STREAM_W) {
+        for (int i = 0; i < STREAM_W; i++) {
+            if (sender) {
+                cs_tensor_set(t[i], 0, at + i);
+                cs_tensor_set(t[i], STREAM_ELEMS - 1, -(at + i));
+                ck_assert_int_eq(cs_isend(r, t[i], 1, 3, 1, &q[i]), CS_OK);
+            } else {
+                ck_assert_int_eq(cs_irecv(r, t[i], 0, 3, 2, &q[i]), CS_OK);
+            }
+        }
+        ck_assert_int_eq(cs_wait_all(r, q, STREAM_W, 3), CS_OK);
+        for (int i = 0; i < STREAM_W; i++) {
+            if (!sender) {
+                ck_assert_double_eq(cs_tensor_get(t[i], 0), at + i);
+                ck_assert_double_eq(cs_tensor_get(t[i], STREAM_ELEMS - 1), -(at + i));
+            }
+            cs_request_release(q[i]);
+        }
+    }
+    for (int i = 0; i < STREAM_W; i++) cs_tensor_release(t[i]);
+}
+
+START_TEST(test_eager_stream_whole_and_in_order) {
+    ck_assert_int_eq(run_world(2, "eager", fn_eager_stream, NULL), CS_END_NONE);
+}
+END_TEST
+
 /* A receive for tag 2 skips the earlier tag-1 message. */
 static void fn_tags(cs_rank *r, void *arg) {
     if (cs_rank_id(r) == 0) {
@@ -300,6 +338,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_send_recv);
     tcase_add_test(tc, test_non_overtaking);
+    tcase_add_test(tc, test_eager_stream_whole_and_in_order);
     tcase_add_test(tc, test_tags);
     tcase_add_test(tc, test_any_source);
     tcase_add_test(tc, test_send_modes);
