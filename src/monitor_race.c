@@ -30,6 +30,13 @@
  * Reported once per receive site, as a warning of the receiving rank.
  * Worlds above CS_RACE_MAX_WORLD ranks are not checked (the clocks are
  * world x world).
+ *
+ * Before the first receive from any source (in the stream's order) no clock
+ * is kept: a race needs such a receive, and whether a clock knows it is over
+ * compares counters ticked after its post, which no earlier post's clock can
+ * reach. So the clocks start at zero with that post, and a request posted
+ * before it has none: a send without a clock knows of no receive from any
+ * source (nor of anything else that matters here).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,9 +173,14 @@ void cs_monitor_race_post(cs_monitor *m, cs_mon_req *q,
         q->clock = NULL;
         return;
     }
+    if (q->peer == CS_ANY_SOURCE && !cs_op_is_send(q->op)) x->any_source = true;
+    if (!x->any_source) { /* see "Before the first receive from any source" above */
+        free(q->clock);
+        q->clock = NULL;
+        return;
+    }
     clock_of(x, q->rank)[q->rank]++;
     q->clock = copy_clock(x, q->rank, q->clock);
-    if (q->peer == CS_ANY_SOURCE && !cs_op_is_send(q->op)) x->any_source = true;
     if (!cs_op_is_send(q->op) || q->ctx != 0) return;
     /* Any-source receives of its destination that matched before this send,
      * which has not seen them: it could have been the one they took. */
@@ -204,7 +216,7 @@ void cs_monitor_race_match(cs_monitor *m, cs_mon_req *r, cs_mon_req *s,
     for (int i = 0; i < x->nw; i++) {
         wild *w = &x->w[i];
         if (w->rank == d && w->from != s->rank && w->tag == s->tag && w->ctx == s->ctx &&
-            w->id < r->id && s->clock && !knows(s->clock, w))
+            w->id < r->id && (!s->clock || !knows(s->clock, w)))
             report(m, x, w, s->rank, s->line, warn);
     }
     if (r->peer != CS_ANY_SOURCE) return;
