@@ -6,6 +6,7 @@
  * its own, and writes it record by record while the printers fill the other.
  */
 #include "outq.h"
+#include "bytebuf.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,10 +24,6 @@ typedef struct stream {
     int idx; /* 0 out, 1 err */
 } stream;
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
 
 struct cs_outq {
     int fd[2];
@@ -35,7 +32,7 @@ struct cs_outq {
     pthread_mutex_t mu;
     pthread_cond_t more; /* a record, or closing */
     pthread_cond_t room; /* the thread wrote what it took */
-    buf pending;         /* the printers', under mu */
+    cs_bytebuf pending;         /* the printers', under mu */
     size_t last;         /* where pending's last record starts */
     int last_idx;        /* its stream; -1: pending is empty */
     size_t taken;        /* bytes the thread is writing */
@@ -44,17 +41,6 @@ struct cs_outq {
     bool failed[2];      /* the thread's: a descriptor that refused */
     pthread_t thread;
 };
-
-static bool buf_room(buf *b, size_t n) {
-    if (b->len + n <= b->cap) return true;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + n) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) return false;
-    b->p = p;
-    b->cap = cap;
-    return true;
-}
 
 static void write_all(cs_outq *q, int idx, const char *p, size_t n) {
     while (n > 0 && !q->failed[idx]) {
@@ -71,12 +57,12 @@ static void write_all(cs_outq *q, int idx, const char *p, size_t n) {
 
 static void *writer(void *arg) {
     cs_outq *q = arg;
-    buf mine = {0};
+    cs_bytebuf mine = {0};
     pthread_mutex_lock(&q->mu);
     for (;;) {
         while (!q->pending.len && !q->closing) pthread_cond_wait(&q->more, &q->mu);
         if (!q->pending.len) break; /* closing, and all written */
-        buf b = q->pending;
+        cs_bytebuf b = q->pending;
         q->pending = mine;
         q->pending.len = 0;
         q->last_idx = -1;
@@ -84,8 +70,8 @@ static void *writer(void *arg) {
         pthread_mutex_unlock(&q->mu);
         for (size_t at = 0; at < b.len;) {
             uint32_t n;
-            memcpy(&n, b.p + at + 1, sizeof n);
-            write_all(q, b.p[at], b.p + at + HEAD, n);
+            memcpy(&n, b.data + at + 1, sizeof n);
+            write_all(q, b.data[at], b.data + at + HEAD, n);
             at += HEAD + n;
         }
         mine = b;
@@ -94,7 +80,7 @@ static void *writer(void *arg) {
         pthread_cond_broadcast(&q->room);
     }
     pthread_mutex_unlock(&q->mu);
-    free(mine.p);
+    cs_bytebuf_free(&mine);
     return NULL;
 }
 
@@ -109,9 +95,9 @@ static ssize_t stream_write(void *cookie, const char *p, size_t n) {
     pthread_mutex_lock(&q->mu);
     while (q->pending.len + q->taken > 0 && q->pending.len + q->taken + n > q->cap)
         pthread_cond_wait(&q->room, &q->mu);
-    if (q->last_idx == s->idx) memcpy(&len, q->pending.p + q->last + 1, sizeof len);
+    if (q->last_idx == s->idx) memcpy(&len, q->pending.data + q->last + 1, sizeof len);
     bool join = q->last_idx == s->idx && len <= UINT32_MAX - n;
-    if (!buf_room(&q->pending, (join ? 0 : HEAD) + n)) {
+    if (!cs_bytebuf_room(&q->pending, (join ? 0 : HEAD) + n)) {
         pthread_mutex_unlock(&q->mu);
         errno = ENOMEM;
         return -1;
@@ -120,12 +106,12 @@ static ssize_t stream_write(void *cookie, const char *p, size_t n) {
         len = 0;
         q->last = q->pending.len;
         q->last_idx = s->idx;
-        q->pending.p[q->last] = (char)s->idx;
+        q->pending.data[q->last] = (char)s->idx;
         q->pending.len += HEAD;
     }
     len += (uint32_t)n;
-    memcpy(q->pending.p + q->last + 1, &len, sizeof len);
-    memcpy(q->pending.p + q->pending.len, p, n);
+    memcpy(q->pending.data + q->last + 1, &len, sizeof len);
+    memcpy(q->pending.data + q->pending.len, p, n);
     q->pending.len += n;
     pthread_cond_signal(&q->more);
     pthread_mutex_unlock(&q->mu);
@@ -136,7 +122,7 @@ static void outq_free(cs_outq *q) {
     pthread_cond_destroy(&q->room);
     pthread_cond_destroy(&q->more);
     pthread_mutex_destroy(&q->mu);
-    free(q->pending.p);
+    cs_bytebuf_free(&q->pending);
     free(q);
 }
 

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytebuf.h"
 #include "errmsg.h"
 #include "heartbeat.h"
 #include "rank_link.h"
@@ -38,8 +39,8 @@
 #define EVENT_BATCH (64 * 1024) /* bytes of events that are sent without waiting */
 
 typedef struct bytes {
-    uint8_t *p;
-    size_t off, len, cap; /* unsent bytes are p[off, len) */
+    cs_bytebuf b;
+    size_t off;           /* unsent bytes are b.data[off, b.len) */
 } bytes;
 
 struct cs_rank_link {
@@ -72,17 +73,9 @@ struct cs_rank_link {
     void *drain_ud;
 };
 
-/* Room for n more bytes at the end of b. */
-static uint8_t *bytes_room(bytes *b, size_t n) {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n) cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) return NULL;
-        b->p = p;
-        b->cap = cap;
-    }
-    return b->p + b->len;
+/* Room for n more bytes at the end of q: where they go, or NULL. */
+static uint8_t *bytes_room(bytes *q, size_t n) {
+    return cs_bytebuf_room(&q->b, n) ? (uint8_t *)q->b.data + q->b.len : NULL;
 }
 
 /* ---- the output queue */
@@ -100,44 +93,41 @@ static void kill_locked(cs_rank_link *l) {
     l->dead = true;
     if (l->epfd >= 0) epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->fd, NULL);
     shutdown(l->fd, SHUT_RDWR);
-    l->out.off = l->out.len = 0;
+    l->out.off = l->out.b.len = 0;
 }
 
 /* Write what the socket takes now; the rest waits for epoll. */
 static void write_locked(cs_rank_link *l) {
-    bytes *b = &l->out;
-    while (b->off < b->len) {
-        ssize_t n = send(l->fd, b->p + b->off, b->len - b->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    bytes *q = &l->out;
+    while (q->off < q->b.len) {
+        ssize_t n = send(l->fd, q->b.data + q->off, q->b.len - q->off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) kill_locked(l);
             break;
         }
-        b->off += (size_t)n;
+        q->off += (size_t)n;
     }
-    if (b->off == b->len) b->off = b->len = 0;
-    arm(l, b->len > 0);
+    if (q->off == q->b.len) q->off = q->b.len = 0;
+    arm(l, q->b.len > 0);
 }
 
 /* Move the encoded events into the output queue (without a copy when it is
  * empty, as it nearly always is). */
 static void events_queue_locked(cs_rank_link *l) {
     bytes *ev = &l->ev, *out = &l->out;
-    if (!ev->len || l->dead) {
-        if (l->dead) ev->len = 0;
+    if (!ev->b.len || l->dead) {
+        if (l->dead) ev->b.len = 0;
         return;
     }
-    if (out->len == 0) {
+    if (out->b.len == 0) {
         bytes t = *out;
         *out = *ev;
         *ev = t;
-        ev->off = ev->len = 0;
+        ev->off = ev->b.len = 0;
     } else {
-        uint8_t *p = bytes_room(out, ev->len);
-        if (!p) return; /* keep them for the next try */
-        memcpy(p, ev->p, ev->len);
-        out->len += ev->len;
-        ev->len = 0;
+        if (!cs_bytebuf_append(&out->b, ev->b.data, ev->b.len)) return; /* kept for the next try */
+        ev->b.len = 0;
     }
 }
 
@@ -154,7 +144,7 @@ static int send_frame(cs_rank_link *l, int type, const void *meta, uint32_t mlen
         if (p) {
             cs_wire_hdr_put(p, type, mlen, 0);
             if (mlen) memcpy(p + CS_WIRE_HDR, meta, mlen);
-            l->out.len += CS_WIRE_HDR + mlen;
+            l->out.b.len += CS_WIRE_HDR + mlen;
         } else {
             rc = CS_ENOMEM;
         }
@@ -279,7 +269,7 @@ static bool heartbeat_locked(cs_rank_link *l, double now, double *limit) {
             cs_wire_hdr_put(p, CS_FR_ALIVE, 4, 0);
             cs_cur c = {.p = p + CS_WIRE_HDR, .len = 4};
             cs_put_u32(&c, cs_heartbeat_ms(&l->hb));
-            l->out.len += CS_WIRE_HDR + 4;
+            l->out.b.len += CS_WIRE_HDR + 4;
             if (!l->pollout) write_locked(l);
         } else {
             l->hb.said = 0;
@@ -323,7 +313,7 @@ void cs_rank_link_tick(cs_rank_link *l, double now) {
     /* ALIVE before the events: the controller has heard the first one by the
      * time it sees anything this rank did */
     bool silent = heartbeat_locked(l, now, &limit);
-    if (!silent && (now - l->flushed_at >= CS_RANK_LINK_TICK_MS * 1e-3 || l->ev.len >= EVENT_BATCH)) {
+    if (!silent && (now - l->flushed_at >= CS_RANK_LINK_TICK_MS * 1e-3 || l->ev.b.len >= EVENT_BATCH)) {
         events_queue_locked(l);
         l->flushed_at = now;
         if (!l->pollout && !l->dead) write_locked(l);
@@ -336,7 +326,7 @@ double cs_rank_link_due(cs_rank_link *l, double now) {
     double due = 1.0;
     pthread_mutex_lock(&l->lock);
     if (!l->dead) {
-        if (l->ev.len) {
+        if (l->ev.b.len) {
             double t = l->flushed_at + CS_RANK_LINK_TICK_MS * 1e-3 - now;
             if (t < due) due = t;
         }
@@ -367,7 +357,7 @@ int cs_rank_link_watch(cs_rank_link *l, cs_world *w, int epfd, void *tag) {
     if (epoll_ctl(epfd, EPOLL_CTL_ADD, l->fd, &ev) < 0) return -1;
     pthread_mutex_lock(&l->lock);
     l->epfd = epfd;
-    if (l->out.len) arm(l, true);
+    if (l->out.b.len) arm(l, true);
     pthread_mutex_unlock(&l->lock);
     return 0;
 }
@@ -442,7 +432,7 @@ static void event_emit(void *ud, const cs_event *ev) {
     cs_wire_hdr_put(p, CS_FR_EVENT, (uint32_t)n, 0);
     cs_cur cur = {.p = p + CS_WIRE_HDR, .len = n};
     cs_wire_event_put(&cur, ev);
-    l->ev.len += CS_WIRE_HDR + n;
+    l->ev.b.len += CS_WIRE_HDR + n;
     /* A clock read waits for its answer: what led to it leaves now, not at
      * the next tick. */
     if (ev->type == CS_EV_CLOCK) {
@@ -742,8 +732,8 @@ void cs_rank_link_free(cs_rank_link *l) {
     cs_rank_link_stop(l);
     close(l->fd);
     cs_rx_free(&l->rx);
-    free(l->ev.p);
-    free(l->out.p);
+    cs_bytebuf_free(&l->ev.b);
+    cs_bytebuf_free(&l->out.b);
     pthread_mutex_destroy(&l->lock);
     pthread_mutex_destroy(&l->rx_lock);
     pthread_mutex_destroy(&l->end_lock);

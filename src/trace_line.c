@@ -7,7 +7,7 @@
  * events) without either. What it cannot do byte for byte -- a string that
  * needs repair or cutting, a time off the bus's microsecond grid, a field kind
  * it does not know -- it leaves to the general path (trace.c), which stays
- * the definition of a line. The buffer it appends to (cs_trace_buf, at the
+ * the definition of a line. The buffer it appends to (cs_bytebuf, at the
  * end) is the writer's too.
  */
 #include <inttypes.h>
@@ -355,7 +355,7 @@ static inline __attribute__((always_inline)) char *put_value(char *p, const cs_e
  * b unchanged) or -1. With a constant type (the types a run is made of) the
  * loops unroll into straight-line code over constant rows, as the wire
  * codec's do. */
-static inline __attribute__((always_inline)) int put_fields(cs_trace_buf *b, const cs_event *ev,
+static inline __attribute__((always_inline)) int put_fields(cs_bytebuf *b, const cs_event *ev,
                                                            uint64_t need, uint64_t opt,
                                                            int prec, size_t head) {
     size_t max = head + 2;
@@ -363,7 +363,7 @@ static inline __attribute__((always_inline)) int put_fields(cs_trace_buf *b, con
 #pragma GCC unroll 64
     for (int i = 0; i < CS_F_NFIELDS; i++)
         if ((need | opt) & CS_FIELD_BIT(i)) max += TEXT_MAX + value_max(ev, &cs_fields[i]);
-    if (!cs_trace_buf_room(b, max)) return -1;
+    if (!cs_bytebuf_room(b, max)) return -1;
     p = b->data + b->len + head;
 #pragma GCC unroll 64
     for (int i = 0; i < CS_F_NFIELDS; i++) {
@@ -386,7 +386,7 @@ static inline __attribute__((always_inline)) int put_fields(cs_trace_buf *b, con
 #define PUT_FIELDS_OF(type) \
     put_fields(b, ev, cs_event_kinds[type].need, cs_event_kinds[type].opt, prec, head)
 
-int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
+int cs_trace_line(const cs_event *ev, cs_bytebuf *b) {
     char t[40], *p;
     size_t tn, head;
     int prec;
@@ -398,7 +398,7 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
     if (ev->type == CS_EV_COMPUTE) return 0; /* ms: its own digits; rare */
     pthread_once(&pieces_once, pieces_init);
     if (!type_names[ev->type].len) return 0;
-    if (!cs_trace_buf_room(b, HEAD_MAX)) return -1;
+    if (!cs_bytebuf_room(b, HEAD_MAX)) return -1;
     /* Written past b->len, which moves only once the whole line is there; a
      * realloc in put_fields keeps these bytes (they are within the old size). */
     p = b->data + b->len;
@@ -420,28 +420,4 @@ int cs_trace_line(const cs_event *ev, cs_trace_buf *b) {
     case CS_EV_UNBLOCK: return PUT_FIELDS_OF(CS_EV_UNBLOCK);
     default: return PUT_FIELDS_OF(ev->type);
     }
-}
-
-bool cs_trace_buf_grow(cs_trace_buf *b, size_t n) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *p;
-    if (b->len + n <= b->cap) return true;
-    while (cap < b->len + n) cap *= 2;
-    if (!(p = realloc(b->data, cap))) return false;
-    b->data = p;
-    b->cap = cap;
-    return true;
-}
-
-bool cs_trace_buf_append(cs_trace_buf *b, const void *p, size_t n) {
-    if (n == 0) return true; /* an empty buffer's data is NULL: no memcpy */
-    if (!cs_trace_buf_room(b, n)) return false;
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
-    return true;
-}
-
-void cs_trace_buf_free(cs_trace_buf *b) {
-    free(b->data);
-    memset(b, 0, sizeof *b);
 }

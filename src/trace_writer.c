@@ -82,7 +82,7 @@ struct cs_trace_writer {
     slot *ring;
     /* the sink's, under the bus lock */
     bool seen_run;
-    cs_trace_buf sink_tmp, sink_line;
+    cs_bytebuf sink_tmp, sink_line;
     /* The ring's two counters, each on a cache line of its own: staged is
      * written by the sink, encoded by the writer thread (slots below it are
      * free again). */
@@ -92,7 +92,7 @@ struct cs_trace_writer {
     _Atomic bool wake;                /* a sink asked for the writer (trace_after) */
     _Atomic bool stopped;             /* after a write error: nothing more is written */
     /* the writer thread's */
-    cs_trace_buf out, enc_tmp;
+    cs_bytebuf out, enc_tmp;
     /* under mu */
     _Alignas(64) pthread_mutex_t mu;
     pthread_cond_t more;   /* staged, a flush, or closing */
@@ -149,7 +149,7 @@ enum { ENC_OK, ENC_NOMEM, ENC_CANNOT_NOMEM, ENC_CANNOT };
 
 /* The general path: the event as a jansson object, dumped compact at the
  * time's shortest precision, appended to out (tmp: a buffer to dump into). */
-static int encode_general(const cs_event *ev, cs_trace_buf *tmp, cs_trace_buf *out) {
+static int encode_general(const cs_event *ev, cs_bytebuf *tmp, cs_bytebuf *out) {
     json_t *o;
     size_t n, flags;
     int prec;
@@ -161,7 +161,7 @@ static int encode_general(const cs_event *ev, cs_trace_buf *tmp, cs_trace_buf *o
     flags = JSON_COMPACT | JSON_REAL_PRECISION(prec);
     n = json_dumpb(o, tmp->data, tmp->cap, flags);
     if (n + 1 > tmp->cap) { /* + 1: the newline; tmp->len stays 0 */
-        if (!cs_trace_buf_room(tmp, n + 1)) {
+        if (!cs_bytebuf_room(tmp, n + 1)) {
             json_decref(o);
             return ENC_NOMEM;
         }
@@ -170,11 +170,11 @@ static int encode_general(const cs_event *ev, cs_trace_buf *tmp, cs_trace_buf *o
     json_decref(o);
     if (n == 0 || n + 1 > tmp->cap) return ENC_CANNOT;
     tmp->data[n] = '\n';
-    return cs_trace_buf_append(out, tmp->data, n + 1) ? ENC_OK : ENC_NOMEM;
+    return cs_bytebuf_append(out, tmp->data, n + 1) ? ENC_OK : ENC_NOMEM;
 }
 
 /* ev's line appended to out: the fast encoder, else the general path. */
-static int encode(const cs_event *ev, cs_trace_buf *tmp, cs_trace_buf *out) {
+static int encode(const cs_event *ev, cs_bytebuf *tmp, cs_bytebuf *out) {
     int r = cs_trace_line(ev, out);
     return r > 0 ? ENC_OK : r < 0 ? ENC_NOMEM : encode_general(ev, tmp, out);
 }
@@ -335,7 +335,7 @@ static void write_slots(cs_trace_writer *w, uint64_t k, uint64_t end) {
         slot *s = &w->ring[k & (STAGE - 1)];
         bool stopped = atomic_load_explicit(&w->stopped, memory_order_relaxed);
         if (s->flags & SLOT_LINE) {
-            if (!stopped && !cs_trace_buf_append(&w->out, s->x.line, (size_t)s->bytes)) {
+            if (!stopped && !cs_bytebuf_append(&w->out, s->x.line, (size_t)s->bytes)) {
                 pthread_mutex_lock(&w->mu);
                 writer_error(w, ENOMEM, "%s: out of memory", w->path);
                 pthread_mutex_unlock(&w->mu);
@@ -600,10 +600,10 @@ int cs_trace_close(cs_trace_writer *w) {
     pthread_cond_destroy(&w->more);
     pthread_mutex_destroy(&w->mu);
     free(w->ring);
-    cs_trace_buf_free(&w->out);
-    cs_trace_buf_free(&w->enc_tmp);
-    cs_trace_buf_free(&w->sink_tmp);
-    cs_trace_buf_free(&w->sink_line);
+    cs_bytebuf_free(&w->out);
+    cs_bytebuf_free(&w->enc_tmp);
+    cs_bytebuf_free(&w->sink_tmp);
+    cs_bytebuf_free(&w->sink_line);
     free(w->path);
     free(w);
     if (code) {

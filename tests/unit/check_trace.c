@@ -782,7 +782,7 @@ START_TEST(test_fast_line_equals_general) {
     static int group[40];
     char texts[4][128];
     int fast = 0;
-    cs_trace_buf b = {0};
+    cs_bytebuf b = {0};
 
     for (int iter = 0; iter < 40000; iter++) {
         cs_event ev;
@@ -802,7 +802,7 @@ START_TEST(test_fast_line_equals_general) {
     }
     /* most events take the fast path; the test is not vacuous */
     ck_assert_int_gt(fast, 20000);
-    cs_trace_buf_free(&b);
+    cs_bytebuf_free(&b);
 }
 END_TEST
 
@@ -817,7 +817,7 @@ START_TEST(test_fast_line_time_edges) {
                                   12345678, 99999999, 100000000, 123000000, 999999999,
                                   1000000000, 7000000000, 12345678901, 99999999999999,
                                   99999999999999 - 999999 + 1};
-    cs_trace_buf b = {0};
+    cs_bytebuf b = {0};
     for (size_t i = 0; i < sizeof us / sizeof *us; i++) {
         cs_event ev = {.type = CS_EV_COMPLETE, .rank = 1, .seq = 2, .req = 3};
         ev.t = (double)us[i] / 1e6;
@@ -829,7 +829,7 @@ START_TEST(test_fast_line_time_edges) {
                       want);
         free(want);
     }
-    cs_trace_buf_free(&b);
+    cs_bytebuf_free(&b);
 }
 END_TEST
 
@@ -837,7 +837,7 @@ END_TEST
  * writes it: the fast encoder writes numbers two digits at a time from the
  * back, and a boundary off by one shows here. */
 START_TEST(test_fast_line_number_edges) {
-    cs_trace_buf b = {0};
+    cs_bytebuf b = {0};
     uint64_t v = 1;
     for (int digits = 1; digits <= 19; digits++, v *= 10) {
         uint64_t edges[] = {v - 1, v, v + 1, v * 10 - 1};
@@ -855,7 +855,7 @@ START_TEST(test_fast_line_number_edges) {
             free(want);
         }
     }
-    cs_trace_buf_free(&b);
+    cs_bytebuf_free(&b);
 }
 END_TEST
 
@@ -912,7 +912,7 @@ END_TEST
 /* A name outside the program's tables (a corrupt op or dtype) is the general
  * path's to spell: the fast encoder declines and leaves the buffer as it was. */
 START_TEST(test_fast_line_declines_unknown_names) {
-    cs_trace_buf b = {0};
+    cs_bytebuf b = {0};
     cs_event post = {.type = CS_EV_POST, .rank = 1, .t = 0.5, .op = CS_OP_SEND, .ndim = 1};
     post.shape[0] = 4;
     ck_assert_int_eq(cs_trace_line(&post, &b), 1);
@@ -923,7 +923,7 @@ START_TEST(test_fast_line_declines_unknown_names) {
     post.dtype = (cs_dtype)(CS_NDTYPES + 1);
     ck_assert_int_eq(cs_trace_line(&post, &b), 0);
     ck_assert_uint_eq(b.len, len);
-    cs_trace_buf_free(&b);
+    cs_bytebuf_free(&b);
 }
 END_TEST
 
@@ -940,7 +940,7 @@ START_TEST(test_fast_line_appends_across_growth) {
     size_t n = strlen(want);
 
     for (size_t fill = 0; fill <= 256; fill++) {
-        cs_trace_buf b = {.data = malloc(256), .len = fill, .cap = 256};
+        cs_bytebuf b = {.data = malloc(256), .len = fill, .cap = 256};
         ck_assert_ptr_nonnull(b.data);
         memset(b.data, 'x', fill);
         ck_assert_int_eq(cs_trace_line(&post, &b), 1);
@@ -948,7 +948,7 @@ START_TEST(test_fast_line_appends_across_growth) {
         for (size_t i = 0; i < fill; i++) ck_assert_int_eq(b.data[i], 'x');
         ck_assert_msg(memcmp(b.data + fill, want, n) == 0, "fill %zu: %.*s", fill, (int)n,
                       b.data + fill);
-        cs_trace_buf_free(&b);
+        cs_bytebuf_free(&b);
     }
     free(want);
 }
@@ -957,14 +957,14 @@ END_TEST
 /* The buffer both encoders append to: every byte kept across each growth,
  * the capacity a power of two from 4 KiB, room asked for never short. */
 START_TEST(test_trace_buf_append_and_grow) {
-    cs_trace_buf b = {0};
+    cs_bytebuf b = {0};
     char chunk[5000];
     size_t total = 0;
 
     for (size_t i = 0; i < sizeof chunk; i++) chunk[i] = (char)('a' + i % 26);
     for (size_t n = 0; n < 40; n++) {
         size_t len = (n * 977) % sizeof chunk; /* 0 too, and sizes past 4 KiB */
-        ck_assert(cs_trace_buf_append(&b, chunk, len));
+        ck_assert(cs_bytebuf_append(&b, chunk, len));
         total += len;
         ck_assert_uint_eq(b.len, total);
         ck_assert_uint_ge(b.cap, b.len);
@@ -977,11 +977,11 @@ START_TEST(test_trace_buf_append_and_grow) {
         off += len;
     }
     size_t want = b.cap; /* more than is free: a growth */
-    ck_assert(cs_trace_buf_room(&b, want));
+    ck_assert(cs_bytebuf_room(&b, want));
     ck_assert_uint_ge(b.cap - b.len, want);
     ck_assert_uint_eq(b.len, total);
     ck_assert_msg(memcmp(b.data, chunk, 977) == 0, "kept across the growth");
-    cs_trace_buf_free(&b);
+    cs_bytebuf_free(&b);
     ck_assert_ptr_null(b.data);
     ck_assert_uint_eq(b.cap, 0);
 }
