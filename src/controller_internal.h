@@ -46,7 +46,9 @@ typedef struct prank {
     held *hh, *ht;
     uint64_t posted_max;  /* the highest request id whose post was delivered */
     uint64_t *rdv;        /* its rendezvous sends delivered and not yet matched, */
-    size_t nrdv, rdv_cap; /* ascending: a completion of one waits for its match */
+    size_t nrdv, rdv_cap; /* ascending: a completion of one waits for its match; */
+    size_t rdv_head, rdv_live; /* rdv[rdv_head, nrdv) holds them, rdv_live not
+                                * yet matched (controller_order.c: RDV_MATCHED) */
     uint64_t gate_seq;    /* the GATE it waits at for GO, or 0 */
     cs_heartbeat hb;      /* its liveness (heartbeat.h) */
     bool alive;           /* it said ALIVE once: judged from then on */

@@ -52,12 +52,18 @@ static bool event_flat(const cs_event *ev, const held *h) {
     return !ev->group && (!ev->reqs || (ev->nreqs >= 0 && (size_t)ev->nreqs <= sizeof h->reqs / sizeof h->reqs[0]));
 }
 
+/* A rendezvous send's entry once matched: it stays, marked, until the entries
+ * before it are gone or the list is compacted, so that a match costs no move
+ * of the entries after it (sends are matched in any order, mostly the
+ * oldest first). Request ids are below 2^63. */
+#define RDV_MATCHED (UINT64_C(1) << 63)
+
 /* Where id is, or would go, in p's rendezvous sends. */
 static size_t rdv_at(const prank *p, uint64_t id) {
-    size_t lo = 0, hi = p->nrdv;
+    size_t lo = p->rdv_head, hi = p->nrdv;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (p->rdv[mid] < id) lo = mid + 1;
+        if ((p->rdv[mid] & ~RDV_MATCHED) < id) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -66,6 +72,22 @@ static size_t rdv_at(const prank *p, uint64_t id) {
 static bool rdv_has(const prank *p, uint64_t id) {
     size_t i = rdv_at(p, id);
     return i < p->nrdv && p->rdv[i] == id;
+}
+
+/* Drop the matched entries: from the front at once, elsewhere once they are
+ * most of the list (each entry is moved a bounded number of times). */
+static void rdv_trim(prank *p) {
+    while (p->rdv_head < p->nrdv && (p->rdv[p->rdv_head] & RDV_MATCHED)) p->rdv_head++;
+    if (p->rdv_head == p->nrdv) {
+        p->rdv_head = p->nrdv = 0;
+        return;
+    }
+    if (p->nrdv - p->rdv_head <= 2 * p->rdv_live + 16) return;
+    size_t n = 0;
+    for (size_t i = p->rdv_head; i < p->nrdv; i++)
+        if (!(p->rdv[i] & RDV_MATCHED)) p->rdv[n++] = p->rdv[i];
+    p->rdv_head = 0;
+    p->nrdv = n;
 }
 
 static bool deliverable(const controller *k, const cs_event *ev) {
@@ -80,18 +102,28 @@ static bool deliverable(const controller *k, const cs_event *ev) {
 static void track_rdv(controller *k, const cs_event *ev) {
     if (ev->type == CS_EV_POST && cs_op_is_send(ev->op) && !ev->eager) {
         prank *p = &k->r[ev->rank];
-        if (p->nrdv && p->rdv[p->nrdv - 1] >= ev->req) return; /* not ascending: never held */
+        if (ev->req & RDV_MATCHED) return; /* no rank gets that far */
+        if (p->nrdv > p->rdv_head && (p->rdv[p->nrdv - 1] & ~RDV_MATCHED) >= ev->req)
+            return; /* not ascending: never held */
         if (p->nrdv == p->rdv_cap) {
-            p->rdv_cap = p->rdv_cap ? p->rdv_cap * 2 : 16;
-            p->rdv = cs_xrealloc(p->rdv, p->rdv_cap * sizeof *p->rdv, "a rank's rendezvous sends");
+            if (p->rdv_head > 0 && p->rdv_head >= p->rdv_cap / 2) { /* half of it free at the front */
+                memmove(p->rdv, p->rdv + p->rdv_head, (p->nrdv - p->rdv_head) * sizeof *p->rdv);
+                p->nrdv -= p->rdv_head;
+                p->rdv_head = 0;
+            } else {
+                p->rdv_cap = p->rdv_cap ? p->rdv_cap * 2 : 16;
+                p->rdv = cs_xrealloc(p->rdv, p->rdv_cap * sizeof *p->rdv, "a rank's rendezvous sends");
+            }
         }
         p->rdv[p->nrdv++] = ev->req;
+        p->rdv_live++;
     } else if (ev->type == CS_EV_MATCH && ev->peer >= 0 && ev->peer < k->world) {
         prank *p = &k->r[ev->peer];
         size_t i = rdv_at(p, ev->peer_req);
         if (i < p->nrdv && p->rdv[i] == ev->peer_req) {
-            memmove(p->rdv + i, p->rdv + i + 1, (p->nrdv - i - 1) * sizeof *p->rdv);
-            p->nrdv--;
+            p->rdv[i] |= RDV_MATCHED;
+            p->rdv_live--;
+            rdv_trim(p);
         }
     }
 }
@@ -162,7 +194,7 @@ void controller_order_free(controller *k) {
     for (int i = 0; k->r && i < k->world; i++) {
         free(k->r[i].rdv);
         k->r[i].rdv = NULL;
-        k->r[i].nrdv = k->r[i].rdv_cap = 0;
+        k->r[i].nrdv = k->r[i].rdv_cap = k->r[i].rdv_head = k->r[i].rdv_live = 0;
     }
     for (int i = 0; k->r && i < k->world; i++)
         for (held *h = k->r[i].hh; h;) {
