@@ -22,7 +22,8 @@ void cs_msg_free(cs_msg *msg) {
     free(msg);
 }
 
-/* The payload, from the sender's tensor into the receiver's. memmove: a script
+/* The payload, from the sender's tensor into the receiver's (or into an eager
+ * send's copy, eager_copy). memmove: a script
  * may send and receive on overlapping views of one tensor. A script may also
  * write its send buffer while this copies it (the buffer-reuse pitfall, which
  * pitfall.c reports): that race is the lesson's, not the simulator's, and
@@ -191,7 +192,7 @@ static void *eager_copy(cs_request *sq, bool *refused) {
         cs_budget_refund(b, n);
         return NULL;
     }
-    memcpy(data, cs_request_payload(sq), sq->bytes);
+    copy_payload(data, cs_request_payload(sq), sq->bytes);
     return data;
 }
 
