@@ -295,7 +295,17 @@ grep -qF "error: pre.lua:1: unexpected symbol" "$tmp/pre.out" && ok "a binary so
 # 16 MiB by default, the result's own lines included) with its line, on
 # both engines; before, every run wrote gigabytes of trace and its judge ran
 # out of memory, saying so on the grader's stderr.
+# Under ThreadSanitizer the thread engine's eight ranks, one process, cannot
+# print their 16 MiB each within the case's 20 s: the wall time ends the
+# run first (in one of two runs here), which says nothing of the limit; tcp
+# still runs.
+tsan=false
+nm "$bin" 2>/dev/null | grep -q __tsan_init && tsan=true
 for engine in thread tcp; do
+  if $tsan && [ $engine = thread ]; then
+    skip "a print flood on thread" "ThreadSanitizer's eight ranks cannot print 16 MiB each within the timeout"
+    continue
+  fi
   "$bin" grade ring "$here/hostile/flood.lua" --engine $engine --hidden >"$tmp/fl.out" 2>"$tmp/fl.err"; rc=$?
   [ $rc = 6 ] && [ ! -s "$tmp/fl.err" ] && grep -qF "total: 0/5" "$tmp/fl.out" &&
     [ "$(grep -cF "flood.lua:4: output limit exceeded (16 MiB printed per rank)" "$tmp/fl.out")" = 4 ] &&
@@ -336,7 +346,7 @@ printf 'return {limits = {timeout = 15, steps = 1e12}, cases = {{name = "s", wor
   >"$tmp/sf/spec.lua"
 # Under ThreadSanitizer the ranks are too slow to write 256 MiB within the
 # case's 15 s: the wall time ends it first, which says nothing of the cap.
-if nm "$bin" 2>/dev/null | grep -q __tsan_init; then
+if $tsan; then
   skip "sends without end: the trace's size limit" "ThreadSanitizer's ranks cannot fill 256 MiB within the timeout"
 else
   expect "sends without end: the trace's size limit, said so" 6 \
