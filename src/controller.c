@@ -554,7 +554,11 @@ static void loop(controller *k) {
             k->deadlock = false;
             controller_abort(k, CS_END_DEADLOCK);
         }
-        if (k->mon_error || atomic_exchange(&k->trace_failed, false)) {
+        if (atomic_exchange(&k->trace_failed, false) && !k->status) {
+            atomic_store(&k->c.trace_ended, true); /* cs_control_close says why */
+            controller_abort(k, CS_END_ERROR);
+        }
+        if (k->mon_error) {
             k->mon_error = false;
             controller_abort(k, CS_END_ERROR);
         }

@@ -58,13 +58,6 @@ static void *rank_main(void *arg) {
 static void on_deadlock(void *ud) { cs_world_abort(ud, CS_END_DEADLOCK); }
 static void clock_answer(void *ud, int rank, uint64_t ns) { cs_world_clock_answer(ud, rank, ns); }
 static void on_error(void *ud) { cs_world_abort(ud, CS_END_ERROR); }
-/* The trace passed the file size limit (a grader's cap on a run's trace):
- * the run ends, as at a budget (trace_status says why). A full disk does not
- * end it: the run's own status, decided by its script, stays the same
- * whenever the disk fills up. */
-static void on_trace_fail(void *ud, int code) {
-    if (code == EFBIG) cs_world_abort(ud, CS_END_ERROR);
-}
 
 /* ---- the job a front end drives: the world and its controller */
 
@@ -84,6 +77,15 @@ static void job_abort(void *ud, cs_end_reason why) {
 }
 
 static void job_settle(void *ud) { cs_control_settle(((thread_job *)ud)->control); }
+
+/* The trace passed the file size limit (a grader's cap on a run's trace):
+ * the run ends, as at a budget (trace_status says why), unless it was ending
+ * already. A full disk does not end it: the run's own status, decided by its
+ * script, stays the same whenever the disk fills up. */
+static void on_trace_fail(void *ud, int code) {
+    thread_job *j = ud;
+    if (code == EFBIG && cs_world_abort(j->w, CS_END_ERROR)) atomic_store(&j->control->trace_ended, true);
+}
 
 static void job_set_gates(void *ud, cs_gates *g) {
     cs_world_set_gate(((thread_job *)ud)->w, cs_gates_pass, g);
@@ -347,8 +349,8 @@ static void recheck(cs_control *c) {
 static int trace_status(cs_control *c, int status) {
     if (c->tw) cs_trace_flush(c->tw); /* the writer thread's last batch: its error too */
     const char *e = c->tw ? cs_trace_error(c->tw) : NULL;
-    /* The failure ended the run (cs_trace_on_fail), as an error no rank raised. */
-    if (e && status == CS_END_ERROR && !c->mon.nfailed) status = 0;
+    /* The failure ended the run (cs_trace_on_fail): its own verdict. */
+    if (e && atomic_load(&c->trace_ended)) status = 0;
     if (!e || status != 0) return status;
     char text[600];
     snprintf(text, sizeof text, "the trace could not be written: %s", e);
@@ -508,9 +510,9 @@ int cs_launch_run(const cs_run_opts *o) {
     control.mon.on_deadlock = on_deadlock;
     control.mon.on_error = on_error;
     control.mon.ud = w;
-    if (control.tw) cs_trace_on_fail(control.tw, on_trace_fail, w);
     bool ui = o->ui != NULL;
     thread_job tj = {w, &control};
+    if (control.tw) cs_trace_on_fail(control.tw, on_trace_fail, &tj);
     cs_job job = {.world = world, .bus = &control.bus, .mon = &control.mon, .script = &script,
                   .finished = job_finished, .end_reason = job_end_reason, .abort = job_abort,
                   .set_gates = job_set_gates, .settle = job_settle, .ud = &tj};

@@ -2,6 +2,7 @@
 #ifndef CS_LAUNCH_H
 #define CS_LAUNCH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -111,6 +112,7 @@ typedef struct cs_control {
     bool buffered;        /* the recheck deadlocked: with --strict, that is the verdict */
     bool settled;         /* cs_control_settle ran: the recheck is done */
     bool ui_quit;         /* the user quit in the visualizer (not a signal) */
+    _Atomic bool trace_ended; /* the trace passed the file size limit, and that ended the run */
     char timeout_text[160]; /* what a timeout's line says instead of the usual, or "" */
     struct cs_vclock *vclock; /* the timekeeper, with a network model on; else NULL */
 } cs_control;
