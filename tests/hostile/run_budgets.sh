@@ -124,6 +124,9 @@ if [ -w /dev/full ]; then
   done
   expect "--trace /dev/full keeps a worse status" 2 "error.lua:6:" \
     -- run "$top_srcdir/tests/cli/scripts/error.lua" --no-tui --trace /dev/full
+  # a verdict of the monitor's, not a rank's error: the same
+  expect "--trace /dev/full keeps a collective mismatch's status" 2 "mismatch" \
+    -- run "$top_srcdir/tests/checker/scripts/mismatch_blocked.lua" --no-tui --trace /dev/full
 else
   skip "--trace /dev/full" "no writable /dev/full"
 fi
