@@ -445,6 +445,17 @@ static void fold_match(cs_monitor *m, const cs_event *ev) {
     }
 }
 
+/* A wait that ends with a request still open was cut short: the run ended
+ * (a timeout, an interrupt) and woke it, or the rank died in it. */
+static void note_cut(cs_mon_rank *r) {
+    skip_done(r);
+    r->cut = r->wait_open < r->nwait;
+    if (r->cut) {
+        r->cut_req = r->wait[r->wait_open];
+        r->cut_line = r->wait_line;
+    }
+}
+
 static void fold_block(cs_mon_rank *r, const cs_event *ev) {
     if (ev->nreqs > r->wait_cap) {
         r->wait = cs_xrealloc(r->wait, (size_t)ev->nreqs * sizeof *r->wait, "a rank's wait list");
@@ -537,6 +548,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         set_state(m, ev->rank, CS_RS_BLOCKED, ev->t);
         break;
     case CS_EV_UNBLOCK:
+        note_cut(r);
         r->nwait = r->wait_open = 0;
         set_state(m, ev->rank, CS_RS_RUNNING, ev->t);
         break;
@@ -547,6 +559,7 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text, ev->pitfall); break;
     case CS_EV_ERROR: fold_error(m, ev->rank, ev); break;
     case CS_EV_EXIT:
+        if (r->state == CS_RS_BLOCKED) note_cut(r); /* no unblock: it died asleep */
         if (r->state != CS_RS_FAILED) {
             if (ev->line > 0) r->end_line = ev->line; /* where an abort stopped it */
             set_state(m, ev->rank, ev->status == 0 ? CS_RS_DONE : CS_RS_ABORTED, ev->t);

@@ -69,6 +69,11 @@ typedef struct cs_mon_rank {
     char *error;          /* its error text, if it failed */
     char *waiters;        /* a failed rank: who waited on it when it failed (report lines) */
     bool in_deadlock;     /* one of the ranks of the deadlock, once declared */
+    /* Where the run's end found it (an aborted rank): the wait that was cut
+     * short, if its last one ended with a request still open. */
+    bool cut;
+    uint64_t cut_req;     /* the first request of that wait not done */
+    int cut_line;         /* where it waited */
     cs_mon_reqtab reqs;   /* its pending requests: posted, not yet settled */
     uint64_t nevents;
 } cs_mon_rank;
@@ -105,6 +110,11 @@ typedef struct cs_monitor {
 } cs_monitor;
 
 int cs_monitor_init(cs_monitor *m, int world);
+/* explain.c: where the run's end stopped aborted rank k, in the report's words
+ * ("in recv from rank 1 (tag 0, float32 [2], 8 bytes) at x.lua:3", "running
+ * at x.lua:6": the line it was at, a dist.compute's too), and its line in *line; NULL (and 0) when the rank was not
+ * stopped so, or where it was is not known. malloc'ed. */
+char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line);
 void cs_monitor_destroy(cs_monitor *m);
 /* Fold one event. Returns -1 for an event that contradicts the model (a rank
  * out of range): the model is left unchanged. */

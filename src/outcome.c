@@ -323,6 +323,7 @@ void cs_outcome_build(cs_outcome *o, const cs_monitor *m, int status, const cs_o
         orank->error = cs_xstrdup(r->error, "the outcome");
         orank->error_line = error_line(m->script, r->error);
         orank->waiters = cs_xstrdup(r->waiters, "the outcome");
+        orank->stop = cs_monitor_stop_text(m, k, &orank->stop_line);
     }
     o->npitfalls = m->npitfalls;
     if (m->npitfalls) {
@@ -364,6 +365,7 @@ void cs_outcome_free(cs_outcome *o) {
     for (int k = 0; o->ranks && k < o->world; k++) {
         free(o->ranks[k].error);
         free(o->ranks[k].waiters);
+        free(o->ranks[k].stop);
     }
     free(o->ranks);
     for (int i = 0; i < o->npitfalls; i++) free(o->pitfalls[i].text);
@@ -438,10 +440,11 @@ static json_t *rank_json(const cs_outcome *o, int k) {
     const char *state = r->deadlocked && r->state == CS_RS_ABORTED
                             ? "deadlocked"
                             : cs_rank_state_name((cs_rank_state)r->state);
-    return json_pack("{s:i, s:s, s:i, s:o, s:o, s:o, s:o}", "rank", k, "state", state, "status",
-                     r->status, "line", r->line > 0 ? json_integer(r->line) : json_null(),
+    return json_pack("{s:i, s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "rank", k, "state", state,
+                     "status", r->status, "line", r->line > 0 ? json_integer(r->line) : json_null(),
                      "error", str_or_null(r->error), "error_site",
-                     site_json(o->script, r->error_line), "waiters", str_or_null(r->waiters));
+                     site_json(o->script, r->error_line), "waiters", str_or_null(r->waiters),
+                     "stop", str_or_null(r->stop), "stop_site", site_json(o->script, r->stop_line));
 }
 
 /* null without a model; the makespan and ranks null when the run did not

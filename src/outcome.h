@@ -148,6 +148,9 @@ typedef struct cs_outcome_rank {
     char *error;          /* its error text, or NULL */
     int error_line;       /* the line its error names, or 0 */
     char *waiters;        /* who waited on it when it failed (report lines), or NULL */
+    char *stop;           /* aborted: where the run's end found it, in words
+                           * (cs_monitor_stop_text), or NULL when not known */
+    int stop_line;        /* and the line, or 0 */
 } cs_outcome_rank;
 
 /* Modelled time (--net, docs/time-model.md): how long the run took in

@@ -93,6 +93,32 @@ static void report_time(FILE *f, const cs_outcome *o) {
     }
 }
 
+/* The run ended on its own (a timeout, an interrupt, a quit): where it found
+ * the ranks it stopped, the first STOPS_MAX of them (the JSON report has
+ * every one). */
+#define STOPS_MAX 8
+static void report_stops(FILE *f, const cs_outcome *o) {
+    int shown = 0, more = 0;
+    for (int k = 0; k < o->world; k++) {
+        const cs_outcome_rank *r = &o->ranks[k];
+        if (r->state != CS_RS_ABORTED || r->deadlocked) continue;
+        if (shown == STOPS_MAX) {
+            more++;
+            continue;
+        }
+        shown++;
+        if (!r->stop) {
+            fprintf(f, "  rank %d did not stop in time: where it was is not known\n", k);
+            continue;
+        }
+        fprintf(f, "  rank %d was ", k);
+        put_text(f, r->stop, false);
+        fputc('\n', f);
+    }
+    if (more) fprintf(f, "  ... and %d more rank%s (--report json lists them all)\n", more,
+                      more == 1 ? "" : "s");
+}
+
 void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
     FILE *f = rep->err;
     /* Ranks of a deadlock are stopped afterwards: "deadlocked" says why. */
@@ -133,7 +159,10 @@ void cs_report_outcome(cs_report *rep, const cs_outcome *o) {
         if (r->kind != CS_OUT_OK && o->kind != CS_OUT_DEADLOCK_BUFFERED) put_text(f, r->text, true);
     }
     if (o->verdict.text) put_text(f, o->verdict.text, true);
-    if (o->run_error) put_text(f, o->run_error, false), fputc('\n', f);
+    if (o->run_error) {
+        put_text(f, o->run_error, false), fputc('\n', f);
+        report_stops(f, o);
+    }
     for (int k = 0; k < o->world; k++) {
         const cs_outcome_rank *r = &o->ranks[k];
         if (r->state != CS_RS_FAILED || !r->error) continue;

@@ -141,6 +141,10 @@ printf 'local t = tensor.zeros(75 * 1024 * 1024)\nprint(t:numel())\n' >"$tmp/big
 expect "--mem-limit 0: no cap"               0 "verdict: ok" -- run "$tmp/big.lua" -n 1 --mem-limit 0
 expect "--help: --mem-limit 0 is no cap"     0 "0 = none; at most 1048576" -- run --help
 expect "timeout ends the run"               4 "did not finish within 1 s" -- run "$dir/sleeper.lua" --timeout 1
+expect "timeout: where a rank was"          4 "  rank 2 was in recv from rank 1 (tag 0, float32 [2], 8 bytes) at stopped.lua:15" \
+  -- run "$dir/stopped.lua" --timeout 1
+expect "timeout: the first 8 ranks, then a count" 4 "  ... and 4 more ranks (--report json lists them all)" \
+  -- run "$dir/sleeper.lua" -n 12 --timeout 1
 expect "a long timeout is fine"             0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 100000000
 expect "the longest timeout is fine"        0 "verdict: ok" -- run "$dir/hello_all.lua" --timeout 1e9
 expect "too long a timeout: the range"      1 "--timeout: '1e10' is not a number from 0 to 1e9" -- run "$dir/hello_all.lua" --timeout 1e10

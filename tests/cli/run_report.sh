@@ -133,6 +133,16 @@ for e in thread tcp; do
   report $e "timeout" 4 kind=timeout run_error~"did not finish within 1 s" \
     -- "$C/sleeper.lua" --timeout 1
   same_replay "timeout ($e)"
+  # where the timeout found each rank: in a wait, computing, in a blocking
+  # receive, in a collective
+  report $e "timeout: where each rank was" 4 kind=timeout ranks.0.state=aborted \
+    ranks.0.stop~"waiting (stopped.lua:13) for the irecv posted at line 12 from rank 1" \
+    ranks.0.stop_site.line=13 ranks.1.stop="running at stopped.lua:8" ranks.1.stop_site.line=8 \
+    ranks.2.stop="in recv from rank 1 (tag 0, float32 [2], 8 bytes) at stopped.lua:15" \
+    ranks.2.stop_site.line=15 ranks.3.stop~"in all_reduce at stopped.lua:17, on its internal" \
+    ranks.3.stop_site.file=stopped.lua ranks.3.stop_site.line=17 \
+    -- "$C/stopped.lua" --timeout 1
+  same_replay "timeout: where each rank was ($e)"
   report $e "instruction budget" 4 kind=budget explanation~"instruction budget exceeded" \
     -- "$C/loop.lua" --step-limit 1000000
   report $e "memory budget" 4 kind=budget explanation~"memory limit exceeded" \

@@ -414,6 +414,59 @@ START_TEST(test_interrupted_and_incomplete) {
 }
 END_TEST
 
+/* Where the run's end found each rank it stopped, from the events alone: a
+ * wait it woke (the unblock leaves a request open), a rank that died asleep
+ * (no unblock: a rank process killed in its wait), one whose wait had ended
+ * before (running where its exit says), and one whose exit says nowhere. */
+START_TEST(test_where_the_end_found_them) {
+    start(4);
+    for (int k = 0; k < 3; k++)
+        fold((cs_event){.type = CS_EV_POST, .rank = k, .req = 1, .op = CS_OP_RECV, .peer = 3,
+                        .bytes = 16, .dtype = CS_FLOAT32, .ndim = 1, .shape = {4}, .line = 5 + k});
+    for (int k = 0; k < 3; k++)
+        fold((cs_event){.type = CS_EV_BLOCK, .rank = k, .reqs = (uint64_t[]){1}, .nreqs = 1,
+                        .line = 5 + k});
+    /* rank 2's receive is served: its wait ends whole */
+    fold((cs_event){.type = CS_EV_POST, .rank = 3, .req = 1, .op = CS_OP_SEND, .peer = 2,
+                    .bytes = 16, .dtype = CS_FLOAT32, .ndim = 1, .shape = {4}, .line = 30});
+    fold((cs_event){.type = CS_EV_MATCH, .rank = 2, .req = 1, .op = CS_OP_RECV, .peer = 3,
+                    .peer_req = 1, .bytes = 16});
+    fold((cs_event){.type = CS_EV_COMPLETE, .rank = 2, .req = 1, .op = CS_OP_RECV});
+    fold((cs_event){.type = CS_EV_COMPLETE, .rank = 3, .req = 1, .op = CS_OP_SEND});
+    fold((cs_event){.type = CS_EV_UNBLOCK, .rank = 2, .line = 7});
+    fold((cs_event){.type = CS_EV_ERROR, .rank = -1, .status = CS_END_TIMEOUT,
+                    .text = "timeout: the run did not finish within 1 s (--timeout)"});
+    fold((cs_event){.type = CS_EV_UNBLOCK, .rank = 0, .line = 5});
+    fold((cs_event){.type = CS_EV_EXIT, .rank = 0, .status = CS_RANK_ABORTED, .line = 5});
+    fold((cs_event){.type = CS_EV_EXIT, .rank = 1, .status = CS_RANK_ABORTED}); /* killed asleep */
+    fold((cs_event){.type = CS_EV_EXIT, .rank = 2, .status = CS_RANK_ABORTED, .line = 9});
+    fold((cs_event){.type = CS_EV_EXIT, .rank = 3, .status = CS_RANK_ABORTED});
+    json_t *doc = outcome_of(cs_report_status(&mon));
+    check_common(doc, CS_END_TIMEOUT, "timeout", 4);
+    json_t *ranks = json_object_get(doc, "ranks");
+    static const char *const stop[] = {
+        "in recv from rank 3 (tag 0, float32 [4], 16 bytes) at t.lua:5",
+        "in recv from rank 3 (tag 0, float32 [4], 16 bytes) at t.lua:6",
+        "running at t.lua:9", NULL};
+    static const int line[] = {5, 6, 9, 0};
+    for (int k = 0; k < 4; k++) {
+        json_t *r = json_array_get(ranks, (size_t)k);
+        ck_assert_str_eq(str(r, "state"), "aborted");
+        json_t *site = json_object_get(r, "stop_site");
+        if (stop[k]) {
+            ck_assert_str_eq(str(r, "stop"), stop[k]);
+            ck_assert_int_eq(num(site, "line"), line[k]);
+            ck_assert_str_eq(str(site, "file"), "t.lua");
+        } else {
+            ck_assert_ptr_null(str(r, "stop"));
+            ck_assert(json_is_null(site));
+        }
+    }
+    json_decref(doc);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 START_TEST(test_kind_names) {
     for (int k = 0; k < CS_OUT_NKINDS; k++) {
         cs_outcome_kind back;
@@ -520,6 +573,7 @@ static Suite *suite(void) {
     tc = tcase_create("events");
     tcase_add_test(tc, test_rank_died);
     tcase_add_test(tc, test_interrupted_and_incomplete);
+    tcase_add_test(tc, test_where_the_end_found_them);
     tcase_add_test(tc, test_kind_names);
     tcase_add_test(tc, test_pitfall_kind_field);
     tcase_add_test(tc, test_output_not_utf8);
