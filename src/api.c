@@ -141,6 +141,17 @@ void cs_world_free(cs_world *w) {
 int cs_world_size(const cs_world *w) { return w->cfg.world; }
 cs_rank *cs_world_rank(cs_world *w, int rank) { return &w->ranks[rank]; }
 const cs_world_config *cs_world_config_of(const cs_world *w) { return &w->cfg; }
+const char *cs_end_words(int why) {
+    switch (why) {
+    case CS_END_ERROR: return "a rank's script failed";
+    case CS_END_DEADLOCK: return "the ranks deadlocked";
+    case CS_END_TIMEOUT: return "the timeout or a budget ran out";
+    case CS_END_DIED: return "a rank process died or stopped responding";
+    case CS_END_QUIT: return "it was interrupted";
+    default: return "the controller could not start every rank";
+    }
+}
+
 cs_end_reason cs_world_end_reason(const cs_world *w) { return (cs_end_reason)atomic_load(&w->end); }
 bool cs_world_aborted(const cs_world *w) { return atomic_load_explicit(&w->end, memory_order_acquire) != 0; }
 

@@ -85,6 +85,9 @@ const cs_world_config *cs_world_config_of(const cs_world *w);
 /* End the run: wake every gate and every wait; they return CS_EABORT. Thread-safe,
  * callable from a bus sink. Returns true for the call whose reason won. */
 bool cs_world_abort(cs_world *w, cs_end_reason why);
+/* Why a job ended (a cs_end_reason, as the controller's ABORT carries it), in
+ * words: "the ranks deadlocked". */
+const char *cs_end_words(int why);
 cs_end_reason cs_world_end_reason(const cs_world *w);
 bool cs_world_aborted(const cs_world *w);
 

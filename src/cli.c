@@ -169,6 +169,7 @@ static int process_environment(cs_run_opts *o, bool have_world, char *master, si
         if (parse_ranks("WORLD_SIZE", world, &v) < 0) return -1;
         o->nranks = (int)v;
     }
+    if (o->rank > 0 && !o->worker) o->by_hand = true;
     if (o->rank > 0) o->worker = true;
     if (o->worker && (o->rank < 0 || o->nranks < 1)) {
         fprintf(stderr, "commsim run: a rank process needs --rank and --world (or RANK and "

@@ -70,27 +70,18 @@ static void clock_answer(void *ud, int rank, uint64_t ns) {
 
 /* ---- ending the run */
 
-/* Why the run ended, in words, for a rank that is still joining. */
-static const char *end_words(int why) {
-    switch (why) {
-    case CS_END_ERROR: return "a rank's script failed";
-    case CS_END_DEADLOCK: return "the ranks deadlocked";
-    case CS_END_TIMEOUT: return "the timeout ran out";
-    case CS_END_DIED: return "a rank process died";
-    case CS_END_QUIT: return "the controller was interrupted";
-    default: return "the controller could not start every rank";
-    }
-}
-
+/* Tell rank i the job ends for why: one that still runs unwinds, one that
+ * has said BYE learns the job's status, which is its process's too
+ * (rank_process.c). */
 static void send_abort(controller *k, int i, int why) {
-    if (k->r[i].state != RK_JOINED) return;
+    if (k->r[i].state != RK_JOINED && !(k->r[i].state == RK_BYE && k->welcomed)) return;
     if (!k->welcomed) { /* it waits for WELCOME: tell it why none will come */
         /* One launched here is killed with the others (controller_abort_joining)
          * and the report says why: its own words would only repeat it. */
         if (k->r[i].pid) return;
         char text[CS_WIRE_MAX_TEXT];
         int n = snprintf(text, sizeof text, "the job ended before it started: %s",
-                         k->end_text[0] ? k->end_text : end_words(why));
+                         k->end_text[0] ? k->end_text : cs_end_words(why));
         if (n >= (int)sizeof text) n = (int)sizeof text - 1;
         cs_wire_send(k->r[i].fd, CS_FR_REFUSE, text, (uint32_t)n, cs_now() + 1);
         return;

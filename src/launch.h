@@ -79,6 +79,7 @@ typedef struct cs_run_opts {
     const char *master;   /* "HOST[:PORT]" of the controller, or NULL (loopback, any port) */
     int rank;             /* -1: launch every rank here; else this process's rank */
     bool worker;          /* a rank process (started by a controller, or rank > 0) */
+    bool by_hand;         /* a rank process started by hand (rank > 0, not --worker) */
     const char *token;    /* the job token, or NULL (random, or COMMSIM_TOKEN) */
     const char *bind;     /* the address rank processes listen on, or NULL */
     const cs_frontend *ui; /* NULL: the plain report */

@@ -514,18 +514,6 @@ int cs_rank_link_finish(cs_rank_link *l) {
 
 /* ---- joining */
 
-/* Why the controller ended a job (an ABORT's reason), in words. */
-static const char *end_words(uint32_t why) {
-    switch (why) {
-    case CS_END_ERROR: return "a rank's script failed";
-    case CS_END_DEADLOCK: return "the ranks deadlocked";
-    case CS_END_TIMEOUT: return "the timeout or a budget ran out";
-    case CS_END_DIED: return "a rank process died or stopped responding";
-    case CS_END_QUIT: return "it was interrupted";
-    default: return "the controller could not start every rank";
-    }
-}
-
 /* Read the controller's next frame while joining: ALIVEs are taken in
  * passing (the controller is there, only the others are not yet), silence
  * past the heartbeat's limit ends the wait. 0, or -1 after printing why. */
@@ -575,7 +563,7 @@ int cs_rank_link_join(cs_rank_link *l, uint32_t ip, uint16_t port, cs_welcome *w
                 l->rank, (int)fh.meta_len, (const char *)m);
     } else if (fh.type == CS_FR_ABORT) {
         cs_errf(l->err, "rank %d: the job ended before it started: %s\n", l->rank,
-                end_words(cs_get_u32(&in)));
+                cs_end_words((int)cs_get_u32(&in)));
     } else if (fh.type != CS_FR_WELCOME) {
         cs_errf(l->err, "rank %d: the controller answered its HELLO with %s instead of "
                         "WELCOME\n", l->rank, cs_frame_name(fh.type));
@@ -627,7 +615,7 @@ static int setup_frame(void *ud, const cs_frame_hdr *h, cs_cur *meta, void **dst
         return 0;
     case CS_FR_ABORT: {
         uint32_t why = cs_get_u32(meta);
-        snprintf(err, errlen, "the job ended (%s)", end_words(why));
+        snprintf(err, errlen, "the job ended (%s)", cs_end_words((int)why));
         if (valid_reason(why)) end_job(l, (int)why); /* cs_rank_link_ended says so */
         return -1;
     }

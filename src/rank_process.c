@@ -116,7 +116,14 @@ static int run_rank(rank_proc *rp, const cs_script *s, const cs_welcome *wel, cs
     cs_rank_link_stop(link); /* its thread, if it has one, before the world goes */
     cs_world_free(w);
     cs_bus_destroy(&bus);
-    return why == CS_END_DIED ? CS_END_DIED : 0;
+    /* The job's status is this process's too (the controller's ABORT gives
+     * it; a job that ended well closes the link: 0), so that a script or a
+     * launcher such as torchrun that runs the ranks by hand sees the job
+     * fail. Such a rank's terminal has nothing else: it says so there. */
+    if (why != CS_END_NONE && rp->o->by_hand)
+        cs_errf(rp->err, "rank %d: the job ended: %s (exit status %d); rank 0's side has the "
+                         "report\n", rp->rank, cs_end_words(why), why);
+    return why;
 }
 
 int cs_launch_rank_process(const cs_run_opts *o) {

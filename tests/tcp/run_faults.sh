@@ -428,6 +428,34 @@ by_hand() {
 }
 by_hand
 
+# ---- a rank started by hand exits with the job's status and says so on its
+# own terminal, which has nothing else (the report is rank 0's): one the
+# job's end stopped, and one that had finished its script before the job
+# failed (it used to exit 0 either way)
+hand_status() { # NAME SCRIPT STATUS WORDS
+  local name=$1 script=$2 want=$3 words=$4 r1 got
+  if ! start_master "$script" 2; then
+    bad "$name" "the controller printed no token"
+    return
+  fi
+  hand 1 "$script"
+  r1=$hand
+  wait_end "$(now)" nocount
+  wait $r1
+  got=$?
+  if [ "$status" != "$want" ]; then bad "$name" "rank 0's exit status $status, expected $want"
+  elif [ "$got" != "$want" ]; then bad "$name" "rank 1's exit status $got, expected $want"
+  elif ! grep -qF "commsim run: rank 1: the job ended: $words (exit status $want); rank 0's side has the report" "$tmp/r1"; then
+    bad_showing "$tmp/r1" "$name"
+  else ok "$name"
+  fi
+}
+hand_status "a rank by hand in a deadlock exits 3, saying so" \
+  "$top_srcdir/lessons/02-point-to-point/deadlock.lua" 3 "the ranks deadlocked"
+printf 'if rank == 0 then\n  dist.compute(300)\n  error("rank 0 gives up")\nend\n' >"$tmp/late.lua"
+hand_status "a rank by hand that finished first exits 2 when the job fails" \
+  "$tmp/late.lua" 2 "a rank's script failed"
+
 # ---- --bind takes an address: a port given with it was parsed and silently
 # ignored (the rank listened on a free port all the same). Said before the
 # rank dials anything (here no controller listens: the --bind error comes
