@@ -713,10 +713,6 @@ void controller_spawn_all(controller *k, const cs_run_opts *o) {
         }
 }
 
-/* Unwritten output the queue holds before a printer waits: a chatty run's
- * minutes of output, while a reader pauses. */
-#define OUTQ_CAP (64u << 20)
-
 static int launch(const cs_run_opts *o, const cs_engine_kind *kind, const cs_script *s, int world,
                   const cs_send_mode *mode, const char *mode_name, const cs_netmodel *net,
                   FILE *out, FILE *err);
@@ -728,14 +724,7 @@ int cs_launch_controller(const cs_run_opts *o, const cs_engine_kind *kind, const
     /* Headless, this process's own output goes through a queue: a reader
      * that stops reading (a pager) must not stop the loop that keeps the
      * ranks' heartbeat and the timeout (outq.h). */
-    cs_outq *q = !o->ui && !o->out && !o->err ? cs_outq_open(STDOUT_FILENO, STDERR_FILENO, OUTQ_CAP)
-                                               : NULL;
-    if (q) {
-        fflush(stdout);
-        fflush(stderr);
-        out = cs_outq_out(q);
-        err = cs_outq_err(q);
-    }
+    cs_outq *q = cs_outq_std(!o->ui && !o->out && !o->err, &out, &err);
     int status = launch(o, kind, s, world, mode, mode_name, net, out, err);
     cs_outq_close(q);
     return status;

@@ -24,6 +24,7 @@
 #include "world.h"
 #include "header.h"
 #include "monitor.h"
+#include "outq.h"
 #include "recheck.h"
 #include "report.h"
 #include "script.h"
@@ -487,8 +488,13 @@ int cs_launch_run(const cs_run_opts *o) {
         return status;
     }
 
+    /* Headless, the ranks' output goes through a queue, as the tcp engine's
+     * controller's does: a reader that stops reading (a pager at its prompt)
+     * must not stop every rank in the middle of a print, with the bus held. */
+    cs_outq *q = cs_outq_std(!o->ui && !o->out && !o->err, &out, &err);
     cs_control control;
     if (cs_control_open(&control, o, &script, world, engine, mode_name, &net, out, err) < 0) {
+        cs_outq_close(q);
         cs_script_free(&script);
         return 1;
     }
@@ -503,6 +509,7 @@ int cs_launch_run(const cs_run_opts *o) {
         cs_world_free(w);
         if (control.tw) cs_trace_close(control.tw);
         cs_control_free(&control);
+        cs_outq_close(q);
         cs_script_free(&script);
         return 1;
     }
@@ -538,6 +545,7 @@ int cs_launch_run(const cs_run_opts *o) {
         /* A rank is stuck in C code and still uses the world: leave without freeing it. */
         cs_errf(err, "a rank did not stop within %g s of the end; exiting without it\n",
                 GRACE_SECONDS);
+        cs_outq_close(q); /* a rank stuck in C prints nothing more */
         fflush(NULL);
         _exit(status);
     }
@@ -546,6 +554,7 @@ int cs_launch_run(const cs_run_opts *o) {
     free(rt);
     cs_world_free(w);
     cs_control_free(&control);
+    cs_outq_close(q);
     cs_script_free(&script);
     return status;
 }

@@ -165,6 +165,17 @@ cs_outq *cs_outq_open(int out_fd, int err_fd, size_t cap) {
 FILE *cs_outq_out(cs_outq *q) { return q->f[0]; }
 FILE *cs_outq_err(cs_outq *q) { return q->f[1]; }
 
+cs_outq *cs_outq_std(bool own, FILE **out, FILE **err) {
+    if (!own) return NULL;
+    cs_outq *q = cs_outq_open(STDOUT_FILENO, STDERR_FILENO, CS_OUTQ_CAP);
+    if (!q) return NULL;
+    fflush(stdout);
+    fflush(stderr);
+    *out = cs_outq_out(q);
+    *err = cs_outq_err(q);
+    return q;
+}
+
 void cs_outq_close(cs_outq *q) {
     if (!q) return;
     fclose(q->f[0]); /* each flushes into the queue */

@@ -13,6 +13,7 @@
 #ifndef CS_OUTQ_H
 #define CS_OUTQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -28,5 +29,13 @@ FILE *cs_outq_err(cs_outq *q);
 /* Flush both streams, wait until everything is written (or a descriptor
  * failed: its bytes are dropped, as a closed pipe's are) and free q. */
 void cs_outq_close(cs_outq *q);
+
+/* With own (a headless run printing to this process's standard output and
+ * error), those two through a queue (at most CS_OUTQ_CAP bytes unwritten: a
+ * chatty run's minutes of output, while a reader pauses), *out and *err its
+ * streams; NULL, and the two left as they are, without own or when the
+ * queue cannot start. Either way cs_outq_close(the result) at the end. */
+#define CS_OUTQ_CAP (64u << 20)
+cs_outq *cs_outq_std(bool own, FILE **out, FILE **err);
 
 #endif

@@ -192,4 +192,20 @@ for engine in thread tcp; do
     || bad_showing "$tmp/out" "| head ($engine)" "run status $st, replay status $rst"
 done
 
+# ---- a reader that pauses (a pager at its prompt) does not hold the ranks:
+# their output waits in memory, the run ends ok within its --timeout, and the
+# reader gets every line when it reads again. The thread engine's ranks used
+# to wait on the full pipe in the middle of a print, until the timeout ended
+# the run (status 4). (The tcp engine's: tests/tcp/run_faults.sh.)
+# 200 KiB: three times what a pipe holds.
+printf 'for i = 1, 1500 do print(string.rep("x", 60) .. " " .. i) end\ndist.barrier()\n' >"$tmp/chatty.lua"
+( guarded "$bin" run "$tmp/chatty.lua" -n 2 --engine thread --no-tui --timeout 5 2>"$tmp/err"
+  echo $? >"$tmp/rc" ) | { sleep 7; cat >"$tmp/out"; }
+st=$(cat "$tmp/rc")
+lines=$(grep -c '^\[rank [01]\] x* [0-9]*$' "$tmp/out")
+if [ "$st" != 0 ]; then bad "a reader that pauses (thread)" "exit status $st, expected 0"
+elif [ "$lines" != 3000 ]; then bad "a reader that pauses (thread)" "$lines lines, expected 3000"
+else ok "a reader that pauses does not hold the ranks: ok (status 0) with all 3000 lines (thread)"
+fi
+
 finish
