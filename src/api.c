@@ -141,6 +141,7 @@ void cs_world_free(cs_world *w) {
 int cs_world_size(const cs_world *w) { return w->cfg.world; }
 cs_rank *cs_world_rank(cs_world *w, int rank) { return &w->ranks[rank]; }
 const cs_world_config *cs_world_config_of(const cs_world *w) { return &w->cfg; }
+
 const char *cs_end_words(int why) {
     switch (why) {
     case CS_END_ERROR: return "a rank's script failed";

@@ -110,12 +110,13 @@ typedef struct cs_monitor {
 } cs_monitor;
 
 int cs_monitor_init(cs_monitor *m, int world);
-/* explain.c: where the run's end stopped aborted rank k, in the report's words
- * ("in recv from rank 1 (tag 0, float32 [2], 8 bytes) at x.lua:3", "running
- * at x.lua:6": the line it was at, a dist.compute's too), and its line in *line; NULL (and 0) when the rank was not
- * stopped so, or where it was is not known. malloc'ed. */
-char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line);
 void cs_monitor_destroy(cs_monitor *m);
+/* explain.c: where the run's end stopped aborted rank k, in the report's
+ * words ("in recv from rank 1 (tag 0, float32 [2], 8 bytes) at x.lua:3";
+ * "running at x.lua:6", the line it ran, a dist.compute's too), and that
+ * line in *line; NULL (and 0) when the rank was not stopped so, or where it
+ * was is not known. malloc'ed. */
+char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line);
 /* Fold one event. Returns -1 for an event that contradicts the model (a rank
  * out of range): the model is left unchanged. */
 int cs_monitor_fold(cs_monitor *m, const cs_event *ev);
