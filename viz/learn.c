@@ -388,9 +388,20 @@ static cs_learn_action exercise_key(cs_learn *l, const cs_exercise *e, int key) 
 cs_learn_action cs_learn_key(cs_learn *l, int key) {
     if (key == CS_KEY_RESIZE) return CS_LEARN_NONE; /* not the user's: the message stays */
     if (key == 3) return CS_LEARN_INTERRUPT;
-    if (l->help) {
-        l->help = false;
-        return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;
+    if (l->help) { /* any key closes it, but those that scroll it */
+        int top = l->help_top;
+        switch (key) {
+        case CS_KEY_UP: case 'k': case CS_KEY_WHEEL_UP: top--; break;
+        case CS_KEY_DOWN: case 'j': case CS_KEY_WHEEL_DOWN: top++; break;
+        case CS_KEY_PGUP: top -= 5; break;
+        case CS_KEY_PGDN: top += 5; break;
+        default:
+            l->help = false;
+            return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;
+        }
+        if (l->help_max > 0) l->help_top = top < 0 ? 0 : top > l->help_max ? l->help_max : top;
+        else l->help = false; /* it fits: the arrows close it, as any key */
+        return CS_LEARN_NONE;
     }
     l->message[0] = 0;
     int page = l->text_h > 2 ? l->text_h - 1 : 10; /* a page, keeping one line */
@@ -411,7 +422,7 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
         if (l->scroll < 0) l->scroll = 0;
         break;
     case CS_KEY_HOME: l->scroll = 0; break;
-    case '?': l->help = true; break;
+    case '?': l->help = true, l->help_top = 0; break;
     case 'e': /* the chapter's exercises */
         if (!c->nex) {
             snprintf(l->message, sizeof l->message, "this chapter has no exercises");
@@ -640,5 +651,8 @@ void cs_learn_render(cs_learn *l, cs_grid *g, bool ascii) {
     cs_md_draw(&l->md, g, tx, 1, tw, h, l->scroll);
     if (l->message[0]) cs_viz_footer_long(g, l->message, CS_C_YELLOW, CS_A_BOLD, ascii);
     else cs_viz_footer(g, footer(l), CS_C_DEFAULT, 0, ascii);
-    if (l->help) cs_viz_box(g, ascii, "keys", learn_help);
+    if (l->help) {
+        l->help_max = cs_viz_box_max_top(g->w, g->h, learn_help);
+        cs_viz_box(g, ascii, "keys", learn_help, l->help_top);
+    }
 }

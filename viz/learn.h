@@ -80,6 +80,7 @@ typedef struct cs_learn {
     int md_chapter, md_item, md_width, md_kind; /* what md holds */
     char message[200];
     bool help;
+    int help_top, help_max;     /* its scroll, and its end at the last frame's size */
     bool show_grade;  /* the selected exercise shows its grading, not its statement */
     cs_learn_grade grade;
 } cs_learn;

@@ -690,34 +690,70 @@ static void draw_body(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l) 
 /* ---- overlays */
 
 /* A box over the frame, up to 76 columns wide and as tall as the text (the
- * help fits at 80x24, the smallest screen documented); text the screen
- * cannot hold ends in a line saying so. */
-/* A box's text, each line wrapped on its own under its description: the
- * column after the first run of two spaces ("space    advance every ...").
- * g NULL: only count. Returns the rows used. */
+ * help fits at 80x24); text the screen cannot hold scrolls, by whole lines
+ * of the text, its last row saying so. */
+
+/* One line of a box's text (n bytes at p), wrapped under its description:
+ * the column after the first run of two spaces ("space    advance every
+ * ..."). g NULL: only count. Returns the rows used. */
+static int box_line(cs_grid *g, int x, int y, int w, int maxh, const char *p, size_t n) {
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+    const char *gap = strstr(line, "  ");
+    int indent = 0;
+    if (gap && gap > line && gap - line < 24) {
+        indent = (int)(gap - line) + (int)strspn(gap, " ");
+        if (indent > w / 2) indent = 0;
+    }
+    int k = wrap(g, x, y, w, maxh, line, CS_C_DEFAULT, 0, indent);
+    return k ? k : 1;
+}
+
+/* The text, each line wrapped on its own, from row y; the rows used. */
 static int box_text(cs_grid *g, int x, int y, int w, int maxh, const char *text) {
     int rows = 0;
     for (const char *p = text; *p && rows < maxh;) {
         size_t n = strcspn(p, "\n");
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
-        const char *gap = strstr(line, "  ");
-        int indent = 0;
-        if (gap && gap > line && gap - line < 24) {
-            indent = (int)(gap - line) + (int)strspn(gap, " ");
-            if (indent > w / 2) indent = 0;
-        }
-        int k = wrap(g, x, y + rows, w, maxh - rows, line, CS_C_DEFAULT, 0, indent);
-        rows += k ? k : 1;
+        rows += box_line(g, x, y + rows, w, maxh - rows, p, n);
         p += n + (p[n] == '\n');
     }
     return rows;
 }
 
-void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
-    int w = g->w - 4 < 76 ? g->w - 4 : 76;
+/* The text from its line k on. */
+static const char *from_line(const char *text, int k) {
+    for (; k > 0 && *text; k--) {
+        const char *nl = strchr(text, '\n');
+        text = nl ? nl + 1 : text + strlen(text);
+    }
+    return text;
+}
+
+static int box_width(int w) { return w - 4 < 76 ? w - 4 : 76; }
+static int box_room(int h) { return h - 6 > 1 ? h - 6 : 1; } /* its text's rows, at most */
+
+int cs_viz_box_max_top(int w, int h, const char *text) {
+    int tw = box_width(w) - 4, room = box_room(h);
+    if (tw < 1 || box_text(NULL, 0, 0, tw, 1 << 20, text) <= room) return 0;
+    /* scrolled, the last row is the keys': the last lines that fill the
+     * rest, counted from the end */
+    int nlines = 0, rows = 0;
+    for (const char *p = text; *p; nlines++) p = from_line(p, 1);
+    int top = nlines;
+    while (top > 0) {
+        const char *p = from_line(text, top - 1);
+        int k = box_line(NULL, 0, 0, tw, 1 << 20, p, strcspn(p, "\n"));
+        if (rows + k > room - 1) break;
+        rows += k;
+        top--;
+    }
+    return top;
+}
+
+void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text, int top) {
+    int w = box_width(g->w);
     int total = box_text(NULL, 0, 0, w - 4, 1 << 20, text);
-    int lines = total < g->h - 6 ? total : g->h - 6;
+    int lines = total < box_room(g->h) ? total : box_room(g->h);
     if (lines < 1) lines = 1;
     int h = lines + 4, x = (g->w - w) / 2, y = (g->h - h) / 2;
     uint32_t hl = ascii ? (uint32_t)asc[G_HLINE] : uni[G_HLINE];
@@ -732,40 +768,49 @@ void cs_viz_box(cs_grid *g, bool ascii, const char *t, const char *text) {
         cs_grid_putc(g, x + w - 1, j, vl, CS_C_CYAN, 0);
     }
     cs_grid_printf(g, x + 2, y, w - 4, CS_C_CYAN, CS_A_BOLD, " %s ", t);
-    bool cut = total > lines;
-    box_text(g, x + 2, y + 2, w - 4, lines - cut, text);
-    if (cut)
-        cs_grid_put(g, x + 2, y + 1 + lines, w - 4,
-                    ascii ? "... (a taller terminal shows the rest)"
-                          : "… (a taller terminal shows the rest)",
-                    CS_C_DEFAULT, CS_A_DIM);
+    if (total <= lines) {
+        box_text(g, x + 2, y + 2, w - 4, lines, text);
+        return;
+    }
+    int max = cs_viz_box_max_top(g->w, g->h, text);
+    top = top < 0 ? 0 : top > max ? max : top;
+    box_text(g, x + 2, y + 2, w - 4, lines - 1, from_line(text, top));
+    const char *keys = top < max ? "more below: down arrow or PgDn; other keys close"
+                                 : "the end: up arrow or PgUp back; other keys close";
+    cs_grid_put(g, x + 2, y + 1 + lines, w - 4, keys, CS_C_DEFAULT, CS_A_DIM);
 }
 
 /* One line per key; the box wraps the closing paragraph to its width. */
-static const char help_keys[] =
-    "space    advance every runnable rank by one operation\n"
-    "s        step only the selected rank\n"
-    "r        run or pause\n"
-    "+ / -    faster / slower (operations per second; 0 = full speed)\n"
-    "enter    the tensor of the selected rank's next operation (when ready)\n";
-static const char help_replay[] =
-    "space    forward to the next operation          b   back one\n"
-    "] / [    forward / back one event\n"
-    "G / g    the end / the start of the trace\n"
-    "r        play or pause          + / -   faster / slower\n";
-static const char help_common[] =
-    "tab, arrows, click   select a rank\n"
-    "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"
-    "a        the alerts on the whole screen (a or esc: back)\n"
-    "p        the selected rank's output on the whole screen (p or esc: back)\n"
-    "o        open the latest collective band: its messages with their phases\n"
-    "t        the diagram: virtual time to scale (--net) or event order\n"
-    "?        this help (any key closes it)      q   quit\n"
-    "\n"
-    "states: idle (not started), ready (stopped at its gate), running, blocked (in a send "
-    "or receive), computing, done, failed, aborted. Diagram: a column per rank, time going "
-    "down, an arrow per message with its size, thick stretches are blocked, = bands are "
-    "collectives (x N: their internal messages, each one operation when stepping).";
+#define HELP_RUN                                                                   \
+    "space    advance every runnable rank by one operation\n"                      \
+    "s        step only the selected rank\n"                                       \
+    "r        run or pause\n"                                                      \
+    "+ / -    faster / slower (operations per second; 0 = full speed)\n"           \
+    "enter    the tensor of the selected rank's next operation (when ready)\n"
+#define HELP_REPLAY                                                                \
+    "space    forward to the next operation          b   back one\n"               \
+    "] / [    forward / back one event\n"                                          \
+    "G / g    the end / the start of the trace\n"                                  \
+    "r        play or pause          + / -   faster / slower\n"
+#define HELP_COMMON                                                                       \
+    "tab, arrows, click   select a rank\n"                                                \
+    "PgUp/PgDn, End       scroll the diagram back / follow the newest\n"                  \
+    "a        the alerts on the whole screen (a or esc: back)\n"                          \
+    "p        the selected rank's output on the whole screen (p or esc: back)\n"          \
+    "o        open the latest collective band: its messages with their phases\n"          \
+    "t        the diagram: virtual time to scale (--net) or event order\n"                \
+    "?        this help (any key closes it)      q   quit\n"                              \
+    "\n"                                                                                  \
+    "states: idle (not started), ready (stopped at its gate), running, blocked (in a send " \
+    "or receive), computing, done, failed, aborted. Diagram: a column per rank, time going " \
+    "down, an arrow per message with its size, thick stretches are blocked, = bands are "   \
+    "collectives (x N: their internal messages, each one operation when stepping)."
+
+const char *cs_viz_box_text(const cs_viz_view *v) {
+    if (v->popup) return v->popup;
+    if (v->help) return v->replay ? HELP_REPLAY HELP_COMMON : HELP_RUN HELP_COMMON;
+    return NULL;
+}
 
 bool cs_viz_too_small(cs_grid *g, const char *status) {
     if (g->w >= CS_VIZ_MIN_W && g->h >= CS_VIZ_MIN_H) return false;
@@ -790,10 +835,6 @@ void cs_viz_render(cs_grid *g, const cs_viz_view *v) {
         draw_body(g, v, &l);
     }
     draw_footer(g, v);
-    if (v->popup) cs_viz_box(g, v->ascii, v->popup_title ? v->popup_title : "", v->popup);
-    if (v->help) {
-        char text[2048];
-        snprintf(text, sizeof text, "%s%s", v->replay ? help_replay : help_keys, help_common);
-        cs_viz_box(g, v->ascii, "keys", text);
-    }
+    if (v->popup) cs_viz_box(g, v->ascii, v->popup_title ? v->popup_title : "", v->popup, v->box_top);
+    else if (v->help) cs_viz_box(g, v->ascii, "keys", cs_viz_box_text(v), v->box_top);
 }

@@ -39,6 +39,7 @@ typedef struct cs_viz_view {
     cs_viz_full full;           /* a panel on the whole screen, or none */
     int full_top;               /* its first line shown */
     const char *popup_title, *popup; /* a box over the frame (a tensor's values) */
+    int box_top;                /* the line the popup's or the help's text shows from */
     const char *message;        /* a transient line in the footer */
     const char *end_note;       /* why the run ended, when no event says so yet (the
                                  * visualizer's own --timeout), or NULL */
@@ -90,8 +91,15 @@ int cs_viz_footer_rows(const cs_grid *g, const char *text);
 void cs_viz_footer_long(cs_grid *g, const char *text, int fg, int attr, bool ascii);
 
 /* A bordered box over the middle of g, up to 76 columns wide and as tall as
- * its text (wrapped to it): the help, a tensor's values. */
-void cs_viz_box(cs_grid *g, bool ascii, const char *title, const char *text);
+ * its text (wrapped to it): the help, a tensor's values. Text taller than
+ * the screen allows shows from its line top on, its last row saying which
+ * keys scroll it. */
+void cs_viz_box(cs_grid *g, bool ascii, const char *title, const char *text, int top);
+/* The largest top that still fills such a box on a w x h screen (0: the
+ * text fits): where the keys that scroll it stop. */
+int cs_viz_box_max_top(int w, int h, const char *text);
+/* The text of the box a view shows (a popup, or the help), or NULL. */
+const char *cs_viz_box_text(const cs_viz_view *v);
 
 /* Colours of rank states, shared with the legend and tests. */
 int cs_viz_state_color(cs_rank_state s, bool parked);

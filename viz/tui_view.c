@@ -45,6 +45,7 @@ void cs_tui_nav_free(cs_tui_nav *n) {
 void cs_tui_nav_popup(cs_tui_nav *n, const char *title, const char *text) {
     free(n->popup);
     n->popup = strdup(text);
+    n->box_top = 0;
     snprintf(n->popup_title, sizeof n->popup_title, "%s", title);
 }
 
@@ -53,6 +54,12 @@ void cs_tui_nav_apply(cs_tui_nav *n, cs_viz_view *v, int w, int h) {
     v->help = n->help;
     v->popup = n->popup;
     v->popup_title = n->popup_title;
+    /* a box taller than the screen scrolls within its text */
+    const char *box = cs_viz_box_text(v);
+    n->box_max = box ? cs_viz_box_max_top(w, h, box) : 0;
+    if (n->box_top > n->box_max) n->box_top = n->box_max;
+    if (n->box_top < 0) n->box_top = 0;
+    v->box_top = n->box_top;
     v->message = n->message[0] ? n->message : NULL;
     v->diag_back = n->diag_back;
     v->rank_top = n->rank_top;
@@ -120,6 +127,19 @@ static void select_rank(cs_tui_nav *n, int k) {
     n->selected = ((k % n->nranks) + n->nranks) % n->nranks;
 }
 
+/* A box taller than the screen (box_max > 0): the keys that scroll it. */
+static bool scroll_box(cs_tui_nav *n, int ch) {
+    switch (ch) {
+    case CS_KEY_UP: case 'k': case CS_KEY_WHEEL_UP: n->box_top--; return true;
+    case CS_KEY_DOWN: case 'j': case CS_KEY_WHEEL_DOWN: n->box_top++; return true;
+    case CS_KEY_PGUP: n->box_top -= 5; return true;
+    case CS_KEY_PGDN: n->box_top += 5; return true;
+    case CS_KEY_HOME: n->box_top = 0; return true;
+    case CS_KEY_END: n->box_top = n->box_max; return true;
+    default: return false;
+    }
+}
+
 /* a: the alerts from their start; p: the output from its newest line, following */
 static bool open_full(cs_tui_nav *n, int ch) {
     n->full = ch == 'a' ? CS_FULL_ALERTS : CS_FULL_OUTPUT;
@@ -129,8 +149,9 @@ static bool open_full(cs_tui_nav *n, int ch) {
 }
 
 bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
-    if (n->popup || n->help) { /* any key closes an overlay */
+    if (n->popup || n->help) { /* any key closes an overlay, but those that scroll it */
         if (ch == CS_KEY_RESIZE || ch == CS_KEY_CLICK) return ch == CS_KEY_RESIZE;
+        if (n->box_max > 0 && scroll_box(n, ch)) return true;
         cs_tui_nav_free(n);
         n->help = false;
         return ch != 3; /* q too only closes it; Ctrl-C still quits */
@@ -153,7 +174,7 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
             select_rank(n, n->selected + (ch == CS_KEY_TAB ? 1 : -1));
             n->full_follow = true;
             return true;
-        case '?': n->help = true; return true;
+        case '?': n->help = true, n->box_top = 0; return true;
         case 'q': case 3: return false;
         /* the output is read while the run goes on: the run's own keys
          * (s, r, +, -) work under it */
@@ -184,7 +205,7 @@ bool cs_tui_nav_key(cs_tui_nav *n, int ch, int x, int y) {
         return true;
     }
     case CS_KEY_END: n->diag_back = 0; return true;
-    case '?': n->help = true; return true;
+    case '?': n->help = true, n->box_top = 0; return true;
     case CS_KEY_RESIZE: return true;
     case CS_KEY_CLICK: {
         int k = cs_viz_hit(&n->layout, n->rank_top, n->nranks, x, y);

@@ -32,6 +32,7 @@ typedef struct cs_tui_nav {
     uint64_t out_lost;      /* the selected rank's output lines no longer kept, last frame */
     char *popup;
     char popup_title[128];
+    int box_top, box_max;   /* the popup's or the help's scroll, and its end last frame */
     char message[200];
     cs_viz_layout layout;   /* of the last frame, for clicks */
 } cs_tui_nav;

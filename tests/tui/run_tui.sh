@@ -247,6 +247,36 @@ check "? at 80x24: the whole help, down to its last line" \
 tm send-keys -t hp Escape
 quit_check hp 130 "help at 80x24: q mid-run gives status 130"
 
+# ---- 60x15, the smallest screen the visualizer draws: the help is taller
+# than its box and scrolls (it used to end in "a taller terminal shows the
+# rest"); the arrows scroll it, to its end and back, and any other key
+# closes it. The same in learn.
+start hs 60 15 "$bin run $lessons/02-point-to-point/chain.lua --step"
+wait_for hs PAUSED >/dev/null
+tm send-keys -t hs '?'
+check "? at 60x15: the help's first lines, and how to see the rest" \
+  'wait_for hs "space    advance every runnable rank" "more below: down arrow or PgDn" &&
+   ! grep -qF "each one operation when" "$tmp/screen"'
+tm send-keys -t hs End
+check "End: the help's last lines, and how to go back" \
+  'wait_for hs "one operation when stepping)." "the end: up arrow or PgUp back" &&
+   ! grep -qF "space    advance every runnable rank" "$tmp/screen"'
+tm send-keys -t hs Up
+check "up arrow: one line back, more below again" 'wait_for hs "more below: down arrow or PgDn"'
+tm send-keys -t hs x
+check "any other key closes the scrolled help" 'wait_without hs "─ keys ─" "PAUSED"'
+quit_check hs 130 "help at 60x15: q mid-run gives status 130"
+start ls 60 15 "$bin learn --lessons $lessons"
+wait_for ls "commsim learn" >/dev/null
+tm send-keys -t ls '?'
+wait_for ls "more below: down arrow or PgDn" >/dev/null
+tm send-keys -t ls PageDown
+check "learn at 60x15: PgDn scrolls the help to its end" \
+  'wait_for ls "q         quit" "the end: up arrow or PgUp back"'
+tm send-keys -t ls x
+check "learn: another key closes the scrolled help" 'wait_without ls "─ keys ─" "commsim learn"'
+quit_check ls 0 "learn at 60x15: q quits with status 0"
+
 # ---- 80x24, the smallest screen documented: every footer keeps "? help" and
 # "q quit" (the less telling hints go first), every header its figures whole
 footer_tail() { snap "$1" && tail -1 "$tmp/screen" | grep -qE '\? help  q quit *$'; }
