@@ -395,6 +395,8 @@ cs_learn_action cs_learn_key(cs_learn *l, int key) {
         case CS_KEY_DOWN: case 'j': case CS_KEY_WHEEL_DOWN: top++; break;
         case CS_KEY_PGUP: top -= 5; break;
         case CS_KEY_PGDN: top += 5; break;
+        case CS_KEY_HOME: top = 0; break;
+        case CS_KEY_END: top = l->help_max; break;
         default:
             l->help = false;
             return key == 'q' ? CS_LEARN_QUIT : CS_LEARN_NONE;
