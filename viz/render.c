@@ -389,6 +389,25 @@ static int deadlock_text(cs_grid *g, int y, int end, int w, const char *text) {
     return n;
 }
 
+/* Under the run's own end (a timeout, an interrupt): where it found the
+ * ranks it stopped, the first 8, as the summary says it (g NULL: only
+ * count). Returns the lines used. */
+static int stop_text(cs_grid *g, const cs_monitor *m, int y, int end, int w) {
+    int y0 = y, shown = 0;
+    for (int k = 0; k < m->world && y < end && shown < 8; k++) {
+        int line;
+        char *stop = cs_monitor_stop_text(m, k, &line);
+        if (!stop) continue;
+        char text[640];
+        snprintf(text, sizeof text, "rank %d was %s", k, stop);
+        free(stop);
+        int n = wrap(g, 3, y, w - 4, end - y, text, CS_C_MAGENTA, 0, 4);
+        y += n ? n : 1;
+        shown++;
+    }
+    return y - y0;
+}
+
 static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     const cs_monitor *m = v->mon;
     int y0 = y;
@@ -414,6 +433,7 @@ static int alert_text(cs_grid *g, const cs_viz_view *v, int y, int end, int w) {
     if (note && y < end) {
         int n = wrap(g, 1, y, w - 2, end - y, note, CS_C_MAGENTA, CS_A_BOLD, 4);
         y += n ? n : 1;
+        y += stop_text(g, m, y, end, w);
     }
     /* An eager run rechecked with rendezvous sends: the summary's line, in
      * green when it holds, yellow when only buffering kept the run going */

@@ -378,6 +378,8 @@ stopped_on_line() { snap ts && grep -qE "0  aborted +line 2( |$)" "$tmp/screen";
 check "--timeout: the report's reason as an alert, the stopped rank's line on its row" \
   'wait_for ts TIMEOUT "timeout: the run did not finish within 2 s (--timeout)" &&
    wait_until 60 stopped_on_line'
+check "--timeout: under the reason, where it stopped each rank, as the summary says it" \
+  'wait_for ts "  rank 0 was running at sleepy.lua:2"'
 quit_check ts 4 "timeout alert: q gives status 4"
 
 # ---- a failed rank: its line on its row and in the source, its number in the alert
