@@ -756,17 +756,22 @@ int cs_viz_box_max_top(int w, int h, const char *text) {
     int tw = box_width(w) - 4, room = box_room(h);
     if (tw < 1 || box_text(NULL, 0, 0, tw, 1 << 20, text) <= room) return 0;
     /* scrolled, the last row is the keys': the last lines that fill the
-     * rest, counted from the end */
-    int nlines = 0, rows = 0;
-    for (const char *p = text; *p; nlines++) p = from_line(p, 1);
-    int top = nlines;
-    while (top > 0) {
-        const char *p = from_line(text, top - 1);
-        int k = box_line(NULL, 0, 0, tw, 1 << 20, p, strcspn(p, "\n"));
+     * rest, walked back from the end (a trailing newline ends the last
+     * line, as box_text reads it) */
+    const char *first = text + strlen(text), *e = first;
+    if (e > text && e[-1] == '\n') e--;
+    for (int rows = 0;;) {
+        const char *s = e;
+        while (s > text && s[-1] != '\n') s--;
+        int k = box_line(NULL, 0, 0, tw, 1 << 20, s, (size_t)(e - s));
         if (rows + k > room - 1) break;
         rows += k;
-        top--;
+        first = s;
+        if (s == text) break;
+        e = s - 1; /* the newline before it */
     }
+    int top = 0;
+    for (const char *p = text; p < first; p++) top += *p == '\n';
     return top;
 }
 

@@ -696,6 +696,42 @@ START_TEST(test_help_wraps_under_description) {
 }
 END_TEST
 
+/* A box taller than the screen scrolls by whole lines of its text: from its
+ * top, then from where its last lines fill it, saying so each time; the
+ * largest top is exact, with or without a trailing newline. */
+START_TEST(test_box_scrolls) {
+    char box[2048] = "";
+    for (int i = 1; i <= 20; i++) { /* one row each in a box on a 60-wide screen */
+        char line[32];
+        snprintf(line, sizeof line, "line %d\n", i);
+        strcat(box, line);
+    }
+    /* 15 rows: 9 for the text, 8 of them lines when scrolled */
+    ck_assert_int_eq(cs_viz_box_max_top(60, 15, box), 12);
+    ck_assert_int_eq(cs_viz_box_max_top(60, 40, box), 0); /* it fits */
+    for (int top = 0; top <= 99; top += 99) {
+        cs_grid_free(&grid);
+        ck_assert_int_eq(cs_grid_init(&grid, 60, 15), 0);
+        cs_viz_box(&grid, false, "keys", box, top);
+        free(text);
+        text = cs_grid_text(&grid);
+        if (top == 0) { /* from its top */
+            ck_assert_has("│ line 1 ");
+            ck_assert_has("│ line 8 ");
+            ck_assert_msg(!strstr(text, "line 9 "), "line 9 shown:\n%s", text);
+            ck_assert_has("more below: down arrow or PgDn");
+        } else { /* past its end: its end */
+            ck_assert_has("│ line 13 ");
+            ck_assert_has("│ line 20 ");
+            ck_assert_msg(!strstr(text, "line 12 "), "line 12 shown:\n%s", text);
+            ck_assert_has("the end: up arrow or PgUp back");
+        }
+    }
+    box[strlen(box) - 1] = '\0'; /* no trailing newline: the same lines */
+    ck_assert_int_eq(cs_viz_box_max_top(60, 15, box), 12);
+}
+END_TEST
+
 START_TEST(test_ascii_and_small) {
     start(3, 0);
     hist.ascii = true; /* the deadlock snapshot's words too */
@@ -1263,6 +1299,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_nav_alerts_keep_top);
     tcase_add_test(tc, test_nav_output_resize_keeps_line);
     tcase_add_test(tc, test_help_wraps_under_description);
+    tcase_add_test(tc, test_box_scrolls);
     tcase_add_test(tc, test_cycle_wraps_whole_ranks);
     tcase_add_test(tc, test_ascii_and_small);
     tcase_add_test(tc, test_cycle_and_inflight);
