@@ -6,8 +6,9 @@
  * function allocates are charged by the allocator (script.c). What loops
  * without allocating is charged here, before the call, in proportion to what
  * it will touch:
- *   - find, match, gmatch, gsub: a match is tried at each byte of the
- *     subject: one step per byte;
+ *   - find, match, gmatch, gsub: counted as they go (script_pattern.c),
+ *     since a pattern that backtracks does far more than a pass over its
+ *     subject;
  *   - string.byte, utf8.len, utf8.codepoint, utf8.offset, tonumber with a
  *     base: one step per byte they read;
  *   - table.concat, table.unpack: one step per element; table.insert and
@@ -37,7 +38,7 @@ static uint64_t span(lua_Integer i, lua_Integer j) {
     return j >= i ? (uint64_t)j - (uint64_t)i + 1 : 0;
 }
 
-/* find, match, gmatch, gsub, string.byte, the utf8 scanners. */
+/* string.byte, the utf8 scanners. */
 static int ch_subject(lua_State *L) {
     cs_script_charge_work(L, str_len(L, 1));
     return cs_script_call_original(L);
@@ -85,9 +86,19 @@ static void wrap(lua_State *L, const char *lib, const char *name, lua_CFunction 
     lua_pop(L, 1);
 }
 
+/* The patterns' steps: the budget's, and a run that ends stops them too. */
+static void ch_pattern(lua_State *L, uint64_t steps) {
+    cs_script_charge_work(L, steps);
+    cs_script_check(L);
+}
+
+static const cs_pattern_charge pattern_charge = ch_pattern;
+
 void cs_script_charge_libs(lua_State *L) {
-    static const char *const scanners[] = {"find", "match", "gmatch", "gsub", "byte", NULL};
-    for (const char *const *s = scanners; *s; s++) wrap(L, LUA_STRLIBNAME, *s, ch_subject);
+    lua_getglobal(L, LUA_STRLIBNAME);
+    cs_pattern_open(L, &pattern_charge);
+    lua_pop(L, 1);
+    wrap(L, LUA_STRLIBNAME, "byte", ch_subject);
     wrap(L, LUA_UTF8LIBNAME, "len", ch_subject);
     wrap(L, LUA_UTF8LIBNAME, "codepoint", ch_subject);
     wrap(L, LUA_UTF8LIBNAME, "offset", ch_subject);

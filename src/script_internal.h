@@ -195,4 +195,12 @@ int cs_script_group_query(lua_State *L, int idx, bool size);
 /* Is the value at idx a collective's work handle? If so it counts as waited on. */
 bool cs_script_coll_work_wait(lua_State *L, int idx);
 
+/* script_pattern.c: string.find, match, gmatch and gsub as Lua 5.4's, with
+ * their work counted (a step per pattern item tried, per character a
+ * repetition tests, per byte compared) and handed to *charge, which may
+ * raise, every few thousand steps and at the end of each call. Sets them in
+ * the table on the top of the stack. */
+typedef void (*cs_pattern_charge)(lua_State *L, uint64_t steps);
+void cs_pattern_open(lua_State *L, const cs_pattern_charge *charge);
+
 #endif

@@ -62,6 +62,8 @@ done
 budget "gsub over 1 MiB in a loop"          budget_gsub.lua thread
 budget "table.concat in a loop"             budget_concat.lua thread
 steps=4000000 budget "plain find in a loop" budget_find.lua thread
+budget "a pattern that backtracks"          budget_backtrack.lua thread
+budget "a pattern that backtracks"          budget_backtrack.lua tcp
 steps=20000000 budget "collectgarbage() of a large heap in a loop" budget_collect.lua thread
 steps=20000000 budget "irecvs into one tensor: the pitfall scans" budget_irecv_one.lua thread
 steps=20000000 budget "irecvs into one tensor: the pitfall scans" budget_irecv_one.lua tcp

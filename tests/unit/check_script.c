@@ -323,6 +323,14 @@ START_TEST(steps_table_move) {
 }
 END_TEST
 
+/* A pattern that backtracks works in C, where no hook fires: its steps are
+ * counted as it matches (Lua's own find would run for hours here). */
+START_TEST(steps_backtracking_pattern) {
+    expect_fail("bt.lua", "local s = ('a'):rep(30)\nlocal p = ('a*'):rep(30) .. 'b'\nprint(s:find(p))\n",
+                CS_END_TIMEOUT, "bt.lua:3: instruction budget exceeded (1000000 steps; --step-limit)");
+}
+END_TEST
+
 /* xpcall's handler runs with the hook off after a budget error: not called. */
 START_TEST(steps_xpcall_handler) {
     result *r = run_opts("xh.lua",
@@ -792,6 +800,20 @@ START_TEST(abort_spinning_rank) {
 }
 END_TEST
 
+/* The end of the run reaches a rank inside a pattern that backtracks, with
+ * a budget that never runs out. */
+START_TEST(abort_rank_in_pattern) {
+    result *r = run_opts("bp.lua", "if rank == 0 then dist.compute(20) error('boom') end\n"
+                                   "local s, p = ('a'):rep(40), ('a*'):rep(40) .. 'b'\n"
+                                   "while true do pcall(string.find, s, p) end\n",
+                         2, "rendezvous", 0, UINT64_MAX);
+    ck_assert_int_eq(r->status[0], CS_END_ERROR);
+    ck_assert_int_eq(r->status[1], CS_RANK_ABORTED);
+    ck_assert_int_eq(count(r, CS_EV_ERROR, 1), 0);
+    free(r);
+}
+END_TEST
+
 /* A hostile rank catching the abort with pcall still leaves. */
 START_TEST(abort_pcall_cannot_swallow) {
     result *r = run("hp.lua", "if rank == 0 then error('boom') end\n"
@@ -954,6 +976,7 @@ int main(void) {
     tcase_add_test(bud, steps_pcall_cannot_swallow);
     tcase_add_test(bud, steps_in_coroutines);
     tcase_add_test(bud, steps_table_move);
+    tcase_add_test(bud, steps_backtracking_pattern);
     tcase_add_test(bud, steps_xpcall_handler);
     tcase_add_test(bud, steps_wrap_close);
     tcase_add_test(bud, steps_string_work);
@@ -987,6 +1010,7 @@ int main(void) {
     tcase_add_test(dist, dist_argument_errors);
     tcase_add_test(dist, abort_blocked_rank);
     tcase_add_test(dist, abort_spinning_rank);
+    tcase_add_test(dist, abort_rank_in_pattern);
     tcase_add_test(dist, abort_pcall_cannot_swallow);
     tcase_add_test(dist, abort_deadlock);
     tcase_add_test(hdr, script_load_file);
