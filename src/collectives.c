@@ -325,8 +325,8 @@ static int begin(cs_rank *r, call *k, const cs_coll_call *cc, cs_dtype d, bool r
 static int check_list(cs_rank *r, call *k, cs_tensor **ts, int n, const char *what, cs_dtype d,
                       int64_t numel, const char *ref) {
     if (!ts || n != k->c.n)
-        return fail(r, k->kind, "%s has %d tensors, but the group has %d ranks (one per rank)",
-                    what, ts ? n : 0, k->c.n);
+        return fail(r, k->kind, "%s has %d tensor%s, but the group has %d rank%s (one per rank)",
+                    what, ts ? n : 0, (ts ? n : 0) == 1 ? "" : "s", k->c.n, k->c.n == 1 ? "" : "s");
     for (int i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof name, "tensor %d of %s", i, what);

@@ -117,6 +117,9 @@ void cs_monitor_destroy(cs_monitor *m);
  * line in *line; NULL (and 0) when the rank was not stopped so, or where it
  * was is not known. malloc'ed. */
 char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line);
+/* The summary and the visualizer's alerts list the first this many of them
+ * (a run of 256 ranks would fill the screen; the JSON report has all). */
+#define CS_STOPS_SHOWN 8
 /* Fold one event. Returns -1 for an event that contradicts the model (a rank
  * out of range): the model is left unchanged. */
 int cs_monitor_fold(cs_monitor *m, const cs_event *ev);

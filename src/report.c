@@ -94,15 +94,13 @@ static void report_time(FILE *f, const cs_outcome *o) {
 }
 
 /* The run ended on its own (a timeout, an interrupt, a quit): where it found
- * the ranks it stopped, the first STOPS_MAX of them (the JSON report has
- * every one). */
-#define STOPS_MAX 8
+ * the ranks it stopped, the first CS_STOPS_SHOWN of them. */
 static void report_stops(FILE *f, const cs_outcome *o) {
     int shown = 0, more = 0;
     for (int k = 0; k < o->world; k++) {
         const cs_outcome_rank *r = &o->ranks[k];
         if (r->state != CS_RS_ABORTED || r->deadlocked) continue;
-        if (shown == STOPS_MAX) {
+        if (shown == CS_STOPS_SHOWN) {
             more++;
             continue;
         }

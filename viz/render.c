@@ -390,11 +390,11 @@ static int deadlock_text(cs_grid *g, int y, int end, int w, const char *text) {
 }
 
 /* Under the run's own end (a timeout, an interrupt): where it found the
- * ranks it stopped, the first 8, as the summary says it (g NULL: only
- * count). Returns the lines used. */
+ * ranks it stopped, the first CS_STOPS_SHOWN, as the summary says it (g NULL:
+ * only count). Returns the lines used. */
 static int stop_text(cs_grid *g, const cs_monitor *m, int y, int end, int w) {
     int y0 = y, shown = 0;
-    for (int k = 0; k < m->world && y < end && shown < 8; k++) {
+    for (int k = 0; k < m->world && y < end && shown < CS_STOPS_SHOWN; k++) {
         int line;
         char *stop = cs_monitor_stop_text(m, k, &line);
         if (!stop) continue;
