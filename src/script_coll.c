@@ -100,12 +100,6 @@ static cs_redop check_op(lua_State *L, int idx, const char *fn) {
     return op;
 }
 
-static cs_tensor *check_tensor(lua_State *L, int idx, const char *fn, const char *what) {
-    cs_tensor *t = cs_lua_totensor(L, idx);
-    if (!t) luaL_error(L, "%s: %s must be a tensor (got %s)", fn, what, luaL_typename(L, idx));
-    return t;
-}
-
 /* A Lua list of tensors as a C array (a userdata left on the stack). nil gives NULL. */
 static cs_tensor **check_list(lua_State *L, int idx, const char *fn, const char *what, int *n) {
     *n = 0;
@@ -166,8 +160,8 @@ static int check_root(lua_State *L, int idx, const char *fn, const char *what, b
     if (!required && lua_isnoneornil(L, idx)) return 0;
     lua_Integer v = cs_script_checkint(L, idx, fn, what);
     if (v < INT32_MIN || v > INT32_MAX)
-        luaL_error(L, "%s: %s %I is outside the world (size %d)", fn, what, v,
-                   cs_rank_world_size(rank_of(L)));
+        luaL_error(L, "%s: %s %I is outside the world (ranks 0 to %d)", fn, what, v,
+                   cs_rank_world_size(rank_of(L)) - 1);
     return (int)v; /* collectives.c checks it against the world and the group */
 }
 
@@ -268,7 +262,7 @@ static int d_broadcast(lua_State *L) {
     lua_settop(L, 3);
     const char *fn = "dist.broadcast";
     cs_coll_call c = {0};
-    cs_tensor *t = check_tensor(L, 1, fn, "the tensor");
+    cs_tensor *t = cs_lua_argtensor(L, 1, fn, NULL);
     c.root = check_root(L, 2, fn, "src", true);
     bool async = check_opts(L, 3, fn, CS_COLL_BROADCAST, &c);
     charge(L, t, 1);
@@ -281,7 +275,7 @@ static int d_reduce(lua_State *L) {
     lua_settop(L, 4);
     const char *fn = "dist.reduce";
     cs_coll_call c = {0};
-    cs_tensor *t = check_tensor(L, 1, fn, "the tensor");
+    cs_tensor *t = cs_lua_argtensor(L, 1, fn, NULL);
     c.root = check_root(L, 2, fn, "dst", true);
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE, &c);
     charge(L, t, 2);
@@ -294,7 +288,7 @@ static int d_all_reduce(lua_State *L) {
     lua_settop(L, 3);
     const char *fn = "dist.all_reduce";
     cs_coll_call c = {0};
-    cs_tensor *t = check_tensor(L, 1, fn, "the tensor");
+    cs_tensor *t = cs_lua_argtensor(L, 1, fn, NULL);
     bool async = op_and_opts(L, 2, fn, CS_COLL_ALL_REDUCE, &c);
     charge(L, t, 2);
     bufs b = touching(L, c.line, writes(&t));
@@ -307,7 +301,7 @@ static int d_all_gather(lua_State *L) {
     cs_coll_call c = {0};
     int n;
     cs_tensor **out = check_list(L, 1, fn, "the output list", &n);
-    cs_tensor *in = check_tensor(L, 2, fn, "the input");
+    cs_tensor *in = cs_lua_argtensor(L, 2, fn, "the input");
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_GATHER, &c);
     charge(L, in, n);
     bufs b = touching(L, c.line, (bufs){&in, out, 1, n});
@@ -319,8 +313,8 @@ static int d_all_gather_into_tensor(lua_State *L) {
     lua_settop(L, 3);
     const char *fn = "dist.all_gather_into_tensor";
     cs_coll_call c = {0};
-    cs_tensor *out = check_tensor(L, 1, fn, "the output");
-    cs_tensor *in = check_tensor(L, 2, fn, "the input");
+    cs_tensor *out = cs_lua_argtensor(L, 1, fn, "the output");
+    cs_tensor *in = cs_lua_argtensor(L, 2, fn, "the input");
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_GATHER_INTO_TENSOR, &c);
     charge(L, out, 1);
     bufs b = touching(L, c.line, (bufs){&in, &out, 1, 1});
@@ -333,7 +327,7 @@ static int d_gather(lua_State *L) {
     const char *fn = "dist.gather";
     cs_coll_call c = {0};
     int n;
-    cs_tensor *in = check_tensor(L, 1, fn, "the tensor");
+    cs_tensor *in = cs_lua_argtensor(L, 1, fn, NULL);
     cs_tensor **list = check_list(L, 2, fn, "the gather list", &n);
     c.root = check_root(L, 3, fn, "dst", false);
     bool async = check_opts(L, 4, fn, CS_COLL_GATHER, &c);
@@ -347,7 +341,7 @@ static int d_scatter(lua_State *L) {
     const char *fn = "dist.scatter";
     cs_coll_call c = {0};
     int n;
-    cs_tensor *out = check_tensor(L, 1, fn, "the tensor");
+    cs_tensor *out = cs_lua_argtensor(L, 1, fn, NULL);
     cs_tensor **list = check_list(L, 2, fn, "the scatter list", &n);
     c.root = check_root(L, 3, fn, "src", false);
     bool async = check_opts(L, 4, fn, CS_COLL_SCATTER, &c);
@@ -361,7 +355,7 @@ static int d_reduce_scatter(lua_State *L) {
     const char *fn = "dist.reduce_scatter";
     cs_coll_call c = {0};
     int n;
-    cs_tensor *out = check_tensor(L, 1, fn, "the output");
+    cs_tensor *out = cs_lua_argtensor(L, 1, fn, "the output");
     cs_tensor **in = check_list(L, 2, fn, "the input list", &n);
     if (!in) return luaL_error(L, "%s: the input list must be a list of tensors (got nil)", fn);
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE_SCATTER, &c);
@@ -375,8 +369,8 @@ static int d_reduce_scatter_tensor(lua_State *L) {
     lua_settop(L, 4);
     const char *fn = "dist.reduce_scatter_tensor";
     cs_coll_call c = {0};
-    cs_tensor *out = check_tensor(L, 1, fn, "the output");
-    cs_tensor *in = check_tensor(L, 2, fn, "the input");
+    cs_tensor *out = cs_lua_argtensor(L, 1, fn, "the output");
+    cs_tensor *in = cs_lua_argtensor(L, 2, fn, "the input");
     bool async = op_and_opts(L, 3, fn, CS_COLL_REDUCE_SCATTER_TENSOR, &c);
     charge(L, in, 2);
     bufs b = touching(L, c.line, (bufs){&in, &out, 1, 1});
@@ -403,8 +397,8 @@ static int d_all_to_all_single(lua_State *L) {
     lua_settop(L, 3);
     const char *fn = "dist.all_to_all_single";
     cs_coll_call c = {0};
-    cs_tensor *out = check_tensor(L, 1, fn, "the output");
-    cs_tensor *in = check_tensor(L, 2, fn, "the input");
+    cs_tensor *out = cs_lua_argtensor(L, 1, fn, "the output");
+    cs_tensor *in = cs_lua_argtensor(L, 2, fn, "the input");
     bool async = check_opts(L, 3, fn, CS_COLL_ALL_TO_ALL_SINGLE, &c);
     charge(L, in, 1);
     bufs b = touching(L, c.line, (bufs){&in, &out, 1, 1});

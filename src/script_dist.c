@@ -22,15 +22,8 @@ static cs_rank *rank_of(lua_State *L) {
 static int check_peer(lua_State *L, int idx, const char *fn, const char *what) {
     lua_Integer p = cs_script_checkint(L, idx, fn, what);
     int n = cs_rank_world_size(rank_of(L));
-    if (p < 0 || p >= n) luaL_error(L, "%s: %s %I is outside the world (size %d)", fn, what, p, n);
+    if (p < 0 || p >= n) luaL_error(L, "%s: %s %I is outside the world (ranks 0 to %d)", fn, what, p, n - 1);
     return (int)p;
-}
-
-/* The tensor argument, with the function's name in the message. */
-static cs_tensor *check_tensor(lua_State *L, int idx, const char *fn) {
-    cs_tensor *t = cs_lua_totensor(L, idx);
-    if (!t) luaL_error(L, "%s: expected a tensor (got %s)", fn, luaL_typename(L, idx));
-    return t;
 }
 
 /* The options table {tag = n} at idx (absent: tag 0). */
@@ -124,7 +117,7 @@ static int w_gc(lua_State *L) {
 /* ---- point to point */
 
 static int d_send(lua_State *L) {
-    cs_tensor *t = check_tensor(L, 1, "dist.send");
+    cs_tensor *t = cs_lua_argtensor(L, 1, "dist.send", NULL);
     int dst = check_peer(L, 2, "dist.send", "destination");
     int tag = opt_tag(L, 3, "dist.send");
     cs_script_check(L);
@@ -134,7 +127,7 @@ static int d_send(lua_State *L) {
 
 static int d_recv(lua_State *L) {
     int src, tag, from = CS_NO_RANK;
-    cs_tensor *t = check_tensor(L, 1, "dist.recv");
+    cs_tensor *t = cs_lua_argtensor(L, 1, "dist.recv", NULL);
     recv_args(L, "dist.recv", &src, &tag);
     cs_script_check(L);
     api_call(L, cs_recv(rank_of(L), t, src, tag, cs_script_call_line(L), &from));
@@ -143,7 +136,7 @@ static int d_recv(lua_State *L) {
 }
 
 static int d_isend(lua_State *L) {
-    cs_tensor *t = check_tensor(L, 1, "dist.isend");
+    cs_tensor *t = cs_lua_argtensor(L, 1, "dist.isend", NULL);
     int dst = check_peer(L, 2, "dist.isend", "destination");
     int tag = opt_tag(L, 3, "dist.isend");
     cs_script_check(L);
@@ -154,7 +147,7 @@ static int d_isend(lua_State *L) {
 
 static int d_irecv(lua_State *L) {
     int src, tag;
-    cs_tensor *t = check_tensor(L, 1, "dist.irecv");
+    cs_tensor *t = cs_lua_argtensor(L, 1, "dist.irecv", NULL);
     recv_args(L, "dist.irecv", &src, &tag);
     cs_script_check(L);
     cs_request **slot = new_work(L, 1);
@@ -203,7 +196,7 @@ static int d_p2pop(lua_State *L) {
     else if (lua_rawequal(L, 1, lua_upvalueindex(2))) op = CS_OP_IRECV;
     else return luaL_error(L, "%s: the operation must be dist.isend or dist.irecv (got %s)", fn,
                            luaL_typename(L, 1));
-    check_tensor(L, 2, fn);
+    cs_lua_argtensor(L, 2, fn, NULL);
     int peer = check_peer(L, 3, fn, "peer");
     int tag = opt_tag(L, 4, fn);
     p2pop *p = lua_newuserdatauv(L, sizeof *p, 1);

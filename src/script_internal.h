@@ -123,6 +123,9 @@ void cs_script_sealed_metatable(lua_State *L, const char *name);
 int luaopen_cs_tensor(lua_State *L);
 cs_tensor *cs_lua_totensor(lua_State *L, int idx);    /* NULL if not a tensor */
 cs_tensor *cs_lua_checktensor(lua_State *L, int idx);
+/* The tensor argument of a dist function fn: what names it ("the input";
+ * NULL: the one tensor). A Lua list (Python's habit) is told how to make one. */
+cs_tensor *cs_lua_argtensor(lua_State *L, int idx, const char *fn, const char *what);
 /* A new, empty tensor userdata on the stack top (it owns what is stored in it). */
 cs_tensor **cs_lua_newslot(lua_State *L);
 /* Raise the error of the tensor.h call that just failed (never returns). */

@@ -50,6 +50,19 @@ cs_tensor *cs_lua_totensor(lua_State *L, int idx) {
     return slot ? *slot : NULL;
 }
 
+cs_tensor *cs_lua_argtensor(lua_State *L, int idx, const char *fn, const char *what) {
+    cs_tensor *t = cs_lua_totensor(L, idx);
+    if (t) return t;
+    const char *got = luaL_typename(L, idx);
+    if (lua_istable(L, idx) && !lua_getmetatable(L, idx)) {
+        if (what) luaL_error(L, "%s: %s must be a tensor, not a Lua table (tensor.from(list) makes one)", fn, what);
+        luaL_error(L, "%s: expected a tensor, not a Lua table (tensor.from(list) makes one)", fn);
+    }
+    if (what) luaL_error(L, "%s: %s must be a tensor (got %s)", fn, what, got);
+    luaL_error(L, "%s: expected a tensor (got %s)", fn, got);
+    return NULL;
+}
+
 static void dot_call_hint(lua_State *L);
 
 cs_tensor *cs_lua_checktensor(lua_State *L, int idx) {

@@ -486,7 +486,7 @@ START_TEST(error_bad_destination) {
                                 "  dist.send(t, world_size)\n"
                                 "end\n", 2);
     ck_assert_int_eq(r->status[0], CS_END_ERROR);
-    ck_assert_str_eq(error_of(r, 0), "ring.lua:3: dist.send: destination 2 is outside the world (size 2)");
+    ck_assert_str_eq(error_of(r, 0), "ring.lua:3: dist.send: destination 2 is outside the world (ranks 0 to 1)");
     ck_assert_int_eq(r->end, CS_END_ERROR);
     free(r);
 }
@@ -758,10 +758,15 @@ END_TEST
 START_TEST(dist_argument_errors) {
     expect_fail("a.lua", "dist.send(nil, 0)\n", CS_END_ERROR,
                 "a.lua:1: dist.send: expected a tensor (got nil)");
+    /* a Lua list, as a Python list would be passed */
+    expect_fail("a.lua", "dist.send({1, 2}, 0)\n", CS_END_ERROR,
+                "a.lua:1: dist.send: expected a tensor, not a Lua table (tensor.from(list) makes one)");
+    expect_fail("a.lua", "dist.all_gather({tensor.zeros(1)}, {1})\n", CS_END_ERROR,
+                "a.lua:1: dist.all_gather: the input must be a tensor, not a Lua table (tensor.from(list) makes one)");
     expect_fail("a.lua", "local x = tensor.zeros(2) + nil\n", CS_END_ERROR,
                 "a.lua:1: tensor arithmetic: the right operand must be a tensor or a number (got nil)");
     expect_fail("a.lua", "dist.recv(tensor.zeros(1), -1)\n", CS_END_ERROR,
-                "a.lua:1: dist.recv: source -1 is outside the world (size 1)");
+                "a.lua:1: dist.recv: source -1 is outside the world (ranks 0 to 0)");
     expect_fail("a.lua", "dist.send(tensor.zeros(1), 0, {tag = -2})\n", CS_END_ERROR,
                 "a.lua:1: dist.send: tag must be between 0 and 2147483647 (got -2)");
     expect_fail("a.lua", "dist.send(tensor.zeros(1), 0.5)\n", CS_END_ERROR,
