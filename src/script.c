@@ -71,9 +71,17 @@ int cs_script_check_syntax(const cs_script *s, char *err, size_t errlen) {
     if (rc == LUA_ERRSYNTAX) {
         const char *m = lua_tostring(L, -1);
         size_t n = strlen(s->name);
+        int line = 0;
         /* a binary chunk's refusal names no place: name the file */
-        if (strncmp(m, s->name, n) == 0 && m[n] == ':') snprintf(err, errlen, "%s", m);
-        else snprintf(err, errlen, "%s: %s", s->name, m);
+        if (strncmp(m, s->name, n) == 0 && m[n] == ':') {
+            line = atoi(m + n + 1);
+            snprintf(err, errlen, "%s", m);
+        } else {
+            snprintf(err, errlen, "%s: %s", s->name, m);
+        }
+        const char *hint = cs_script_hint(s, line, m);
+        size_t used = strlen(err);
+        if (hint && used < errlen) snprintf(err + used, errlen - used, "; %s", hint);
     }
     lua_close(L);
     return rc == LUA_ERRSYNTAX ? -1 : 0;
@@ -795,13 +803,16 @@ static char *error_message(char *buf, size_t len, lua_State *co, const cs_script
     }
     char *big = NULL;
     int line = has_position(msg) ? 0 : cs_script_line(co);
-    int n = line ? snprintf(buf, len, "%s:%d: %s", c->script->name, line, msg)
-                 : snprintf(buf, len, "%s", msg);
+    const char *hint = cs_script_hint(c->script, line ? line : script_line_of(c, msg), msg);
+    const char *sep = hint ? "; " : "";
+    if (!hint) hint = "";
+    int n = line ? snprintf(buf, len, "%s:%d: %s%s%s", c->script->name, line, msg, sep, hint)
+                 : snprintf(buf, len, "%s%s%s", msg, sep, hint);
     if (n >= 0 && (size_t)n >= len && (big = malloc(CS_EV_MAX_TEXT))) {
         const size_t max = CS_EV_MAX_TEXT - 1;
         char note[96];
-        if (line) snprintf(big, max + 1, "%s:%d: %s", c->script->name, line, msg);
-        else snprintf(big, max + 1, "%s", msg);
+        if (line) snprintf(big, max + 1, "%s:%d: %s%s%s", c->script->name, line, msg, sep, hint);
+        else snprintf(big, max + 1, "%s%s%s", msg, sep, hint);
         if ((size_t)n > max) {
             int nn = snprintf(note, sizeof note, " [commsim: message cut, %zu more bytes]",
                               (size_t)n - (max - sizeof note));

@@ -206,4 +206,8 @@ bool cs_script_coll_work_wait(lua_State *L, int idx);
 typedef void (*cs_pattern_charge)(lua_State *L, uint64_t steps);
 void cs_pattern_open(lua_State *L, const cs_pattern_charge *charge);
 
+/* script_hint.c: what the script likely meant, for an error msg (Lua's, at
+ * line of s; 0: no line) that a Python habit produces, or NULL. */
+const char *cs_script_hint(const cs_script *s, int line, const char *msg);
+
 #endif

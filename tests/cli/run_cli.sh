@@ -111,6 +111,9 @@ count_lines "a misspelt header key: ignored (2 ranks)" 2 "] 2"
 # ---- scripts that fail: file:line, status 2, nobody hangs
 expect "runtime error: file:line"           2 "error.lua:6: attempt to index a nil value (local 'x')" -- run "$dir/error.lua"
 expect "syntax error: file:line"            2 "syntax.lua:3:" -- run "$dir/syntax.lua"
+expect "a Python habit: Lua's error, then the hint" 2 \
+  "commsim run: kwarg.lua:3: ')' expected near '='; Lua has no keyword arguments: dist.all_reduce(t, dist.ReduceOp.SUM);" \
+  -- run "$dir/kwarg.lua"
 for eng in thread tcp; do # the error once, however many ranks compiled it
   expect "syntax error -n 4 ($eng)"         2 "syntax.lua:3:" -- run "$dir/syntax.lua" -n 4 --engine $eng --no-tui
   n=$(grep -c "syntax.lua:3:" "$tmp/err")

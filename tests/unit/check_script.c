@@ -451,6 +451,30 @@ START_TEST(error_syntax) {
 }
 END_TEST
 
+/* A Python habit gets Lua's message and what the script likely meant; other
+ * errors get Lua's message alone. */
+START_TEST(error_python_hints) {
+    expect_fail("kw.lua", "local t = tensor.zeros(1)\ndist.all_reduce(t, op=dist.ReduceOp.SUM)\n",
+                CS_END_ERROR,
+                "kw.lua:2: ')' expected near '='; Lua has no keyword arguments: "
+                "dist.all_reduce(t, dist.ReduceOp.SUM); options go in a table, as in dist.send(t, 1, {tag = 7})");
+    expect_fail("inc.lua", "local x = 1\nx += 1\n", CS_END_ERROR,
+                "inc.lua:2: syntax error near '+'; Lua has no +=: x = x + 1");
+    expect_fail("rg.lua", "\nfor i in range(4) do end\n", CS_END_ERROR,
+                "rg.lua:2: attempt to call a nil value (global 'range'); Lua counts with for i = 0, n - 1 do ... end");
+    expect_fail("th.lua", "local t = torch.zeros(4)\n", CS_END_ERROR,
+                "th.lua:1: attempt to index a nil value (global 'torch'); there is no torch: tensors come from "
+                "tensor (tensor.zeros(4), tensor.from({1, 2})), the communication from dist");
+    expect_fail("sh.lua", "local t = tensor.zeros(4)\nlocal n = t.shape[0] + 1\n", CS_END_ERROR,
+                "sh.lua:2: attempt to perform arithmetic on a nil value (field 'integer index'); "
+                "Lua counts from 1: t.shape[1] is torch's t.shape[0], list[1] the first");
+    /* the same message on a line without the habit: no hint */
+    expect_fail("nh.lua", "local t = {}\nlocal n = t[1] + 1\n", CS_END_ERROR,
+                "nh.lua:2: attempt to perform arithmetic on a nil value (field 'integer index')");
+    expect_fail("sy.lua", "local x = 1 +\n", CS_END_ERROR, "sy.lua:2: unexpected symbol near <eof>");
+}
+END_TEST
+
 START_TEST(error_runtime) {
     expect_fail("rt.lua", "local t\n\nprint(t.x)\n", CS_END_ERROR,
                 "rt.lua:3: attempt to index a nil value (local 't')");
@@ -990,6 +1014,7 @@ int main(void) {
     tcase_add_test(bud, tensor_count_overflow);
     tcase_add_test(sb, sandbox_wrappers_transparent);
     tcase_add_test(err, error_syntax);
+    tcase_add_test(err, error_python_hints);
     tcase_add_test(err, error_runtime);
     tcase_add_test(err, error_call);
     tcase_add_test(err, error_without_position);

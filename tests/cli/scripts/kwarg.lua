@@ -1,0 +1,3 @@
+--- title: a keyword argument, as Python would pass it
+local t = tensor.ones(4)
+dist.all_reduce(t, op=dist.ReduceOp.SUM)
