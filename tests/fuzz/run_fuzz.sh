@@ -34,6 +34,7 @@ if [ ! -f Makefile ]; then
 fi
 make -s src/libcommsim.a
 libs=$(sed -n 's/^\(LUA\|NCURSES\|JANSSON\)_LIBS = //p' Makefile | tr '\n' ' ')
+incs=$(sed -n 's/^LUA_CFLAGS = //p' Makefile) # fuzz_pattern calls Lua's own library
 
 cd "$b"
 status=0
@@ -41,14 +42,14 @@ for f in "$src"/tests/fuzz/fuzz_*.c; do
   name=$(basename "$f" .c)
   seeds=$src/tests/fuzz/corpus_${name#fuzz_}
   if [ "$engine" = libFuzzer ]; then
-    $cc -g -O1 $linkflags -D_GNU_SOURCE -I"$src/src" "$f" "$obj/src/libcommsim.a" $libs -lm -pthread -o "$name"
+    $cc -g -O1 $linkflags -D_GNU_SOURCE -I"$src/src" $incs "$f" "$obj/src/libcommsim.a" $libs -lm -pthread -o "$name"
     mkdir -p "found_$name"
     echo "== $name: ./$name -max_total_time=$secs found_$name $seeds"
     ./"$name" -max_total_time="$secs" -print_final_stats=0 "found_$name" "$seeds" 2>"$name.log" ||
       { status=1; tail -40 "$name.log"; }
     tail -2 "$name.log"
   else
-    $cc -g -O1 $linkflags -D_GNU_SOURCE -I"$src/src" "$f" "$src/tests/fuzz/driver.c" \
+    $cc -g -O1 $linkflags -D_GNU_SOURCE -I"$src/src" $incs "$f" "$src/tests/fuzz/driver.c" \
         "$obj/src/libcommsim.a" $libs -lm -pthread -o "$name"
     echo "== $name: ./$name $secs $seeds"
     ./"$name" "$secs" "$seeds" || status=1
