@@ -55,8 +55,9 @@ cs_tensor *cs_lua_argtensor(lua_State *L, int idx, const char *fn, const char *w
     if (t) return t;
     const char *got = luaL_typename(L, idx);
     if (lua_istable(L, idx) && !lua_getmetatable(L, idx)) {
-        if (what) luaL_error(L, "%s: %s must be a tensor, not a Lua table (tensor.from(list) makes one)", fn, what);
-        luaL_error(L, "%s: expected a tensor, not a Lua table (tensor.from(list) makes one)", fn);
+        const char *how = "not a Lua table (tensor.from(list) makes one)";
+        if (what) luaL_error(L, "%s: %s must be a tensor, %s", fn, what, how);
+        luaL_error(L, "%s: expected a tensor, %s", fn, how);
     }
     if (what) luaL_error(L, "%s: %s must be a tensor (got %s)", fn, what, got);
     luaL_error(L, "%s: expected a tensor (got %s)", fn, got);
