@@ -51,6 +51,11 @@ static const hint hints[] = {
     {"'append')", NULL, "table.insert(list, v), or list[#list + 1] = v"},
     {"(global 'f')", "f\"", "Lua has no f-strings: string.format(\"rank %d\", rank), or \"rank \" .. rank"},
     {"(global 'f')", "f'", "Lua has no f-strings: string.format('rank %d', rank), or 'rank ' .. rank"},
+    /* torch.distributed's set-up, which the launcher does */
+    {"'init_process_group')", NULL,
+     "the process group is set up before the script runs (rank, world_size and dist are ready): "
+     "leave the call out"},
+    {"'destroy_process_group')", NULL, "the process group ends with the script: leave the call out"},
     /* counting from 0 */
     {"integer index", "[0]", "Lua counts from 1: t.shape[1] is torch's t.shape[0], list[1] the first"},
 };

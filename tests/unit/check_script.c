@@ -468,6 +468,9 @@ START_TEST(error_python_hints) {
     expect_fail("sh.lua", "local t = tensor.zeros(4)\nlocal n = t.shape[0] + 1\n", CS_END_ERROR,
                 "sh.lua:2: attempt to perform arithmetic on a nil value (field 'integer index'); "
                 "Lua counts from 1: t.shape[1] is torch's t.shape[0], list[1] the first");
+    expect_fail("ip.lua", "dist.init_process_group('gloo')\n", CS_END_ERROR,
+                "ip.lua:1: attempt to call a nil value (field 'init_process_group'); the process group is set "
+                "up before the script runs (rank, world_size and dist are ready): leave the call out");
     /* the same message on a line without the habit: no hint */
     expect_fail("nh.lua", "local t = {}\nlocal n = t[1] + 1\n", CS_END_ERROR,
                 "nh.lua:2: attempt to perform arithmetic on a nil value (field 'integer index')");
