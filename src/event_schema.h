@@ -159,12 +159,13 @@ static const cs_field cs_fields[CS_F_NFIELDS] CS_SCHEMA_TABLE = {
                         .n_at = 128, .n_size = 2, .tail = 5},
     [CS_F_GROUP] = {"group", CS_FK_GROUP, M_(group), .max = CS_EV_MAX_WORLD, .n_at = 130,
                     .n_size = 4, .tail = 2},
-    /* modelled time: only the timekeeper writes them, never a rank (not on the wire) */
-    [CS_F_VT] = {"vt", CS_FK_U64, M_(vt)},
-    [CS_F_VT_DONE] = {"vt_done", CS_FK_U64, M_(vt_done)},
-    [CS_F_VT_START] = {"vt_start", CS_FK_U64, M_(vt_start)},
-    [CS_F_VT_END] = {"vt_end", CS_FK_U64, M_(vt_end)},
-    [CS_F_VT_ARRIVE] = {"vt_arrive", CS_FK_U64, M_(vt_arrive)},
+    /* modelled time: only the timekeeper writes them, never a rank (not on the
+     * wire: .at 0, said so that clang's -Wextra sees every row initialised) */
+    [CS_F_VT] = {"vt", CS_FK_U64, M_(vt), .at = 0},
+    [CS_F_VT_DONE] = {"vt_done", CS_FK_U64, M_(vt_done), .at = 0},
+    [CS_F_VT_START] = {"vt_start", CS_FK_U64, M_(vt_start), .at = 0},
+    [CS_F_VT_END] = {"vt_end", CS_FK_U64, M_(vt_end), .at = 0},
+    [CS_F_VT_ARRIVE] = {"vt_arrive", CS_FK_U64, M_(vt_arrive), .at = 0},
     [CS_F_NET] = {"net", CS_FK_STR, M_(net), .max = CS_EV_MAX_NAME},
     [CS_F_WHAT] = {"what", CS_FK_STR, M_(text), .alias = true, .max = CS_EV_MAX_NAME},
     [CS_F_VRANK] = {"vrank", RANK_(vrank, 0)},
