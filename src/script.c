@@ -645,8 +645,25 @@ static void open_lib(lua_State *L, const char *name, lua_CFunction open) {
     lua_pop(L, 1);
 }
 
+/* The globals' __index: True, False and None are Python's; read in Lua they
+ * are nil, and while True do ... end does nothing, silently. Reading one is
+ * an error that gives Lua's word; any other absent global is nil as ever. A
+ * script may set its own metatable on _G instead. */
+static int sb_python_global(lua_State *L) {
+    static const char *const words[][2] = {{"True", "true"}, {"False", "false"}, {"None", "nil"}};
+    const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+    for (size_t i = 0; k && i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(k, words[i][0]) == 0)
+            return luaL_error(L, "%s is Python's, not Lua's: Lua writes it %s", k, words[i][1]);
+    return 0;
+}
+
 static void sandbox_globals(lua_State *L) {
     lua_pushglobaltable(L);
+    lua_newtable(L);
+    lua_pushcfunction(L, sb_python_global);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
     remove_field(L, "dofile");
     remove_field(L, "loadfile");
     remove_field(L, "warn"); /* warnings have nowhere to go */

@@ -471,6 +471,15 @@ START_TEST(error_python_hints) {
     expect_fail("ip.lua", "dist.init_process_group('gloo')\n", CS_END_ERROR,
                 "ip.lua:1: attempt to call a nil value (field 'init_process_group'); the process group is set "
                 "up before the script runs (rank, world_size and dist are ready): leave the call out");
+    /* Python's True, False and None read as nil in Lua: a loop on True would
+     * silently not run */
+    expect_fail("tr.lua", "local n = 0\nwhile True do n = n + 1 end\n", CS_END_ERROR,
+                "tr.lua:2: True is Python's, not Lua's: Lua writes it true");
+    expect_fail("no.lua", "local x\nif x == None then end\n", CS_END_ERROR,
+                "no.lua:2: None is Python's, not Lua's: Lua writes it nil");
+    /* other absent globals are nil; a script's own metatable on _G replaces ours */
+    expect_ok("g.lua", "assert(undefined_name == nil and rawget(_G, 'True') == nil)\n"
+                       "setmetatable(_G, nil)\nassert(False == nil)\n", 1);
     /* the same message on a line without the habit: no hint */
     expect_fail("nh.lua", "local t = {}\nlocal n = t[1] + 1\n", CS_END_ERROR,
                 "nh.lua:2: attempt to perform arithmetic on a nil value (field 'integer index')");
