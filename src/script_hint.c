@@ -25,6 +25,7 @@ static const hint hints[] = {
      "Lua has no keyword arguments: dist.all_reduce(t, dist.ReduceOp.SUM); options go in a table, "
      "as in dist.send(t, 1, {tag = 7})"},
     {"near '!'", NULL, "Lua writes 'not equal' as ~= and 'not' as not"},
+    {"'}' expected near ':'", NULL, "a Lua table is {a = 1} or {[\"a\"] = 1}: = where Python's dict has :"},
     {"expected near ':'", NULL,
      "a Lua block has no colon: if c then ... end, for i = 1, n do ... end, while c do ... end"},
     {"syntax error near", "+=", "Lua has no +=: x = x + 1"},

@@ -458,6 +458,9 @@ START_TEST(error_python_hints) {
                 CS_END_ERROR,
                 "kw.lua:2: ')' expected near '='; Lua has no keyword arguments: "
                 "dist.all_reduce(t, dist.ReduceOp.SUM); options go in a table, as in dist.send(t, 1, {tag = 7})");
+    expect_fail("dc.lua", "local t = {\"a\": 1}\n", CS_END_ERROR,
+                "dc.lua:1: '}' expected near ':'; a Lua table is {a = 1} or {[\"a\"] = 1}: = where Python's "
+                "dict has :");
     expect_fail("inc.lua", "local x = 1\nx += 1\n", CS_END_ERROR,
                 "inc.lua:2: syntax error near '+'; Lua has no +=: x = x + 1");
     expect_fail("rg.lua", "\nfor i in range(4) do end\n", CS_END_ERROR,
