@@ -802,6 +802,16 @@ static int script_line_of(const cs_script_ctx *c, const char *msg) {
     return *p == ':' ? line : 0;
 }
 
+/* "file:line: msg; hint" into dst (line 0: msg names its place itself;
+ * hint NULL: none), as snprintf. */
+static int put_error(char *dst, size_t cap, const char *name, int line, const char *msg,
+                     const char *hint) {
+    const char *sep = hint ? "; " : "";
+    if (!hint) hint = "";
+    return line ? snprintf(dst, cap, "%s:%d: %s%s%s", name, line, msg, sep, hint)
+                : snprintf(dst, cap, "%s%s%s", msg, sep, hint);
+}
+
 /* The error a script died with, "file:line: message", from the top of co,
  * into buf (len bytes); NULL when it does not fit: then a malloc'd copy, at
  * most an event's text, its cut said as print says one (NULL: no memory, buf
@@ -821,15 +831,11 @@ static char *error_message(char *buf, size_t len, lua_State *co, const cs_script
     char *big = NULL;
     int line = has_position(msg) ? 0 : cs_script_line(co);
     const char *hint = cs_script_hint(c->script, line ? line : script_line_of(c, msg), msg);
-    const char *sep = hint ? "; " : "";
-    if (!hint) hint = "";
-    int n = line ? snprintf(buf, len, "%s:%d: %s%s%s", c->script->name, line, msg, sep, hint)
-                 : snprintf(buf, len, "%s%s%s", msg, sep, hint);
+    int n = put_error(buf, len, c->script->name, line, msg, hint);
     if (n >= 0 && (size_t)n >= len && (big = malloc(CS_EV_MAX_TEXT))) {
         const size_t max = CS_EV_MAX_TEXT - 1;
         char note[96];
-        if (line) snprintf(big, max + 1, "%s:%d: %s%s%s", c->script->name, line, msg, sep, hint);
-        else snprintf(big, max + 1, "%s%s%s", msg, sep, hint);
+        put_error(big, max + 1, c->script->name, line, msg, hint);
         if ((size_t)n > max) {
             int nn = snprintf(note, sizeof note, " [commsim: message cut, %zu more bytes]",
                               (size_t)n - (max - sizeof note));
