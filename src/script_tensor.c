@@ -223,15 +223,36 @@ static void model_flops(lua_State *L, int64_t n) {
     if (n > 0 && c && c->r) cs_rank_flops(c->r, (uint64_t)n);
 }
 
+/* A product is charged whole before it starts, like every tensor call, but
+ * it is the one call whose time grows faster than its operands: 1600x1600 is
+ * within the default budget and takes seconds. It is computed in blocks of
+ * rows, and between two blocks the rank stops if its run is ending (a
+ * timeout, another rank's error), at its line like any other wait. */
+#define CS_MATMUL_BLOCK ((int64_t)1 << 22) /* multiply-adds between two looks */
+
 static int l_matmul(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2), *t;
     cs_tensor **slot = new_slot(L);
     int64_t m = b->ndim == 2 ? b->shape[1] : 1;
     int64_t mkn = m > 0 && cs_tensor_numel(a) > INT64_MAX / m ? INT64_MAX : cs_tensor_numel(a) * m;
     cs_lua_charge_elems(L, mkn);
-    CS_LUA_TRY_NEW(L, t, cs_tensor_matmul(cs_lua_budget(L), a, b));
+    CS_LUA_TRY_NEW(L, t, cs_tensor_matmul_new(cs_lua_budget(L), a, b));
+    cs_lua_own(L, slot, t); /* owned from here: a stop between blocks frees it */
+    int64_t rows = cs_tensor_matmul_rows_of(a), per_row = rows ? mkn / rows : 0;
+    int64_t block = cs_tensor_on_device(t) || per_row == 0 ? rows
+                    : per_row >= CS_MATMUL_BLOCK          ? 1
+                                                          : CS_MATMUL_BLOCK / per_row;
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    for (int64_t i = 0; i < rows; i += block) {
+        if (i > 0 && c->r) cs_script_check(L);
+        if (cs_tensor_matmul_rows(t, a, b, i, rows - i < block ? rows : i + block) < 0) {
+            *slot = NULL;
+            cs_tensor_release(t);
+            return tensor_failed(L);
+        }
+    }
     model_flops(L, mkn > INT64_MAX / 2 ? INT64_MAX : 2 * mkn); /* a multiply and an add each */
-    return cs_lua_own(L, slot, t);
+    return 1;
 }
 
 static int l_is_tensor(lua_State *L) {

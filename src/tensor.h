@@ -160,6 +160,14 @@ int64_t cs_tensor_min_i(const cs_tensor *t);
 
 /* ---- linear algebra: 1-D or 2-D operands as torch.matmul for those cases */
 cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b);
+/* The same in steps, so that a caller can stop between blocks of rows: the
+ * result, checked, shaped and typed but not yet computed; then rows [from, to)
+ * of it, of the cs_tensor_matmul_rows_of(a) there are (a 1-D a is one row).
+ * On a device the first call of _rows computes them all (-1 on its failure). */
+cs_tensor *cs_tensor_matmul_new(cs_budget *bud, const cs_tensor *a, const cs_tensor *b);
+int64_t cs_tensor_matmul_rows_of(const cs_tensor *a);
+int cs_tensor_matmul_rows(cs_tensor *out, const cs_tensor *a, const cs_tensor *b, int64_t from,
+                          int64_t to);
 
 /* ---- comparison */
 bool cs_tensor_equal(const cs_tensor *a, const cs_tensor *b); /* same shape and values */

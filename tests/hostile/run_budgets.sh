@@ -69,6 +69,17 @@ steps=20000000 budget "irecvs into one tensor: the pitfall scans" budget_irecv_o
 steps=20000000 budget "irecvs into one tensor: the pitfall scans" budget_irecv_one.lua tcp
 budget "gsub over 1 MiB in a loop"          budget_gsub.lua tcp
 
+# A matrix product is charged before it starts, and 3000x3000 takes minutes:
+# with no budget the run's timeout stops it between two blocks of rows, at
+# its line, where it was one uninterruptible call ("where it was is not known").
+cp "$dir/budget_matmul.lua" "$tmp/budget_matmul.lua"
+for engine in thread tcp; do
+  expect "a long matrix product stops at the timeout ($engine)" 4 \
+    "rank 0 was running at budget_matmul.lua:4" \
+    -- run "$tmp/budget_matmul.lua" --no-tui --engine $engine --step-limit 0 --timeout 1
+  no_straggler "a long matrix product stops at the timeout: nothing left running ($engine)"
+done
+
 # ---- item 5: buffered eager messages count against the sender's cap
 expect "3000 eager isends of 1 MiB: the cap" 4 \
   "budget_eager.lua:8: memory limit exceeded (64 MiB per rank; --mem-limit): no room to buffer an eager send" \

@@ -858,6 +858,19 @@ START_TEST(abort_rank_in_pattern) {
 }
 END_TEST
 
+/* ... and inside a matrix product of minutes (past this suite's timeout): one
+ * call of C, stopped between two blocks of its rows. */
+START_TEST(abort_rank_in_matmul) {
+    result *r = run_opts("bm.lua", "if rank == 0 then dist.compute(200) error('boom') end\n"
+                                   "local a = tensor.ones(4000, 4000)\n"
+                                   "local b = a:matmul(a)\n",
+                         2, "rendezvous", 0, UINT64_MAX);
+    ck_assert_int_eq(r->status[0], CS_END_ERROR);
+    ck_assert_int_eq(r->status[1], CS_RANK_ABORTED);
+    free(r);
+}
+END_TEST
+
 /* A hostile rank catching the abort with pcall still leaves. */
 START_TEST(abort_pcall_cannot_swallow) {
     result *r = run("hp.lua", "if rank == 0 then error('boom') end\n"
@@ -1056,6 +1069,7 @@ int main(void) {
     tcase_add_test(dist, abort_blocked_rank);
     tcase_add_test(dist, abort_spinning_rank);
     tcase_add_test(dist, abort_rank_in_pattern);
+    tcase_add_test(dist, abort_rank_in_matmul);
     tcase_add_test(dist, abort_pcall_cannot_swallow);
     tcase_add_test(dist, abort_deadlock);
     tcase_add_test(hdr, script_load_file);

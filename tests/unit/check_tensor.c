@@ -641,6 +641,42 @@ START_TEST(test_matmul) {
 }
 END_TEST
 
+/* Values with every bit of a float32's mantissa in use, so that a sum taken
+ * in another order or precision would differ. */
+static cs_tensor *filled(cs_dtype d, int64_t rows, int64_t cols, int seed) {
+    cs_tensor *t = K(cs_tensor_new(NULL, d, 2, (int64_t[]){rows, cols}));
+    for (int64_t i = 0; i < rows * cols; i++) cs_tensor_set(t, i, sin((double)(i * 7919 + seed)) * 1e3);
+    return t;
+}
+
+/* The product in blocks of rows is the whole product, and every element is
+ * the sum over p in order, in double, rounded once to the result's dtype: the
+ * vectorised path (contiguous rows of b, wider than its column chunk) gives
+ * the plain loop's answer to the bit. */
+START_TEST(test_matmul_rows) {
+    const cs_dtype dts[] = {CS_FLOAT32, CS_FLOAT64};
+    for (int di = 0; di < 2; di++) {
+        cs_tensor *a = filled(dts[di], 5, 37, 1), *wide = filled(dts[di], 37, 2600, 2);
+        cs_tensor *b = K(cs_tensor_narrow(wide, 1, 3, 2500)); /* rows strided by 2600 */
+        cs_tensor *whole = K(cs_tensor_matmul(NULL, a, b)), *out = K(cs_tensor_matmul_new(NULL, a, b));
+        ck_assert_int_eq(cs_tensor_matmul_rows_of(a), 5);
+        ck_assert_int_eq(cs_tensor_matmul_rows(out, a, b, 0, 2), 0);
+        ck_assert_int_eq(cs_tensor_matmul_rows(out, a, b, 2, 5), 0);
+        for (int64_t i = 0; i < 5; i++)
+            for (int64_t j = 0; j < 2500; j++) {
+                double acc = 0;
+                for (int64_t p = 0; p < 37; p++)
+                    acc += cs_tensor_get(a, i * 37 + p) * cs_tensor_get(wide, p * 2600 + 3 + j);
+                double want = dts[di] == CS_FLOAT32 ? (double)(float)acc : acc;
+                ck_assert_msg(cs_tensor_get(out, i * 2500 + j) == want && cs_tensor_get(whole, i * 2500 + j) == want,
+                              "%s [%lld,%lld]", cs_dtype_name(dts[di]), (long long)i, (long long)j);
+            }
+    }
+    /* a vector on the left is one row */
+    ck_assert_int_eq(cs_tensor_matmul_rows_of(V(CS_FLOAT32, 1, 2)), 1);
+}
+END_TEST
+
 START_TEST(test_matmul_errors) {
     cs_tensor *a = K(cs_tensor_new(NULL, CS_FLOAT32, 2, (int64_t[]){2, 3}));
     cs_tensor *b = K(cs_tensor_new(NULL, CS_FLOAT32, 2, (int64_t[]){4, 5}));
@@ -924,7 +960,7 @@ static Suite *tensor_suite(void) {
                    test_view, test_chunk, test_shape_str, test_clone_contiguous_to, test_copy_}},
         {"ops", {test_binop_basic, test_binop_scalars, test_binop_dtypes, test_binop_int_wrap,
                  test_binop_broadcast, test_binop_on_views, test_binop_inplace, test_neg_relu,
-                 test_reductions, test_matmul, test_matmul_errors, test_equal_allclose}},
+                 test_reductions, test_matmul, test_matmul_rows, test_matmul_errors, test_equal_allclose}},
         {"threads", {test_threads_budget, test_threads_refs_errmsg}},
         {"format", {test_format_float_basic, test_format_sci, test_format_nonfinite, test_format_dtypes,
                     test_format_scalar_empty, test_format_nd, test_format_wrap, test_format_summarised,
