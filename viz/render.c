@@ -7,6 +7,7 @@
  */
 #include "render_internal.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,12 +38,14 @@ int cs_viz_state_color(cs_rank_state s, bool parked) {
 /* ---- text helpers */
 
 /* Draw text wrapped at word boundaries into w columns, at most maxh lines
- * (g NULL: only count). Returns the lines used. */
+ * after the first skip ones, which are left out (g NULL: only count).
+ * Returns the lines drawn. */
 #define NBSP_UTF8 "\xc2\xa0"
 
-static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int fg, int attr,
-                int indent) {
+static int wrap_rows(cs_grid *g, int x, int y, int w, int skip, int maxh, const char *text,
+                     int fg, int attr, int indent) {
     int lines = 0;
+    maxh = maxh > INT_MAX - skip ? INT_MAX : maxh + skip;
     bool cont = false; /* a continuation of a wrapped line: indented */
     const char *p = text;
     while (*p && lines < maxh) {
@@ -65,7 +68,7 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
             cols += cw;
         }
         if (take < len && last_space > 0) take = last_space;
-        if (g) {
+        if (g && lines >= skip) {
             char buf[1024];
             size_t n = 0;
             /* a no-break space (NBSP_UTF8) keeps two words together: drawn
@@ -74,7 +77,7 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
                 if (strncmp(p + i, NBSP_UTF8, 2) == 0 && i + 1 < take) buf[n++] = ' ', i++;
                 else buf[n++] = p[i];
             buf[n] = 0;
-            cs_grid_put(g, x + (cont ? indent : 0), y + lines, avail, buf, fg, attr);
+            cs_grid_put(g, x + (cont ? indent : 0), y + lines - skip, avail, buf, fg, attr);
         }
         lines++;
         p += take;
@@ -83,7 +86,12 @@ static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int
             while (*p == ' ') p++;
         else if (*p == '\n') p++;
     }
-    return lines;
+    return lines > skip ? lines - skip : 0;
+}
+
+static int wrap(cs_grid *g, int x, int y, int w, int maxh, const char *text, int fg, int attr,
+                int indent) {
+    return wrap_rows(g, x, y, w, 0, maxh, text, fg, attr, indent);
 }
 
 void cs_viz_title(cs_grid *g, const cs_viz_view *v, int x, int y, int w, const char *text) {
@@ -670,26 +678,26 @@ static void draw_output(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
     char t[96];
     int k = v->selected;
     uint64_t total = k < v->hist->world ? v->hist->out[k].total : 0;
-    /* the newest lines that fit, each wrapped (continuations indented) */
-    int rows = h - 1, w = l->right_w - 2, used = 0;
+    /* the newest rows, as a terminal shows them: each line wrapped
+     * (continuations indented), the oldest one shown cut to its last rows */
+    int rows = h - 1, w = l->right_w - 2, used = 0, skip = 0;
     size_t n = cs_history_nout(v->hist, k), first = n;
-    while (first > 0) {
-        int lines = wrap(NULL, 0, 0, w, rows, cs_history_out(v->hist, k, first - 1), 0, 0, 2);
+    while (first > 0 && used < rows) {
+        int lines = wrap(NULL, 0, 0, w, INT_MAX, cs_history_out(v->hist, k, first - 1), 0, 0, 2);
         if (lines < 1) lines = 1;
-        if (used + lines > rows && first < n) break;
-        used += lines;
+        if (used + lines > rows) skip = used + lines - rows;
+        used += lines - skip;
         first--;
-        if (used >= rows) break;
     }
     /* older lines than fit: the key that shows them, where the title has room */
     int tn = snprintf(t, sizeof t, "output, rank %d (%llu line%s", k, (unsigned long long)total,
                       total == 1 ? "" : "s");
-    snprintf(t + tn, sizeof t - (size_t)tn, first > 0 || total > n ? ": p scrolls)" : ")");
+    snprintf(t + tn, sizeof t - (size_t)tn, first > 0 || skip > 0 || total > n ? ": p scrolls)" : ")");
     if (cs_utf8_width(t) + 4 > l->right_w) snprintf(t + tn, sizeof t - (size_t)tn, ")");
     y = right_box(g, v, l, y, t);
     for (size_t i = first; i < n && rows > 0; i++) {
-        int lines = wrap(g, l->right_x + 1, y, w, rows, cs_history_out(v->hist, k, i),
-                         CS_C_DEFAULT, 0, 2);
+        int lines = wrap_rows(g, l->right_x + 1, y, w, i == first ? skip : 0, rows,
+                              cs_history_out(v->hist, k, i), CS_C_DEFAULT, 0, 2);
         if (lines < 1) lines = 1;
         y += lines;
         rows -= lines;

@@ -524,6 +524,34 @@ START_TEST(test_output_warnings_errors) {
 }
 END_TEST
 
+/* The output panel shows the newest rows, as a terminal would: a line that
+ * wraps to more rows than are left shows its last ones, above the newer
+ * lines. (It used to be left out whole, and the panel showed only the newest
+ * line under a title counting three, over empty rows.) */
+START_TEST(test_output_long_line_tail) {
+    start(1, 0);
+    static char big[301];
+    memset(big, 'x', 300);
+    memcpy(big + 296, "TAIL", 4);
+    emit((cs_event){.type = CS_EV_PRINT, .rank = 0, .text = "one"});
+    emit((cs_event){.type = CS_EV_PRINT, .rank = 0, .text = big});
+    emit((cs_event){.type = CS_EV_PRINT, .rank = 0, .text = "three"});
+    cs_viz_view v = view("finished");
+    render(&v, 80, 24);
+    static char row[4096], above[4096];
+    int y = 0;
+    while (y < grid.h && !strstr(cs_grid_row(&grid, y, row, sizeof row), "output, rank 0")) y++;
+    ck_assert_msg(y < grid.h, "no output panel in:\n%s", text);
+    int last = y; /* the panel's last row with text: "three" */
+    for (int i = y + 1; i < grid.h - 1; i++)
+        if (strstr(cs_grid_row(&grid, i, row, sizeof row), "three")) last = i;
+    ck_assert_msg(last > y + 1, "'three' is not under the title, or nothing is above it:\n%s", text);
+    ck_assert_msg(strstr(cs_grid_row(&grid, last - 1, above, sizeof above), "xxxTAIL"),
+                  "the long line's tail is not above 'three':\n%s", text);
+    finish();
+}
+END_TEST
+
 START_TEST(test_gates_shown) {
     start(2, 0);
     cs_viz_gate gates[2] = {{true, CS_OP_SEND, 1, 3, 2}, {false}};
@@ -1293,6 +1321,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_band_counts_own_call);
     tcase_add_test(tc, test_output_kept_bounded);
     tcase_add_test(tc, test_output_warnings_errors);
+    tcase_add_test(tc, test_output_long_line_tail);
     tcase_add_test(tc, test_gates_shown);
     tcase_add_test(tc, test_many_ranks_scroll);
     tcase_add_test(tc, test_nav_keeps_selection_visible);
