@@ -260,8 +260,10 @@ static int d_get_world_size(lua_State *L) {
 }
 
 static int d_compute(lua_State *L) {
-    if (lua_type(L, 1) != LUA_TNUMBER || !(lua_tonumber(L, 1) >= 0) || isinf(lua_tonumber(L, 1)))
-        return luaL_error(L, "dist.compute: expected a duration in milliseconds >= 0 (got %s)",
+    /* the API's own bound (an hour), said here with the script's words */
+    if (lua_type(L, 1) != LUA_TNUMBER || !(lua_tonumber(L, 1) >= 0) || lua_tonumber(L, 1) > 3600e3)
+        return luaL_error(L, "dist.compute: expected a duration in milliseconds, 0 to 3600000 "
+                             "(an hour) (got %s)",
                           lua_type(L, 1) == LUA_TNUMBER ? lua_tostring(L, 1) : luaL_typename(L, 1));
     double ms = lua_tonumber(L, 1);
     cs_script_check(L);

@@ -815,7 +815,7 @@ START_TEST(dist_argument_errors) {
     expect_fail("a.lua", "dist.wait_all({1})\n", CS_END_ERROR,
                 "a.lua:1: dist.wait_all: element 1 is not a work handle (got number)");
     expect_fail("a.lua", "dist.compute(-1)\n", CS_END_ERROR,
-                "a.lua:1: dist.compute: expected a duration in milliseconds >= 0 (got -1)");
+                "a.lua:1: dist.compute: expected a duration in milliseconds, 0 to 3600000 (an hour) (got -1)");
 }
 END_TEST
 

@@ -76,6 +76,7 @@ local cases = {
   {"P2POp(print, t, 0)", dist.P2POp, print, t, 0},
   {"compute(-1)", dist.compute, -1},
   {"compute('x')", dist.compute, "x"},
+  {"compute(1e12)", dist.compute, 1e12},
   -- collectives
   {"broadcast(1)", dist.broadcast, 1},
   {"broadcast(t, 5)", dist.broadcast, t, 5},
