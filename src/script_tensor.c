@@ -224,11 +224,13 @@ static void model_flops(lua_State *L, int64_t n) {
 }
 
 /* A product is charged whole before it starts, like every tensor call, but
- * it is the one call whose time grows faster than its operands: 1600x1600 is
- * within the default budget and takes seconds. It is computed in blocks of
- * rows, and between two blocks the rank stops if its run is ending (a
- * timeout, another rank's error), at its line like any other wait. */
-#define CS_MATMUL_BLOCK ((int64_t)1 << 22) /* multiply-adds between two looks */
+ * its time grows faster than its operands: 1600x1600 is within the default
+ * budget and takes seconds. It asks as it goes whether the run is ending (a
+ * timeout, another rank's error), and then stops the rank at its line. */
+static bool matmul_stop(void *ud) {
+    cs_script_ctx *c = cs_script_ctx_of(ud);
+    return c->r && (c->dying != CS_DIE_NONE || cs_world_aborted(cs_rank_world(c->r)));
+}
 
 static int l_matmul(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2), *t;
@@ -236,23 +238,11 @@ static int l_matmul(lua_State *L) {
     int64_t m = b->ndim == 2 ? b->shape[1] : 1;
     int64_t mkn = m > 0 && cs_tensor_numel(a) > INT64_MAX / m ? INT64_MAX : cs_tensor_numel(a) * m;
     cs_lua_charge_elems(L, mkn);
-    CS_LUA_TRY_NEW(L, t, cs_tensor_matmul_new(cs_lua_budget(L), a, b));
-    cs_lua_own(L, slot, t); /* owned from here: a stop between blocks frees it */
-    int64_t rows = cs_tensor_matmul_rows_of(a), per_row = rows ? mkn / rows : 0;
-    int64_t block = cs_tensor_on_device(t) || per_row == 0 ? rows
-                    : per_row >= CS_MATMUL_BLOCK          ? 1
-                                                          : CS_MATMUL_BLOCK / per_row;
-    cs_script_ctx *c = cs_script_ctx_of(L);
-    for (int64_t i = 0; i < rows; i += block) {
-        if (i > 0 && c->r) cs_script_check(L);
-        if (cs_tensor_matmul_rows(t, a, b, i, rows - i < block ? rows : i + block) < 0) {
-            *slot = NULL;
-            cs_tensor_release(t);
-            return tensor_failed(L);
-        }
-    }
+    cs_tensor_stop stop = {matmul_stop, L};
+    CS_LUA_TRY_NEW(L, t, cs_tensor_matmul(cs_lua_budget(L), a, b, &stop));
+    if (!t && errno == ECANCELED) cs_script_check(L); /* raises */
     model_flops(L, mkn > INT64_MAX / 2 ? INT64_MAX : 2 * mkn); /* a multiply and an add each */
-    return 1;
+    return cs_lua_own(L, slot, t);
 }
 
 static int l_is_tensor(lua_State *L) {

@@ -159,15 +159,16 @@ int64_t cs_tensor_max_i(const cs_tensor *t);
 int64_t cs_tensor_min_i(const cs_tensor *t);
 
 /* ---- linear algebra: 1-D or 2-D operands as torch.matmul for those cases */
-cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b);
-/* The same in steps, so that a caller can stop between blocks of rows: the
- * result, checked, shaped and typed but not yet computed; then rows [from, to)
- * of it, of the cs_tensor_matmul_rows_of(a) there are (a 1-D a is one row).
- * On a device the first call of _rows computes them all (-1 on its failure). */
-cs_tensor *cs_tensor_matmul_new(cs_budget *bud, const cs_tensor *a, const cs_tensor *b);
-int64_t cs_tensor_matmul_rows_of(const cs_tensor *a);
-int cs_tensor_matmul_rows(cs_tensor *out, const cs_tensor *a, const cs_tensor *b, int64_t from,
-                          int64_t to);
+/* A product's time grows faster than its operands (1600x1600 is billions of
+ * multiply-adds), so the caller may be asked, about every million of them,
+ * whether to go on: stop->fn(stop->ud) true ends the call, NULL with
+ * ECANCELED. stop NULL: never asked. A device computes in one go. */
+typedef struct cs_tensor_stop {
+    bool (*fn)(void *ud);
+    void *ud;
+} cs_tensor_stop;
+cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b,
+                            const cs_tensor_stop *stop);
 
 /* ---- comparison */
 bool cs_tensor_equal(const cs_tensor *a, const cs_tensor *b); /* same shape and values */

@@ -284,49 +284,30 @@ static bool cs_matmul_check(const cs_tensor *a, const cs_tensor *b) {
     return false;
 }
 
-/* A vector is a 1xk row on the left, a kx1 column on the right; its missing
- * dim has stride 0 and disappears from the result. */
+/* Asks the caller's stop() once per CS_MM_LOOK multiply-adds done. */
+#define CS_MM_LOOK ((uint64_t)1 << 20)
 typedef struct {
-    int64_t n, k, m;      /* (n x k) @ (k x m) */
-    int64_t ar, ac, br, bc; /* element strides of a's rows and columns, b's */
-} cs_mm_dims;
+    const cs_tensor_stop *stop;
+    uint64_t work; /* since the last look */
+} cs_mm_clock;
 
-static cs_mm_dims cs_mm_dims_of(const cs_tensor *a, const cs_tensor *b) {
-    return (cs_mm_dims){
-        .n = a->ndim == 2 ? a->shape[0] : 1, .k = b->shape[0], .m = b->ndim == 2 ? b->shape[1] : 1,
-        .ar = a->ndim == 2 ? a->stride[0] : 0, .ac = a->stride[a->ndim - 1],
-        .br = b->stride[0], .bc = b->ndim == 2 ? b->stride[1] : 0};
-}
-
-cs_tensor *cs_tensor_matmul_new(cs_budget *bud, const cs_tensor *a, const cs_tensor *b) {
-    if (a->ndim < 1 || b->ndim < 1 || a->ndim > 2 || b->ndim > 2) {
-        cs_tensor_fail(EINVAL, "matmul supports 1-D and 2-D operands, got %dD and %dD", a->ndim, b->ndim);
-        return NULL;
-    }
-    if (cs_dev_same(a, b) < 0 || !cs_matmul_check(a, b)) return NULL;
-    cs_mm_dims d = cs_mm_dims_of(a, b);
-    int64_t shape[2], *sp = shape;
-    if (a->ndim == 2) *sp++ = d.n;
-    if (b->ndim == 2) *sp++ = d.m;
-    return cs_tensor_new_on(bud, cs_tensor_device(a), a->dtype, (int)(sp - shape), shape);
-}
-
-int64_t cs_tensor_matmul_rows_of(const cs_tensor *a) {
-    return a->ndim == 2 ? a->shape[0] : 1;
+static bool cs_mm_stopped(cs_mm_clock *c, uint64_t work) {
+    if (!c->stop || (c->work += work) < CS_MM_LOOK) return false;
+    c->work = 0;
+    return c->stop->fn(c->stop->ud);
 }
 
 /* Row i of a float product, columns [j0, j0 + len), as the sum over p of
  * a[i,p] times row p of b, in double and in the order of p: the plain loop's
  * sums to the bit, but reading b and adding into acc along a line, which the
- * compiler vectorises. For a float32 or float64 b with unit column stride. */
+ * compiler vectorises. For a float32 or float64 b whose rows are contiguous. */
 #define CS_MM_COLS 1024
-static void cs_mm_row_float(cs_tensor *out, const cs_tensor *a, const cs_tensor *b, const cs_mm_dims *d,
-                            int64_t i, int64_t j0, int64_t len) {
+static void cs_mm_row_float(cs_tensor *out, const cs_tensor *a, int64_t pa, int64_t ac,
+                            const cs_tensor *b, int64_t pb, int64_t br, int64_t k, int64_t o,
+                            int64_t len) {
     double acc[CS_MM_COLS] = {0};
-    int64_t pa = a->offset + i * d->ar;
-    for (int64_t p = 0; p < d->k; p++, pa += d->ac) {
+    for (int64_t p = 0; p < k; p++, pa += ac, pb += br) {
         double x = cs_ld(a, pa);
-        int64_t pb = b->offset + p * d->br + j0;
         if (b->dtype == CS_FLOAT32) {
             const float *restrict row = (const float *)b->st->data + pb;
             for (int64_t j = 0; j < len; j++) acc[j] += x * row[j];
@@ -335,45 +316,62 @@ static void cs_mm_row_float(cs_tensor *out, const cs_tensor *a, const cs_tensor 
             for (int64_t j = 0; j < len; j++) acc[j] += x * row[j];
         }
     }
-    for (int64_t j = 0; j < len; j++) cs_st(out, i * d->m + j0 + j, acc[j]);
+    for (int64_t j = 0; j < len; j++) cs_st(out, o + j, acc[j]);
 }
 
-int cs_tensor_matmul_rows(cs_tensor *out, const cs_tensor *a, const cs_tensor *b, int64_t from,
-                          int64_t to) {
-    cs_mm_dims d = cs_mm_dims_of(a, b);
-    if (cs_tensor_on_device(out)) /* the device does the whole product in one go */
-        return cs_dev_matmul(out, a, d.ar, d.ac, b, d.br, d.bc, d.n, d.k, d.m);
-    bool fp = cs_dtype_is_float(out->dtype);
-    for (int64_t i = from; i < to; i++) {
-        if (fp && (d.bc == 1 || d.m == 1)) {
-            for (int64_t j0 = 0; j0 < d.m; j0 += CS_MM_COLS)
-                cs_mm_row_float(out, a, b, &d, i, j0, d.m - j0 < CS_MM_COLS ? d.m - j0 : CS_MM_COLS);
-            continue;
-        }
-        for (int64_t j = 0; j < d.m; j++) {
-            int64_t pa = a->offset + i * d.ar, pb = b->offset + j * d.bc;
-            double acc = 0;
-            uint64_t iacc = 0;
-            for (int64_t p = 0; p < d.k; p++, pa += d.ac, pb += d.br) {
-                if (fp)
-                    acc += cs_ld(a, pa) * cs_ld(b, pb);
-                else
-                    iacc += (uint64_t)cs_ldi(a, pa) * (uint64_t)cs_ldi(b, pb);
-            }
-            if (fp)
-                cs_st(out, i * d.m + j, acc);
-            else
-                cs_sti(out, i * d.m + j, cs_u2i64(iacc));
-        }
+cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b,
+                            const cs_tensor_stop *stop) {
+    if (a->ndim < 1 || b->ndim < 1 || a->ndim > 2 || b->ndim > 2) {
+        cs_tensor_fail(EINVAL, "matmul supports 1-D and 2-D operands, got %dD and %dD", a->ndim, b->ndim);
+        return NULL;
     }
-    return 0;
-}
-
-cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor *b) {
-    cs_tensor *out = cs_tensor_matmul_new(bud, a, b);
-    if (out && cs_tensor_matmul_rows(out, a, b, 0, cs_tensor_matmul_rows_of(a)) < 0) {
+    if (cs_dev_same(a, b) < 0 || !cs_matmul_check(a, b)) return NULL;
+    /* A vector is a 1xk row on the left, a kx1 column on the right; its
+     * missing dim has stride 0 and disappears from the result. */
+    int64_t n = a->ndim == 2 ? a->shape[0] : 1, k = b->shape[0];
+    int64_t m = b->ndim == 2 ? b->shape[1] : 1;
+    int64_t ar = a->ndim == 2 ? a->stride[0] : 0, ac = a->stride[a->ndim - 1];
+    int64_t br = b->stride[0], bc = b->ndim == 2 ? b->stride[1] : 0;
+    int64_t shape[2], *sp = shape;
+    if (a->ndim == 2) *sp++ = n;
+    if (b->ndim == 2) *sp++ = m;
+    cs_dtype rt = a->dtype;
+    cs_tensor *out = cs_tensor_new_on(bud, cs_tensor_device(a), rt, (int)(sp - shape), shape);
+    if (!out) return NULL;
+    if (cs_tensor_on_device(out)) {
+        if (cs_dev_matmul(out, a, ar, ac, b, br, bc, n, k, m) == 0) return out;
         cs_tensor_release(out);
         return NULL;
+    }
+    bool fp = cs_dtype_is_float(rt), rows = fp && (bc == 1 || m == 1);
+    cs_mm_clock clock = {stop, 0};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t pa = a->offset + i * ar;
+        for (int64_t j = 0; j < m; j += rows ? CS_MM_COLS : 1) {
+            int64_t len = rows ? (m - j < CS_MM_COLS ? m - j : CS_MM_COLS) : 1;
+            if (rows) {
+                cs_mm_row_float(out, a, pa, ac, b, b->offset + j * bc, br, k, i * m + j, len);
+            } else {
+                int64_t qa = pa, pb = b->offset + j * bc;
+                double acc = 0;
+                uint64_t iacc = 0;
+                for (int64_t p = 0; p < k; p++, qa += ac, pb += br) {
+                    if (fp)
+                        acc += cs_ld(a, qa) * cs_ld(b, pb);
+                    else
+                        iacc += (uint64_t)cs_ldi(a, qa) * (uint64_t)cs_ldi(b, pb);
+                }
+                if (fp)
+                    cs_st(out, i * m + j, acc);
+                else
+                    cs_sti(out, i * m + j, cs_u2i64(iacc));
+            }
+            if (cs_mm_stopped(&clock, (uint64_t)(k * len) + 1)) {
+                cs_tensor_release(out);
+                cs_tensor_fail(ECANCELED, "matmul: stopped");
+                return NULL;
+            }
+        }
     }
     return out;
 }

@@ -70,8 +70,9 @@ steps=20000000 budget "irecvs into one tensor: the pitfall scans" budget_irecv_o
 budget "gsub over 1 MiB in a loop"          budget_gsub.lua tcp
 
 # A matrix product is charged before it starts, and 3000x3000 takes minutes:
-# with no budget the run's timeout stops it between two blocks of rows, at
-# its line, where it was one uninterruptible call ("where it was is not known").
+# with no budget the run's timeout stops it as it goes (it looks every
+# million multiply-adds), at its line, where it was one uninterruptible call
+# ("where it was is not known").
 cp "$dir/budget_matmul.lua" "$tmp/budget_matmul.lua"
 for engine in thread tcp; do
   expect "a long matrix product stops at the timeout ($engine)" 4 \

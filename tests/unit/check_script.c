@@ -859,7 +859,7 @@ START_TEST(abort_rank_in_pattern) {
 END_TEST
 
 /* ... and inside a matrix product of minutes (past this suite's timeout): one
- * call of C, stopped between two blocks of its rows. */
+ * call of C, which looks as it goes whether the run is ending. */
 START_TEST(abort_rank_in_matmul) {
     result *r = run_opts("bm.lua", "if rank == 0 then dist.compute(200) error('boom') end\n"
                                    "local a = tensor.ones(4000, 4000)\n"

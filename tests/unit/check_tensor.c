@@ -618,24 +618,24 @@ END_TEST
 
 START_TEST(test_matmul) {
     cs_tensor *a = M(CS_FLOAT32, 2, 3, 1, 2, 3, 4, 5, 6), *b = M(CS_FLOAT32, 3, 2, 1, 0, 0, 1, 1, 1);
-    cs_tensor *r = K(cs_tensor_matmul(NULL, a, b));
+    cs_tensor *r = K(cs_tensor_matmul(NULL, a, b, NULL));
     ck_assert_int_eq(r->ndim, 2);
     ck_assert_int_eq(r->shape[0], 2);
     CK_VALUES(r, 4, 5, 10, 11);
     cs_tensor *v = V(CS_FLOAT32, 1, 2, 3);
-    r = K(cs_tensor_matmul(NULL, v, v)); /* dot: 0-d */
+    r = K(cs_tensor_matmul(NULL, v, v, NULL)); /* dot: 0-d */
     ck_assert_int_eq(r->ndim, 0);
     CK_VALUES(r, 14);
-    r = K(cs_tensor_matmul(NULL, a, v)); /* 2-D x 1-D */
+    r = K(cs_tensor_matmul(NULL, a, v, NULL)); /* 2-D x 1-D */
     ck_assert_int_eq(r->ndim, 1);
     CK_VALUES(r, 14, 32);
-    r = K(cs_tensor_matmul(NULL, V(CS_FLOAT32, 1, 1), a)); /* 1-D x 2-D */
+    r = K(cs_tensor_matmul(NULL, V(CS_FLOAT32, 1, 1), a, NULL)); /* 1-D x 2-D */
     ck_assert_int_eq(r->ndim, 1);
     CK_VALUES(r, 5, 7, 9);
     /* strided operands: a column view of a */
     cs_tensor *c = K(cs_tensor_narrow(a, 1, 1, 2));
-    CK_VALUES(K(cs_tensor_matmul(NULL, c, M(CS_FLOAT32, 2, 1, 1, 1))), 5, 11);
-    r = K(cs_tensor_matmul(NULL, M(CS_INT64, 1, 2, 2, 3), M(CS_INT64, 2, 1, 4, 5)));
+    CK_VALUES(K(cs_tensor_matmul(NULL, c, M(CS_FLOAT32, 2, 1, 1, 1), NULL)), 5, 11);
+    r = K(cs_tensor_matmul(NULL, M(CS_INT64, 1, 2, 2, 3), M(CS_INT64, 2, 1, 4, 5), NULL));
     ck_assert_int_eq(r->dtype, CS_INT64);
     CK_VALUES(r, 23);
 }
@@ -649,31 +649,55 @@ static cs_tensor *filled(cs_dtype d, int64_t rows, int64_t cols, int seed) {
     return t;
 }
 
-/* The product in blocks of rows is the whole product, and every element is
- * the sum over p in order, in double, rounded once to the result's dtype: the
- * vectorised path (contiguous rows of b, wider than its column chunk) gives
- * the plain loop's answer to the bit. */
+/* Every element is the sum over p in order, in double, rounded once to the
+ * result's dtype: the vectorised path (contiguous rows of b, wider than its
+ * column chunk) gives the plain loop's answer to the bit. */
 START_TEST(test_matmul_rows) {
     const cs_dtype dts[] = {CS_FLOAT32, CS_FLOAT64};
     for (int di = 0; di < 2; di++) {
         cs_tensor *a = filled(dts[di], 5, 37, 1), *wide = filled(dts[di], 37, 2600, 2);
         cs_tensor *b = K(cs_tensor_narrow(wide, 1, 3, 2500)); /* rows strided by 2600 */
-        cs_tensor *whole = K(cs_tensor_matmul(NULL, a, b)), *out = K(cs_tensor_matmul_new(NULL, a, b));
-        ck_assert_int_eq(cs_tensor_matmul_rows_of(a), 5);
-        ck_assert_int_eq(cs_tensor_matmul_rows(out, a, b, 0, 2), 0);
-        ck_assert_int_eq(cs_tensor_matmul_rows(out, a, b, 2, 5), 0);
+        cs_tensor *out = K(cs_tensor_matmul(NULL, a, b, NULL));
         for (int64_t i = 0; i < 5; i++)
             for (int64_t j = 0; j < 2500; j++) {
                 double acc = 0;
                 for (int64_t p = 0; p < 37; p++)
                     acc += cs_tensor_get(a, i * 37 + p) * cs_tensor_get(wide, p * 2600 + 3 + j);
                 double want = dts[di] == CS_FLOAT32 ? (double)(float)acc : acc;
-                ck_assert_msg(cs_tensor_get(out, i * 2500 + j) == want && cs_tensor_get(whole, i * 2500 + j) == want,
-                              "%s [%lld,%lld]", cs_dtype_name(dts[di]), (long long)i, (long long)j);
+                ck_assert_msg(cs_tensor_get(out, i * 2500 + j) == want, "%s [%lld,%lld]",
+                              cs_dtype_name(dts[di]), (long long)i, (long long)j);
             }
     }
-    /* a vector on the left is one row */
-    ck_assert_int_eq(cs_tensor_matmul_rows_of(V(CS_FLOAT32, 1, 2)), 1);
+}
+END_TEST
+
+static bool stop_after(void *ud) {
+    int *looks = ud;
+    return --*looks <= 0;
+}
+
+/* A long product asks whether to go on, about every million multiply-adds,
+ * and stops when told: NULL, ECANCELED, its result's bytes given back. On
+ * both paths: the float one along rows of b, and the integer one. */
+START_TEST(test_matmul_stop) {
+    const cs_dtype dts[] = {CS_FLOAT32, CS_INT64};
+    for (int di = 0; di < 2; di++) {
+        cs_budget bud = {.limit = 1 << 30};
+        cs_tensor *a = K(cs_tensor_new(NULL, dts[di], 2, (int64_t[]){400, 400}));
+        int looks = 1000;
+        cs_tensor_stop never = {stop_after, &looks};
+        cs_tensor *r = K(cs_tensor_matmul(&bud, a, a, &never)); /* 64 M: asked 64 times or so */
+        ck_assert_int_ge(1000 - looks, 40);
+        ck_assert_int_le(1000 - looks, 80);
+        cs_tensor_release(r);
+        looks = 3;
+        cs_tensor_stop soon = {stop_after, &looks};
+        errno = 0;
+        ck_assert_ptr_null(cs_tensor_matmul(&bud, a, a, &soon));
+        CK_ERR(ECANCELED, "matmul: stopped");
+        ck_assert_int_eq(looks, 0);
+        ck_assert_uint_eq(bud.used, 0);
+    }
 }
 END_TEST
 
@@ -681,19 +705,19 @@ START_TEST(test_matmul_errors) {
     cs_tensor *a = K(cs_tensor_new(NULL, CS_FLOAT32, 2, (int64_t[]){2, 3}));
     cs_tensor *b = K(cs_tensor_new(NULL, CS_FLOAT32, 2, (int64_t[]){4, 5}));
     errno = 0;
-    ck_assert_ptr_null(cs_tensor_matmul(NULL, a, b));
+    ck_assert_ptr_null(cs_tensor_matmul(NULL, a, b, NULL));
     CK_ERR(EINVAL, "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
-    ck_assert_ptr_null(cs_tensor_matmul(NULL, V(CS_FLOAT32, 1, 2, 3), b));
+    ck_assert_ptr_null(cs_tensor_matmul(NULL, V(CS_FLOAT32, 1, 2, 3), b, NULL));
     CK_ERR(EINVAL, "mat1 and mat2 shapes cannot be multiplied (1x3 and 4x5)");
-    ck_assert_ptr_null(cs_tensor_matmul(NULL, a, V(CS_FLOAT32, 1, 2, 3, 4)));
+    ck_assert_ptr_null(cs_tensor_matmul(NULL, a, V(CS_FLOAT32, 1, 2, 3, 4), NULL));
     CK_ERR(EINVAL, "size mismatch, got input (2), mat (2x3), vec (4)");
-    ck_assert_ptr_null(cs_tensor_matmul(NULL, V(CS_FLOAT32, 1, 2, 3), V(CS_FLOAT32, 1, 2)));
+    ck_assert_ptr_null(cs_tensor_matmul(NULL, V(CS_FLOAT32, 1, 2, 3), V(CS_FLOAT32, 1, 2), NULL));
     CK_ERR(EINVAL, "inconsistent tensor size");
     cs_tensor *c = K(cs_tensor_new(NULL, CS_FLOAT32, 3, (int64_t[]){2, 2, 2}));
-    ck_assert_ptr_null(cs_tensor_matmul(NULL, c, c));
+    ck_assert_ptr_null(cs_tensor_matmul(NULL, c, c, NULL));
     CK_ERR(EINVAL, "1-D and 2-D");
     /* no promotion in a matrix product, as in torch */
-    ck_assert_ptr_null(cs_tensor_matmul(NULL, a, K(cs_tensor_new(NULL, CS_INT64, 2, (int64_t[]){3, 2}))));
+    ck_assert_ptr_null(cs_tensor_matmul(NULL, a, K(cs_tensor_new(NULL, CS_INT64, 2, (int64_t[]){3, 2})), NULL));
     CK_ERR(EINVAL, "expected m1 and m2 to have the same dtype, but got: float32 != int64");
 }
 END_TEST
@@ -960,7 +984,7 @@ static Suite *tensor_suite(void) {
                    test_view, test_chunk, test_shape_str, test_clone_contiguous_to, test_copy_}},
         {"ops", {test_binop_basic, test_binop_scalars, test_binop_dtypes, test_binop_int_wrap,
                  test_binop_broadcast, test_binop_on_views, test_binop_inplace, test_neg_relu,
-                 test_reductions, test_matmul, test_matmul_rows, test_matmul_errors, test_equal_allclose}},
+                 test_reductions, test_matmul, test_matmul_rows, test_matmul_stop, test_matmul_errors, test_equal_allclose}},
         {"threads", {test_threads_budget, test_threads_refs_errmsg}},
         {"format", {test_format_float_basic, test_format_sci, test_format_nonfinite, test_format_dtypes,
                     test_format_scalar_empty, test_format_nd, test_format_wrap, test_format_summarised,
