@@ -343,13 +343,15 @@ cs_tensor *cs_tensor_matmul(cs_budget *bud, const cs_tensor *a, const cs_tensor 
         cs_tensor_release(out);
         return NULL;
     }
-    bool fp = cs_dtype_is_float(rt), rows = fp && (bc == 1 || m == 1);
+    /* floats along b's rows where they are contiguous; the rest (integers,
+     * b's columns strided) an element at a time */
+    bool fp = cs_dtype_is_float(rt), along = fp && (bc == 1 || m == 1);
     cs_mm_clock clock = {stop, 0};
     for (int64_t i = 0; i < n; i++) {
         int64_t pa = a->offset + i * ar;
-        for (int64_t j = 0; j < m; j += rows ? CS_MM_COLS : 1) {
-            int64_t len = rows ? (m - j < CS_MM_COLS ? m - j : CS_MM_COLS) : 1;
-            if (rows) {
+        for (int64_t j = 0; j < m; j += along ? CS_MM_COLS : 1) {
+            int64_t len = along ? (m - j < CS_MM_COLS ? m - j : CS_MM_COLS) : 1;
+            if (along) {
                 cs_mm_row_float(out, a, pa, ac, b, b->offset + j * bc, br, k, i * m + j, len);
             } else {
                 int64_t qa = pa, pb = b->offset + j * bc;
