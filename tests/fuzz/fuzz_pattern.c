@@ -15,7 +15,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "script_internal.h"
+#include "../unit/pattern_state.h"
 
 #define BUDGET 200000
 
@@ -67,16 +67,8 @@ static const char *const compare_src =
 static lua_State *L;
 
 static void setup(void) {
-    L = luaL_newstate();
-    luaL_openlibs(L);
-    lua_newtable(L);
-    cs_pattern_open(L, &counter);
-    /* a module, as 'string' is: argument errors name 'pat.find' */
-    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-    lua_pushvalue(L, -2);
-    lua_setfield(L, -2, "pat");
-    lua_pop(L, 1);
-    lua_setglobal(L, "pat");
+    L = pattern_state(&counter);
+    if (!L) abort();
     if (luaL_dostring(L, compare_src) != LUA_OK) {
         fprintf(stderr, "fuzz_pattern: %s\n", lua_tostring(L, -1));
         abort();

@@ -16,8 +16,8 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "pattern_state.h"
 #include "run_suite.h"
-#include "script_internal.h"
 
 static uint64_t charged, limit;
 
@@ -29,17 +29,8 @@ static void count(lua_State *L, uint64_t steps) {
 static const cs_pattern_charge counter = count;
 
 static lua_State *state(void) {
-    lua_State *L = luaL_newstate();
-    luaL_openlibs(L);
-    lua_newtable(L);
-    cs_pattern_open(L, &counter);
-    /* loaded as a module, so that argument errors name 'pat.find' as Lua's
-     * name 'string.find' */
-    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-    lua_pushvalue(L, -2);
-    lua_setfield(L, -2, "pat");
-    lua_pop(L, 1);
-    lua_setglobal(L, "pat");
+    lua_State *L = pattern_state(&counter);
+    ck_assert_ptr_nonnull(L);
     charged = 0;
     limit = 0;
     return L;
