@@ -222,6 +222,11 @@ void cs_script_check(lua_State *L) {
     if (cs_world_aborted(cs_rank_world(c->r))) cs_script_die(L, CS_DIE_ABORT);
 }
 
+bool cs_script_stopping(lua_State *L) {
+    cs_script_ctx *c = cs_script_ctx_of(L);
+    return c->r && (c->dying != CS_DIE_NONE || cs_world_aborted(cs_rank_world(c->r)));
+}
+
 /* A memory error the script caught with pcall is still a memory error. */
 static void check_refused(lua_State *L, cs_script_ctx *c) {
     if (c->mem_refused) cs_script_die(L, c->refused_host ? CS_DIE_HOST : CS_DIE_MEM);

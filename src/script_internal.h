@@ -85,6 +85,9 @@ int cs_script_die(lua_State *L, cs_die_reason why);
 /* Raise the sentinel again if the rank is already being stopped. Every API entry
  * calls it so a script that caught the sentinel cannot block in a wait. */
 void cs_script_check(lua_State *L);
+/* Whether cs_script_check would raise, for C work that must first let go of
+ * what it holds (false in a state without a rank). */
+bool cs_script_stopping(lua_State *L);
 /* Add n steps to the budget; stops the rank when it is exceeded. A charge of
  * CS_STEPS_OVERFLOW or more comes from an element count that saturated at
  * INT64_MAX (see script_tensor.c): no such tensor can exist, and the call

@@ -227,10 +227,7 @@ static void model_flops(lua_State *L, int64_t n) {
  * its time grows faster than its operands: 1600x1600 is within the default
  * budget and takes seconds. It asks as it goes whether the run is ending (a
  * timeout, another rank's error), and then stops the rank at its line. */
-static bool matmul_stop(void *ud) {
-    cs_script_ctx *c = cs_script_ctx_of(ud);
-    return c->r && (c->dying != CS_DIE_NONE || cs_world_aborted(cs_rank_world(c->r)));
-}
+static bool matmul_stop(void *ud) { return cs_script_stopping(ud); }
 
 static int l_matmul(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1), *b = cs_lua_checktensor(L, 2), *t;
