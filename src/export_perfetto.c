@@ -3,7 +3,8 @@
  * thread per rank, a slice per operation from its post to its completion (a
  * blocked stretch nested in it), a slice per collective call, a flow arrow
  * from each send to the receive it matched, instant events for the verdict
- * and the pitfalls. Times are the trace's t in microseconds; for a trace
+ * and the pitfalls; a wait still blocked where the events end (a deadlock's)
+ * is a slice without an end. Times are the trace's t in microseconds; for a trace
  * recorded with a network model (run --net), the modelled virtual times
  * instead, to scale (collect_virtual). Records are collected, then sorted by
  * time, so every track's timestamps are monotone. */
@@ -16,7 +17,9 @@
 #include "export.h"
 #include "model.h"
 
-typedef enum { R_SLICE, R_FLOW_OUT, R_FLOW_IN, R_INSTANT } rkind;
+/* R_OPEN: a slice that never ends (a rank blocked for good), a begin
+ * without an end, which the viewers draw to the end as "did not end". */
+typedef enum { R_SLICE, R_OPEN, R_FLOW_OUT, R_FLOW_IN, R_INSTANT } rkind;
 
 typedef struct rec {
     double ts, dur;       /* microseconds */
@@ -192,6 +195,11 @@ static int collect(const cs_export_ctx *x, recs *r) {
         default: break;
         }
     }
+    for (int k = 0; k < world; k++)
+        if (blocked[k] != (size_t)-1 && blocked[k] >= x->from &&
+            add(r, (rec){.ts = us(rp->ev[blocked[k]].t), .ev = blocked[k], .tid = k,
+                         .kind = R_OPEN, .cat = "blocked"}) < 0)
+            goto out;
     rc = 0;
 out:
     cs_export_reqmap_free(&posts);
@@ -209,7 +217,9 @@ out:
  * slices and flows, in virtual microseconds. A collective call is a slice
  * from the first to the last virtual time of the requests it posted. The
  * verdict and the pitfalls carry no virtual time: they stand at the latest
- * one their rank (any rank, for the verdict) had reached when reported. */
+ * one their rank (any rank, for the verdict) had reached when reported. A
+ * deadlock's ranks are blocked from where their clocks stood (the end of
+ * their last wait or compute) for good. */
 
 static double vus(uint64_t ns) { return (double)ns / 1e3; }
 
@@ -223,13 +233,16 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
     int world = rp->world;
     cs_export_reqmap posts = {0}, in_coll = {0};
     size_t *open = malloc((size_t)world * sizeof *open);
+    size_t *blocked = malloc((size_t)world * sizeof *blocked); /* the latest block per rank */
     double *reached = calloc((size_t)world, sizeof *reached);
+    double *clock = calloc((size_t)world, sizeof *clock);
+    bool deadlock = false;
     vcoll *colls = NULL;
     size_t ncoll = 0, capcoll = 0;
     unsigned long long flow = 0;
     int rc = -1;
-    if (!open || !reached) goto out;
-    for (int k = 0; k < world; k++) open[k] = (size_t)-1;
+    if (!open || !blocked || !reached || !clock) goto out;
+    for (int k = 0; k < world; k++) open[k] = blocked[k] = (size_t)-1;
     /* the posts, and the collective call each was posted in */
     for (size_t i = 0; i < x->to; i++) {
         const cs_event *e = &rp->ev[i];
@@ -245,6 +258,8 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
             open[e->rank] = ncoll++;
         } else if (e->type == CS_EV_COLL) {
             open[e->rank] = (size_t)-1;
+        } else if (e->type == CS_EV_BLOCK) {
+            blocked[e->rank] = i;
         } else if (e->type == CS_EV_POST) {
             if (cs_export_reqmap_put(&posts, e->rank, e->req, i) < 0) goto out;
             if (open[e->rank] != (size_t)-1 &&
@@ -255,6 +270,7 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
     for (size_t i = 0; i < x->to; i++) {
         const cs_event *e = &rp->ev[i];
         bool in = i >= x->from;
+        deadlock |= in && e->type == CS_EV_DEADLOCK;
         if (e->type == CS_EV_WARN || e->type == CS_EV_ERROR || e->type == CS_EV_DEADLOCK) {
             bool ranked = e->rank >= 0 && e->rank < world;
             double at = 0;
@@ -271,6 +287,8 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
         int k = e->vrank;
         uint64_t done = e->vt_done > e->vt ? e->vt_done : e->vt;
         if (vus(done) > reached[k]) reached[k] = vus(done);
+        if ((!strcmp(e->text, "wait") || !strcmp(e->text, "compute")) && vus(done) > clock[k])
+            clock[k] = vus(done);
         bool req = !strcmp(e->text, "send") || !strcmp(e->text, "recv");
         size_t at = i, c;
         if (req && cs_export_reqmap_get(&posts, k, e->req, &at) &&
@@ -304,11 +322,19 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
                          .ev = colls[j].ev, .tid = b->rank, .kind = R_SLICE, .cat = "collective"}) < 0)
             goto out;
     }
+    const cs_outcome *o = &x->out;
+    for (int k = 0; deadlock && o->ranks && k < world && k < o->world; k++)
+        if (o->ranks[k].deadlocked && blocked[k] != (size_t)-1 &&
+            add(r, (rec){.ts = clock[k], .ev = blocked[k], .tid = k, .kind = R_OPEN,
+                         .cat = "blocked"}) < 0)
+            goto out;
     rc = 0;
 out:
     cs_export_reqmap_free(&posts);
     cs_export_reqmap_free(&in_coll);
     free(open);
+    free(blocked);
+    free(clock);
     free(reached);
     free(colls);
     return rc;
@@ -354,6 +380,7 @@ int cs_export_perfetto(FILE *f, const cs_export_ctx *x, char *err, size_t errlen
         fputs(",\n{\"ph\":\"", f);
         switch (c->kind) {
         case R_SLICE: fputs("X", f); break;
+        case R_OPEN: fputs("B", f); break;
         case R_FLOW_OUT: fputs("s", f); break;
         case R_FLOW_IN: fputs("f\",\"bp\":\"e", f); break;
         case R_INSTANT: fputs(c->tid < 0 ? "i\",\"s\":\"g" : "i\",\"s\":\"t", f); break;

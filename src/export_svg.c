@@ -619,33 +619,7 @@ int cs_export_svg(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
             break;
         }
         case CS_HROW_DEADLOCK:
-            fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%d\" height=\"%.1f\" fill=\"%s\" "
-                       "fill-opacity=\"0.12\" stroke=\"%s\" stroke-dasharray=\"4 3\"/>\n",
-                    L.x[c] + 2, TOP, CW - 4, dh, t->bad, t->bad);
-            cs_svg_text(f, cx, TOP - 6, SMALL, t->bad, "middle", "bold", "deadlock");
-            /* who waits on whom: an arrow from each blocked rank to its peer */
-            for (int v = 0; v < o->verdict.nops; v++) {
-                const cs_outcome_op *op = &o->verdict.ops[v];
-                if (op->peer < 0 || op->peer >= world || op->peer == op->rank) continue;
-                double ya = y0 + op->rank * lh, yb = y0 + op->peer * lh;
-                double bend = cx + CW * 0.35 * (v % 2 ? -1 : 1);
-                fprintf(f, "<path d=\"M%.1f,%.1f Q%.1f,%.1f %.1f,%.1f\" fill=\"none\" stroke=\"%s\" "
-                           "stroke-width=\"2.4\" marker-end=\"url(#warrow)\"/>\n",
-                        cx, ya, bend, (ya + yb) / 2, cx, yb + (yb > ya ? -6 : 6), t->bad);
-            }
-            /* what each of its ranks waits in, beside its lane */
-            for (int v = 0; v < o->verdict.nops; v++) {
-                const cs_outcome_op *op = &o->verdict.ops[v];
-                if (op->rank < 0 || op->rank >= world) continue;
-                char what[96];
-                if (op->tag >= 0 && op->peer >= 0)
-                    snprintf(what, sizeof what, "%s %s %d, tag %d, line %d", op->op,
-                             strstr(op->op, "recv") ? "from" : "to", op->peer, op->tag, op->line);
-                else
-                    snprintf(what, sizeof what, "%s, line %d", op->op, op->line);
-                cs_svg_text(f, cx + CW / 2.0 + 6, y0 + op->rank * lh - 9, SMALL, t->bad, "start", "bold",
-                     what);
-            }
+            cs_svg_deadlock(f, t, o, world, cx, CW, TOP, y0, lh, dh);
             break;
         default: break;
         }

@@ -41,5 +41,11 @@ void cs_svg_title(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const 
  * number. f NULL: only count them. Returns lines. */
 int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const char *note,
                   double y, int textw);
+/* The deadlock (x->out's verdict) as a red dashed column centred on cx, cw
+ * wide, over the lanes (from top, dh high; lane k's middle at y0 + k * lh):
+ * "deadlock" above it, an arrow from each blocked rank to the rank it waits
+ * on, and right of the column what each waits in, beside its lane. */
+void cs_svg_deadlock(FILE *f, const cs_svg_theme *t, const cs_outcome *o, int world, double cx,
+                     double cw, double top, double y0, double lh, double dh);
 
 #endif

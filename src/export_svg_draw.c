@@ -1,5 +1,6 @@
 /* export_svg_draw.c -- the parts of an SVG picture both diagrams draw the
- * same way (export_svg.h): themes, text, the head, the title, the footer. */
+ * same way (export_svg.h): themes, text, the head, the title, the footer,
+ * the deadlock's column. */
 #include <string.h>
 
 #include "export_svg.h"
@@ -111,4 +112,35 @@ int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const 
     }
     if (!n && f) cs_svg_text(f, 20, y, CS_SVG_FONT, t->done, "start", NULL, "every rank finished");
     return n ? n : 1;
+}
+
+void cs_svg_deadlock(FILE *f, const cs_svg_theme *t, const cs_outcome *o, int world, double cx,
+                     double cw, double top, double y0, double lh, double dh) {
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+               "fill-opacity=\"0.12\" stroke=\"%s\" stroke-dasharray=\"4 3\"/>\n",
+            cx - cw / 2 + 2, top, cw - 4, dh, t->bad, t->bad);
+    cs_svg_text(f, cx, top - 6, CS_SVG_SMALL, t->bad, "middle", "bold", "deadlock");
+    /* who waits on whom: an arrow from each blocked rank to its peer */
+    for (int v = 0; v < o->verdict.nops; v++) {
+        const cs_outcome_op *op = &o->verdict.ops[v];
+        if (op->peer < 0 || op->peer >= world || op->peer == op->rank) continue;
+        double ya = y0 + op->rank * lh, yb = y0 + op->peer * lh;
+        double bend = cx + cw * 0.35 * (v % 2 ? -1 : 1);
+        fprintf(f, "<path d=\"M%.1f,%.1f Q%.1f,%.1f %.1f,%.1f\" fill=\"none\" stroke=\"%s\" "
+                   "stroke-width=\"2.4\" marker-end=\"url(#warrow)\"/>\n",
+                cx, ya, bend, (ya + yb) / 2, cx, yb + (yb > ya ? -6 : 6), t->bad);
+    }
+    /* what each of its ranks waits in, beside its lane */
+    for (int v = 0; v < o->verdict.nops; v++) {
+        const cs_outcome_op *op = &o->verdict.ops[v];
+        if (op->rank < 0 || op->rank >= world) continue;
+        char what[96];
+        if (op->tag >= 0 && op->peer >= 0)
+            snprintf(what, sizeof what, "%s %s %d, tag %d, line %d", op->op,
+                     strstr(op->op, "recv") ? "from" : "to", op->peer, op->tag, op->line);
+        else
+            snprintf(what, sizeof what, "%s, line %d", op->op, op->line);
+        cs_svg_text(f, cx + cw / 2 + 6, y0 + op->rank * lh - 9, CS_SVG_SMALL, t->bad, "start",
+                    "bold", what);
+    }
 }

@@ -2,7 +2,8 @@
  * (run --net) drawn in virtual time to scale: a lane per rank, x the
  * modelled time, each wait and compute a bar from its start to its end,
  * each message an arrow from the start of its transmission to its arrival,
- * each rank's end a dot, a time axis above the lanes. The times are the
+ * each rank's end a dot, a time axis above the lanes, a deadlock's ranks
+ * blocked for good past the end of time. The times are the
  * timekeeper's (its vtime events, kept by the visualizer's history as the
  * TUI's "time to scale" view keeps them); the latest CS_HIST_SPANS are
  * drawn and the picture says when older ones were left out. */
@@ -20,6 +21,9 @@
 #define TOP 100
 #define PLOT_W 1200.0   /* pixels for the time drawn */
 #define LABEL_MSGS 40   /* more messages than this: arrows without size labels */
+#define DEAD_GAP 40     /* past the end of time: the deadlock's column... */
+#define DEAD_CW 60
+#define DEAD_LABELS 250 /* ...and what each of its ranks waits in */
 
 /* A time in virtual ns as text: "120 us", "1.5 ms". */
 static void vtime_text(uint64_t ns, char *buf, size_t len) {
@@ -160,7 +164,13 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     uint64_t span = t1 > t0 ? t1 - t0 : 1;
     double scale = PLOT_W / (double)span; /* pixels per ns */
     double lh = cs_svg_lane_h(world), y0 = TOP + lh / 2, dh = world * lh;
-    double width = LEFT + PLOT_W + 60;
+    /* A deadlock has no time: its ranks' last waits never end. They run from
+     * each one's clock then into a column past the end of time. */
+    bool deadlock = false;
+    for (size_t i = x->from; i < x->to && !deadlock; i++)
+        deadlock = rp->ev[i].type == CS_EV_DEADLOCK;
+    double dead_x = LEFT + PLOT_W + DEAD_GAP + DEAD_CW / 2.0;
+    double width = LEFT + PLOT_W + (deadlock ? DEAD_GAP + DEAD_CW + DEAD_LABELS : 60);
     int textw = (int)((width - 40) / 7.9);
 
     char note[600], a[64], b[64];
@@ -175,6 +185,10 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "Only the latest %zu timed spans are drawn; the %llu before them are not. ", n,
                         (unsigned long long)h.spans_dropped);
+    if (deadlock)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "The deadlocked ranks' last waits (red) never end: they run from where "
+                        "each rank's clock stood into the deadlock, past the end of time. ");
     if (msgs > LABEL_MSGS)
         snprintf(note + len, sizeof note - (size_t)len, "%zu messages: their sizes are not labelled.",
                  msgs);
@@ -274,6 +288,22 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                            "</circle>\n", xa, y, t->done);
             }
         }
+    if (deadlock) {
+        for (int v = 0; v < o->verdict.nops; v++) {
+            int k = o->verdict.ops[v].rank;
+            bool first = true; /* a rank waiting on several requests: one bar */
+            for (int u = 0; u < v && first; u++) first = o->verdict.ops[u].rank != k;
+            if (k < 0 || k >= world || !first || !o->ranks || k >= o->world ||
+                !o->ranks[k].deadlocked) /* not a finished rank a collective waits on */
+                continue;
+            uint64_t since = cs_history_vclock(&h, k);
+            double xa = LEFT + (double)(since > t0 ? since - t0 : 0) * scale;
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"10\" fill=\"%s\">"
+                       "<title>blocked for good</title></rect>\n", xa, y0 + k * lh - 5, dead_x - xa,
+                    t->bad);
+        }
+        cs_svg_deadlock(f, t, o, world, dead_x, DEAD_CW, TOP, y0, lh, dh);
+    }
     cs_svg_footer(f, t, x, note, TOP + dh + 34, textw);
     fputs("</svg>\n", f);
     cs_history_free(&h);

@@ -63,6 +63,16 @@ const cs_hspan *cs_history_span(const cs_history *h, size_t i) {
     return i < h->nspans ? &h->spans[(h->span_head + i) % CS_HIST_SPANS] : NULL;
 }
 
+uint64_t cs_history_vclock(const cs_history *h, int k) {
+    uint64_t t = 0;
+    for (size_t i = 0; i < h->nspans; i++) {
+        const cs_hspan *s = cs_history_span(h, i);
+        if (s->rank == k && (s->kind == CS_HV_WAIT || s->kind == CS_HV_COMPUTE) && s->to > t)
+            t = s->to;
+    }
+    return t;
+}
+
 /* A vtime event: a wait, a compute, a message (its send's row) or an exit. */
 static void add_vtime(cs_history *h, const cs_event *ev) {
     static const struct { const char *what; cs_hv_kind kind; } kinds[] = {

@@ -152,5 +152,9 @@ size_t cs_history_nwarn(const cs_history *h);
  * the run has no network model). */
 size_t cs_history_nspans(const cs_history *h);
 const cs_hspan *cs_history_span(const cs_history *h, size_t i);
+/* Rank k's virtual clock as far as the kept spans tell: the latest end of
+ * its waits and computes (posting costs no virtual time), 0 with none. A
+ * rank blocked for good entered its last wait then. */
+uint64_t cs_history_vclock(const cs_history *h, int k);
 
 #endif

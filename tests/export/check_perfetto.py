@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check_perfetto.py FILE -- a Chrome Trace Event Format file as ui.perfetto.dev
 reads it: required keys per phase, every flow start with exactly one end,
+a slice without an end (B: a rank blocked for good) at most one per track,
 timestamps monotone per track, metadata naming every rank and the script.
 Several files: one line "FILE: what is wrong" per bad one."""
 import json, sys
@@ -12,11 +13,12 @@ def check(path):
   evs = doc.get("traceEvents")
   if not isinstance(evs, list):
     return ["no traceEvents array"]
-  need = {"X": ["name", "pid", "tid", "ts", "dur", "cat"], "s": ["name", "pid", "tid", "ts", "id"],
+  need = {"X": ["name", "pid", "tid", "ts", "dur", "cat"], "B": ["name", "pid", "tid", "ts", "cat"], "s": ["name", "pid", "tid", "ts", "id"],
           "f": ["name", "pid", "tid", "ts", "id", "bp"], "i": ["name", "pid", "tid", "ts", "s"],
           "M": ["name", "pid", "tid", "args"]}
   last = {}
   starts, ends = {}, {}
+  opened = set()
   names = set()
   script = None
   for n, e in enumerate(evs):
@@ -36,6 +38,9 @@ def check(path):
       track = (e["pid"], e["tid"])
       if e["ts"] < last.get(track, 0): errs.append("event %d: ts goes back on %s" % (n, track))
       last[track] = e["ts"]
+      if ph == "B":
+          if track in opened: errs.append("event %d: a second open slice on %s" % (n, track))
+          opened.add(track)
       if ph == "s": starts[e["id"]] = starts.get(e["id"], 0) + 1
       if ph == "f": ends[e["id"]] = ends.get(e["id"], 0) + 1
   for i in set(starts) | set(ends):

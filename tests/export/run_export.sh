@@ -172,6 +172,24 @@ expect "model: an edited vtime does not move the picture" 0 "makespan 150.200272
 cmp -s "$tmp/out" "$tmp/vt.svg" && ok "model: an edited vtime: the same svg" || bad "model: an edited vtime: the same svg"
 guarded "$bin" run "$L/02-point-to-point/deadlock.lua" --net ethernet-1g --no-tui --trace "$tmp/vd.jsonl" >/dev/null 2>&1 </dev/null
 expect "model: a deadlock has no makespan" 0 "makespan not known, the run did not end normally" -- export "$tmp/vd.jsonl" -f svg
+# a deadlock's waits never end, so none is timed: each blocked rank's last
+# wait runs from where its clock stood into the deadlock. In pitfalls.lua
+# rank 2 blocks at 0, rank 0 once its first message arrived (10.008 us, the
+# end of time drawn: x = 96 + 1200 px)
+guarded "$bin" run "$L/02-point-to-point/pitfalls.lua" --net alpha=10us,bandwidth=1GB/s --no-tui \
+  --trace "$tmp/vp.jsonl" >/dev/null 2>&1 </dev/null
+"$bin" export "$tmp/vp.jsonl" -f svg -o "$tmp/vp.svg" 2>"$tmp/err"
+for at in "96.00 rank 2 from 0" "1296.00 rank 0 from its clock"; do
+  grep -q "<rect x=\"${at%% *}\" [^>]*fill=\"#cf222e\"><title>blocked for good" "$tmp/vp.svg" &&
+    ok "model: blocked for good: ${at#* }" || bad "model: blocked for good: ${at#* }" "no bar at x=${at%% *}"
+done
+expect "model: the deadlock's column beside the picture" 0 'recv from 1, tag 0, line 20' -- export "$tmp/vp.jsonl" -f svg
+n=$("$bin" export "$tmp/vp.jsonl" -f svg | grep -c 'blocked for good')
+[ "$n" = 2 ] && ok "model: two ranks blocked for good, the finished one not" || bad "model: ranks blocked for good" "got $n"
+"$bin" export "$tmp/vp.jsonl" -f perfetto -o "$tmp/vp.json" 2>"$tmp/err"
+consumer "model: Perfetto with open slices is well formed" "$py" "$here/check_perfetto.py" "$tmp/vp.json"
+expect "model: Perfetto: rank 0 blocked for good at its clock" 0 '"ph":"B","pid":1,"tid":0,"ts":10.008,"cat":"blocked"' -- export "$tmp/vp.jsonl" -f perfetto
+expect "model: Perfetto: rank 2 blocked for good from 0" 0 '"ph":"B","pid":1,"tid":2,"ts":0.000,"cat":"blocked"' -- export "$tmp/vp.jsonl" -f perfetto
 expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
 expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
@@ -216,6 +234,13 @@ expect "--to: the verdict of the events up to there" 0 '"verdict":"failed","kind
 expect "--to: svg says the run had not ended" 0 "the first 3 events end before the run did: 2 ranks had not finished" -- export "$tmp/d.jsonl" -f svg --to 3
 count_lines "--to: svg draws no 'every rank finished'" 0 "every rank finished"
 expect "--to: the svg title's verdict" 0 "deadlock.lua: 2 ranks, failed" -- export "$tmp/d.jsonl" -f svg --to 3
+# drawn up to the deadlock, before the ranks unwind: both waits still open,
+# each a slice without an end in Perfetto
+n=$(grep -n '"type":"deadlock"' "$tmp/d.jsonl" | cut -d: -f1)
+"$bin" export "$tmp/d.jsonl" -f perfetto --to "$n" -o "$tmp/dto.json" 2>"$tmp/err"
+consumer "--to the deadlock: Perfetto with open slices is well formed" "$py" "$here/check_perfetto.py" "$tmp/dto.json"
+n=$(grep -c '"ph":"B".*"cat":"blocked"' "$tmp/dto.json")
+[ "$n" = 2 ] && ok "--to the deadlock: both ranks' waits open in Perfetto" || bad "--to the deadlock: open waits" "got $n"
 head -n 2 "$tmp/d.jsonl" >"$tmp/d2.jsonl"
 expect "short trace: mermaid says the run had not ended" 0 "Note over R0,R1: the trace ends before the run did: 2 ranks had not finished" -- export "$tmp/d2.jsonl" -f mermaid
 expect "short trace: perfetto's verdict as replay's" 0 '"verdict":"failed","kind":"incomplete"' -- export "$tmp/d2.jsonl" -f perfetto

@@ -203,6 +203,51 @@ START_TEST(test_scaled_diagram) {
 }
 END_TEST
 
+/* A deadlock's waits never end, so the timekeeper times none of them: the
+ * ranks it found blocked are drawn blocked from their clocks then (the end
+ * of their last wait or compute) to the bottom. Rank 2 blocks at 0 and
+ * waits through every row; rank 0 computes from 10 to 20 us, then blocks. */
+START_TEST(test_scaled_deadlock) {
+    start(3, 0);
+    message(1, 1, 0, 1, 1000);
+    vtime("send", 1, 0, 0, 10000);
+    vtime("wait", 0, -1, 0, 10000);
+    vtime("wait", 1, -1, 0, 10000);
+    vtime("exit", 1, -1, 10000, 10000);
+    quit(1);
+    vtime("compute", 0, -1, 10000, 20000);
+    post(2, 1, CS_OP_SEND, 0, 16, 5);
+    block(2, 1, 5);
+    post(0, 2, CS_OP_RECV, 1, 16, 6);
+    block(0, 2, 6);
+    ck_assert(mon.deadlocked);
+    cs_viz_view v = view("deadlocked");
+    v.ascii = true;
+    v.scaled = true;
+    render(&v, 100, 30);
+    ck_assert_has("0 to 20 us (t: order)");
+    /* rank 2's column: # on every row of the 20 us; rank 0's: # again on
+     * the last row, where its clock stood when it blocked */
+    char ranks[4096], line[4096];
+    int yh = -1;
+    for (int y = 0; y < grid.h && yh < 0; y++)
+        if (strstr(cs_grid_row(&grid, y, line, sizeof line), "to scale: 1 row = 2 us")) yh = y;
+    ck_assert_int_ge(yh, 0);
+    cs_grid_row(&grid, yh + 1, ranks, sizeof ranks);
+    const char *c0 = strchr(ranks, '0'), *c2 = strchr(ranks, '2');
+    ck_assert(c0 && c2);
+    int run = 0, last0 = 0;
+    for (int y = yh + 2; y < grid.h; y++) {
+        const char *r = cs_grid_row(&grid, y, line, sizeof line);
+        if (r[c2 - ranks] != '#') break;
+        run++;
+        last0 = r[c0 - ranks];
+    }
+    ck_assert_msg(run == 11 && last0 == '#', "%d rows of rank 2 blocked in:\n%s", run, text);
+    finish();
+}
+END_TEST
+
 /* More messages than rows: each drawn on a row of its own, none over
  * another, and the last row counts those left out. */
 START_TEST(test_scaled_crowded) {
@@ -1311,6 +1356,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_deadlock_frame);
     tcase_add_test(tc, test_scaled_diagram);
     tcase_add_test(tc, test_scaled_crowded);
+    tcase_add_test(tc, test_scaled_deadlock);
     tcase_add_test(tc, test_deadlock_diagram);
     tcase_add_test(tc, test_speed_ladder_and_help);
     tcase_add_test(tc, test_message_arrows);
