@@ -278,11 +278,30 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
 
 /* ---- helpers for the libraries */
 
+/* Where the options go, a value torch passes by position (all_reduce(t, op,
+ * group, async_op)): the error names the option it would be. */
+static void opts_by_position(lua_State *L, int idx, const char *fn, const char *const *allowed) {
+    static const struct { int type; const char *mt, *opt, *as; } by_position[] = {
+        {LUA_TUSERDATA, "ProcessGroup", "group", "a group goes in the options: {group = g}"},
+        {LUA_TBOOLEAN, NULL, "async_op", "async_op goes in the options: {async_op = true}"},
+        {LUA_TNUMBER, NULL, "tag", "a tag goes in the options: {tag = 7}"},
+    };
+    for (size_t i = 0; i < sizeof by_position / sizeof by_position[0]; i++) {
+        bool mt = !by_position[i].mt || luaL_testudata(L, idx, by_position[i].mt);
+        if (lua_type(L, idx) != by_position[i].type || !mt) continue;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, by_position[i].opt) == 0)
+                luaL_error(L, "%s: options must be a table (got %s): %s", fn,
+                           by_position[i].mt ? by_position[i].mt : luaL_typename(L, idx),
+                           by_position[i].as);
+    }
+    luaL_error(L, "%s: options must be a table (got %s)", fn, luaL_typename(L, idx));
+}
+
 bool cs_script_opts(lua_State *L, int idx, const char *fn, const char *const *allowed) {
     idx = lua_absindex(L, idx);
     if (lua_isnoneornil(L, idx)) return false;
-    if (!lua_istable(L, idx))
-        luaL_error(L, "%s: options must be a table (got %s)", fn, luaL_typename(L, idx));
+    if (!lua_istable(L, idx)) opts_by_position(L, idx, fn, allowed);
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         lua_pop(L, 1);

@@ -29,7 +29,9 @@ static const struct {
     {"div_", ARGS(W, R)},      {"relu_", ARGS(W, 0)},      {"__add", ARGS(R, R)},
     {"__sub", ARGS(R, R)},     {"__mul", ARGS(R, R)},      {"__div", ARGS(R, R)},
     {"__pow", ARGS(R, R)},     {"__unm", ARGS(R, 0)},      {"__tostring", ARGS(R, 0)},
-    {"cuda", ARGS(R, 0)},      {"cpu", ARGS(R, 0)}, /* __index, __newindex: their part only */
+    {"cuda", ARGS(R, 0)},      {"cpu", ARGS(R, 0)},        {"float", ARGS(R, 0)},
+    {"double", ARGS(R, 0)},    {"int", ARGS(R, 0)},        {"long", ARGS(R, 0)},
+    {"byte", ARGS(R, 0)}, /* __index, __newindex: their part only */
 };
 
 void cs_lua_access(lua_State *L, int idx, int how) {

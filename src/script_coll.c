@@ -34,12 +34,13 @@ static int d_new_group(lua_State *L) {
     const char *fn = "dist.new_group";
     cs_rank *r = rank_of(L);
     int world = cs_rank_world_size(r);
-    lua_Integer n = lua_isnoneornil(L, 1) ? world : (luaL_checktype(L, 1, LUA_TTABLE),
-                                                     (lua_Integer)lua_rawlen(L, 1));
+    bool every = lua_isnoneornil(L, 1);
+    lua_settop(L, 1); /* the list stays at 1 as the buffers are pushed */
+    lua_Integer n = every ? world : (luaL_checktype(L, 1, LUA_TTABLE), (lua_Integer)lua_rawlen(L, 1));
     if (n > world) return luaL_error(L, "%s: %I ranks listed, but the world has %d", fn, n, world);
     int *ranks = lua_newuserdatauv(L, sizeof *ranks * (size_t)(n ? n : 1), 0);
     for (lua_Integer i = 0; i < n; i++) {
-        if (lua_isnoneornil(L, 1)) {
+        if (every) {
             ranks[i] = (int)i;
             continue;
         }

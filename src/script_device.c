@@ -66,9 +66,22 @@ static int m_cpu(lua_State *L) {
     return move(L, CS_DEVICE_CPU);
 }
 
+/* a (at index 1) converted to d: a copy, or a itself if it has d already */
+static int convert(lua_State *L, cs_tensor *a, cs_dtype d) {
+    cs_tensor *t;
+    if (d == a->dtype) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    cs_tensor **slot = cs_lua_newslot(L);
+    cs_lua_charge_elems(L, cs_tensor_numel(a));
+    CS_LUA_TRY_NEW(L, t, cs_tensor_to(cs_lua_budget(L), a, d));
+    return cs_lua_own(L, slot, t);
+}
+
 /* t:to(dtype), t:to(device), t:to(device, dtype) */
 static int m_to(lua_State *L) {
-    cs_tensor *a = cs_lua_checktensor(L, 1), *t;
+    cs_tensor *a = cs_lua_checktensor(L, 1);
     int dev, di = 2;
     if (cs_lua_isdevice(L, 2, &dev)) {
         bool convert = !lua_isnoneornil(L, 3);
@@ -79,16 +92,15 @@ static int m_to(lua_State *L) {
         lua_replace(L, 1); /* convert the moved tensor */
         a = *moved, di = 3;
     }
-    cs_dtype d = cs_lua_checkdtype(L, di, "to");
-    if (d == a->dtype) {
-        lua_settop(L, 1);
-        return 1;
-    }
-    cs_tensor **slot = cs_lua_newslot(L);
-    cs_lua_charge_elems(L, cs_tensor_numel(a));
-    CS_LUA_TRY_NEW(L, t, cs_tensor_to(cs_lua_budget(L), a, d));
-    return cs_lua_own(L, slot, t);
+    return convert(L, a, cs_lua_checkdtype(L, di, "to"));
 }
+
+/* torch's short forms of t:to(dtype) */
+static int m_float(lua_State *L) { return convert(L, cs_lua_checktensor(L, 1), CS_FLOAT32); }
+static int m_double(lua_State *L) { return convert(L, cs_lua_checktensor(L, 1), CS_FLOAT64); }
+static int m_int(lua_State *L) { return convert(L, cs_lua_checktensor(L, 1), CS_INT32); }
+static int m_long(lua_State *L) { return convert(L, cs_lua_checktensor(L, 1), CS_INT64); }
+static int m_byte(lua_State *L) { return convert(L, cs_lua_checktensor(L, 1), CS_UINT8); }
 
 /* t.device: "cpu" or "cuda:N", as str(t.device) in torch. */
 void cs_lua_push_device(lua_State *L, const cs_tensor *t) {
@@ -104,4 +116,5 @@ int cs_lua_cuda_device_count(lua_State *L) {
 }
 
 const luaL_Reg cs_tensor_device_methods[] = {
-    {"cuda", m_cuda}, {"cpu", m_cpu}, {"to", m_to}, {NULL, NULL}};
+    {"cuda", m_cuda}, {"cpu", m_cpu}, {"to", m_to}, {"float", m_float}, {"double", m_double},
+    {"int", m_int}, {"long", m_long}, {"byte", m_byte}, {NULL, NULL}};
