@@ -531,6 +531,26 @@ START_TEST(error_bad_destination) {
 }
 END_TEST
 
+/* dist.new_group() with no argument is every rank (it read its own buffer
+ * as the list of ranks and crashed the process) */
+START_TEST(new_group_every_rank) {
+    expect_ok("ng.lua", "local g = dist.new_group()\n"
+                        "assert(dist.get_world_size(g) == 3 and dist.get_rank(g) == rank)\n"
+                        "local t = tensor.ones(1)\n"
+                        "dist.all_reduce(t, {group = g})\n"
+                        "assert(t[0] == 3)\n",
+              3);
+}
+END_TEST
+
+/* torch passes group and async_op by position; here they are options */
+START_TEST(error_option_by_position) {
+    expect_fail("pos.lua", "local g = dist.new_group()\ndist.all_reduce(tensor.ones(1), ReduceOp.SUM, g)\n",
+                CS_END_ERROR, "pos.lua:2: dist.all_reduce: options must be a table (got ProcessGroup): "
+                              "a group goes in the options: {group = g}");
+}
+END_TEST
+
 START_TEST(error_option_typo) {
     expect_fail("typo.lua", "local t = tensor.zeros(4)\ndist.send(t, 0, {tga = 1})\n", CS_END_ERROR,
                 "typo.lua:2: dist.send: unknown option 'tga' (expected tag)");
@@ -675,6 +695,9 @@ START_TEST(tensor_views_and_methods) {
               "assert(not s:is_contiguous() and s:contiguous():is_contiguous())\n"
               "assert(s:reshape(4):numel() == 4)\n"
               "assert(tensor.ones(3):to('int64').dtype == 'int64')\n"
+              "local f = tensor.from({1.5, 2})\n"
+              "assert(f:float() == f and f:double().dtype == 'float64' and f:long().dtype == 'int64')\n"
+              "assert(f:int():equal(tensor.from({1, 2}, {dtype = 'int32'})) and f:byte().dtype == 'uint8')\n"
               "assert(tensor.from({-1, 2}):relu():sum() == 2)\n"
               "local r = tensor.from({-1, 2}); r:relu_()\n"
               "assert(r[0] == 0)\n"
@@ -1050,6 +1073,8 @@ int main(void) {
     tcase_add_test(err, error_yield_outside);
     tcase_add_test(err, error_bad_destination);
     tcase_add_test(err, error_option_typo);
+    tcase_add_test(err, error_option_by_position);
+    tcase_add_test(err, new_group_every_rank);
     tcase_add_test(err, error_dim_past_int);
     tcase_add_test(err, error_value_overflows_dtype);
     tcase_add_test(err, error_load_named_as_script);
