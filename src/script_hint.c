@@ -4,7 +4,8 @@
  * Lua says what is wrong in its own terms: "')' expected near '='" for a
  * keyword argument, "attempt to call a nil value (global 'range')" for a
  * Python loop. A student who writes PyTorch every day reads those and still
- * does not know what to write instead; the hint says it, in a line. A hint is
+ * does not know what to write instead; the hint says it, in a line (and for
+ * a recursion without end, which Python calls a RecursionError). A hint is
  * given only where the message (and, for some, the text of the line it points
  * at) leaves little doubt about the habit; otherwise Lua's message stands
  * alone.
@@ -54,6 +55,10 @@ static const hint hints[] = {
      "the process group is set up before the script runs (rank, world_size and dist are ready): "
      "leave the call out"},
     {"'destroy_process_group')", NULL, "the process group ends with the script: leave the call out"},
+    /* a recursion without a base case (Python's RecursionError) */
+    {"stack overflow", NULL,
+     "a function (or a metamethod) calls itself without end: give the recursion a case that "
+     "returns without calling it again"},
     /* counting from 0 */
     {"integer index", "[0]", "Lua counts from 1: t.shape[1] is torch's t.shape[0], list[1] the first"},
 };

@@ -474,6 +474,12 @@ START_TEST(error_python_hints) {
     expect_fail("ip.lua", "dist.init_process_group('gloo')\n", CS_END_ERROR,
                 "ip.lua:1: attempt to call a nil value (field 'init_process_group'); the process group is set "
                 "up before the script runs (rank, world_size and dist are ready): leave the call out");
+    /* (an __index that indexes its own table: Lua's C stack, long before
+     * the test's memory cap that a Lua recursion reaches first) */
+    expect_fail("rec.lua", "local t = setmetatable({}, {__index = function(t, k) return t[k] end})\n"
+                           "print(t.x)\n", CS_END_ERROR,
+                "rec.lua:1: C stack overflow; a function (or a metamethod) calls itself without end: give "
+                "the recursion a case that returns without calling it again");
     /* Python's True, False and None read as nil in Lua: a loop on True would
      * silently not run */
     expect_fail("tr.lua", "local n = 0\nwhile True do n = n + 1 end\n", CS_END_ERROR,
