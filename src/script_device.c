@@ -84,11 +84,11 @@ static int m_to(lua_State *L) {
     cs_tensor *a = cs_lua_checktensor(L, 1);
     int dev, di = 2;
     if (cs_lua_isdevice(L, 2, &dev)) {
-        bool convert = !lua_isnoneornil(L, 3);
+        bool and_dtype = !lua_isnoneornil(L, 3);
         lua_settop(L, 3);
         cs_tensor **moved = cs_lua_newslot(L);
         *moved = cs_lua_newtensor_on(L, a, dev);
-        if (!convert) return 1;
+        if (!and_dtype) return 1;
         lua_replace(L, 1); /* convert the moved tensor */
         a = *moved, di = 3;
     }
