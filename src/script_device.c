@@ -1,6 +1,7 @@
 /* script_device.c -- device tensors in the `tensor` library: the device
  * option of the factories, t:cuda(), t:cpu(), t:to(device [, dtype]) (t:to
- * converts a dtype too: one method), t.device, and dist.cuda_device_count().
+ * converts a dtype too: one method, with torch's short forms t:float(), ...),
+ * t.device, and dist.cuda_device_count().
  *
  * A factory builds its tensor on the host and then moves it (so randn draws
  * the same numbers wherever the tensor goes); moving is tensor.h's
