@@ -37,8 +37,9 @@ void cs_svg_head(FILE *f, const cs_svg_theme *t, double width, double height, co
 void cs_svg_title(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const char *subtitle);
 /* The lines beneath the diagram from y: note (what was aggregated, how it
  * is drawn; may be ""), the verdict with its why and fix, or the run's
- * error, or why the events end in no verdict (x->ending), the pitfalls by
- * number. f NULL: only count them. Returns lines. */
+ * error, or the ranks' errors and why the events end in no verdict
+ * (x->ending), the pitfalls by number. f NULL: only count them. Returns
+ * lines. */
 int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const char *note,
                   double y, int textw);
 /* The deadlock (x->out's verdict) as a red dashed column centred on cx, cw

@@ -101,8 +101,21 @@ int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const 
         }
     } else if (o->run_error) {
         n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, o->run_error);
-    } else if (x->ending[0]) {
-        n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, x->ending);
+    } else {
+        /* the ranks' own errors, as the report gives them (the first few) */
+        int failed = 0;
+        for (int k = 0; o->ranks && k < o->world; k++) {
+            if (!o->ranks[k].error || ++failed > 4) continue;
+            char line[600];
+            snprintf(line, sizeof line, "rank %d failed: %s", k, o->ranks[k].error);
+            n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, line);
+        }
+        if (failed > 4) {
+            char line[64];
+            snprintf(line, sizeof line, "and %d more ranks failed", failed - 4);
+            n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, line);
+        }
+        if (x->ending[0]) n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, x->ending);
     }
     for (int q = 0; q < o->npitfalls; q++) {
         char line[400], first[300];

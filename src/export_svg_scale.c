@@ -2,8 +2,8 @@
  * (run --net) drawn in virtual time to scale: a lane per rank, x the
  * modelled time, each wait and compute a bar from its start to its end,
  * each message an arrow from the start of its transmission to its arrival,
- * each rank's end a dot, a time axis above the lanes, a deadlock's ranks
- * blocked for good past the end of time. The times are the
+ * each rank's end a dot, a rank's error an x, a time axis above the lanes,
+ * a deadlock's ranks blocked for good past the end of time. The times are the
  * timekeeper's (its vtime events, kept by the visualizer's history as the
  * TUI's "time to scale" view keeps them); the latest CS_HIST_SPANS are
  * drawn and the picture says when older ones were left out. */
@@ -288,6 +288,13 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                            "</circle>\n", xa, y, t->done);
             }
         }
+    /* a rank's error has no time either: an x where its clock stood */
+    for (int k = 0; o->ranks && k < world && k < o->world; k++) {
+        if (!o->ranks[k].error) continue;
+        uint64_t at = cs_history_vclock(&h, k);
+        cs_svg_text(f, LEFT + (double)(at > t0 ? at - t0 : 0) * scale, y0 + k * lh + 6, 18, t->bad,
+                    "middle", "bold", "x");
+    }
     if (deadlock) {
         for (int v = 0; v < o->verdict.nops; v++) {
             int k = o->verdict.ops[v].rank;

@@ -125,6 +125,20 @@ consumer "svg: a message sent before its sender entered a call is drawn before t
 "$bin" run "$L/02-point-to-point/isend_reuse.lua" --no-tui --trace "$tmp/p.jsonl" >/dev/null 2>&1
 expect "svg: pitfalls listed by number" 0 "pitfall 1 (rank" -- export "$tmp/p.jsonl" -f svg
 expect "perfetto: pitfalls as instants" 0 '"cat":"pitfall"' -- export "$tmp/p.jsonl" -f perfetto
+# a rank's error: beneath the picture as the report gives it (the picture
+# once said "every rank finished"), and in modelled time an x where the
+# rank's clock stood (after its 2 ms compute: x = 96 + 1200 px)
+cat >"$tmp/fail.lua" <<'LUA'
+if rank == 0 then dist.compute(2); error("rank 0 gives up") end
+dist.recv(tensor.zeros(1), 0)
+LUA
+"$bin" run "$tmp/fail.lua" -n 2 --net alpha=1us,bandwidth=1GB/s --no-tui --trace "$tmp/fail.jsonl" >/dev/null 2>&1
+for time in real virtual; do
+  expect "svg: a rank's error beneath the picture ($time time)" 0 "rank 0 failed: fail.lua:1: rank 0 gives up" \
+    -- export "$tmp/fail.jsonl" -f svg --time $time
+  count_lines "svg: an error is not 'every rank finished' ($time time)" 0 "every rank finished"
+done
+expect "svg: the error's x where the rank's clock stood" 0 '<text x="1296.0" y="134.0" font-size="18" fill="#cf222e" text-anchor="middle" font-weight="bold">x</text>' -- export "$tmp/fail.jsonl" -f svg
 
 # ---- a bigger trace: the SVG aggregates (and says so) instead of growing
 cat >"$tmp/big.lua" <<'LUA'
