@@ -279,6 +279,12 @@ static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
         const cs_hspan *s = cs_history_span(h, i);
         if (s->kind == CS_HV_EXIT) end[s->rank] = ROW(s->from) + 1;
     }
+    /* A rank that failed or was stopped has no exit span: its lane ends
+     * where its clock stood (a failure is marked there, below). */
+    const cs_monitor *m = v->mon;
+    for (int k = 0; end && m && k < w && k < m->world; k++)
+        if (m->ranks[k].state == CS_RS_FAILED || m->ranks[k].state == CS_RS_ABORTED)
+            end[k] = ROW(cs_history_vclock(h, k)) + 1;
     for (int k = 0; k < w; k++)
         for (int y = 0; y < (end ? end[k] : body); y++) st[(size_t)y * w + k] = CS_HS_RUN;
     /* A rank the deadlock found blocked waits from its clock then to the end:
@@ -305,6 +311,10 @@ static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
             }
             cs_grid_putc(g, col_x(l, k), y0 + 1 + y, ch, fg, attr);
         }
+    for (int k = l->diag_col_first; m && k < w && k < m->world && col_visible(l, k); k++)
+        if (m->ranks[k].state == CS_RS_FAILED)
+            cs_grid_putc(g, col_x(l, k), y0 + 1 + ROW(cs_history_vclock(h, k)), gl(v, G_FAIL),
+                         CS_C_RED, CS_A_BOLD);
     /* With more messages than free places, the last row says how many are
      * not drawn instead of arrows over arrows. */
     int hidden = place_msgs(g, v, l, y0, body, per, body, false);

@@ -248,6 +248,40 @@ START_TEST(test_scaled_deadlock) {
 }
 END_TEST
 
+/* A rank that failed has no exit span: its lane ends where its clock
+ * stood, an X there (it ran on to the bottom); a rank that computed on and
+ * exited is drawn to its exit as before. */
+START_TEST(test_scaled_failed) {
+    start(2, 0);
+    vtime("compute", 0, -1, 0, 10000);
+    vtime("compute", 1, -1, 0, 20000);
+    vtime("exit", 1, -1, 20000, 20000);
+    quit(1);
+    emit((cs_event){.type = CS_EV_ERROR, .rank = 0, .text = "t.lua:3: boom", .status = 2});
+    emit((cs_event){.type = CS_EV_EXIT, .rank = 0, .status = 2});
+    cs_viz_view v = view("failed");
+    v.ascii = true;
+    v.scaled = true;
+    render(&v, 100, 30);
+    char ranks[4096], line[4096];
+    int yh = -1;
+    for (int y = 0; y < grid.h && yh < 0; y++)
+        if (strstr(cs_grid_row(&grid, y, line, sizeof line), "to scale: 1 row = 1 us")) yh = y;
+    ck_assert_msg(yh >= 0, "%s", text);
+    cs_grid_row(&grid, yh + 1, ranks, sizeof ranks);
+    size_t c0 = (size_t)(strchr(ranks, '0') - ranks);
+    int fail_row = -1, below = 0;
+    for (int y = yh + 2; y < yh + 2 + 20; y++) { /* the 20 rows of 1 us */
+        char ch = cs_grid_row(&grid, y, line, sizeof line)[c0];
+        if (ch == 'X') fail_row = y - yh - 2;
+        else if (fail_row >= 0 && ch != ' ') below++;
+    }
+    ck_assert_msg(fail_row == 10 && below == 0, "X at row %d, %d drawn below it in:\n%s", fail_row,
+                  below, text);
+    finish();
+}
+END_TEST
+
 /* More messages than rows: each drawn on a row of its own, none over
  * another, and the last row counts those left out. */
 START_TEST(test_scaled_crowded) {
@@ -1357,6 +1391,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_scaled_diagram);
     tcase_add_test(tc, test_scaled_crowded);
     tcase_add_test(tc, test_scaled_deadlock);
+    tcase_add_test(tc, test_scaled_failed);
     tcase_add_test(tc, test_deadlock_diagram);
     tcase_add_test(tc, test_speed_ladder_and_help);
     tcase_add_test(tc, test_message_arrows);
