@@ -54,6 +54,7 @@ void cs_history_free(cs_history *h) {
     free(h->calls);
     free(h->ncalls);
     free(h->spans);
+    free(h->vclock);
     memset(h, 0, sizeof *h);
 }
 
@@ -64,13 +65,7 @@ const cs_hspan *cs_history_span(const cs_history *h, size_t i) {
 }
 
 uint64_t cs_history_vclock(const cs_history *h, int k) {
-    uint64_t t = 0;
-    for (size_t i = 0; i < h->nspans; i++) {
-        const cs_hspan *s = cs_history_span(h, i);
-        if (s->rank == k && (s->kind == CS_HV_WAIT || s->kind == CS_HV_COMPUTE) && s->to > t)
-            t = s->to;
-    }
-    return t;
+    return h->vclock && k >= 0 && k < h->world ? h->vclock[k] : 0;
 }
 
 /* A vtime event: a wait, a compute, a message (its send's row) or an exit. */
@@ -81,7 +76,10 @@ static void add_vtime(cs_history *h, const cs_event *ev) {
     for (size_t i = 0; ev->text && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(ev->text, kinds[i].what)) kind = (int)kinds[i].kind;
     if (kind < 0 || ev->vrank < 0 || ev->vrank >= h->world) return;
-    if (!h->spans && !(h->spans = calloc(CS_HIST_SPANS, sizeof *h->spans))) {
+    if (!h->spans && (!(h->spans = calloc(CS_HIST_SPANS, sizeof *h->spans)) ||
+                      !(h->vclock = calloc((size_t)h->world, sizeof *h->vclock)))) {
+        free(h->spans);
+        h->spans = NULL;
         h->spans_dropped++; /* shown on the screen: nothing leaves silently */
         return;
     }
@@ -94,6 +92,8 @@ static void add_vtime(cs_history *h, const cs_event *ev) {
         h->spans_dropped++;
     }
     h->spans[(h->span_head + h->nspans++) % CS_HIST_SPANS] = sp;
+    if ((kind == CS_HV_WAIT || kind == CS_HV_COMPUTE) && sp.to > h->vclock[sp.rank])
+        h->vclock[sp.rank] = sp.to;
     if (sp.to > h->vmax) h->vmax = sp.to;
 }
 

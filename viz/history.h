@@ -125,6 +125,7 @@ typedef struct cs_history {
     cs_hspan *spans;
     size_t span_head, nspans;
     uint64_t spans_dropped;
+    uint64_t *vclock;      /* per rank: cs_history_vclock (allocated with the spans) */
     uint64_t vmax;         /* the latest virtual time seen */
 } cs_history;
 
@@ -152,9 +153,10 @@ size_t cs_history_nwarn(const cs_history *h);
  * the run has no network model). */
 size_t cs_history_nspans(const cs_history *h);
 const cs_hspan *cs_history_span(const cs_history *h, size_t i);
-/* Rank k's virtual clock as far as the kept spans tell: the latest end of
- * its waits and computes (posting costs no virtual time), 0 with none. A
- * rank blocked for good entered its last wait then. */
+/* Rank k's virtual clock: the latest end of its waits and computes
+ * (posting costs no virtual time), 0 with none, kept as the spans come (the
+ * ring's oldest may be gone). A rank blocked for good entered its last wait
+ * then. */
 uint64_t cs_history_vclock(const cs_history *h, int k);
 
 #endif
