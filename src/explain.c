@@ -504,10 +504,11 @@ char *cs_mon_failed_waiters(const cs_monitor *m, int failed) {
 
 /* ---- the run's end: where it stopped each rank */
 
-char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line) {
+char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line, bool *waiting) {
     const cs_mon_rank *r = &m->ranks[k];
     cs_sbuf b = {0};
     *line = 0;
+    *waiting = false;
     if (r->state != CS_RS_ABORTED || r->in_deadlock) return NULL;
     const cs_mon_req *q = r->cut ? cs_mon_lookup(m, k, r->cut_req) : NULL;
     if (q && !q->done) {
@@ -516,6 +517,7 @@ char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line) {
          * non-blocking one's wait is where the rank waited */
         bool nonblocking = q->ctx == 0 && q->op != CS_OP_SEND && q->op != CS_OP_RECV;
         *line = nonblocking ? r->cut_line : q->line;
+        *waiting = true;
     } else if (r->end_line > 0) {
         cs_sb_printf(&b, "running at %s:%d", cs_mon_script(m), r->end_line);
         *line = r->end_line;

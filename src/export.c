@@ -52,6 +52,13 @@ void cs_export_first_line(const char *s, char *buf, size_t len) {
     }
 }
 
+bool cs_export_waits_at_end(const cs_export_ctx *x, int k) {
+    const cs_outcome *o = &x->out;
+    if (!o->ranks || k < 0 || k >= o->world) return false;
+    const cs_outcome_rank *r = &o->ranks[k];
+    return r->deadlocked || r->state == CS_RS_BLOCKED || (r->state == CS_RS_ABORTED && r->stop_waiting);
+}
+
 static unsigned long long rkey(int rank, unsigned long long req) {
     return ((unsigned long long)(unsigned)(rank + 2) << 44) ^ req;
 }

@@ -69,6 +69,11 @@ void cs_export_json_str(FILE *f, const char *s);
 /* The first line of s, at most len-1 bytes. */
 void cs_export_first_line(const char *s, char *buf, size_t len);
 
+/* Rank k is in a wait that never ends where the drawn events end: one of a
+ * deadlock's ranks, a rank the run stopped inside an operation (a timeout,
+ * an interrupt, another rank's failure), or one still blocked where the
+ * window ends (--to). */
+bool cs_export_waits_at_end(const cs_export_ctx *x, int k);
 /* A map from (rank, request) to an index, for pairing posts with their
  * completions and sends with their receives. */
 typedef struct cs_export_reqmap {

@@ -80,7 +80,7 @@ static void put_name(FILE *f, const cs_event *e, const rec *r) {
         cs_viz_op_text(e->op, e->peer, e->tag, e->bytes, true, buf, sizeof buf);
         cs_export_json_str(f, buf);
         break;
-    case CS_EV_BLOCK: fputs("blocked", f); break;
+    case CS_EV_BLOCK: case CS_EV_WAIT: fputs("blocked", f); break; /* a wait is one not yet asleep */
     case CS_EV_VTIME: cs_export_json_str(f, e->text); break; /* a wait, a compute */
     case CS_EV_COMPUTE: fputs("compute", f); break;
     case CS_EV_COLL:
@@ -218,8 +218,9 @@ out:
  * from the first to the last virtual time of the requests it posted. The
  * verdict and the pitfalls carry no virtual time: they stand at the latest
  * one their rank (any rank, for the verdict) had reached when reported. A
- * deadlock's ranks are blocked from where their clocks stood (the end of
- * their last wait or compute) for good. */
+ * rank in a wait that never ends (a deadlock's, one the run stopped in its
+ * wait, one still blocked where the window ends) is blocked from where its
+ * clock stood (the end of its last wait or compute) for good. */
 
 static double vus(uint64_t ns) { return (double)ns / 1e3; }
 
@@ -233,10 +234,9 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
     int world = rp->world;
     cs_export_reqmap posts = {0}, in_coll = {0};
     size_t *open = malloc((size_t)world * sizeof *open);
-    size_t *blocked = malloc((size_t)world * sizeof *blocked); /* the latest block per rank */
+    size_t *blocked = malloc((size_t)world * sizeof *blocked); /* a wait not timed yet */
     double *reached = calloc((size_t)world, sizeof *reached);
     double *clock = calloc((size_t)world, sizeof *clock);
-    bool deadlock = false;
     vcoll *colls = NULL;
     size_t ncoll = 0, capcoll = 0;
     unsigned long long flow = 0;
@@ -258,8 +258,6 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
             open[e->rank] = ncoll++;
         } else if (e->type == CS_EV_COLL) {
             open[e->rank] = (size_t)-1;
-        } else if (e->type == CS_EV_BLOCK) {
-            blocked[e->rank] = i;
         } else if (e->type == CS_EV_POST) {
             if (cs_export_reqmap_put(&posts, e->rank, e->req, i) < 0) goto out;
             if (open[e->rank] != (size_t)-1 &&
@@ -270,7 +268,8 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
     for (size_t i = 0; i < x->to; i++) {
         const cs_event *e = &rp->ev[i];
         bool in = i >= x->from;
-        deadlock |= in && e->type == CS_EV_DEADLOCK;
+        if ((e->type == CS_EV_WAIT || e->type == CS_EV_BLOCK) && e->rank >= 0 && e->rank < world)
+            blocked[e->rank] = i; /* a rank may be stopped in a wait before it blocks */
         if (e->type == CS_EV_WARN || e->type == CS_EV_ERROR || e->type == CS_EV_DEADLOCK) {
             bool ranked = e->rank >= 0 && e->rank < world;
             double at = 0;
@@ -289,6 +288,7 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
         if (vus(done) > reached[k]) reached[k] = vus(done);
         if ((!strcmp(e->text, "wait") || !strcmp(e->text, "compute")) && vus(done) > clock[k])
             clock[k] = vus(done);
+        if (!strcmp(e->text, "wait")) blocked[k] = (size_t)-1; /* the block ended in time */
         bool req = !strcmp(e->text, "send") || !strcmp(e->text, "recv");
         size_t at = i, c;
         if (req && cs_export_reqmap_get(&posts, k, e->req, &at) &&
@@ -322,9 +322,8 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
                          .ev = colls[j].ev, .tid = b->rank, .kind = R_SLICE, .cat = "collective"}) < 0)
             goto out;
     }
-    const cs_outcome *o = &x->out;
-    for (int k = 0; deadlock && o->ranks && k < world && k < o->world; k++)
-        if (o->ranks[k].deadlocked && blocked[k] != (size_t)-1 &&
+    for (int k = 0; k < world; k++)
+        if (cs_export_waits_at_end(x, k) && blocked[k] != (size_t)-1 &&
             add(r, (rec){.ts = clock[k], .ev = blocked[k], .tid = k, .kind = R_OPEN,
                          .cat = "blocked"}) < 0)
             goto out;

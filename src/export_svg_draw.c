@@ -85,6 +85,32 @@ void cs_svg_title(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const 
     cs_svg_text(f, 20, 52, CS_SVG_FONT, t->muted, "start", NULL, subtitle);
 }
 
+/* The ranks' own errors (failed) or where the run's end found the ranks it
+ * stopped, as the report says them: the first RANKS_SAID, then how many more.
+ * Returns the lines. */
+#define RANKS_SAID 4
+static int rank_lines(FILE *f, const char *fill, const cs_outcome *o, bool failed, double x,
+                      double y, int textw) {
+    int n = 0, said = 0;
+    for (int k = 0; o->ranks && k < o->world; k++) {
+        const cs_outcome_rank *r = &o->ranks[k];
+        if (failed ? !r->error : r->state != CS_RS_ABORTED || r->deadlocked) continue;
+        if (++said > RANKS_SAID) continue;
+        char line[600];
+        if (failed) snprintf(line, sizeof line, "rank %d failed: %s", k, r->error);
+        else if (r->stop) snprintf(line, sizeof line, "rank %d was %s", k, r->stop);
+        else snprintf(line, sizeof line, "rank %d did not stop in time: where it was is not known", k);
+        n += cs_svg_para(f, x, y + n * 17, textw, fill, line);
+    }
+    if (said > RANKS_SAID) {
+        char line[64];
+        snprintf(line, sizeof line, "and %d more ranks %s", said - RANKS_SAID,
+                 failed ? "failed" : "stopped");
+        n += cs_svg_para(f, x, y + n * 17, textw, fill, line);
+    }
+    return n;
+}
+
 int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const char *note,
                   double y, int textw) {
     const cs_outcome *o = &x->out;
@@ -100,21 +126,11 @@ int cs_svg_footer(FILE *f, const cs_svg_theme *t, const cs_export_ctx *x, const 
             n += cs_svg_para(f, 20, y + n * 17, textw, t->muted, fix);
         }
     } else if (o->run_error) {
+        /* the run's end, and where it found the ranks it stopped */
         n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, o->run_error);
+        n += rank_lines(f, t->fg, o, false, 20, y + n * 17, textw);
     } else {
-        /* the ranks' own errors, as the report gives them (the first few) */
-        int failed = 0;
-        for (int k = 0; o->ranks && k < o->world; k++) {
-            if (!o->ranks[k].error || ++failed > 4) continue;
-            char line[600];
-            snprintf(line, sizeof line, "rank %d failed: %s", k, o->ranks[k].error);
-            n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, line);
-        }
-        if (failed > 4) {
-            char line[64];
-            snprintf(line, sizeof line, "and %d more ranks failed", failed - 4);
-            n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, line);
-        }
+        n += rank_lines(f, t->bad, o, true, 20, y + n * 17, textw);
         if (x->ending[0]) n += cs_svg_para(f, 20, y + n * 17, textw, t->bad, x->ending);
     }
     for (int q = 0; q < o->npitfalls; q++) {

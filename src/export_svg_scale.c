@@ -2,7 +2,8 @@
  * (run --net) drawn in virtual time to scale: a lane per rank, x the
  * modelled time, each wait and compute a bar from its start to its end,
  * each message an arrow from the start of its transmission to its arrival,
- * each rank's end a dot, a rank's error an x, a time axis above the lanes,
+ * each rank's end a dot, a rank's error an x, a rank the run stopped a
+ * square (after the wait it was stopped in), a time axis above the lanes,
  * a deadlock's ranks blocked for good past the end of time. The times are the
  * timekeeper's (its vtime events, kept by the visualizer's history as the
  * TUI's "time to scale" view keeps them); the latest CS_HIST_SPANS are
@@ -131,6 +132,12 @@ static int makespan(const cs_export_ctx *x, uint64_t *ns) {
     return 0;
 }
 
+/* Rank k ended normally (an outcome that does not know: yes): its end is a
+ * dot; a failure is an x, a stop a square. */
+static bool finished(const cs_outcome *o, int k) {
+    return !o->ranks || k >= o->world || o->ranks[k].state == CS_RS_DONE;
+}
+
 int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errlen) {
     const cs_replay *rp = x->rp;
     const cs_svg_theme *t = x->o->dark ? &cs_svg_dark : &cs_svg_light;
@@ -189,6 +196,13 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "The deadlocked ranks' last waits (red) never end: they run from where "
                         "each rank's clock stood into the deadlock, past the end of time. ");
+    bool stopped = false;
+    for (int k = 0; o->ranks && k < o->world && !stopped; k++)
+        stopped = o->ranks[k].state == CS_RS_ABORTED && !o->ranks[k].deadlocked;
+    if (stopped)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "A rank the run stopped ends in a square; one stopped in a wait is "
+                        "waiting (amber) from where its clock stood up to the square. ");
     if (msgs > LABEL_MSGS)
         snprintf(note + len, sizeof note - (size_t)len, "%zu messages: their sizes are not labelled.",
                  msgs);
@@ -283,7 +297,7 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
                         cs_svg_text(f, lx, ly, 10, t->msg, "end", NULL, a);
                     }
                 }
-            } else if (pass == 2 && s->kind == CS_HV_EXIT) {
+            } else if (pass == 2 && s->kind == CS_HV_EXIT && finished(o, s->rank)) {
                 fprintf(f, "<circle cx=\"%.2f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>end</title>"
                            "</circle>\n", xa, y, t->done);
             }
@@ -294,6 +308,30 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         uint64_t at = cs_history_vclock(&h, k);
         cs_svg_text(f, LEFT + (double)(at > t0 ? at - t0 : 0) * scale, y0 + k * lh + 6, 18, t->bad,
                     "middle", "bold", "x");
+    }
+    /* a rank the run stopped (a timeout, an interrupt, another rank's
+     * failure) is a square where its clock stood; one stopped inside a wait,
+     * or still waiting where the drawn events end, waits from there to the
+     * end of the drawn time */
+    for (int k = 0; o->ranks && k < world && k < o->world; k++) {
+        const cs_outcome_rank *r = &o->ranks[k];
+        if (deadlock ? r->deadlocked : !cs_export_waits_at_end(x, k) && r->state != CS_RS_ABORTED)
+            continue; /* (a deadlock's ranks go into its column, when it is drawn) */
+        uint64_t at = cs_history_vclock(&h, k);
+        double xa = LEFT + (double)(at > t0 ? at - t0 : 0) * scale, y = y0 + k * lh;
+        double xb = cs_export_waits_at_end(x, k) ? LEFT + PLOT_W : xa;
+        if (xb > xa)
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"10\" fill=\"%s\">"
+                       "<title>waiting when the %s</title></rect>\n", xa, y - 5, xb - xa, t->blocked,
+                    r->state == CS_RS_ABORTED ? "run stopped it" : "drawn events end");
+        if (r->state != CS_RS_ABORTED) continue;
+        fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\" "
+                   "stroke=\"%s\" stroke-width=\"2\"><title>stopped", xb - 5, y - 5, t->bg, t->bad);
+        if (r->stop) {
+            fputs(": ", f);
+            cs_svg_esc(f, r->stop);
+        }
+        fputs("</title></rect>\n", f);
     }
     if (deadlock) {
         for (int v = 0; v < o->verdict.nops; v++) {

@@ -542,6 +542,11 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
         skip_done(r);
         break;
     }
+    case CS_EV_WAIT: /* what it waits on before it blocks, if it does: a rank
+                      * stopped while it spins or polls was in this wait */
+        fold_block(r, ev);
+        skip_done(r);
+        break;
     case CS_EV_BLOCK:
         fold_block(r, ev);
         cs_monitor_race_waited(m, ev->rank, ev->reqs, ev->nreqs);
@@ -559,7 +564,8 @@ int cs_monitor_fold(cs_monitor *m, const cs_event *ev) {
     case CS_EV_WARN: add_warning(m, ev->rank, ev->line, ev->text, ev->pitfall); break;
     case CS_EV_ERROR: fold_error(m, ev->rank, ev); break;
     case CS_EV_EXIT:
-        if (r->state == CS_RS_BLOCKED) note_cut(r); /* no unblock: it died asleep */
+        /* no unblock: it died asleep, or it was stopped before it blocked */
+        if (r->state == CS_RS_BLOCKED || (ev->status && !r->cut)) note_cut(r);
         if (r->state != CS_RS_FAILED) {
             if (ev->line > 0) r->end_line = ev->line; /* where an abort stopped it */
             set_state(m, ev->rank, ev->status == 0 ? CS_RS_DONE : CS_RS_ABORTED, ev->t);

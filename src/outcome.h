@@ -151,6 +151,7 @@ typedef struct cs_outcome_rank {
     char *stop;           /* aborted: where the run's end found it, in words
                            * (cs_monitor_stop_text), or NULL when not known */
     int stop_line;        /* and the line, or 0 */
+    bool stop_waiting;    /* stopped inside an operation or a wait, not running */
 } cs_outcome_rank;
 
 /* Modelled time (--net, docs/time-model.md): how long the run took in

@@ -404,7 +404,8 @@ static int stop_text(cs_grid *g, const cs_monitor *m, int y, int end, int w) {
     int y0 = y, shown = 0;
     for (int k = 0; k < m->world && y < end && shown < CS_STOPS_SHOWN; k++) {
         int line;
-        char *stop = cs_monitor_stop_text(m, k, &line);
+        bool waiting;
+        char *stop = cs_monitor_stop_text(m, k, &line, &waiting);
         if (!stop) continue;
         char text[640];
         snprintf(text, sizeof text, "rank %d was %s", k, stop);

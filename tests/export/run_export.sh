@@ -139,6 +139,34 @@ for time in real virtual; do
   count_lines "svg: an error is not 'every rank finished' ($time time)" 0 "every rank finished"
 done
 expect "svg: the error's x where the rank's clock stood" 0 '<text x="1296.0" y="134.0" font-size="18" fill="#cf222e" text-anchor="middle" font-weight="bold">x</text>' -- export "$tmp/fail.jsonl" -f svg
+# a run the timeout stopped: beneath the picture, where it found each rank, as
+# the report says it. In modelled time rank 0, stopped in its receive, waits
+# from its clock (0) to the end of the time drawn (rank 1's 1 ms compute: x =
+# 96 + 1200 px) and ends in a square there; rank 1 ends in a square where its
+# clock stood, not in the dot of a rank that finished. Perfetto: rank 0's wait
+# is open from 0.
+cat >"$tmp/stuck.lua" <<'LUA'
+if rank == 0 then dist.recv(tensor.zeros(1), 1) else dist.compute(1); while true do end end
+LUA
+guarded "$bin" run "$tmp/stuck.lua" -n 2 --net alpha=1us,bandwidth=1GB/s --timeout 0.3 --step-limit 0 \
+  --no-tui --trace "$tmp/stuck.jsonl" >/dev/null 2>&1 </dev/null
+for time in real virtual; do
+  for where in "rank 0 was in recv from rank 1 (tag 0, float32 [1], 4 bytes) at stuck.lua:1" \
+               "rank 1 was running at stuck.lua:1"; do
+    expect "svg: where the timeout found them ($time time): ${where%% was*}" 0 "$where" \
+      -- export "$tmp/stuck.jsonl" -f svg --time $time
+  done
+done
+expect "svg: stopped in a wait, it waits to the end of the time drawn" 0 \
+  '<rect x="96.00" y="123.0" width="1200.00" height="10" fill="#e8a33d"><title>waiting when the run stopped it</title>' \
+  -- export "$tmp/stuck.jsonl" -f svg
+count_lines "svg: a square for each rank stopped" 2 '<rect x="1291.00" '
+count_lines "svg: no end dot for a rank stopped" 0 '<title>end</title>'
+expect "perfetto: a wait the timeout stopped is open from the rank's clock" 0 \
+  '{"ph":"B","pid":1,"tid":0,"ts":0.000,"cat":"blocked","name":"blocked","args":{"line":1}}' \
+  -- export "$tmp/stuck.jsonl" -f perfetto
+cp "$tmp/out" "$tmp/stuck.json"
+consumer "perfetto: a timeout's open wait is well formed" "$py" "$here/check_perfetto.py" "$tmp/stuck.json"
 
 # ---- a bigger trace: the SVG aggregates (and says so) instead of growing
 cat >"$tmp/big.lua" <<'LUA'
@@ -204,6 +232,15 @@ n=$("$bin" export "$tmp/vp.jsonl" -f svg | grep -c 'blocked for good')
 consumer "model: Perfetto with open slices is well formed" "$py" "$here/check_perfetto.py" "$tmp/vp.json"
 expect "model: Perfetto: rank 0 blocked for good at its clock" 0 '"ph":"B","pid":1,"tid":0,"ts":10.008,"cat":"blocked"' -- export "$tmp/vp.jsonl" -f perfetto
 expect "model: Perfetto: rank 2 blocked for good from 0" 0 '"ph":"B","pid":1,"tid":2,"ts":0.000,"cat":"blocked"' -- export "$tmp/vp.jsonl" -f perfetto
+# --to just before the verdict: no deadlock drawn yet; rank 2, blocked from
+# 0, waits to the end of the time drawn, in both pictures
+d=$(grep -n '"type":"deadlock"' "$tmp/vp.jsonl" | cut -d: -f1)
+expect "model: --to before the verdict: rank 2 waits to the end of the time drawn" 0 \
+  '<rect x="96.00" y="235.0" width="1200.00" height="10" fill="#e8a33d"><title>waiting when the drawn events end</title>' \
+  -- export "$tmp/vp.jsonl" -f svg --to $((d - 1))
+count_lines "model: --to before the verdict: no deadlock column" 0 'blocked for good'
+expect "model: --to before the verdict: Perfetto's rank 2 blocked from 0" 0 \
+  '"ph":"B","pid":1,"tid":2,"ts":0.000,"cat":"blocked"' -- export "$tmp/vp.jsonl" -f perfetto --to $((d - 1))
 expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
 expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast

@@ -467,6 +467,43 @@ START_TEST(test_where_the_end_found_them) {
 }
 END_TEST
 
+/* A rank stopped in its wait before it blocked (spinning or polling: the
+ * wait event and no block) was in that wait, not running; one whose wait was
+ * served before the end was running. Only the outcome knows which was waiting. */
+START_TEST(test_stopped_before_it_blocked) {
+    start(3);
+    for (int k = 0; k < 2; k++) {
+        fold((cs_event){.type = CS_EV_POST, .rank = k, .req = 1, .op = CS_OP_RECV, .peer = 2,
+                        .bytes = 16, .dtype = CS_FLOAT32, .ndim = 1, .shape = {4}, .line = 5 + k});
+        fold((cs_event){.type = CS_EV_WAIT, .rank = k, .reqs = (uint64_t[]){1}, .nreqs = 1,
+                        .line = 5 + k});
+    }
+    /* rank 1's receive is served while it spins */
+    fold((cs_event){.type = CS_EV_POST, .rank = 2, .req = 1, .op = CS_OP_SEND, .peer = 1,
+                    .bytes = 16, .dtype = CS_FLOAT32, .ndim = 1, .shape = {4}, .line = 30});
+    fold((cs_event){.type = CS_EV_MATCH, .rank = 1, .req = 1, .op = CS_OP_RECV, .peer = 2,
+                    .peer_req = 1, .bytes = 16});
+    fold((cs_event){.type = CS_EV_COMPLETE, .rank = 1, .req = 1, .op = CS_OP_RECV});
+    fold((cs_event){.type = CS_EV_COMPLETE, .rank = 2, .req = 1, .op = CS_OP_SEND});
+    fold((cs_event){.type = CS_EV_ERROR, .rank = -1, .status = CS_END_TIMEOUT,
+                    .text = "timeout: the run did not finish within 1 s (--timeout)"});
+    fold((cs_event){.type = CS_EV_EXIT, .rank = 0, .status = CS_RANK_ABORTED, .line = 5});
+    fold((cs_event){.type = CS_EV_EXIT, .rank = 1, .status = CS_RANK_ABORTED, .line = 8});
+    fold((cs_event){.type = CS_EV_EXIT, .rank = 2, .status = CS_RANK_ABORTED, .line = 31});
+    cs_outcome o;
+    cs_outcome_build(&o, &mon, cs_report_status(&mon), NULL);
+    ck_assert_str_eq(o.ranks[0].stop, "in recv from rank 2 (tag 0, float32 [4], 16 bytes) at t.lua:5");
+    ck_assert_int_eq(o.ranks[0].stop_line, 5);
+    ck_assert(o.ranks[0].stop_waiting);
+    ck_assert_str_eq(o.ranks[1].stop, "running at t.lua:8");
+    ck_assert(!o.ranks[1].stop_waiting);
+    ck_assert_str_eq(o.ranks[2].stop, "running at t.lua:31");
+    ck_assert(!o.ranks[2].stop_waiting);
+    cs_outcome_free(&o);
+    cs_monitor_destroy(&mon);
+}
+END_TEST
+
 START_TEST(test_kind_names) {
     for (int k = 0; k < CS_OUT_NKINDS; k++) {
         cs_outcome_kind back;
@@ -574,6 +611,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_rank_died);
     tcase_add_test(tc, test_interrupted_and_incomplete);
     tcase_add_test(tc, test_where_the_end_found_them);
+    tcase_add_test(tc, test_stopped_before_it_blocked);
     tcase_add_test(tc, test_kind_names);
     tcase_add_test(tc, test_pitfall_kind_field);
     tcase_add_test(tc, test_output_not_utf8);
