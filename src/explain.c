@@ -504,20 +504,28 @@ char *cs_mon_failed_waiters(const cs_monitor *m, int failed) {
 
 /* ---- the run's end: where it stopped each rank */
 
-char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line, bool *waiting) {
+/* The request the run's end stopped aborted rank k in, or NULL: it was running. */
+static const cs_mon_req *stopped_in(const cs_monitor *m, int k) {
+    const cs_mon_rank *r = &m->ranks[k];
+    if (r->state != CS_RS_ABORTED || r->in_deadlock || !r->cut) return NULL;
+    const cs_mon_req *q = cs_mon_lookup(m, k, r->cut_req);
+    return q && !q->done ? q : NULL;
+}
+
+bool cs_monitor_stopped_waiting(const cs_monitor *m, int k) { return stopped_in(m, k) != NULL; }
+
+char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line) {
     const cs_mon_rank *r = &m->ranks[k];
     cs_sbuf b = {0};
     *line = 0;
-    *waiting = false;
     if (r->state != CS_RS_ABORTED || r->in_deadlock) return NULL;
-    const cs_mon_req *q = r->cut ? cs_mon_lookup(m, k, r->cut_req) : NULL;
-    if (q && !q->done) {
+    const cs_mon_req *q = stopped_in(m, k);
+    if (q) {
         cs_mon_describe_req(&b, m, q, r->cut_line);
         /* a blocking operation or a collective is where it was called; a
          * non-blocking one's wait is where the rank waited */
         bool nonblocking = q->ctx == 0 && q->op != CS_OP_SEND && q->op != CS_OP_RECV;
         *line = nonblocking ? r->cut_line : q->line;
-        *waiting = true;
     } else if (r->end_line > 0) {
         cs_sb_printf(&b, "running at %s:%d", cs_mon_script(m), r->end_line);
         *line = r->end_line;

@@ -115,9 +115,11 @@ void cs_monitor_destroy(cs_monitor *m);
  * words ("in recv from rank 1 (tag 0, float32 [2], 8 bytes) at x.lua:3";
  * "running at x.lua:6", the line it ran, a dist.compute's too), and that
  * line in *line; NULL (and 0) when the rank was not stopped so, or where it
- * was is not known. malloc'ed. *waiting: it was inside an operation or a
- * wait then (a blocked rank that never resumed), not running. */
-char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line, bool *waiting);
+ * was is not known. malloc'ed. */
+char *cs_monitor_stop_text(const cs_monitor *m, int k, int *line);
+/* Aborted rank k was stopped inside an operation or a wait (blocked, or
+ * spinning in it before it blocked), not running: a wait that never ended. */
+bool cs_monitor_stopped_waiting(const cs_monitor *m, int k);
 /* The summary and the visualizer's alerts list the first this many of them
  * (a run of 256 ranks would fill the screen; the JSON report has all). */
 #define CS_STOPS_SHOWN 8

@@ -323,7 +323,8 @@ void cs_outcome_build(cs_outcome *o, const cs_monitor *m, int status, const cs_o
         orank->error = cs_xstrdup(r->error, "the outcome");
         orank->error_line = error_line(m->script, r->error);
         orank->waiters = cs_xstrdup(r->waiters, "the outcome");
-        orank->stop = cs_monitor_stop_text(m, k, &orank->stop_line, &orank->stop_waiting);
+        orank->stop = cs_monitor_stop_text(m, k, &orank->stop_line);
+        orank->stop_waiting = cs_monitor_stopped_waiting(m, k);
     }
     o->npitfalls = m->npitfalls;
     if (m->npitfalls) {

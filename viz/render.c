@@ -404,8 +404,7 @@ static int stop_text(cs_grid *g, const cs_monitor *m, int y, int end, int w) {
     int y0 = y, shown = 0;
     for (int k = 0; k < m->world && y < end && shown < CS_STOPS_SHOWN; k++) {
         int line;
-        bool waiting;
-        char *stop = cs_monitor_stop_text(m, k, &line, &waiting);
+        char *stop = cs_monitor_stop_text(m, k, &line);
         if (!stop) continue;
         char text[640];
         snprintf(text, sizeof text, "rank %d was %s", k, stop);

@@ -287,10 +287,12 @@ static void draw_scaled(cs_grid *g, const cs_viz_view *v, const cs_viz_layout *l
             end[k] = ROW(cs_history_vclock(h, k)) + 1;
     for (int k = 0; k < w; k++)
         for (int y = 0; y < (end ? end[k] : body); y++) st[(size_t)y * w + k] = CS_HS_RUN;
-    /* A rank the deadlock found blocked waits from its clock then to the end:
-     * a wait that never ends has no span of its own. */
-    for (int k = 0; h->frozen && k < w; k++)
-        if (h->frozen[k].state == CS_RS_BLOCKED)
+    /* A rank the deadlock found blocked, or one the run stopped in a wait,
+     * waits from its clock then to the end: a wait that never ends has no
+     * span of its own. */
+    for (int k = 0; k < w; k++)
+        if ((h->frozen && h->frozen[k].state == CS_RS_BLOCKED) ||
+            (m && k < m->world && cs_monitor_stopped_waiting(m, k)))
             for (int y = ROW(cs_history_vclock(h, k)); y < body; y++)
                 st[(size_t)y * w + k] = CS_HS_BLOCKED;
     for (size_t i = 0; i < n; i++) {

@@ -282,6 +282,46 @@ START_TEST(test_scaled_failed) {
 }
 END_TEST
 
+/* A timeout stops rank 0 in its receive (spinning in the wait: no block)
+ * and rank 1 running after a 20 us compute: rank 0 waits from its clock (0)
+ * to the bottom, a wait that never ended; rank 1's lane ends at its clock. */
+START_TEST(test_scaled_stopped) {
+    start(2, 0);
+    post(0, 1, CS_OP_RECV, 1, 16, 3);
+    uint64_t ids[1] = {1};
+    emit((cs_event){.type = CS_EV_WAIT, .rank = 0, .line = 3, .nreqs = 1, .reqs = ids});
+    vtime("compute", 1, -1, 0, 20000);
+    emit((cs_event){.type = CS_EV_ERROR, .rank = -1, .status = 4,
+                    .text = "timeout: the run did not finish within 1 s (--timeout)"});
+    emit((cs_event){.type = CS_EV_EXIT, .rank = 0, .status = 1, .line = 3});
+    emit((cs_event){.type = CS_EV_EXIT, .rank = 1, .status = 1, .line = 5});
+    cs_viz_view v = view("stopped");
+    v.ascii = true;
+    v.scaled = true;
+    render(&v, 100, 30);
+    char ranks[4096], line[4096];
+    int yh = -1, per = 0;
+    for (int y = 0; y < grid.h && yh < 0; y++) {
+        const char *r = strstr(cs_grid_row(&grid, y, line, sizeof line), "to scale: 1 row = ");
+        if (r) yh = y, per = atoi(r + strlen("to scale: 1 row = "));
+    }
+    ck_assert_msg(yh >= 0 && per > 0, "%s", text);
+    cs_grid_row(&grid, yh + 1, ranks, sizeof ranks);
+    size_t c0 = (size_t)(strchr(ranks, '0') - ranks), c1 = (size_t)(strchr(ranks, '1') - ranks);
+    int body = 0, comp = 0, after = 0;
+    for (int y = yh + 2; y < grid.h; y++, body++) { /* to the bottom: rank 0 blocked */
+        const char *r = cs_grid_row(&grid, y, line, sizeof line);
+        if (r[c0] != '#') break;
+        comp += r[c1] == ':';
+        after += body > 20 / per && r[c1] != ' ';
+    }
+    ck_assert_msg(body > 20 / per && comp == 20 / per && after == 0,
+                  "rank 0 blocked on %d rows, rank 1 computing on %d, drawn on %d past its end, in:\n%s",
+                  body, comp, after, text);
+    finish();
+}
+END_TEST
+
 /* More messages than rows: each drawn on a row of its own, none over
  * another, and the last row counts those left out. */
 START_TEST(test_scaled_crowded) {
@@ -1392,6 +1432,7 @@ static Suite *viz_suite(void) {
     tcase_add_test(tc, test_scaled_crowded);
     tcase_add_test(tc, test_scaled_deadlock);
     tcase_add_test(tc, test_scaled_failed);
+    tcase_add_test(tc, test_scaled_stopped);
     tcase_add_test(tc, test_deadlock_diagram);
     tcase_add_test(tc, test_speed_ladder_and_help);
     tcase_add_test(tc, test_message_arrows);
