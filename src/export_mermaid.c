@@ -1,8 +1,8 @@
 /* export_mermaid.c -- a trace as a Mermaid sequenceDiagram, as the chapters
  * draw their patterns: a participant per rank, an arrow per message with its
  * size and tag, a note for each blocked wait, a rect around each collective,
- * the deadlock as a note over its ranks, and a last note when the events end
- * before the run did. Text is kept to the grammar subset
+ * the deadlock as a note over its ranks, where the run's end found each rank
+ * it stopped, and a last note when the events end before the run did. Text is kept to the grammar subset
  * docs/export.md lists (no ';' or '#', one line per statement). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +23,32 @@ static void put_text(FILE *f, const char *s) {
         else if (c == '#') c = ' ';
         else if (c == '%' && s[1] == '%') c = ' ';
         fputc(c, f);
+    }
+}
+
+/* The start of a note over every rank. */
+static void note_over_all(FILE *f, int world) {
+    if (world <= 1) fputs("    Note over R0: ", f);
+    else fprintf(f, "    Note over R0,R%d: ", world - 1);
+}
+
+/* Where the run's end (a timeout, an interrupt, another rank's failure)
+ * found each rank it stopped, as the report says it: a note over each of the
+ * first STOPS_SAID, then how many more. */
+#define STOPS_SAID 4
+static void stop_notes(FILE *f, const cs_outcome *o, int world) {
+    int said = 0;
+    for (int k = 0; o->ranks && k < o->world && k < world; k++) {
+        const cs_outcome_rank *r = &o->ranks[k];
+        if (r->state != CS_RS_ABORTED || r->deadlocked || !r->stop) continue;
+        if (++said > STOPS_SAID) continue;
+        fprintf(f, "    Note over R%d: stopped: ", k);
+        put_text(f, r->stop);
+        fputc('\n', f);
+    }
+    if (said > STOPS_SAID) {
+        note_over_all(f, world);
+        fprintf(f, "and %d more ranks stopped\n", said - STOPS_SAID);
     }
 }
 
@@ -80,8 +106,8 @@ int cs_export_mermaid(FILE *f, const cs_export_ctx *x, char *err, size_t errlen)
         case CS_EV_COLL:
             if (e->begin) {
                 if (inside++ == 0) {
-                    fprintf(f, "    rect rgba(120, 160, 255, 0.15)\n    Note over R0,R%d: ",
-                            rp->world - 1);
+                    fputs("    rect rgba(120, 160, 255, 0.15)\n", f);
+                    note_over_all(f, rp->world);
                     put_text(f, e->text);
                     if (e->algo && *e->algo) fprintf(f, " (%s)", e->algo);
                     if (e->reduce_op && *e->reduce_op) fprintf(f, " %s", e->reduce_op);
@@ -93,8 +119,11 @@ int cs_export_mermaid(FILE *f, const cs_export_ctx *x, char *err, size_t errlen)
             break;
         case CS_EV_WARN:
         case CS_EV_ERROR:
-            fprintf(f, "    Note over R%d: %s: ", e->rank >= 0 ? e->rank : 0,
-                    e->type == CS_EV_WARN ? "pitfall" : "error");
+            if (e->rank < 0) /* the run's own end (a timeout), over every rank */
+                note_over_all(f, rp->world);
+            else
+                fprintf(f, "    Note over R%d: %s: ", e->rank,
+                        e->type == CS_EV_WARN ? "pitfall" : "error");
             cs_export_first_line(e->text, buf, sizeof buf);
             put_text(f, buf);
             fputc('\n', f);
@@ -120,12 +149,14 @@ int cs_export_mermaid(FILE *f, const cs_export_ctx *x, char *err, size_t errlen)
         }
     }
     if (inside > 0) fputs("    end\n", f);
-    if (skipped)
-        fprintf(f, "    Note over R0,R%d: %llu more messages not drawn\n", rp->world - 1, skipped);
+    if (skipped) {
+        note_over_all(f, rp->world);
+        fprintf(f, "%llu more messages not drawn\n", skipped);
+    }
+    stop_notes(f, &x->out, rp->world);
     /* no deadlock note says how these events end: say it */
     if (x->ending[0] && rp->world > 0) {
-        if (rp->world == 1) fputs("    Note over R0: ", f);
-        else fprintf(f, "    Note over R0,R%d: ", rp->world - 1);
+        note_over_all(f, rp->world);
         put_text(f, x->ending);
         fputc('\n', f);
     }

@@ -167,6 +167,20 @@ expect "perfetto: a wait the timeout stopped is open from the rank's clock" 0 \
   -- export "$tmp/stuck.jsonl" -f perfetto
 cp "$tmp/out" "$tmp/stuck.json"
 consumer "perfetto: a timeout's open wait is well formed" "$py" "$here/check_perfetto.py" "$tmp/stuck.json"
+# Mermaid: the timeout is the run's, a note over every rank (it was over
+# rank 0, as if rank 0 had failed), then where it found each rank
+expect "mermaid: the timeout over every rank" 0 \
+  "Note over R0,R1: timeout: the run did not finish within 0.3 s (--timeout)" -- export "$tmp/stuck.jsonl" -f mermaid
+count_lines "mermaid: the timeout is no rank's error" 0 "error: timeout"
+for where in "R0: stopped: in recv from rank 1 (tag 0, float32 [1], 4 bytes) at stuck.lua:1" \
+             "R1: stopped: running at stuck.lua:1"; do
+  expect "mermaid: where the timeout found ${where%%:*}" 0 "Note over $where" -- export "$tmp/stuck.jsonl" -f mermaid
+done
+cp "$tmp/out" "$tmp/stuck.mmd"
+consumer "mermaid: the stopped ranks' notes are in the grammar we emit" "$py" "$here/check_mermaid.py" "$tmp/stuck.mmd"
+if have node && [ -d "$mm/node_modules/mermaid" ]; then
+  consumer "mermaid: Mermaid parses the stopped ranks' notes" node "$mm/parse.mjs" "$tmp/stuck.mmd"
+fi
 
 # ---- a bigger trace: the SVG aggregates (and says so) instead of growing
 cat >"$tmp/big.lua" <<'LUA'
