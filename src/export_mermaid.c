@@ -32,12 +32,13 @@ static void note_over_all(FILE *f, int world) {
     else fprintf(f, "    Note over R0,R%d: ", world - 1);
 }
 
-/* Where the run's end (a timeout, an interrupt, another rank's failure)
- * found each rank it stopped, as the report says it: a note over each of the
- * first STOPS_SAID, then how many more. */
+/* Where the run's own end (a timeout, an interrupt) found each rank it
+ * stopped, as the report says it: a note over each of the first STOPS_SAID,
+ * then how many more. */
 #define STOPS_SAID 4
 static void stop_notes(FILE *f, const cs_outcome *o, int world) {
     int said = 0;
+    if (!o->run_error) return; /* a rank's failure stopped them: its error says why */
     for (int k = 0; o->ranks && k < o->world && k < world; k++) {
         const cs_outcome_rank *r = &o->ranks[k];
         if (r->state != CS_RS_ABORTED || r->deadlocked || !r->stop) continue;
