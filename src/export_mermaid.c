@@ -2,8 +2,9 @@
  * draw their patterns: a participant per rank, an arrow per message with its
  * size and tag, a note for each blocked wait, a rect around each collective,
  * the deadlock as a note over its ranks, where the run's end found each rank
- * it stopped, and a last note when the events end before the run did. Text is kept to the grammar subset
- * docs/export.md lists (no ';' or '#', one line per statement). */
+ * it stopped, and a last note when the events end before the run did. Text
+ * is kept to the grammar subset docs/export.md lists (no ';' or '#', one
+ * line per statement). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

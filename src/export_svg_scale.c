@@ -315,11 +315,12 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
      * end of the drawn time */
     for (int k = 0; o->ranks && k < world && k < o->world; k++) {
         const cs_outcome_rank *r = &o->ranks[k];
-        if (deadlock ? r->deadlocked : !cs_export_waits_at_end(x, k) && r->state != CS_RS_ABORTED)
-            continue; /* (a deadlock's ranks go into its column, when it is drawn) */
+        bool waits = cs_export_waits_at_end(x, k);
+        if ((deadlock && r->deadlocked) || (!waits && r->state != CS_RS_ABORTED))
+            continue; /* a deadlock's ranks go into its column (when it is drawn) */
         uint64_t at = cs_history_vclock(&h, k);
         double xa = LEFT + (double)(at > t0 ? at - t0 : 0) * scale, y = y0 + k * lh;
-        double xb = cs_export_waits_at_end(x, k) ? LEFT + PLOT_W : xa;
+        double xb = waits ? LEFT + PLOT_W : xa;
         if (xb > xa)
             fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"10\" fill=\"%s\">"
                        "<title>waiting when the %s</title></rect>\n", xa, y - 5, xb - xa, t->blocked,
