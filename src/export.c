@@ -59,6 +59,20 @@ bool cs_export_waits_at_end(const cs_export_ctx *x, int k) {
     return r->deadlocked || r->state == CS_RS_BLOCKED || (r->state == CS_RS_ABORTED && r->stop_waiting);
 }
 
+uint64_t *cs_export_vclocks(const cs_export_ctx *x) {
+    const cs_replay *rp = x->rp;
+    uint64_t *clock = calloc((size_t)(rp->world > 0 ? rp->world : 1), sizeof *clock);
+    for (size_t i = 0; clock && i < x->to; i++) {
+        const cs_event *e = &rp->ev[i];
+        if (e->type != CS_EV_VTIME || e->vrank < 0 || e->vrank >= rp->world || !e->text ||
+            (strcmp(e->text, "wait") && strcmp(e->text, "compute")))
+            continue;
+        uint64_t done = e->vt_done > e->vt ? e->vt_done : e->vt;
+        if (done > clock[e->vrank]) clock[e->vrank] = done;
+    }
+    return clock;
+}
+
 static unsigned long long rkey(int rank, unsigned long long req) {
     return ((unsigned long long)(unsigned)(rank + 2) << 44) ^ req;
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "monitor.h"
@@ -74,6 +75,10 @@ void cs_export_first_line(const char *s, char *buf, size_t len);
  * an interrupt, another rank's failure), or one still blocked where the
  * window ends (--to). */
 bool cs_export_waits_at_end(const cs_export_ctx *x, int k);
+/* Each rank's virtual clock where the drawn events end (world entries, in
+ * ns, malloc'ed; NULL: no memory): the end of its last timed wait or compute
+ * (posting takes no virtual time), from the trace's start, not the window's. */
+uint64_t *cs_export_vclocks(const cs_export_ctx *x);
 /* A map from (rank, request) to an index, for pairing posts with their
  * completions and sends with their receives. */
 typedef struct cs_export_reqmap {

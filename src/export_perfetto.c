@@ -236,7 +236,7 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
     size_t *open = malloc((size_t)world * sizeof *open);
     size_t *blocked = malloc((size_t)world * sizeof *blocked); /* a wait not timed yet */
     double *reached = calloc((size_t)world, sizeof *reached);
-    double *clock = calloc((size_t)world, sizeof *clock);
+    uint64_t *clock = cs_export_vclocks(x); /* where an open wait starts */
     vcoll *colls = NULL;
     size_t ncoll = 0, capcoll = 0;
     unsigned long long flow = 0;
@@ -286,8 +286,6 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
         int k = e->vrank;
         uint64_t done = e->vt_done > e->vt ? e->vt_done : e->vt;
         if (vus(done) > reached[k]) reached[k] = vus(done);
-        if ((!strcmp(e->text, "wait") || !strcmp(e->text, "compute")) && vus(done) > clock[k])
-            clock[k] = vus(done);
         if (!strcmp(e->text, "wait")) blocked[k] = (size_t)-1; /* the block ended in time */
         bool req = !strcmp(e->text, "send") || !strcmp(e->text, "recv");
         size_t at = i, c;
@@ -324,7 +322,7 @@ static int collect_virtual(const cs_export_ctx *x, recs *r) {
     }
     for (int k = 0; k < world; k++)
         if (cs_export_waits_at_end(x, k) && blocked[k] != (size_t)-1 &&
-            add(r, (rec){.ts = clock[k], .ev = blocked[k], .tid = k, .kind = R_OPEN,
+            add(r, (rec){.ts = vus(clock[k]), .ev = blocked[k], .tid = k, .kind = R_OPEN,
                          .cat = "blocked"}) < 0)
             goto out;
     rc = 0;

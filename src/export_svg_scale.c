@@ -132,6 +132,14 @@ static int makespan(const cs_export_ctx *x, uint64_t *ns) {
     return 0;
 }
 
+/* Where a rank's clock stands on the time drawn, t0 to t1: its clock is
+ * the run's, and a window (--from) may start after it or end before it. */
+static double clock_x(uint64_t at, uint64_t t0, uint64_t t1, double scale) {
+    if (at < t0) at = t0;
+    if (at > t1) at = t1;
+    return LEFT + (double)(at - t0) * scale;
+}
+
 /* Rank k ended normally (an outcome that does not know: yes): its end is a
  * dot; a failure is an x, a stop a square. */
 static bool finished(const cs_outcome *o, int k) {
@@ -157,6 +165,9 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         return -1;
     }
     for (size_t i = x->from; i < x->to; i++) cs_history_add(&h, &rp->ev[i]);
+    /* the ranks' clocks from the run's start (a rank idle since before the
+     * window, --from, has no span in it): the time drawn reaches them all */
+    uint64_t *clock = cs_export_vclocks(x);
     size_t n = cs_history_nspans(&h);
     uint64_t t0 = UINT64_MAX, t1 = 0;
     size_t msgs = 0;
@@ -168,6 +179,8 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     }
     if (!n) t0 = t1 = 0;
     if (!h.spans_dropped) t0 = 0; /* the whole run: from its start */
+    for (int k = 0; clock && k < world; k++)
+        if (clock[k] > t1) t1 = clock[k];
     uint64_t span = t1 > t0 ? t1 - t0 : 1;
     double scale = PLOT_W / (double)span; /* pixels per ns */
     double lh = cs_svg_lane_h(world), y0 = TOP + lh / 2, dh = world * lh;
@@ -305,8 +318,8 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     /* a rank's error has no time either: an x where its clock stood */
     for (int k = 0; o->ranks && k < world && k < o->world; k++) {
         if (!o->ranks[k].error) continue;
-        uint64_t at = cs_history_vclock(&h, k);
-        cs_svg_text(f, LEFT + (double)(at > t0 ? at - t0 : 0) * scale, y0 + k * lh + 6, 18, t->bad,
+        uint64_t at = clock ? clock[k] : 0;
+        cs_svg_text(f, clock_x(at, t0, t1, scale), y0 + k * lh + 6, 18, t->bad,
                     "middle", "bold", "x");
     }
     /* a rank the run stopped (a timeout, an interrupt, another rank's
@@ -318,8 +331,8 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
         bool waits = cs_export_waits_at_end(x, k);
         if ((deadlock && r->deadlocked) || (!waits && r->state != CS_RS_ABORTED))
             continue; /* a deadlock's ranks go into its column (when it is drawn) */
-        uint64_t at = cs_history_vclock(&h, k);
-        double xa = LEFT + (double)(at > t0 ? at - t0 : 0) * scale, y = y0 + k * lh;
+        uint64_t at = clock ? clock[k] : 0;
+        double xa = clock_x(at, t0, t1, scale), y = y0 + k * lh;
         double xb = waits ? LEFT + PLOT_W : xa;
         if (xb > xa)
             fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"10\" fill=\"%s\">"
@@ -342,8 +355,8 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
             if (k < 0 || k >= world || !first || !o->ranks || k >= o->world ||
                 !o->ranks[k].deadlocked) /* not a finished rank a collective waits on */
                 continue;
-            uint64_t since = cs_history_vclock(&h, k);
-            double xa = LEFT + (double)(since > t0 ? since - t0 : 0) * scale;
+            uint64_t since = clock ? clock[k] : 0;
+            double xa = clock_x(since, t0, t1, scale);
             fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"10\" fill=\"%s\">"
                        "<title>blocked for good</title></rect>\n", xa, y0 + k * lh - 5, dead_x - xa,
                     t->bad);
@@ -354,5 +367,6 @@ int cs_export_svg_scale(FILE *f, const cs_export_ctx *x, char *err, size_t errle
     fputs("</svg>\n", f);
     cs_history_free(&h);
     free(bands.v);
+    free(clock);
     return 0;
 }

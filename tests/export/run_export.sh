@@ -255,6 +255,13 @@ expect "model: --to before the verdict: rank 2 waits to the end of the time draw
 count_lines "model: --to before the verdict: no deadlock column" 0 'blocked for good'
 expect "model: --to before the verdict: Perfetto's rank 2 blocked from 0" 0 \
   '"ph":"B","pid":1,"tid":2,"ts":0.000,"cat":"blocked"' -- export "$tmp/vp.jsonl" -f perfetto --to $((d - 1))
+# --from the verdict: no timed span in the window, yet each rank's clock is
+# where it stood in the run (its clock is the run's, not the window's)
+for at in "96.00 rank 2 from 0" "1296.00 rank 0 from its clock"; do
+  "$bin" export "$tmp/vp.jsonl" -f svg --from $((d - 1)) |
+    grep -q "<rect x=\"${at%% *}\" [^>]*fill=\"#cf222e\"><title>blocked for good" &&
+    ok "model: --from the verdict: ${at#* }" || bad "model: --from the verdict: ${at#* }" "no bar at x=${at%% *}"
+done
 expect "model: --time real draws the event order" 0 "time flows right" -- export "$tmp/v.jsonl" -f svg --time real
 expect "model: --time real in Perfetto" 0 '"time":"real, recorded"' -- export "$tmp/v.jsonl" -f perfetto --time real
 expect "model: the asciicast's diagram to scale" 0 "to scale: 1 row =" -- export "$tmp/v.jsonl" -f asciicast
